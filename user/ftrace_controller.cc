@@ -1,0 +1,332 @@
+#include "user/ftrace_controller.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <unordered_set>
+
+#include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
+
+extern char** environ;
+
+namespace sluice {
+namespace {
+
+constexpr std::string_view kPrintEvent = "ftrace/print";
+
+// Kernel events behind the common atrace categories (Android only; atrace is
+// run with --only_userspace, so the kernel side is ours to enable).
+struct AtraceCategoryEvents {
+  std::string_view category;
+  std::vector<std::string_view> events;
+};
+const std::vector<AtraceCategoryEvents>& AtraceCategoryTable() {
+  static const auto* table = new std::vector<AtraceCategoryEvents>{
+      {"sched", {"sched/sched_switch", "sched/sched_wakeup", "sched/sched_waking",
+                 "sched/sched_wakeup_new", "sched/sched_process_exit", "sched/sched_blocked_reason",
+                 "task/task_newtask", "task/task_rename"}},
+      {"freq", {"power/cpu_frequency", "power/cpu_frequency_limits", "power/clock_set_rate",
+                "power/clock_enable", "power/clock_disable", "power/gpu_frequency"}},
+      {"idle", {"power/cpu_idle"}},
+      {"irq", {"irq/*", "ipi/*"}},
+      {"disk", {"block/block_rq_issue", "block/block_rq_complete"}},
+      {"binder_driver", {"binder/binder_transaction", "binder/binder_transaction_received",
+                         "binder/binder_transaction_alloc_buf", "binder/binder_set_priority"}},
+      {"binder_lock", {"binder/binder_lock", "binder/binder_locked", "binder/binder_unlock"}},
+      {"memreclaim", {"vmscan/mm_vmscan_direct_reclaim_begin",
+                      "vmscan/mm_vmscan_direct_reclaim_end", "vmscan/mm_vmscan_kswapd_wake",
+                      "vmscan/mm_vmscan_kswapd_sleep"}},
+      {"workq", {"workqueue/*"}},
+  };
+  return *table;
+}
+
+bool DetectAndroid(const std::string& atrace_path) {
+  if (access(atrace_path.c_str(), X_OK) == 0) return true;
+  auto props = Tracefs::ReadPath("/system/build.prop");
+  return props.ok() && props->find("ro.build.") != std::string::npos;
+}
+
+int SpawnAndWait(const std::vector<std::string>& argv, std::string* output) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  if (rc != 0) {
+    close(pipe_fds[0]);
+    return -1;
+  }
+  char buf[512];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buf, sizeof(buf))) != 0) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (output->size() < 4096) output->append(buf, static_cast<size_t>(n));
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string Join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); i++) {
+    if (i) out += sep;
+    out += v[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+uint32_t FtraceClockEnumForTraceClock(std::string_view clock) {
+  if (clock == "boot" || clock.empty()) return perfetto::protos::FTRACE_CLOCK_UNSPECIFIED;
+  if (clock == "global") return perfetto::protos::FTRACE_CLOCK_GLOBAL;
+  if (clock == "local") return perfetto::protos::FTRACE_CLOCK_LOCAL;
+  if (clock == "mono_raw") return perfetto::protos::FTRACE_CLOCK_MONO_RAW;
+  return perfetto::protos::FTRACE_CLOCK_UNKNOWN;
+}
+
+void ResolveFtraceEvents(const std::vector<std::string>& requested,
+                         const std::vector<std::string>& available,
+                         std::vector<std::string>* resolved, std::vector<std::string>* unknown) {
+  std::unordered_set<std::string> seen;
+  auto add = [&](const std::string& e) {
+    if (seen.insert(e).second) resolved->push_back(e);
+  };
+  for (const std::string& req : requested) {
+    size_t slash = req.find('/');
+    bool matched = false;
+    if (slash == std::string::npos) {
+      // "name": every group with an event of that name.
+      for (const std::string& e : available) {
+        size_t s = e.find('/');
+        if (std::string_view(e).substr(s + 1) == req) {
+          add(e);
+          matched = true;
+        }
+      }
+    } else if (std::string_view(req).substr(slash + 1) == "*") {
+      const std::string_view group = std::string_view(req).substr(0, slash + 1);  // "grp/"
+      for (const std::string& e : available) {
+        if (std::string_view(e).substr(0, group.size()) == group) {
+          add(e);
+          matched = true;
+        }
+      }
+    } else if (std::find(available.begin(), available.end(), req) != available.end()) {
+      add(req);
+      matched = true;
+    }
+    if (!matched && std::find(unknown->begin(), unknown->end(), req) == unknown->end()) {
+      unknown->push_back(req);
+    }
+  }
+}
+
+FtraceController::FtraceController(const Tracefs* tracefs, FtraceControlConfig config,
+                                   FtraceControlOptions options)
+    : tracefs_(tracefs), config_(std::move(config)), options_(std::move(options)) {
+  is_android_ = options_.is_android.has_value() ? *options_.is_android
+                                                : DetectAndroid(options_.atrace_path);
+}
+
+FtraceController::~FtraceController() {
+  if (started_) Restore();
+}
+
+void FtraceController::Warn(const std::string& message) {
+  if (options_.print_warnings) std::fprintf(stderr, "sluice: warning: %s\n", message.c_str());
+}
+
+int FtraceController::RunCommand(const std::vector<std::string>& argv, std::string* output) {
+  if (options_.run_command) return options_.run_command(argv, output);
+  return SpawnAndWait(argv, output);
+}
+
+Status FtraceController::Start() {
+  if (started_) return Status::Error("FtraceController::Start called twice");
+  started_ = true;
+  Status status = ApplyConfig();
+  if (!status.ok()) Restore();
+  return status;
+}
+
+Status FtraceController::ApplyConfig() {
+  const Tracefs& fs = *tracefs_;
+  // 1. Save what we may change.
+  SLUICE_ASSIGN_OR_RETURN(saved_tracing_on_, fs.ReadTracingOn());
+  SLUICE_ASSIGN_OR_RETURN(saved_clock_, fs.ReadTraceClock());
+  SLUICE_ASSIGN_OR_RETURN(saved_buffer_size_, fs.ReadBufferSize());
+  trace_clock_ = saved_clock_;
+
+  // 2. Events: resolve names; atrace categories add their kernel events.
+  std::vector<std::string> requested = config_.events;
+  const bool wants_atrace = !config_.atrace_categories.empty() || !config_.atrace_apps.empty();
+  if (wants_atrace) {
+    requested.emplace_back(kPrintEvent);
+    if (is_android_) {
+      for (const std::string& cat : config_.atrace_categories) {
+        for (const AtraceCategoryEvents& entry : AtraceCategoryTable()) {
+          if (entry.category != cat) continue;
+          for (std::string_view e : entry.events) requested.emplace_back(e);
+        }
+      }
+    } else {
+      atrace_errors_ =
+          "atrace is not available (not Android): atrace_categories/atrace_apps are ignored; "
+          "recording ftrace/print (trace_marker writes) only";
+      Warn(atrace_errors_);
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> available, fs.ReadAvailableEvents());
+  std::vector<std::string> resolved;
+  ResolveFtraceEvents(requested, available, &resolved, &unknown_events_);
+  if (!unknown_events_.empty()) {
+    Warn("ftrace events not in this kernel, skipped: " + Join(unknown_events_, ", "));
+  }
+
+  // 3. Buffer size, then clock: both reset the buffer, so before events.
+  // An unexpanded root buffer that will expand to the requested size needs no
+  // write: enabling the first event expands it.
+  if (config_.buffer_size_kb != 0 &&
+      (saved_buffer_size_.per_cpu_differs || saved_buffer_size_.kb != config_.buffer_size_kb)) {
+    if (saved_buffer_size_.per_cpu_differs) {
+      for (uint32_t cpu : fs.ListPerCpuDirs()) {
+        SLUICE_ASSIGN_OR_RETURN(uint32_t kb, fs.ReadPerCpuBufferSizeKb(cpu));
+        saved_per_cpu_kb_.emplace_back(cpu, kb);
+      }
+    }
+    changed_buffer_size_ = true;
+    Status st = fs.WriteBufferSizeKb(config_.buffer_size_kb);
+    if (!st.ok()) {
+      return Status::Error("cannot set the ftrace buffer to " + std::to_string(config_.buffer_size_kb) +
+                           " KiB per CPU (" + st.message() + "): lower buffer_size_kb");
+    }
+  }
+  if (config_.boot_clock && saved_clock_ != "boot") {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> clocks, fs.ReadAvailableClocks());
+    if (std::find(clocks.begin(), clocks.end(), "boot") != clocks.end()) {
+      changed_clock_ = true;
+      SLUICE_RETURN_IF_ERROR(fs.WriteTraceClock("boot"));
+      trace_clock_ = "boot";
+    }
+  }
+  if (!config_.preserve_buffer && !changed_clock_ && !changed_buffer_size_) {
+    // Empty the buffer of events from before this trace (clock and size
+    // changes did that already). Opening `trace` with O_TRUNC is `echo > trace`.
+    int fd = open(fs.Path("trace").c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd >= 0) close(fd);
+  }
+
+  // 4. Enable events, skipping the ones that already are (someone else's).
+  for (const std::string& e : resolved) {
+    const size_t slash = e.find('/');
+    const std::string group = e.substr(0, slash), name = e.substr(slash + 1);
+    auto on = fs.ReadEventEnabled(group, name);
+    if (on.ok() && *on) {
+      active_events_.push_back(e);
+      continue;
+    }
+    Status st = on.ok() ? fs.WriteEventEnabled(group, name, true) : on.status();
+    if (!st.ok()) {
+      failed_events_.push_back(e);
+      Warn("cannot enable ftrace event " + e + ": " + st.message());
+      continue;
+    }
+    enabled_by_us_.push_back(e);
+    active_events_.push_back(e);
+  }
+
+  // 5. atrace, then tracing_on.
+  if (wants_atrace && is_android_) StartAtrace();
+  if (!saved_tracing_on_) {
+    changed_tracing_on_ = true;
+    SLUICE_RETURN_IF_ERROR(fs.WriteTracingOn(true));
+  }
+  return Status::Ok();
+}
+
+void FtraceController::StartAtrace() {
+  std::vector<std::string> argv = {options_.atrace_path, "--async_start", "--only_userspace"};
+  if (!config_.atrace_apps.empty()) {
+    argv.emplace_back("-a");
+    argv.push_back(Join(config_.atrace_apps, ","));
+  }
+  for (const std::string& c : config_.atrace_categories) argv.push_back(c);
+  std::string output;
+  int rc = RunCommand(argv, &output);
+  if (rc != 0) {
+    std::string_view out = TrimWhitespace(output);
+    atrace_errors_ = Join(argv, " ") + " failed (exit " + std::to_string(rc) + ")" +
+                     (out.empty() ? std::string() : ": " + std::string(out));
+    Warn(atrace_errors_);
+    return;
+  }
+  atrace_running_ = true;
+  // atrace prints warnings (e.g. unknown categories) but still succeeds.
+  std::string_view out = TrimWhitespace(output);
+  if (!out.empty()) atrace_errors_ = std::string(out);
+}
+
+void FtraceController::StopAtrace() {
+  if (!atrace_running_) return;
+  atrace_running_ = false;
+  std::string output;
+  int rc = RunCommand({options_.atrace_path, "--async_stop", "--only_userspace"}, &output);
+  if (rc != 0) {
+    restore_errors_.push_back("atrace --async_stop failed (exit " + std::to_string(rc) + ")");
+  }
+}
+
+void FtraceController::DisableEvents() {
+  if (events_disabled_) return;
+  events_disabled_ = true;
+  StopAtrace();
+  for (const std::string& e : enabled_by_us_) {
+    const size_t slash = e.find('/');
+    Status st = tracefs_->WriteEventEnabled(e.substr(0, slash), e.substr(slash + 1), false);
+    if (!st.ok()) restore_errors_.push_back(st.message());
+  }
+}
+
+void FtraceController::Restore() {
+  if (restored_) return;
+  restored_ = true;
+  DisableEvents();
+  const Tracefs& fs = *tracefs_;
+  auto record = [this](Status st) {
+    if (!st.ok()) restore_errors_.push_back(st.message());
+  };
+  if (changed_tracing_on_) record(fs.WriteTracingOn(false));
+  if (changed_clock_) record(fs.WriteTraceClock(saved_clock_));
+  if (changed_buffer_size_) {
+    if (saved_buffer_size_.per_cpu_differs) {
+      for (auto [cpu, kb] : saved_per_cpu_kb_) record(fs.WritePerCpuBufferSizeKb(cpu, kb));
+    } else {
+      record(fs.WriteBufferSizeKb(saved_buffer_size_.kb));
+    }
+  }
+  for (const std::string& e : restore_errors_) Warn("ftrace state not restored: " + e);
+}
+
+}  // namespace sluice
