@@ -1,0 +1,153 @@
+// FtraceEventTranslator: turns one ftrace record into one FtraceEvent
+// (perfetto.protos, field `event` of FtraceEventBundle), field by field, as
+// the event's format file describes it.
+//
+// Mapping, built once from the FtraceFormatTable and the generated proto
+// descriptors (setup, not hot path):
+//   - An event whose NAME is a field of FtraceEvent with a message type
+//     (sched_switch -> FtraceEvent.sched_switch = 4, SchedSwitchFtraceEvent)
+//     is a *known* event. Each of its kernel fields whose NAME is a field of
+//     that message (prev_comm -> SchedSwitchFtraceEvent.prev_comm = 1) is
+//     copied when the kinds agree: kernel strings (char[N], char[],
+//     __data_loc/__rel_loc char[]) to string/bytes fields; kernel integers to
+//     integer fields (read at the format's offset and size, sign-extended if
+//     the format says signed); fixed integer arrays to repeated integer
+//     fields (raw_syscalls sys_enter.args). No offset is hard-coded: adding a
+//     message to the protos maps a new event without code here.
+//   - Any other event is written as GenericFtraceEvent: event_name and one
+//     Field per non-common field (name + str_value / int_value / uint_value;
+//     arrays are left out).
+//   - Every event gets FtraceEvent.timestamp and pid (common_pid);
+//     sched_waking also common_flags (the irq/softirq context of the waker).
+//
+// Hot path: WriteEvent() is allocation-free; it reads the record through
+// bounds-checked loads (the record is untrusted kernel memory) and writes
+// through ProtoWriter. Names of generic fields are pre-encoded at setup.
+//
+// Thread-safety: immutable after construction.
+#ifndef SLUICE_USER_FTRACE_EVENT_TRANSLATOR_H_
+#define SLUICE_USER_FTRACE_EVENT_TRANSLATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shm/proto_writer.h"
+#include "user/ftrace_format.h"
+#include "user/ftrace_page_parser.h"
+
+namespace sluice {
+
+// How one kernel field is written.
+struct FtraceFieldTranslation {
+  enum class Wire : uint8_t {
+    kVarInt,          // int32/int64/uint32/uint64/bool/enum
+    kZigZag,          // sint32/sint64
+    kString,          // string/bytes
+    kRepeatedVarInt,  // repeated integer from a fixed array
+    kGenericString,   // GenericFtraceEvent.Field.str_value
+    kGenericInt,      // GenericFtraceEvent.Field.int_value
+    kGenericUint,     // GenericFtraceEvent.Field.uint_value
+  };
+  const FtraceFieldFormat* format = nullptr;
+  uint32_t proto_field = 0;   // Field number in the event message.
+  std::string proto_name;     // "SchedSwitchFtraceEvent.prev_comm", for tools.
+  Wire wire = Wire::kVarInt;
+  // GenericFtraceEvent.Field.name, pre-encoded (tag, length, bytes).
+  std::string generic_name_bytes;
+};
+
+struct FtraceEventTranslation {
+  const FtraceEventFormat* format = nullptr;
+  // FtraceEvent oneof field number: the known event's, or generic's.
+  uint32_t proto_field = 0;
+  std::string proto_name;  // "FtraceEvent.sched_switch" / "FtraceEvent.generic"
+  bool generic = false;
+  // common_pid and common_flags, from the format (absent: size 0).
+  uint32_t pid_offset = 0, pid_size = 0;
+  uint32_t flags_offset = 0, flags_size = 0;
+  bool write_common_flags = false;
+  std::vector<FtraceFieldTranslation> fields;
+  // GenericFtraceEvent.event_name, pre-encoded.
+  std::string generic_name_bytes;
+  // Kernel fields that are not written, and why (for `sluice ftrace-formats`).
+  std::vector<std::pair<const FtraceFieldFormat*, std::string>> skipped;
+};
+
+class FtraceEventTranslator {
+ public:
+  // Builds a translation for every event in `table`, which must outlive the
+  // translator.
+  explicit FtraceEventTranslator(const FtraceFormatTable* table);
+
+  const FtraceFormatTable& table() const { return *table_; }
+
+  // O(1). Hot path.
+  const FtraceEventTranslation* Find(uint32_t id) const {
+    return id < by_id_.size() ? by_id_[id] : nullptr;
+  }
+
+  // Reads the event id (common_type) of a record; false if too short.
+  static bool ReadEventId(const FtraceRecord& record, uint32_t* id) {
+    if (record.size < 2) return false;
+    uint16_t v;
+    memcpy(&v, record.data, 2);
+    *id = v;
+    return true;
+  }
+
+  // Writes FtraceEventBundle.event for `record` into `writer`. Returns false
+  // (and writes nothing) if the record is shorter than its format's fixed
+  // fields. Hot path: allocation-free.
+  bool WriteEvent(const FtraceEventTranslation& t, const FtraceRecord& record,
+                  ProtoWriter* writer) const;
+
+  // --- Field readers over an untrusted record (also used by compact_sched).
+  // Integer at [offset, offset+size), sign-extended if `is_signed`; 0 if out
+  // of the record. size must be 1, 2, 4 or 8.
+  static uint64_t ReadInt(const uint8_t* data, uint32_t record_size, uint32_t offset,
+                          uint32_t size, bool is_signed) {
+    if (offset > record_size || size > record_size - offset) return 0;
+    const uint8_t* p = data + offset;
+    switch (size) {
+      case 1: {
+        uint8_t v = *p;
+        return is_signed ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(v))) : v;
+      }
+      case 2: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return is_signed ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(v))) : v;
+      }
+      case 4: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return is_signed ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v))) : v;
+      }
+      case 8: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+      }
+    }
+    return 0;
+  }
+  // The string a string-kind field holds (without the terminating NUL);
+  // empty if it lies outside the record.
+  static std::string_view ReadString(const FtraceFieldFormat& field, const uint8_t* data,
+                                     uint32_t record_size);
+
+ private:
+  void BuildKnown(FtraceEventTranslation* t, const void* message_descriptor);
+  void BuildGeneric(FtraceEventTranslation* t);
+
+  const FtraceFormatTable* table_;
+  std::vector<std::unique_ptr<FtraceEventTranslation>> translations_;
+  std::vector<const FtraceEventTranslation*> by_id_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_FTRACE_EVENT_TRANSLATOR_H_

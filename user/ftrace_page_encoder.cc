@@ -1,0 +1,170 @@
+#include "user/ftrace_page_encoder.h"
+
+#include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
+#include "perfetto/trace/ftrace/ftrace_stats.pb.h"
+#include "perfetto/trace/trace_packet.pb.h"
+
+namespace sluice {
+
+namespace {
+
+using perfetto::protos::FtraceEventBundle;
+using perfetto::protos::FtraceEventBundle_FtraceError;
+using perfetto::protos::TracePacket;
+
+#define SLUICE_CHECK_STATUS(ours, theirs)                                      \
+  static_assert(static_cast<int>(FtraceParseStatus::ours) == perfetto::protos::theirs, \
+                #ours " differs from the proto enum")
+SLUICE_CHECK_STATUS(kOk, FTRACE_STATUS_OK);
+SLUICE_CHECK_STATUS(kUnexpectedReadError, FTRACE_STATUS_UNEXPECTED_READ_ERROR);
+SLUICE_CHECK_STATUS(kPartialPageRead, FTRACE_STATUS_PARTIAL_PAGE_READ);
+SLUICE_CHECK_STATUS(kAbiInvalidPageHeader, FTRACE_STATUS_ABI_INVALID_PAGE_HEADER);
+SLUICE_CHECK_STATUS(kAbiShortEventHeader, FTRACE_STATUS_ABI_SHORT_EVENT_HEADER);
+SLUICE_CHECK_STATUS(kAbiNullPadding, FTRACE_STATUS_ABI_NULL_PADDING);
+SLUICE_CHECK_STATUS(kAbiShortPaddingLength, FTRACE_STATUS_ABI_SHORT_PADDING_LENGTH);
+SLUICE_CHECK_STATUS(kAbiInvalidPaddingLength, FTRACE_STATUS_ABI_INVALID_PADDING_LENGTH);
+SLUICE_CHECK_STATUS(kAbiShortTimeExtend, FTRACE_STATUS_ABI_SHORT_TIME_EXTEND);
+SLUICE_CHECK_STATUS(kAbiShortTimeStamp, FTRACE_STATUS_ABI_SHORT_TIME_STAMP);
+SLUICE_CHECK_STATUS(kAbiShortDataLength, FTRACE_STATUS_ABI_SHORT_DATA_LENGTH);
+SLUICE_CHECK_STATUS(kAbiZeroDataLength, FTRACE_STATUS_ABI_ZERO_DATA_LENGTH);
+SLUICE_CHECK_STATUS(kAbiInvalidDataLength, FTRACE_STATUS_ABI_INVALID_DATA_LENGTH);
+SLUICE_CHECK_STATUS(kAbiShortEventId, FTRACE_STATUS_ABI_SHORT_EVENT_ID);
+SLUICE_CHECK_STATUS(kAbiEndOverflow, FTRACE_STATUS_ABI_END_OVERFLOW);
+SLUICE_CHECK_STATUS(kShortCompactEvent, FTRACE_STATUS_SHORT_COMPACT_EVENT);
+SLUICE_CHECK_STATUS(kInvalidEvent, FTRACE_STATUS_INVALID_EVENT);
+#undef SLUICE_CHECK_STATUS
+static_assert(kFtraceParseStatusCount == perfetto::protos::FtraceParseStatus_ARRAYSIZE);
+
+}  // namespace
+
+FtracePageEncoder::FtracePageEncoder(const FtraceFormatTable* table, uint32_t cpu,
+                                     FtraceEncodeOptions options)
+    : table_(table), cpu_(cpu), options_(options), translator_(table) {
+  if (options_.compact_sched) {
+    compact_format_ = CompactSchedFormat::FromTable(*table);
+    compact_switch_ = compact_format_.switch_valid;
+    compact_waking_ = compact_format_.waking_valid;
+    if (compact_switch_ || compact_waking_) compact_ = std::make_unique<CompactSchedBuffer>();
+  }
+}
+
+FtracePageEncoder::~FtracePageEncoder() {
+  if (bundle_) EndBundle();
+}
+
+void FtracePageEncoder::BeginBundle(TraceWriter* writer, bool lost_events) {
+  packet_ = writer->NewTracePacket();
+  bundle_ = packet_.writer();
+  bundle_->BeginNested(TracePacket::kFtraceEventsFieldNumber);
+  bundle_->WriteVarInt(FtraceEventBundle::kCpuFieldNumber, cpu_);
+  if (lost_events) bundle_->WriteVarInt(FtraceEventBundle::kLostEventsFieldNumber, 1);
+  // The last event written on this CPU belongs to the previous bundle.
+  bundle_->WriteVarInt(FtraceEventBundle::kPreviousBundleEndTimestampFieldNumber,
+                       last_event_ts_);
+  if (options_.ftrace_clock != 0) {
+    bundle_->WriteVarInt(FtraceEventBundle::kFtraceClockFieldNumber, options_.ftrace_clock);
+    if (ftrace_timestamp_ != 0 || boot_timestamp_ != 0) {
+      bundle_->WriteInt(FtraceEventBundle::kFtraceTimestampFieldNumber, ftrace_timestamp_);
+      bundle_->WriteInt(FtraceEventBundle::kBootTimestampFieldNumber, boot_timestamp_);
+    }
+  }
+  stats_.bundles++;
+}
+
+void FtracePageEncoder::EndBundle() {
+  if (compact_) compact_->WriteAndReset(bundle_);
+  bundle_->EndNested();
+  bundle_ = nullptr;
+  packet_.Finalize();
+}
+
+void FtracePageEncoder::NoteError(FtraceParseStatus status, uint64_t timestamp) {
+  stats_.parse_errors++;
+  stats_.errors_by_status[static_cast<size_t>(status)]++;
+  bundle_->BeginNested(FtraceEventBundle::kErrorFieldNumber);
+  bundle_->WriteVarInt(FtraceEventBundle_FtraceError::kTimestampFieldNumber, timestamp);
+  bundle_->WriteVarInt(FtraceEventBundle_FtraceError::kStatusFieldNumber,
+                       static_cast<uint32_t>(status));
+  bundle_->EndNested();
+}
+
+void FtracePageEncoder::EncodePages(const uint8_t* pages, size_t page_count, size_t page_size,
+                                    TraceWriter* writer) {
+  const FtraceHeaderFormat& format = table_->header();
+  for (size_t i = 0; i < page_count; i++) {
+    const uint8_t* page = pages + i * page_size;
+    stats_.pages++;
+    FtracePageHeader header;
+    FtraceParseStatus status = FtracePageParser::ParseHeader(format, page, page_size, &header);
+    // Validate the whole page first so that a bad page is skipped whole.
+    if (status == FtraceParseStatus::kOk)
+      status = FtracePageParser::ForEachRecord(format, header, page, [](const FtraceRecord&) {});
+    if (status != FtraceParseStatus::kOk) {
+      if (!bundle_) BeginBundle(writer, false);
+      uint64_t ts = 0;
+      if (page_size >= format.timestamp_offset + 8)
+        memcpy(&ts, page + format.timestamp_offset, sizeof(ts));
+      NoteError(status, ts);
+      continue;
+    }
+    if (header.missed_events) {
+      stats_.lost_event_pages++;
+      if (header.missed_stored) stats_.lost_events_known += header.missed_count;
+      if (bundle_) EndBundle();
+      BeginBundle(writer, true);
+    } else if (!bundle_) {
+      BeginBundle(writer, false);
+    } else if (compact_ && compact_->comm_count() > CompactSchedBuffer::kSoftMaxComms) {
+      EndBundle();
+      BeginBundle(writer, false);
+    }
+    EncodeValidPage(header, page, writer);
+  }
+  if (bundle_) EndBundle();
+}
+
+void FtracePageEncoder::EncodeValidPage(const FtracePageHeader& header, const uint8_t* page,
+                                        TraceWriter* writer) {
+  FtracePageParser::ForEachRecord(table_->header(), header, page, [&](const FtraceRecord& r) {
+    uint32_t id = 0;
+    FtraceEventTranslator::ReadEventId(r, &id);  // size >= 2: checked by the parser.
+    if (compact_) {
+      const bool is_switch = compact_switch_ && id == compact_format_.switch_id;
+      const bool is_waking = compact_waking_ && id == compact_format_.waking_id;
+      if (is_switch || is_waking) {
+        if (r.size < (is_switch ? compact_format_.switch_min_size
+                                : compact_format_.waking_min_size)) {
+          stats_.invalid_events++;
+          return;
+        }
+        if (compact_->full()) {
+          EndBundle();
+          BeginBundle(writer, false);
+        }
+        if (is_switch) {
+          compact_->AppendSwitch(compact_format_, r);
+          stats_.compact_switch++;
+        } else {
+          compact_->AppendWaking(compact_format_, r);
+          stats_.compact_waking++;
+        }
+        stats_.events++;
+        last_event_ts_ = r.timestamp;
+        return;
+      }
+    }
+    const FtraceEventTranslation* t = translator_.Find(id);
+    if (t == nullptr) {
+      stats_.unknown_event_ids++;
+      return;
+    }
+    if (!translator_.WriteEvent(*t, r, bundle_)) {
+      stats_.invalid_events++;
+      return;
+    }
+    stats_.events++;
+    last_event_ts_ = r.timestamp;
+  });
+}
+
+}  // namespace sluice

@@ -1,0 +1,124 @@
+// FtracePageEncoder: raw ring-buffer pages of one CPU -> TracePackets holding
+// FtraceEventBundles, written straight through a TraceWriter.
+//
+//   pages (trace_pipe_raw) ──FtracePageParser──▶ records ──translator──▶
+//     TracePacket { ftrace_events: FtraceEventBundle {
+//       cpu, event*, compact_sched?, lost_events?, error*,
+//       previous_bundle_end_timestamp, ftrace_clock? ... } }
+//
+// Bundles. One EncodePages() call writes one bundle, except that:
+//   - a page whose header says events were missed (RB_MISSED_EVENTS) starts
+//     a new bundle with lost_events = true (the first page of a call does
+//     not split: it just marks the call's bundle);
+//   - with compact_sched, a bundle also ends when its columns fill up or, at
+//     a page boundary, when it interned more than kSoftMaxComms comms.
+// Every bundle carries previous_bundle_end_timestamp: the timestamp of the
+// last event of the previous bundle on this CPU (0 for the first), which
+// tells trace_processor from when this CPU's data is complete. ftrace_clock
+// is written only when the kernel clock is not the default (boot), as
+// upstream does; with a clock snapshot (SetClockSnapshot) also the
+// ftrace_timestamp/boot_timestamp pair.
+//
+// Bad input. Each page is validated (header and every event header) before
+// any of it is encoded: a malformed page is skipped whole, counted in
+// stats() by reason, and noted in the bundle as an FtraceError (timestamp of
+// the page, status). Records whose id has no loaded format are counted
+// (unknown_event_ids) and skipped; records shorter than their format's fixed
+// fields are counted (invalid_events) and skipped. Nothing here crashes on
+// any input (tests/fuzz/ftrace_page_fuzzer.cc).
+//
+// Hot path: EncodePages() is allocation-free (the compact_sched columns are
+// allocated once, in the constructor). Thread-safety: none; one encoder per
+// CPU worker.
+#ifndef SLUICE_USER_FTRACE_PAGE_ENCODER_H_
+#define SLUICE_USER_FTRACE_PAGE_ENCODER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "shm/trace_writer.h"
+#include "user/ftrace_compact_sched.h"
+#include "user/ftrace_event_translator.h"
+#include "user/ftrace_format.h"
+#include "user/ftrace_page_parser.h"
+
+namespace sluice {
+
+struct FtraceEncodeOptions {
+  bool compact_sched = false;
+  // FtraceClock enum value of FtraceEventBundle; 0 = unspecified/boot (not
+  // written).
+  uint32_t ftrace_clock = 0;
+};
+
+struct FtraceParseStats {
+  uint64_t pages = 0;             // Pages given to EncodePages().
+  uint64_t events = 0;            // Records written (compact ones included).
+  uint64_t lost_event_pages = 0;  // Pages flagged RB_MISSED_EVENTS.
+  uint64_t lost_events_known = 0; // Sum of the stored missed counts.
+  uint64_t parse_errors = 0;      // Malformed pages (skipped).
+  uint64_t errors_by_status[kFtraceParseStatusCount] = {};
+  uint64_t unknown_event_ids = 0; // Records with an id without format.
+  uint64_t invalid_events = 0;    // Records shorter than their format.
+  uint64_t bundles = 0;           // Bundles (packets) written.
+  uint64_t compact_switch = 0;    // sched_switch written in compact form.
+  uint64_t compact_waking = 0;    // sched_waking written in compact form.
+};
+
+class FtracePageEncoder {
+ public:
+  // `table` must outlive the encoder.
+  FtracePageEncoder(const FtraceFormatTable* table, uint32_t cpu, FtraceEncodeOptions options);
+  ~FtracePageEncoder();
+
+  // A pair of readings of the ftrace clock and CLOCK_BOOTTIME taken at the
+  // same time; written into the following bundles when ftrace_clock is set.
+  void SetClockSnapshot(int64_t ftrace_timestamp, int64_t boot_timestamp) {
+    ftrace_timestamp_ = ftrace_timestamp;
+    boot_timestamp_ = boot_timestamp;
+  }
+
+  // Parses each page (as read from trace_pipe_raw; `page_size` bytes each,
+  // contiguous in `pages`) and writes FtraceEventBundle packet(s) for this
+  // CPU into `writer`. Malformed pages are counted and skipped.
+  void EncodePages(const uint8_t* pages, size_t page_count, size_t page_size,
+                   TraceWriter* writer);
+
+  const FtraceParseStats& stats() const { return stats_; }
+  const FtraceEventTranslator& translator() const { return translator_; }
+  // True if sched_switch / sched_waking are written in compact form.
+  bool compact_switch() const { return compact_switch_; }
+  bool compact_waking() const { return compact_waking_; }
+  // Timestamp of the last event written on this CPU (0 if none yet).
+  uint64_t last_event_timestamp() const { return last_event_ts_; }
+
+ private:
+  void BeginBundle(TraceWriter* writer, bool lost_events);
+  void EndBundle();
+  void EncodeValidPage(const FtracePageHeader& header, const uint8_t* page, TraceWriter* writer);
+  void NoteError(FtraceParseStatus status, uint64_t timestamp);
+
+  const FtraceFormatTable* table_;
+  const uint32_t cpu_;
+  const FtraceEncodeOptions options_;
+  FtraceEventTranslator translator_;
+  CompactSchedFormat compact_format_;
+  bool compact_switch_ = false;
+  bool compact_waking_ = false;
+  std::unique_ptr<CompactSchedBuffer> compact_;
+  int64_t ftrace_timestamp_ = 0;
+  int64_t boot_timestamp_ = 0;
+
+  // The bundle being written, if any.
+  TraceWriter::Packet packet_;
+  ProtoWriter* bundle_ = nullptr;
+  // Timestamp of the last event written on this CPU: while a bundle is being
+  // begun, that of the previous bundle's last event.
+  uint64_t last_event_ts_ = 0;
+  FtraceParseStats stats_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_FTRACE_PAGE_ENCODER_H_
