@@ -1,0 +1,131 @@
+/* trace_marker capture: every write to a tracefs trace_marker file, by any
+ * process, becomes a record of bpf/trace_marker.h (decoded as an ftrace
+ * `print` event).
+ *
+ * Two ways in; the loader (user/bpf_loader.cc) probes and keeps one:
+ *  - fentry/tracing_mark_write: runs only for trace_marker writes (and
+ *    writev, which the VFS splits into ->write calls). Needs BPF
+ *    trampolines (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS); cheapest.
+ *  - tracepoint/syscalls/sys_enter_write: runs for every write(2) on the
+ *    machine and recognises trace_marker by the *file* behind the fd, read
+ *    in-kernel: current->files->fdt->fd[fd]->f_inode, compared by (i_ino,
+ *    i_sb->s_dev) with the files user space resolved with fstat() (and
+ *    passed as rodata in the kernel's dev_t encoding). Paths, dup()ed fds,
+ *    /sys/kernel/debug/tracing vs /sys/kernel/tracing all resolve to the
+ *    same inode. Misses writev/pwrite (other syscalls), see docs/BPF.md.
+ *
+ * Payload. The record is reserved in one of three size classes (small,
+ * medium, marker_payload_bytes) so short atrace markers do not each take a
+ * full 1 KiB of ring; the payload is copied from user memory straight into
+ * the reserved record. `len` is the write's count, `captured` what was
+ * copied. */
+#include "sluice_common.bpf.h"
+#include "trace_marker.h"
+
+const volatile __u32 marker_count = 0;
+const volatile __u64 marker_ino[SLUICE_MAX_MARKER_FILES] = {};
+const volatile __u32 marker_dev[SLUICE_MAX_MARKER_FILES] = {};
+/* Capacity of the largest class: a multiple of 8, at most
+ * SLUICE_MAX_MARKER_PAYLOAD (the loader enforces both). */
+const volatile __u32 marker_payload_bytes = 1024;
+
+#define MARKER_SMALL 96
+#define MARKER_MEDIUM 480
+
+/* Index of the configured trace_marker `inode` is, or -1. */
+static __always_inline int marker_index(struct inode *inode) {
+  __u64 ino = BPF_CORE_READ(inode, i_ino);
+  __u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
+  for (int i = 0; i < SLUICE_MAX_MARKER_FILES; i++) {
+    if (i >= marker_count) break;
+    if (ino == marker_ino[i] && dev == marker_dev[i]) return i;
+  }
+  return -1;
+}
+
+static __always_inline int marker_record(struct sluice_emit *e, const char *ubuf,
+                                         __u64 count, __u64 want, __u64 cap,
+                                         __u16 index, __u16 flags, __u64 ts) {
+  struct sluice_trace_marker *r;
+  __u64 size = sizeof(*r) + cap;
+
+  r = sluice_reserve(e, size, SLUICE_REC_TRACE_MARKER, ts);
+  if (!r) return 0;
+  /* Keep the bound visible to the verifier (clang may drop it otherwise:
+   * the callers already know want <= cap). */
+  barrier_var(want);
+  if (want > cap) want = cap;
+  r->tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+  r->len = count > 0xffffffffull ? 0xffffffffu : (__u32)count;
+  r->marker_index = index;
+  if (bpf_probe_read_user((char *)(r + 1), want, ubuf) < 0) {
+    __sync_fetch_and_add(&e->ctr->marker_read_faults, 1);
+    flags |= SLUICE_MARKER_READ_FAULT;
+    want = 0;
+  }
+  r->captured = (__u32)want;
+  r->flags = flags;
+  sluice_submit(e, r, size);
+  return 0;
+}
+
+static __always_inline int emit_marker(const char *ubuf, __u64 count, __u16 index,
+                                       __u16 flags) {
+  struct sluice_emit e;
+  __u64 comm[2];
+
+  if (count == 0) return 0;
+  e.ctr = sluice_counters_get();
+  if (!e.ctr) return 0;
+  if (sluice_filters_active()) {
+    __u64 id = bpf_get_current_pid_tgid();
+    bpf_get_current_comm(comm, sizeof(comm));
+    if (!sluice_task_wanted((__u32)id, (__u32)(id >> 32), comm)) {
+      __sync_fetch_and_add(&e.ctr->filtered_task, 1);
+      return 0;
+    }
+  }
+  __u64 ts = bpf_ktime_get_boot_ns();
+  if (!sluice_rate_ok(e.ctr, ts)) return 0;
+
+  __u64 want = count > marker_payload_bytes ? marker_payload_bytes : count;
+  if (count > marker_payload_bytes)
+    __sync_fetch_and_add(&e.ctr->marker_truncated, 1);
+  if (want <= MARKER_SMALL && marker_payload_bytes > MARKER_SMALL)
+    return marker_record(&e, ubuf, count, want, MARKER_SMALL, index, flags, ts);
+  if (want <= MARKER_MEDIUM && marker_payload_bytes > MARKER_MEDIUM)
+    return marker_record(&e, ubuf, count, want, MARKER_MEDIUM, index, flags, ts);
+  return marker_record(&e, ubuf, count, want, marker_payload_bytes, index, flags, ts);
+}
+
+SEC("tracepoint/syscalls/sys_enter_write")
+int sluice_tp_sys_enter_write(struct syscall_trace_enter *ctx) {
+  struct task_struct *task;
+  struct fdtable *fdt;
+  struct file **fds;
+  struct file *file = NULL;
+  __u64 fd, ubuf, count;
+  int index;
+
+  if (!marker_count) return 0;
+  fd = ctx->args[0];
+  ubuf = ctx->args[1];
+  count = ctx->args[2];
+
+  task = bpf_get_current_task_btf();
+  fdt = BPF_CORE_READ(task, files, fdt);
+  if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds)) return 0;
+  fds = BPF_CORE_READ(fdt, fd);
+  if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) < 0 || !file) return 0;
+  index = marker_index(BPF_CORE_READ(file, f_inode));
+  if (index < 0) return 0;
+  return emit_marker((const char *)ubuf, count, (__u16)index, 0);
+}
+
+SEC("fentry/tracing_mark_write")
+int BPF_PROG(sluice_fentry_tracing_mark_write, struct file *filp, const char *ubuf,
+             size_t cnt) {
+  int index = marker_index(BPF_CORE_READ(filp, f_inode));
+  if (index < 0) return 0;
+  return emit_marker(ubuf, cnt, (__u16)index, SLUICE_MARKER_FENTRY);
+}
