@@ -1,0 +1,78 @@
+#!/bin/bash
+# Builds the vm-tests initramfs: busybox-static, guest/init, guest/lib.sh,
+# scenarios/*.sh, and the sluice binaries from BUILD_DIR (when built) with
+# every shared library ldd finds for them, the dynamic loader included.
+#
+# usage: vm-tests/build-initramfs.sh OUT.cpio.gz
+# env:   BUILD_DIR   where the sluice binaries are (default: build)
+#        VM_EXTRA    extra host files to put in the guest at the same path
+#                    (space-separated; their libraries are copied too)
+# Writes OUT.cpio.gz and OUT.cpio.gz.manifest (one line per included file).
+# The initramfs does not depend on the kernel: no modules are needed, since
+# results come back over the serial port (see docs/vm-tests.md).
+set -euo pipefail
+
+out=${1:?usage: build-initramfs.sh OUT.cpio.gz}
+here=$(cd "$(dirname "$0")" && pwd)
+build_dir=${BUILD_DIR:-build}
+binaries="sluice sluice-probes sluiced"
+
+# Debian's busybox-static installs /bin/busybox; a dynamic one would need libc.
+busybox=${BUSYBOX:-/bin/busybox}
+if [ -x "$busybox" ] && ldd "$busybox" >/dev/null 2>&1; then
+  echo "build-initramfs: $busybox is dynamically linked; install busybox-static" >&2
+  exit 1
+fi
+[ -x "$busybox" ] || { echo "build-initramfs: no busybox; run vm-tests/ensure-deps.sh" >&2; exit 1; }
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/sluice-initramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,out,root,etc,scenarios,usr/share/sluice-vm}
+
+cp "$busybox" "$root/bin/busybox"
+for applet in $("$busybox" --list); do
+  [ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+# The kernel opens /dev/console for PID 1 before /init mounts devtmpfs.
+mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
+
+install -m 755 "$here/guest/init" "$root/init"
+install -m 644 "$here/guest/lib.sh" "$root/usr/share/sluice-vm/lib.sh"
+install -m 755 "$here/guest/capture-formats.sh" "$root/usr/share/sluice-vm/capture-formats.sh"
+for s in "$here"/scenarios/*.sh; do
+  install -m 755 "$s" "$root/scenarios/"
+done
+
+# Copies host file $1 to the same path in the guest, following symlinks.
+copy_file() {
+  local src=$1 dst="$root$1"
+  [ -e "$dst" ] && return 0
+  mkdir -p "$(dirname "$dst")"
+  cp -L "$src" "$dst"
+}
+
+# Copies an executable and the shared libraries it needs (ldd resolves the
+# whole closure; the "=> /path" and the bare loader path are both picked up).
+copy_with_libs() {
+  local exe=$1 dst=$2
+  mkdir -p "$(dirname "$root$dst")"
+  cp -L "$exe" "$root$dst"
+  ldd "$exe" 2>/dev/null | awk '/=> \//{print $3} /^[ \t]*\//{print $1}' |
+    while read -r lib; do copy_file "$lib"; done
+}
+
+for b in $binaries; do
+  if [ -x "$build_dir/$b" ]; then
+    copy_with_libs "$build_dir/$b" "/usr/bin/$b"
+  fi
+done
+for f in ${VM_EXTRA:-}; do
+  copy_with_libs "$f" "$f"
+done
+
+mkdir -p "$(dirname "$out")"
+(cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$out.tmp"
+mv "$out.tmp" "$out"
+(cd "$root" && find . -type f | LC_ALL=C sort) >"$out.manifest"
+echo "initramfs: $out ($(du -h "$out" | cut -f1)," \
+  "sluice binaries: $(for b in $binaries; do [ -e "$root/usr/bin/$b" ] && printf '%s ' "$b"; done; true))"

@@ -1,0 +1,136 @@
+#!/bin/bash
+# Resolves a kernel name to a bootable image and its config, downloading and
+# unpacking Debian packages into a cache outside the repo.
+#
+# usage: vm-tests/fetch-kernel.sh SPEC
+# SPEC is one of
+#   debian-6.1, debian-6.12     newest Debian linux-image-<ver>...-amd64 package
+#   debian-6.1-rt, debian-6.12-cloud, ...   same, other flavour (rt-amd64, cloud-amd64)
+#   debian:PACKAGE              that exact package, e.g. debian:linux-image-6.1.0-47-amd64
+#   host                        this machine's kernel from /boot (skipped if absent)
+#   PATH[:CONFIG]               a bzImage you built; CONFIG defaults to the tree's
+#                               .config when PATH is <tree>/arch/x86/boot/bzImage
+# Prints one line: NAME<TAB>KERNEL_IMAGE<TAB>CONFIG<TAB>RELEASE<TAB>DESCRIPTION
+# (CONFIG and RELEASE, the expected uname -r, may be "-" when unknown). Exit 0 found, 3 skip (reason on stderr),
+# 1 error (reason on stderr).
+# env: VM_CACHE (default /var/cache/sluice-vm, or ~/.cache/sluice-vm if that
+#      is not writable): debs/ holds the .deb files, kernels/<pkg>/ the
+#      unpacked vmlinuz, config and release.
+set -euo pipefail
+
+spec=${1:?usage: fetch-kernel.sh SPEC}
+
+die() { echo "fetch-kernel: $*" >&2; exit 1; }
+skip() { echo "$*" >&2; exit 3; }
+
+cache_dir() {
+  local c=${VM_CACHE:-/var/cache/sluice-vm}
+  if ! mkdir -p "$c" 2>/dev/null || [ ! -w "$c" ]; then
+    [ -n "${VM_CACHE:-}" ] && die "VM_CACHE=$c is not writable"
+    c=${XDG_CACHE_HOME:-$HOME/.cache}/sluice-vm
+    mkdir -p "$c"
+  fi
+  echo "$c"
+}
+
+# Newest package whose name matches the regex $1, from apt's lists; runs
+# apt-get update once if the lists know no linux-image package at all.
+newest_package() {
+  local re=$1 names
+  names=$(apt-cache pkgnames linux-image- 2>/dev/null || true)
+  if [ -z "$names" ] && [ "$(id -u)" = 0 ]; then
+    echo "fetch-kernel: apt lists are empty, running apt-get update" >&2
+    apt-get update -qq >&2 || true
+    names=$(apt-cache pkgnames linux-image- 2>/dev/null || true)
+  fi
+  printf '%s\n' "$names" | grep -E "$re" | sort -V | tail -n 1
+}
+
+# Unpacks ./boot of PACKAGE's .deb into $cache/kernels/PACKAGE/ (once).
+unpack_package() {
+  local pkg=$1 cache=$2 dir="$2/kernels/$1" deb tmp
+  if [ -s "$dir/vmlinuz" ] && [ -s "$dir/config" ]; then return 0; fi
+  mkdir -p "$cache/debs"
+  deb=$(ls "$cache/debs/${pkg}_"*.deb 2>/dev/null | sort -V | tail -n 1 || true)
+  if [ -z "$deb" ]; then
+    echo "fetch-kernel: downloading $pkg into $cache/debs" >&2
+    (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) ||
+      die "apt-get download $pkg failed (no network to the Debian mirror, or unknown package?)"
+    deb=$(ls "$cache/debs/${pkg}_"*.deb | sort -V | tail -n 1)
+  fi
+  tmp=$(mktemp -d "$cache/unpack.XXXXXX")
+  # Only ./boot is needed: the harness loads no modules (results travel over
+  # the serial port, which Debian kernels have built in).
+  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" --wildcards './boot/*' ||
+    { rm -rf "$tmp"; die "cannot unpack $deb"; }
+  mkdir -p "$dir"
+  cp "$tmp"/boot/vmlinuz-* "$dir/vmlinuz"
+  cp "$tmp"/boot/config-* "$dir/config"
+  basename "$tmp"/boot/vmlinuz-* | sed 's/^vmlinuz-//' >"$dir/release"
+  basename "$deb" >"$dir/deb"
+  rm -rf "$tmp"
+}
+
+debian_kernel() {
+  local pkg=$1 name=$2 cache
+  cache=$(cache_dir)
+  exec 9>"$cache/.lock"
+  flock 9
+  unpack_package "$pkg" "$cache"
+  local dir="$cache/kernels/$pkg"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$dir/vmlinuz" "$dir/config" \
+    "$(cat "$dir/release")" "$pkg ($(cat "$dir/deb"))"
+}
+
+case "$spec" in
+  debian-[0-9]*)
+    ver=${spec#debian-}
+    flavour=amd64
+    case "$ver" in *-*) flavour=${ver#*-}-amd64; ver=${ver%%-*} ;; esac
+    [[ "$ver" =~ ^[0-9]+\.[0-9]+$ ]] || die "bad kernel name '$spec' (want debian-MAJOR.MINOR[-flavour])"
+    vre=${ver//./\\.}
+    # 6.1 is named linux-image-6.1.0-56-amd64, 6.12 linux-image-6.12.117+deb12-amd64.
+    pkg=$(newest_package "^linux-image-${vre}(\.0-[0-9]+|\.[0-9]+(\+deb[0-9]+)?)-${flavour}\$")
+    if [ -z "$pkg" ]; then
+      # Offline: fall back to the newest kernel already in the cache.
+      cache=$(cache_dir)
+      pkg=$(ls "$cache/kernels" 2>/dev/null |
+        grep -E "^linux-image-${vre}(\.0-[0-9]+|\.[0-9]+(\+deb[0-9]+)?)-${flavour}\$" | sort -V | tail -n 1 || true)
+      [ -n "$pkg" ] || die "no Debian package for $spec (apt-cache search linux-image-$ver finds none; is the bookworm-security source configured?)"
+    fi
+    debian_kernel "$pkg" "$spec"
+    ;;
+  debian:*)
+    pkg=${spec#debian:}
+    debian_kernel "$pkg" "${pkg#linux-image-}"
+    ;;
+  host)
+    rel=$(uname -r)
+    img=/boot/vmlinuz-$rel
+    [ -r "$img" ] || skip "host kernel $rel: no $img on this machine (the kernel was loaded from outside this filesystem, e.g. by a VM monitor), so it cannot be booted here"
+    cfg=/boot/config-$rel
+    if [ ! -r "$cfg" ] && [ -r /proc/config.gz ]; then
+      cfg=$(cache_dir)/host-config-$rel
+      zcat /proc/config.gz >"$cfg"
+    fi
+    [ -r "$cfg" ] || cfg=-
+    printf '%s\t%s\t%s\t%s\t%s\n' host "$img" "$cfg" "$rel" "host kernel $rel"
+    ;;
+  *)
+    img=${spec%%:*}
+    cfg=-
+    [ "$img" != "$spec" ] && cfg=${spec#*:}
+    [ -f "$img" ] || die "unknown kernel '$spec': not a debian-X.Y/debian:PKG/host name and no such file"
+    if [ "$cfg" = - ]; then
+      case "$img" in
+        */arch/x86/boot/bzImage) [ -f "${img%/arch/x86/boot/bzImage}/.config" ] && cfg=${img%/arch/x86/boot/bzImage}/.config ;;
+      esac
+    fi
+    [ "$cfg" = - ] || [ -f "$cfg" ] || die "kernel config $cfg not found"
+    # A name safe for a directory: the tree's (or file's) base name.
+    base=${img%/arch/x86/boot/bzImage}
+    name=local-$(basename "$base" | tr -c 'A-Za-z0-9._+\n-' '_')
+    printf '%s\t%s\t%s\t-\t%s\n' "$name" "$(realpath "$img")" \
+      "$( [ "$cfg" = - ] && echo - || realpath "$cfg")" "local kernel $img"
+    ;;
+esac

@@ -1,0 +1,120 @@
+# Helpers for guest scenarios (busybox sh). Sourced as
+#   . /usr/share/sluice-vm/lib.sh
+# by every vm-tests/scenarios/*.sh. $1 of the scenario is its output dir,
+# which the host receives as results/<scenario>/.
+#
+# Exit convention: 0 = ran (the host-side check judges the files),
+# 77 = skipped (skip_reason written), anything else = failed (fail_reason).
+
+OUT=${1:?usage: scenario.sh OUTDIR}
+mkdir -p "$OUT"
+
+skip() { echo "$*" >"$OUT/skip_reason"; echo "SKIP: $*"; exit 77; }
+fail() { echo "$*" >"$OUT/fail_reason"; echo "FAIL: $*"; exit 1; }
+note() { echo "$*"; }
+
+# Skips the scenario unless the sluice binaries were put in the initramfs
+# (the host copies build/sluice, build/sluice-probes, build/sluiced when built).
+need_sluice() {
+  command -v sluice >/dev/null 2>&1 ||
+    skip "sluice binary not in the initramfs (build/sluice not built on the host)"
+}
+
+need_tracefs() {
+  [ -n "$TRACEFS" ] && [ -e "$TRACEFS/trace_marker" ] ||
+    skip "no tracefs in this kernel (CONFIG_FTRACE/CONFIG_TRACING off?)"
+}
+
+# capture_formats DST: saves this kernel's format tree into DST/events/.
+capture_formats() {
+  sh /usr/share/sluice-vm/capture-formats.sh "$TRACEFS" "$1"
+}
+
+# Waits until tracefs shows that a recorder switched EVENT (group/name) on,
+# at most SECS seconds. Returns 1 on timeout.
+wait_event_enabled() {
+  ev=$1 secs=${2:-20} i=0
+  while [ "$(cat "$TRACEFS/events/$ev/enable" 2>/dev/null)" != 1 ]; do
+    i=$((i + 1))
+    [ $i -gt $((secs * 10)) ] && return 1
+    usleep 100000
+  done
+  return 0
+}
+
+# Waits until some process holds per_cpu/cpuN/trace_pipe_raw open for every
+# CPU, i.e. the ftrace readers of sluice are running; at most SECS seconds.
+wait_ftrace_readers() {
+  secs=${1:-20} i=0 want
+  want=$(ls -d "$TRACEFS"/per_cpu/cpu* | wc -l)
+  while [ "$(ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -o 'cpu[0-9]*/trace_pipe_raw' | sort -u | wc -l)" -lt "$want" ]; do
+    i=$((i + 1))
+    [ $i -gt $((secs * 10)) ] && return 1
+    usleep 100000
+  done
+  return 0
+}
+
+# Waits until some process holds a BPF link or a loaded BPF program
+# (fdinfo shows link_type: or prog_type:), i.e. the loader got that far;
+# callers give it a moment to attach. At most SECS seconds.
+wait_bpf_attached() {
+  secs=${1:-20} i=0
+  while ! cat /proc/[0-9]*/fdinfo/* 2>/dev/null | grep -Eq '^(link_type|prog_type):'; do
+    i=$((i + 1))
+    [ $i -gt $((secs * 10)) ] && return 1
+    usleep 100000
+  done
+  return 0
+}
+
+# write_markers PREFIX FIRST LAST: writes the lines "PREFIX<n>" for n = FIRST
+# .. LAST to trace_marker through one open fd (busybox echo is a builtin, so
+# no process is created per marker). Adds the number of successful and
+# failed writes to OUT/markers_written and OUT/markers_failed.
+write_markers() {
+  prefix=$1 n=$2 last=$3 ok=0 bad=0
+  exec 3>"$TRACEFS/trace_marker" || fail "cannot open $TRACEFS/trace_marker"
+  while [ "$n" -le "$last" ]; do
+    if echo "$prefix$n" >&3 2>/dev/null; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
+    n=$((n + 1))
+  done
+  exec 3>&-
+  echo $(($(cat "$OUT/markers_written" 2>/dev/null || echo 0) + ok)) >"$OUT/markers_written"
+  echo $(($(cat "$OUT/markers_failed" 2>/dev/null || echo 0) + bad)) >"$OUT/markers_failed"
+}
+
+# Starts "sluice record ARGS..." in the background with its output in
+# OUT/record.log; sets RECORD_PID.
+start_record() {
+  sluice record "$@" >"$OUT/record.log" 2>&1 &
+  RECORD_PID=$!
+}
+
+# Waits for the recorder started by start_record; writes OUT/record.rc and
+# fails the scenario if it exited non-zero.
+finish_record() {
+  wait "$RECORD_PID"
+  rc=$?
+  echo "$rc" >"$OUT/record.rc"
+  [ "$rc" -eq 0 ] || fail "sluice record exited $rc: $(tail -n 1 "$OUT/record.log")"
+}
+
+# Fails (after stopping the recorder) when it is no longer running: the
+# markers written so far may have come after the end of the recording.
+still_recording() {
+  kill -0 "$RECORD_PID" 2>/dev/null && return 0
+  wait "$RECORD_PID"
+  echo $? >"$OUT/record.rc"
+  fail "sluice record ended before the scenario finished writing markers (see record.log; raise its duration)"
+}
+
+# Runs "sluice doctor" into OUT/doctor.txt (exit code in OUT/doctor.rc).
+run_doctor() {
+  sluice doctor >"$OUT/doctor.txt" 2>&1
+  echo $? >"$OUT/doctor.rc"
+}
+
+# Stops the recorder when the scenario fails half-way, so it does not keep
+# tracefs busy for the next scenario.
+trap '[ -n "${RECORD_PID:-}" ] && kill "$RECORD_PID" 2>/dev/null' EXIT
