@@ -198,12 +198,12 @@ StatusOr<FtraceFieldFormat> FtraceFormatTable::ParseFieldLine(std::string_view l
     size_t semi = line.find(';');
     std::string_view part = Trim(line.substr(0, semi));
     line = semi == std::string_view::npos ? std::string_view() : line.substr(semi + 1);
-    if (part.empty()) continue;
-    if (!have_decl) {
+    if (!have_decl) {  // The first part is the declaration, even if empty.
       decl = part;
       have_decl = true;
       continue;
     }
+    if (part.empty()) continue;
     size_t colon = part.find(':');
     if (colon == std::string_view::npos) continue;
     std::string_view key = Trim(part.substr(0, colon));

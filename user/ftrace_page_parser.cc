@@ -44,7 +44,10 @@ FtraceParseStatus FtracePageParser::ParseHeader(const FtraceHeaderFormat& format
     memcpy(&c32, page + format.commit_offset, sizeof(c32));
     commit = c32;
   }
-  const uint64_t size = commit & ~(kMissedEvents | kMissedStored);
+  // The flags are added to the `long` as int constants: on 64-bit kernels
+  // (1 << 31) sign-extends, so bits 32..63 are set along with bit 31. Only
+  // bits 0..29 are the size.
+  const uint64_t size = commit & kCommitSizeMask;
   const size_t room = page_size - format.data_offset;
   if (size > room) return FtraceParseStatus::kAbiInvalidPageHeader;
   out->timestamp = ts;

@@ -13,7 +13,9 @@
 //   commit: bits 0..29 = bytes of event data; bit 31 RB_MISSED_EVENTS (events
 //   were lost before this page); bit 30 RB_MISSED_STORED (the number lost is
 //   stored as a `long` right after the data). commit is 4 bytes on 32-bit
-//   kernels (e.g. 3.4 ARM), 8 on 64-bit; the flags are bits 31/30 either way.
+//   kernels (e.g. 3.4 ARM), 8 on 64-bit; the flags are bits 31/30 either way,
+//   and on 64-bit kernels bits 32..63 are set too (the kernel adds the int
+//   (1 << 31), which sign-extends): they are ignored.
 //
 // Event header (one u32, then type-dependent words):
 //
@@ -99,6 +101,7 @@ class FtracePageParser {
   static constexpr uint32_t kTsShift = 27;
   static constexpr uint64_t kMissedEvents = 1ull << 31;
   static constexpr uint64_t kMissedStored = 1ull << 30;
+  static constexpr uint64_t kCommitSizeMask = (1ull << 30) - 1;
   static constexpr uint64_t kTsMsb = 0xf8ull << 56;
 
   // Parses the page header. `page_size` is how many bytes of `page` are
