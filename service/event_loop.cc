@@ -1,0 +1,190 @@
+#include "service/event_loop.h"
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+
+namespace sluice {
+namespace {
+constexpr int kMaxEventsPerPoll = 64;
+
+uint64_t PackWatch(int fd, uint64_t generation) {
+  return (generation << 32) | static_cast<uint32_t>(fd);
+}
+}  // namespace
+
+EventLoop::EventLoop() {
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) {
+    // Out of fds at start-up: nothing sensible to continue with.
+    perror("sluice: cannot create the service event loop (epoll/eventfd)");
+    abort();
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = PackWatch(wake_fd_, 0);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+}
+
+EventLoop::~EventLoop() {
+  close(wake_fd_);
+  close(epoll_fd_);
+}
+
+bool EventLoop::RunsTasksOnCurrentThread() const {
+  std::thread::id id = loop_thread_.load(std::memory_order_acquire);
+  return id == std::thread::id() || id == std::this_thread::get_id();
+}
+
+void EventLoop::Wake() {
+  uint64_t one = 1;
+  ssize_t r = write(wake_fd_, &one, sizeof(one));
+  (void)r;  // EAGAIN: the counter is already non-zero, the loop will wake.
+}
+
+void EventLoop::PostTask(Task task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_.push_back(std::move(task));
+  }
+  Wake();
+}
+
+void EventLoop::PostDelayedTask(Task task, uint32_t delay_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    delayed_.push(Delayed{Clock::now() + std::chrono::milliseconds(delay_ms), next_seq_++,
+                          std::move(task)});
+  }
+  Wake();
+}
+
+void EventLoop::Quit() {
+  quit_.store(true, std::memory_order_release);
+  Wake();
+}
+
+void EventLoop::AddFdWatch(int fd, uint32_t events, FdCallback callback) {
+  uint64_t generation = next_generation_++ & 0xffffffffu;
+  watches_[fd] = Watch{generation, std::move(callback)};
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = PackWatch(fd, generation);
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0 && errno == EEXIST)
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void EventLoop::SetFdWatchEvents(int fd, uint32_t events) {
+  auto it = watches_.find(fd);
+  if (it == watches_.end()) return;
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = PackWatch(fd, it->second.generation);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void EventLoop::RemoveFdWatch(int fd) {
+  if (watches_.erase(fd) == 0) return;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+}
+
+int EventLoop::PromoteDueTimers() {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto now = Clock::now();
+  while (!delayed_.empty() && delayed_.top().deadline <= now) {
+    // priority_queue::top() is const; the task is moved out right before pop.
+    ready_.push_back(std::move(const_cast<Delayed&>(delayed_.top()).task));
+    delayed_.pop();
+  }
+  if (!ready_.empty()) return 0;
+  if (delayed_.empty()) return -1;
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(delayed_.top().deadline - now).count();
+  return ms > 60000 ? 60000 : static_cast<int>(ms);
+}
+
+void EventLoop::RunReadyTasks() {
+  // Run only what is queued now; tasks posted by these tasks wait for the
+  // next round so that I/O is not starved.
+  std::deque<Task> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batch.swap(ready_);
+  }
+  for (Task& t : batch) {
+    if (quit_.load(std::memory_order_acquire)) break;
+    t();
+  }
+}
+
+void EventLoop::PollOnce(int timeout_ms) {
+  epoll_event events[kMaxEventsPerPoll];
+  int n = epoll_wait(epoll_fd_, events, kMaxEventsPerPoll, timeout_ms);
+  for (int i = 0; i < n; i++) {
+    int fd = static_cast<int>(events[i].data.u64 & 0xffffffffu);
+    uint64_t generation = events[i].data.u64 >> 32;
+    if (fd == wake_fd_ && generation == 0) {
+      uint64_t v;
+      ssize_t r = read(wake_fd_, &v, sizeof(v));
+      (void)r;
+      continue;
+    }
+    // A callback earlier in this batch may have removed (or replaced) the
+    // watch: the generation tells.
+    auto it = watches_.find(fd);
+    if (it == watches_.end() || it->second.generation != generation) continue;
+    FdCallback cb = it->second.callback;  // Copy: the callback may remove itself.
+    cb(events[i].events);
+  }
+}
+
+void EventLoop::Run() {
+  loop_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+  while (!quit_.load(std::memory_order_acquire)) {
+    int timeout = PromoteDueTimers();
+    PollOnce(timeout);
+    PromoteDueTimers();
+    RunReadyTasks();
+  }
+}
+
+void EventLoop::RunUntilIdle() {
+  loop_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+  for (int round = 0; round < 1000; round++) {
+    PromoteDueTimers();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ready_.empty()) break;
+    }
+    RunReadyTasks();
+  }
+  PollOnce(0);
+  loop_thread_.store(std::thread::id(), std::memory_order_release);
+}
+
+EventLoopThread::EventLoopThread() : thread_([this] { loop_.Run(); }) {
+  // Wait until the loop thread owns the loop, so that RunsTasksOnCurrentThread
+  // is false on every other thread from now on.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool running = false;
+  loop_.PostTask([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    running = true;
+    cv.notify_one();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return running; });
+}
+
+EventLoopThread::~EventLoopThread() {
+  loop_.Quit();
+  thread_.join();
+}
+
+}  // namespace sluice

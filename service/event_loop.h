@@ -1,0 +1,114 @@
+// EventLoop: the service thread. One epoll instance, a FIFO of tasks, and
+// timers.
+//
+// sluiced runs one EventLoop on its main thread; `sluice record` runs one on a
+// thread of its own (EventLoopThread). Socket I/O, timers (duration, periodic
+// flush and file writes, flush timeouts) and every call the service makes
+// into producers and consumers run on this thread. See docs/SERVICE.md,
+// "Threads".
+//
+// Thread-safety: PostTask, PostDelayedTask, Quit and RunsTasksOnCurrentThread
+// may be called from any thread. Fd watches are added and removed on the loop
+// thread only (or before Run() starts). Tasks run in the order posted; a
+// delayed task runs no earlier than its delay, after tasks posted before its
+// deadline passed.
+#ifndef SLUICE_SERVICE_EVENT_LOOP_H_
+#define SLUICE_SERVICE_EVENT_LOOP_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <vector>
+
+namespace sluice {
+
+class EventLoop {
+ public:
+  using Task = std::function<void()>;
+  // Called with the epoll event bits (EPOLLIN, EPOLLOUT, EPOLLHUP, ...).
+  using FdCallback = std::function<void(uint32_t events)>;
+
+  EventLoop();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Runs until Quit(). The calling thread becomes the loop thread.
+  void Run();
+  // Runs the tasks that are ready now (not future timers) and returns.
+  // For tests and fuzzers that drive a loop without a thread.
+  void RunUntilIdle();
+  void Quit();
+
+  void PostTask(Task task);
+  void PostDelayedTask(Task task, uint32_t delay_ms);
+
+  // Loop thread only. `events` as for epoll_ctl (EPOLLIN | EPOLLOUT ...).
+  // The callback may remove its own or any other watch.
+  void AddFdWatch(int fd, uint32_t events, FdCallback callback);
+  void SetFdWatchEvents(int fd, uint32_t events);
+  void RemoveFdWatch(int fd);
+
+  // True on the thread inside Run() / RunUntilIdle(), or on any thread
+  // before the loop first ran.
+  bool RunsTasksOnCurrentThread() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Delayed {
+    Clock::time_point deadline;
+    uint64_t seq;  // FIFO among equal deadlines.
+    Task task;
+    bool operator>(const Delayed& o) const {
+      return deadline != o.deadline ? deadline > o.deadline : seq > o.seq;
+    }
+  };
+  struct Watch {
+    uint64_t generation;
+    FdCallback callback;
+  };
+
+  void Wake();
+  // Moves due timers to the ready queue; returns ms until the next timer
+  // (-1: none).
+  int PromoteDueTimers();
+  void RunReadyTasks();
+  void PollOnce(int timeout_ms);
+
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd
+  std::atomic<bool> quit_{false};
+  std::atomic<std::thread::id> loop_thread_{};
+
+  std::mutex mu_;  // Guards the two queues below.
+  std::deque<Task> ready_;
+  std::priority_queue<Delayed, std::vector<Delayed>, std::greater<Delayed>> delayed_;
+  uint64_t next_seq_ = 0;
+
+  // Loop thread only.
+  std::map<int, Watch> watches_;
+  uint64_t next_generation_ = 1;
+};
+
+// Runs an EventLoop on a thread of its own; quits and joins on destruction.
+// Tasks still queued at that point are dropped.
+class EventLoopThread {
+ public:
+  EventLoopThread();
+  ~EventLoopThread();
+  EventLoop* loop() { return &loop_; }
+
+ private:
+  EventLoop loop_;
+  std::thread thread_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVICE_EVENT_LOOP_H_

@@ -1,0 +1,94 @@
+// Unix-domain stream sockets for sluice's IPC: listening, connecting, peer
+// credentials, and sending/receiving bytes with file descriptors attached
+// (SCM_RIGHTS). Thin wrappers over the syscalls; framing is in ipc_frame.h.
+//
+// Every socket is created close-on-exec, and every received fd too
+// (MSG_CMSG_CLOEXEC). Sends use MSG_NOSIGNAL: a peer that went away is an
+// error return, never SIGPIPE. docs/IPC.md lists paths and permissions.
+#ifndef SLUICE_SERVICE_IPC_SOCKET_H_
+#define SLUICE_SERVICE_IPC_SOCKET_H_
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "shm/status.h"
+
+namespace sluice {
+
+// Owns a file descriptor; closes it on destruction. Move-only.
+class ScopedFd {
+ public:
+  ScopedFd() = default;
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ScopedFd(ScopedFd&& other) noexcept : fd_(other.release()) {}
+  ScopedFd& operator=(ScopedFd&& other) noexcept {
+    reset(other.release());
+    return *this;
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ~ScopedFd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct PeerCredentials {
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
+  pid_t pid = 0;
+};
+
+struct ListenOptions {
+  // Permission bits of the socket file (chmod after bind).
+  mode_t mode = 0660;
+  // Group owning the socket file; -1 keeps the creator's group.
+  gid_t group = static_cast<gid_t>(-1);
+  int backlog = 64;
+};
+
+// Creates the parent directory (0755) if missing, removes a stale socket file
+// (one nobody accepts on), binds, chmods and listens. Fails with a clear
+// message if another process is listening on `path`. Non-blocking.
+StatusOr<ScopedFd> ListenUnixSocket(const std::string& path, const ListenOptions& options);
+
+// Connects to `path` (blocking connect). `nonblocking` sets O_NONBLOCK after.
+StatusOr<ScopedFd> ConnectUnixSocket(const std::string& path, bool nonblocking = false);
+
+// Accepts one connection (non-blocking, close-on-exec). Invalid fd if none
+// is pending or on error.
+ScopedFd AcceptUnixSocket(int listen_fd);
+
+// SO_PEERCRED of a connected socket.
+bool GetPeerCredentials(int fd, PeerCredentials* creds);
+
+// sendmsg() with MSG_NOSIGNAL, and `fd_to_send` (if >= 0) as SCM_RIGHTS on
+// the first byte. Returns bytes sent, or -1 with errno (EAGAIN on a full
+// non-blocking socket).
+ssize_t SendWithFd(int sock, const void* data, size_t size, int fd_to_send);
+
+// Blocking helper: sends all bytes (retrying on EINTR/partial sends); the fd
+// goes with the first byte. False on error (peer gone).
+bool SendAll(int sock, const void* data, size_t size, int fd_to_send = -1);
+
+// recvmsg() accepting up to kMaxFdsPerRecv fds. Received fds are appended to
+// *fds. Returns bytes read, 0 on EOF, -1 with errno.
+inline constexpr size_t kMaxFdsPerRecv = 4;
+ssize_t RecvWithFds(int sock, void* buf, size_t size, std::vector<ScopedFd>* fds);
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVICE_IPC_SOCKET_H_

@@ -1,0 +1,148 @@
+// The interfaces between the tracing service and its producers and consumers.
+//
+// They are the same in one process (`sluice record`: TracingService hands out
+// in-process objects) and across processes (sluiced: ProducerIpcClient and
+// ConsumerIpcClient implement the same interfaces over the sockets), so a
+// program switches between the two by swapping one object:
+//
+//   producer side                           service side
+//   ─────────────                           ────────────
+//   ProducerEndpoint (you implement) ◀───── the service calls Setup/Start/
+//                                           Stop/Flush/ClearIncrementalState
+//   ProducerConnection (you hold)    ─────▶ RegisterDataSource, CommitData
+//     = TracingService::ConnectProducer()     (through commit_data_sink()),
+//     or ProducerIpcClient::Connect()         Notify*
+//
+//   ConsumerConnection (you hold)    ─────▶ EnableTracing, StartTracing,
+//     = TracingService::ConnectConsumer()     Flush, DisableTracing,
+//     or ConsumerIpcClient::Connect()         ReadBuffers, GetTraceStats
+//
+// Threads. ProducerEndpoint methods are called on one thread at a time, in
+// the order the service issued them: the service thread in-process, the IPC
+// client's receive thread across processes. They must return quickly (post
+// long work elsewhere) and may call back into the ProducerConnection. The
+// ProducerConnection and its CommitDataSink may be used from any thread.
+// ConsumerConnection methods block until the service answered; call them from
+// one thread at a time, never from a ProducerEndpoint callback.
+#ifndef SLUICE_SERVICE_SERVICE_ENDPOINTS_H_
+#define SLUICE_SERVICE_SERVICE_ENDPOINTS_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shm/commit_data.h"
+#include "shm/status.h"
+
+namespace perfetto::protos {
+class DataSourceConfig;
+class TraceConfig;
+class TraceStats;
+}  // namespace perfetto::protos
+
+namespace sluice {
+
+// Service-wide unique, never reused within one service instance.
+using DataSourceInstanceId = uint64_t;
+using FlushRequestId = uint64_t;
+
+struct DataSourceDescriptor {
+  std::string name;  // e.g. "linux.ftrace"
+  // The producer will call NotifyDataSourceStarted / NotifyDataSourceStopped
+  // for instances of this data source. Otherwise the service assumes an
+  // instance started / stopped as soon as it sent Start / Stop.
+  bool will_notify_on_start = false;
+  bool will_notify_on_stop = false;
+  // ClearIncrementalState is sent only to data sources that handle it.
+  bool handles_incremental_state_clear = false;
+};
+
+struct ProducerOptions {
+  std::string name;  // e.g. "sluice-probes"; matched by producer_name_filter.
+  // SMB size and page size wanted, in bytes; 0 = the service's default. The
+  // service clamps them (docs/SERVICE.md, "Shared memory").
+  uint32_t shm_size_hint_bytes = 0;
+  uint32_t shm_page_size_hint_bytes = 0;
+};
+
+// Implemented by the producer. The config's target_buffer is the service's
+// buffer id: pass it unchanged to SharedMemoryArbiter::CreateTraceWriter.
+class ProducerEndpoint {
+ public:
+  virtual ~ProducerEndpoint() = default;
+  virtual void SetupDataSource(DataSourceInstanceId id,
+                               const perfetto::protos::DataSourceConfig& config) = 0;
+  virtual void StartDataSource(DataSourceInstanceId id,
+                               const perfetto::protos::DataSourceConfig& config) = 0;
+  virtual void StopDataSource(DataSourceInstanceId id) = 0;
+  // Commit everything the listed instances wrote, then answer with
+  // SharedMemoryArbiter::FlushPendingCommitData(id) (its CommitData carries
+  // the id) and/or ProducerConnection::NotifyFlushComplete(id).
+  virtual void Flush(FlushRequestId id, const std::vector<DataSourceInstanceId>& instances) = 0;
+  virtual void ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) = 0;
+  // The service dropped this producer (too many protocol/ABI violations, or
+  // the socket closed). Later calls on the connection are ignored.
+  virtual void OnDisconnect(const std::string& reason) { (void)reason; }
+};
+
+// The producer's handle on the service. Destroying it disconnects: the
+// service scrapes the Complete chunks left in the SMB into the trace.
+class ProducerConnection {
+ public:
+  virtual ~ProducerConnection() = default;
+
+  // The SMB, already mapped. Build the SharedMemoryArbiter over it.
+  virtual uint8_t* shm_start() const = 0;
+  virtual uint32_t shm_size() const = 0;
+  virtual uint32_t shm_page_size() const = 0;
+  // Where the arbiter sends commits and writer (un)registrations.
+  virtual CommitDataSink* commit_data_sink() = 0;
+
+  virtual void RegisterDataSource(const DataSourceDescriptor& descriptor) = 0;
+  virtual void UnregisterDataSource(const std::string& name) = 0;
+  virtual void NotifyDataSourceStarted(DataSourceInstanceId id) = 0;
+  virtual void NotifyDataSourceStopped(DataSourceInstanceId id) = 0;
+  virtual void NotifyFlushComplete(FlushRequestId id) = 0;
+};
+
+// The consumer's handle on the service: one tracing session at a time.
+// Destroying it frees the session (stopping it first if it runs).
+class ConsumerConnection {
+ public:
+  virtual ~ConsumerConnection() = default;
+
+  // Creates the session. With config.write_into_file, the service writes the
+  // trace to `output_fd` (dup'ed; the caller keeps its own fd), or, if
+  // output_fd < 0, to config.output_path (only for root consumers and the
+  // in-process consumer). Starts at once unless config.deferred_start.
+  virtual Status EnableTracing(const perfetto::protos::TraceConfig& config,
+                               int output_fd = -1) = 0;
+  virtual Status StartTracing() = 0;
+  // Flushes every data source of the session; true if all answered within
+  // timeout_ms (0: config.flush_timeout_ms, default 5000).
+  virtual StatusOr<bool> Flush(uint32_t timeout_ms = 0) = 0;
+  // Asks the session to stop: final flush, stop data sources, final packets,
+  // file closed. Returns once the request is accepted; use
+  // WaitForTracingDisabled to wait for the end.
+  virtual Status DisableTracing() = 0;
+  // Waits up to timeout_ms for the session to be disabled (by
+  // DisableTracing, duration_ms, max_file_size_bytes or an error). True if it
+  // is; *error gets the reason when it ended on an error.
+  virtual bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error = nullptr) = 0;
+  // Drains the central buffers: `on_packet` gets each serialized TracePacket
+  // (without the Trace field-1 record header; see AppendTracePacketRecord).
+  // After the session is disabled the last read also returns the final
+  // clock snapshot and TraceStats.
+  virtual Status ReadBuffers(const std::function<void(std::string_view packet)>& on_packet) = 0;
+  virtual StatusOr<perfetto::protos::TraceStats> GetTraceStats() = 0;
+  // Destroys the session and its buffers.
+  virtual Status FreeBuffers() = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVICE_SERVICE_ENDPOINTS_H_

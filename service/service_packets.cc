@@ -1,0 +1,69 @@
+#include "service/service_packets.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include "perfetto/common/builtin_clock.pb.h"
+#include "perfetto/config/trace_config.pb.h"
+#include "perfetto/trace/clock_snapshot.pb.h"
+#include "perfetto/trace/trace_packet.pb.h"
+
+namespace sluice {
+namespace {
+
+uint64_t ReadClockNs(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+perfetto::protos::TracePacket ServicePacket() {
+  perfetto::protos::TracePacket packet;
+  packet.set_timestamp(BootTimeNs());
+  packet.set_trusted_uid(static_cast<int32_t>(getuid()));
+  packet.set_trusted_packet_sequence_id(kServicePacketSequenceId);
+  packet.set_trusted_pid(static_cast<int32_t>(getpid()));
+  return packet;
+}
+
+}  // namespace
+
+uint64_t BootTimeNs() { return ReadClockNs(CLOCK_BOOTTIME); }
+
+std::string MakeClockSnapshotPacket() {
+  using perfetto::protos::BuiltinClock;
+  struct {
+    clockid_t clock;
+    BuiltinClock id;
+  } const kClocks[] = {
+      {CLOCK_BOOTTIME, perfetto::protos::BUILTIN_CLOCK_BOOTTIME},
+      {CLOCK_MONOTONIC, perfetto::protos::BUILTIN_CLOCK_MONOTONIC},
+      {CLOCK_REALTIME, perfetto::protos::BUILTIN_CLOCK_REALTIME},
+      {CLOCK_MONOTONIC_RAW, perfetto::protos::BUILTIN_CLOCK_MONOTONIC_RAW},
+      {CLOCK_REALTIME_COARSE, perfetto::protos::BUILTIN_CLOCK_REALTIME_COARSE},
+      {CLOCK_MONOTONIC_COARSE, perfetto::protos::BUILTIN_CLOCK_MONOTONIC_COARSE},
+  };
+  perfetto::protos::TracePacket packet = ServicePacket();
+  auto* snapshot = packet.mutable_clock_snapshot();
+  for (const auto& c : kClocks) {
+    auto* clock = snapshot->add_clocks();
+    clock->set_clock_id(static_cast<uint32_t>(c.id));
+    clock->set_timestamp(ReadClockNs(c.clock));
+  }
+  snapshot->set_primary_trace_clock(perfetto::protos::BUILTIN_CLOCK_BOOTTIME);
+  return packet.SerializeAsString();
+}
+
+std::string MakeTraceConfigPacket(const perfetto::protos::TraceConfig& config) {
+  perfetto::protos::TracePacket packet = ServicePacket();
+  *packet.mutable_trace_config() = config;
+  return packet.SerializeAsString();
+}
+
+std::string MakeTraceStatsPacket(const perfetto::protos::TraceStats& stats) {
+  perfetto::protos::TracePacket packet = ServicePacket();
+  *packet.mutable_trace_stats() = stats;
+  return packet.SerializeAsString();
+}
+
+}  // namespace sluice

@@ -1,0 +1,364 @@
+// TracingService: construction, tasks, producers and the commit path.
+// Sessions are in tracing_service_session.cc, the in-process connection
+// objects in tracing_service_in_process.cc.
+#include "service/tracing_service.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "service/trace_file_writer.h"
+#include "shm/smb_chunk_reader.h"
+
+namespace sluice {
+
+TracingService::TracingService(EventLoop* loop, TracingServiceOptions options)
+    : loop_(loop),
+      options_(std::move(options)),
+      lifetime_(std::make_shared<Lifetime>()),
+      scratch_(new uint8_t[kMaxPageSize]) {}
+
+TracingService::~TracingService() {
+  {
+    // Waits for a running task; later tasks see !alive and do nothing.
+    std::lock_guard<std::mutex> lock(lifetime_->mu);
+    lifetime_->alive = false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!producers_.empty() || !consumers_.empty())
+    Log("sluiced: service destroyed with " + std::to_string(producers_.size()) +
+        " producers and " + std::to_string(consumers_.size()) +
+        " consumers still connected (destroy connections first)");
+  sessions_.clear();
+  buffers_.clear();
+  producers_.clear();
+}
+
+void TracingService::Log(const std::string& line) const {
+  if (options_.log) options_.log(line);
+}
+
+// ---- Tasks ------------------------------------------------------------------
+
+void TracingService::PostTask(std::function<void()> task) {
+  loop_->PostTask([life = lifetime_, task = std::move(task)] {
+    std::lock_guard<std::mutex> lock(life->mu);
+    if (life->alive) task();
+  });
+}
+
+void TracingService::PostDelayedTask(std::function<void()> task, uint32_t delay_ms) {
+  loop_->PostDelayedTask(
+      [life = lifetime_, task = std::move(task)] {
+        std::lock_guard<std::mutex> lock(life->mu);
+        if (life->alive) task();
+      },
+      delay_ms);
+}
+
+void TracingService::PostProducerCallLocked(ProducerId producer,
+                                            std::function<void(ProducerEndpoint*)> call) {
+  PostTask([this, producer, call = std::move(call)] {
+    ProducerEndpoint* endpoint = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Producer* p = FindProducerLocked(producer);
+      if (!p || p->kicked) return;
+      endpoint = p->endpoint;
+    }
+    // The producer cannot go away while we call it: disconnecting off the
+    // service thread waits for lifetime_->mu, which this task holds.
+    call(endpoint);
+  });
+}
+
+void TracingService::WaitForRunningTaskLocked(std::unique_lock<std::mutex>* lock) {
+  if (loop_->RunsTasksOnCurrentThread()) return;
+  lock->unlock();
+  { std::lock_guard<std::mutex> barrier(lifetime_->mu); }
+  lock->lock();
+}
+
+// ---- Producers --------------------------------------------------------------
+
+StatusOr<std::unique_ptr<ProducerConnection>> TracingService::ConnectProducer(
+    ProducerEndpoint* endpoint, const ProducerOptions& options) {
+  PeerCredentials self;
+  self.uid = getuid();
+  self.gid = getgid();
+  self.pid = getpid();
+  int unused_fd = -1;
+  return ConnectProducer(endpoint, options, self, &unused_fd);
+}
+
+ProducerId TracingService::AllocateProducerIdLocked() {
+  // Ids are 16 bits (TraceBuffer keys). Skip ids still in use by a live
+  // producer or by a session that holds data of a gone producer.
+  for (uint32_t attempt = 0; attempt < 0x10000; attempt++) {
+    ProducerId id = static_cast<ProducerId>(++last_producer_id_);
+    if (id == 0) continue;
+    if (producers_.count(id)) continue;
+    bool in_session = false;
+    for (auto& [sid, s] : sessions_) in_session |= s->producers.count(id) > 0;
+    if (!in_session) return id;
+  }
+  return 0;
+}
+
+TracingService::Producer* TracingService::FindProducerLocked(ProducerId id) {
+  auto it = producers_.find(id);
+  return it == producers_.end() ? nullptr : it->second.get();
+}
+
+void TracingService::DisconnectProducer(ProducerId id) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Producer* p = FindProducerLocked(id);
+  if (!p) return;
+  // What the producer completed but never committed goes into the trace.
+  ScrapeProducerLocked(p, nullptr);
+  for (auto& [sid, s] : sessions_) {
+    if (!s->producers.count(id)) continue;
+    for (BufferId b : s->buffers) {
+      auto it = buffers_.find(b);
+      if (it != buffers_.end()) it->second.buffer->MarkProducerGone(id);
+    }
+    for (auto& [iid, inst] : s->instances)
+      if (inst.producer == id) MarkInstanceStoppedLocked(s.get(), iid);
+  }
+  std::vector<FlushRequestId> flushes;
+  for (auto& [fid, f] : pending_flushes_)
+    if (f.pending.count(id)) flushes.push_back(fid);
+  for (FlushRequestId fid : flushes) OnFlushAckLocked(id, fid);
+
+  Log("sluiced: producer " + std::to_string(id) + " '" + p->name + "' (pid " +
+      std::to_string(p->pid) + ", uid " + std::to_string(p->uid) + ") disconnected" +
+      (p->kicked ? " after " + std::to_string(p->violations) + " violations" : ""));
+  std::unique_ptr<Producer> gone = std::move(producers_[id]);
+  producers_.erase(id);
+  stats_.producers_connected = producers_.size();
+  // A call into this producer may be running on the service thread: wait for
+  // it before the endpoint (owned by the caller) and the SMB go away.
+  WaitForRunningTaskLocked(&lock);
+  lock.unlock();
+  gone.reset();
+}
+
+void TracingService::ViolationLocked(Producer* p, BufferEntry* buffer) {
+  p->violations++;
+  stats_.abi_violations++;
+  if (buffer) buffer->extra_abi_violations++;
+  if (p->kicked || p->violations < options_.abi_violations_before_disconnect) return;
+  p->kicked = true;
+  stats_.producers_disconnected_for_faults++;
+  std::string reason = "producer sent " + std::to_string(p->violations) +
+                       " invalid chunks/messages; disconnected (fix the producer)";
+  ProducerEndpoint* endpoint = p->endpoint;
+  ProducerId id = p->id;
+  // Not PostProducerCallLocked: that skips kicked producers.
+  PostTask([this, id, endpoint, reason] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!FindProducerLocked(id)) return;
+    }
+    endpoint->OnDisconnect(reason);
+  });
+}
+
+TracingService::BufferEntry* TracingService::WritableBufferLocked(Producer* p, BufferId target,
+                                                                  bool* expired) {
+  *expired = false;
+  if (p->allowed_buffers.count(target)) {
+    auto it = buffers_.find(target);
+    if (it != buffers_.end()) return &it->second;
+  }
+  // A buffer id that existed once and is gone now: a late commit from a
+  // session that ended. Not the producer's fault.
+  if (target != 0 && target < next_buffer_id_ && !buffers_.count(target)) *expired = true;
+  return nullptr;
+}
+
+void TracingService::MoveChunkLocked(Producer* p, uint32_t page, uint32_t chunk, BufferId target) {
+  ChunkCopy copy;
+  ChunkReadResult r = ReadChunkUntrusted(&p->abi, page, chunk, scratch_.get(), kMaxPageSize, &copy);
+  if (r == ChunkReadResult::kNotComplete) {
+    // Benign when the service scraped the chunk already (disconnect or end
+    // of session) and the producer's commit arrives afterwards.
+    stats_.chunks_not_complete++;
+    return;
+  }
+  bool expired = false;
+  BufferEntry* buffer = WritableBufferLocked(p, target, &expired);
+  if (r == ChunkReadResult::kBadIndex || r == ChunkReadResult::kBadHeader) {
+    ViolationLocked(p, buffer);
+    stats_.chunks_discarded++;
+    return;
+  }
+  if (!buffer) {
+    if (expired) {
+      stats_.chunks_after_session_end++;
+    } else {
+      stats_.chunks_discarded++;
+      ViolationLocked(p, nullptr);
+    }
+    return;
+  }
+  // kBadPackets goes to the buffer too: it keeps a tombstone, so the reader
+  // knows the chunk existed and does not wait for it, and counts the
+  // violation itself.
+  const ChunkHeader& h = copy.header;
+  uint32_t size = r == ChunkReadResult::kOk ? copy.used_payload_size : copy.payload_size;
+  uint64_t violations_before = buffer->buffer->stats().abi_violations;
+  buffer->buffer->CopyChunkUntrusted(p->id, p->uid, h.writer_id, h.chunk_id, h.packet_count(),
+                                     h.flags(), scratch_.get() + sizeof(ChunkHeader), size);
+  if (buffer->buffer->stats().abi_violations != violations_before) {
+    ViolationLocked(p, nullptr);
+  } else if (r != ChunkReadResult::kOk) {
+    ViolationLocked(p, buffer);
+  }
+  stats_.chunks_moved++;
+  stats_.bytes_moved += size;
+}
+
+void TracingService::ApplyPatchesLocked(Producer* p, const std::vector<ChunkPatch>& patches) {
+  size_t n = patches.size();
+  for (size_t i = 0; i < n;) {
+    // One TryPatchChunkContents per run of patches for the same chunk.
+    size_t j = i + 1;
+    while (j < n && patches[j].target_buffer == patches[i].target_buffer &&
+           patches[j].writer_id == patches[i].writer_id &&
+           patches[j].chunk_id == patches[i].chunk_id)
+      j++;
+    const ChunkPatch& first = patches[i];
+    bool expired = false;
+    BufferEntry* buffer = WritableBufferLocked(p, first.target_buffer, &expired);
+    if (first.writer_id == 0 || first.writer_id > kMaxWriterId) {
+      stats_.patches_discarded += j - i;
+      ViolationLocked(p, buffer);
+    } else if (!buffer) {
+      if (!expired) {
+        stats_.patches_discarded += j - i;
+        ViolationLocked(p, nullptr);
+      }
+    } else {
+      buffer->buffer->TryPatchChunkContents(p->id, first.writer_id, first.chunk_id, &patches[i],
+                                            j - i, patches[j - 1].has_more_patches);
+    }
+    i = j;
+  }
+}
+
+void TracingService::CommitData(ProducerId id, const CommitDataRequest& request) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Producer* p = FindProducerLocked(id);
+  if (!p || p->kicked) return;
+  // Moves before patches: a patch may target a chunk moved by this request.
+  for (const ChunkToMove& m : request.chunks_to_move) {
+    MoveChunkLocked(p, m.page, m.chunk, m.target_buffer);
+    if (p->kicked) return;
+  }
+  if (!request.chunks_to_patch.empty()) ApplyPatchesLocked(p, request.chunks_to_patch);
+  if (request.flush_request_id != 0 && !p->kicked) OnFlushAckLocked(id, request.flush_request_id);
+}
+
+void TracingService::ScrapeProducerLocked(Producer* p, const TracingSession* session) {
+  const SharedMemoryAbi& abi = p->abi;
+  for (uint32_t page = 0; page < abi.num_pages(); page++) {
+    // acquire: pairs with the producer's release in MarkChunkComplete, so
+    // the chunk header read below is the one it completed.
+    uint32_t header = abi.page_header(page)->header_bitmap.load(std::memory_order_acquire);
+    PageLayout layout = SharedMemoryAbi::LayoutOf(header);
+    uint32_t chunks = SharedMemoryAbi::NumChunksOf(header);
+    for (uint32_t c = 0; c < chunks; c++) {
+      if (SharedMemoryAbi::StateOf(header, c) != ChunkState::kComplete) continue;
+      // Peek at the writer id to find the target buffer. Untrusted, and
+      // checked again on the copy.
+      ChunkHeader peek;
+      memcpy(&peek, abi.chunk_begin(page, layout, c), sizeof(peek));
+      BufferId target = peek.writer_id <= kMaxWriterId ? p->writer_buffers[peek.writer_id] : 0;
+      if (target == 0) continue;  // Not a registered writer's chunk: leave it.
+      if (session && std::find(session->buffers.begin(), session->buffers.end(), target) ==
+                         session->buffers.end())
+        continue;
+      ChunkCopy copy;
+      ChunkReadResult r =
+          ReadChunkUntrusted(&p->abi, page, c, scratch_.get(), kMaxPageSize, &copy);
+      if (r == ChunkReadResult::kNotComplete || r == ChunkReadResult::kBadIndex) continue;
+      bool expired = false;
+      BufferEntry* buffer = WritableBufferLocked(p, target, &expired);
+      if (r != ChunkReadResult::kOk || copy.header.writer_id != peek.writer_id) {
+        stats_.chunks_discarded++;
+        ViolationLocked(p, buffer);
+        if (p->kicked && session) return;
+        continue;
+      }
+      if (!buffer) continue;
+      const ChunkHeader& h = copy.header;
+      buffer->buffer->CopyChunkUntrusted(p->id, p->uid, h.writer_id, h.chunk_id, h.packet_count(),
+                                         h.flags(), scratch_.get() + sizeof(ChunkHeader),
+                                         copy.used_payload_size);
+      stats_.chunks_scraped++;
+    }
+  }
+}
+
+void TracingService::RegisterTraceWriter(ProducerId id, uint16_t writer_id,
+                                         uint32_t target_buffer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Producer* p = FindProducerLocked(id);
+  if (!p || p->kicked) return;
+  if (writer_id == 0 || writer_id > kMaxWriterId) {
+    ViolationLocked(p, nullptr);
+    return;
+  }
+  p->writer_buffers[writer_id] = target_buffer;
+}
+
+void TracingService::UnregisterTraceWriter(ProducerId id, uint16_t writer_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Producer* p = FindProducerLocked(id);
+  if (!p || p->kicked) return;
+  if (writer_id == 0 || writer_id > kMaxWriterId) {
+    ViolationLocked(p, nullptr);
+    return;
+  }
+  p->writer_buffers[writer_id] = 0;
+}
+
+void TracingService::RegisterDataSource(ProducerId id, const DataSourceDescriptor& descriptor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Producer* p = FindProducerLocked(id);
+  if (!p || p->kicked) return;
+  if (descriptor.name.empty() || descriptor.name.size() > 256) {
+    ViolationLocked(p, nullptr);
+    return;
+  }
+  auto it = std::find_if(p->data_sources.begin(), p->data_sources.end(),
+                         [&](const DataSourceDescriptor& d) { return d.name == descriptor.name; });
+  if (it != p->data_sources.end()) {
+    *it = descriptor;
+    return;
+  }
+  if (p->data_sources.size() >= options_.max_data_sources_per_producer) {
+    ViolationLocked(p, nullptr);
+    return;
+  }
+  p->data_sources.push_back(descriptor);
+  data_sources_seen_++;
+  // Sessions already running pick up a data source that appears late.
+  for (auto& [sid, s] : sessions_)
+    if (s->state == SessionState::kStarted) MaybeStartDataSourceLocked(s.get(), p, descriptor);
+}
+
+void TracingService::UnregisterDataSource(ProducerId id, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Producer* p = FindProducerLocked(id);
+  if (!p || p->kicked) return;
+  std::erase_if(p->data_sources, [&](const DataSourceDescriptor& d) { return d.name == name; });
+  // Its instances count as stopped.
+  for (auto& [sid, s] : sessions_)
+    for (auto& [iid, inst] : s->instances)
+      if (inst.producer == id && inst.name == name) MarkInstanceStoppedLocked(s.get(), iid);
+}
+
+}  // namespace sluice

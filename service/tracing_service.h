@@ -1,0 +1,358 @@
+// TracingService: the core of sluiced, also embedded in `sluice record`.
+//
+// It owns the producers' shared memory buffers (SMBs), the central buffers
+// (TraceBuffer, one per TraceConfig.buffers entry) and the tracing sessions,
+// and moves data between them:
+//
+//   producer ──CommitData(chunks, patches)──▶ SMB chunk ──copy──▶ TraceBuffer
+//   consumer ──EnableTracing(TraceConfig)──▶ session: buffers + data source
+//            ──ReadBuffers / write_into_file◀── packets, stamped with trusted
+//                                                uid/pid/sequence id
+//
+// The same object serves in-process callers (ConnectProducer/ConnectConsumer
+// return objects implementing service_endpoints.h) and the sockets (IpcServer
+// in service/ipc_server.h adapts the sockets to the same calls). docs/SERVICE.md
+// has the session life cycle and the accounting; docs/IPC.md the wire side.
+//
+// Threads (the model; docs/SERVICE.md "Threads" has the picture):
+//  - One *service thread* runs the EventLoop given at construction: socket
+//    I/O, timers (duration, periodic flush, file writes, flush/stop
+//    timeouts) and every call the service makes *out* (ProducerEndpoint
+//    methods, consumer notifications, flush completions). Calls out are
+//    queued as tasks and run without any service lock held, so a producer
+//    may call back into the service from its callback.
+//  - Calls *in* (CommitData from an in-process arbiter on any producer
+//    thread, consumer calls from the recorder's thread, IPC dispatch on the
+//    service thread) take `mu_`, one mutex guarding all state. The commit
+//    path holds it for one chunk copy per chunk; nothing under mu_ blocks on
+//    I/O or calls out.
+//  - Trace-file writes happen on the service thread without mu_ held
+//    (packets are collected under mu_ first).
+//  - Lifetimes: every queued task checks a shared Lifetime token under its
+//    mutex, so tasks queued after ~TracingService do nothing; a connection
+//    destroyed off the service thread waits for a call out that is running
+//    into it (the same mutex) before it returns. Connections must be
+//    destroyed before the service; an in-process producer destroys its
+//    SharedMemoryArbiter (and TraceWriters) before its connection.
+//
+// Untrusted input: everything a producer sends or writes in its SMB. Faults
+// are counted (per buffer abi_violations, TraceStats.chunks_discarded /
+// patches_discarded, ServiceStats) and a producer that keeps faulting is
+// disconnected (TracingServiceOptions::abi_violations_before_disconnect).
+// Nothing a producer does can crash or block the service or reach another
+// producer's data: a producer writes only into buffers of sessions it has a
+// data source in, and its packets carry its own uid/pid/sequence ids.
+#ifndef SLUICE_SERVICE_TRACING_SERVICE_H_
+#define SLUICE_SERVICE_TRACING_SERVICE_H_
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "perfetto/config/trace_config.pb.h"
+#include "service/event_loop.h"
+#include "service/ipc_socket.h"
+#include "service/service_endpoints.h"
+#include "service/trace_buffer.h"
+#include "shm/shared_memory.h"
+#include "shm/shm_abi.h"
+#include "shm/status.h"
+
+namespace perfetto::protos {
+class TraceStats;
+}  // namespace perfetto::protos
+
+namespace sluice {
+
+class TraceFileWriter;
+
+using ConsumerId = uint64_t;
+using TracingSessionId = uint64_t;
+// Service-wide id of a central buffer; what producers receive as
+// DataSourceConfig.target_buffer and echo in ChunkToMove.target_buffer.
+// Starts at 1, never reused within one service instance.
+using BufferId = uint32_t;
+
+struct TracingServiceOptions {
+  // SMB sizing (bytes). A producer's hint is clamped to [min, max] and
+  // rounded up to a multiple of the page size; 0 means default.
+  uint32_t default_shm_size_bytes = 256 * 1024;
+  uint32_t min_shm_size_bytes = 64 * 1024;
+  uint32_t max_shm_size_bytes = 32 * 1024 * 1024;
+  uint32_t default_shm_page_size_bytes = 4096;
+  // Producers whose uid is not listed are refused (IPC only; the in-process
+  // producer is the service's own process). Empty: any uid.
+  std::vector<uid_t> producer_uid_allowlist;
+  uint32_t max_producers = 256;
+  uint32_t max_data_sources_per_producer = 64;
+  // Sum of all sessions' buffers.
+  uint64_t max_total_buffer_bytes = 2ull << 30;
+  uint32_t max_buffers_per_session = 64;
+  // A producer with this many ABI/protocol violations is disconnected.
+  uint32_t abi_violations_before_disconnect = 64;
+  // One line per event worth logging (producer connect/disconnect, refused
+  // producers, dropped connections). Default: silent.
+  std::function<void(const std::string&)> log;
+};
+
+// Service-wide counters beyond TraceStats (which is per session).
+struct ServiceStats {
+  uint64_t producers_connected = 0;
+  uint64_t producers_seen = 0;
+  uint64_t producers_refused = 0;              // uid allowlist, limits
+  uint64_t producers_disconnected_for_faults = 0;
+  uint64_t consumers_connected = 0;
+  uint64_t abi_violations = 0;                 // All producers, all kinds.
+  uint64_t ipc_connections_dropped = 0;        // Oversize/malformed frames.
+  uint64_t chunks_discarded = 0;               // Bad target buffer / bad chunk.
+  uint64_t patches_discarded = 0;
+  uint64_t chunks_not_complete = 0;            // Commit of a non-Complete chunk.
+  uint64_t chunks_after_session_end = 0;       // Late commits, dropped.
+  uint64_t chunks_scraped = 0;                 // Recovered from SMBs.
+  uint64_t chunks_moved = 0;
+  uint64_t bytes_moved = 0;
+};
+
+// Notified by the service (on the service thread, no lock held).
+class ConsumerObserver {
+ public:
+  virtual ~ConsumerObserver() = default;
+  // The session stopped; `error` is empty on a normal stop.
+  virtual void OnTracingDisabled(const std::string& error) = 0;
+};
+
+class TracingService {
+ public:
+  // `loop` runs the service thread and outlives the service.
+  explicit TracingService(EventLoop* loop, TracingServiceOptions options = {});
+  ~TracingService();
+  TracingService(const TracingService&) = delete;
+  TracingService& operator=(const TracingService&) = delete;
+
+  // ---- In-process API (`sluice record`). ----
+
+  // Creates the producer's SMB (memfd) and returns the producer's handle.
+  // `endpoint` outlives the returned connection. Uid/pid: this process.
+  StatusOr<std::unique_ptr<ProducerConnection>> ConnectProducer(ProducerEndpoint* endpoint,
+                                                                const ProducerOptions& options);
+  // A consumer whose methods block until the service answered. Must not be
+  // used on the service thread.
+  std::unique_ptr<ConsumerConnection> ConnectConsumer();
+
+  // ---- For the IPC layer (also usable in-process). ----
+
+  // As above, with the peer's credentials (SO_PEERCRED). Refused when the
+  // uid is not in the allowlist or there are too many producers. The
+  // connection's shm_fd is what goes to the producer with SCM_RIGHTS.
+  StatusOr<std::unique_ptr<ProducerConnection>> ConnectProducer(ProducerEndpoint* endpoint,
+                                                                const ProducerOptions& options,
+                                                                const PeerCredentials& peer,
+                                                                int* shm_fd);
+
+  // Non-blocking consumer API. `observer` outlives RemoveConsumer(). Replies
+  // that need the service thread (Flush) arrive through callbacks run on the
+  // service thread without locks held.
+  ConsumerId AddConsumer(ConsumerObserver* observer, const PeerCredentials& peer);
+  void RemoveConsumer(ConsumerId consumer);
+  Status EnableTracing(ConsumerId consumer, const perfetto::protos::TraceConfig& config,
+                       ScopedFd output_fd);
+  Status StartTracing(ConsumerId consumer);
+  void Flush(ConsumerId consumer, uint32_t timeout_ms, std::function<void(bool success)> done);
+  Status DisableTracing(ConsumerId consumer);
+  // Appends every readable packet (stamped, without the Trace record
+  // header) to *packets. Not for write_into_file sessions.
+  Status ReadBuffers(ConsumerId consumer, std::vector<std::string>* packets);
+  StatusOr<perfetto::protos::TraceStats> GetTraceStats(ConsumerId consumer);
+  Status FreeBuffers(ConsumerId consumer);
+
+  ServiceStats GetServiceStats();
+  // Called by the IPC layer when it drops a connection for a bad frame.
+  void CountDroppedIpcConnection();
+  EventLoop* loop() const { return loop_; }
+  const TracingServiceOptions& options() const { return options_; }
+
+ private:
+  class InProcessProducer;
+  class InProcessConsumer;
+  friend class InProcessProducer;
+  friend class InProcessConsumer;
+
+  struct Lifetime {
+    std::mutex mu;  // Held by every running task; see "Lifetimes" above.
+    bool alive = true;
+  };
+
+  struct Producer {
+    ProducerId id = 0;
+    std::string name;
+    uid_t uid = 0;
+    pid_t pid = 0;
+    ProducerEndpoint* endpoint = nullptr;
+    std::unique_ptr<SharedMemory> shm;
+    SharedMemoryAbi abi;
+    std::vector<DataSourceDescriptor> data_sources;
+    // Writer id -> target BufferId (0: no writer), from RegisterTraceWriter.
+    std::array<BufferId, kMaxWriterId + 1> writer_buffers{};
+    // Buffers of sessions this producer has a data source instance in.
+    std::set<BufferId> allowed_buffers;
+    uint64_t violations = 0;
+    bool kicked = false;  // Disconnected for faults; inputs ignored.
+  };
+
+  enum class SessionState { kConfigured, kStarted, kStopping, kDisabled };
+
+  struct DataSourceInstance {
+    ProducerId producer = 0;
+    std::string name;
+    BufferId buffer = 0;
+    bool will_notify_on_stop = false;
+    bool handles_incremental_state_clear = false;
+    bool stopped = false;
+  };
+
+  struct SessionProducer {  // Kept after the producer disconnects.
+    uid_t uid = 0;
+    pid_t pid = 0;
+  };
+
+  struct TracingSession {
+    TracingSessionId id = 0;
+    ConsumerId consumer = 0;
+    perfetto::protos::TraceConfig config;
+    SessionState state = SessionState::kConfigured;
+    std::vector<BufferId> buffers;  // Index: TraceConfig.buffers index.
+    std::map<DataSourceInstanceId, DataSourceInstance> instances;
+    std::map<ProducerId, SessionProducer> producers;
+    // (producer << 16 | writer) -> trusted_packet_sequence_id.
+    std::map<uint32_t, uint32_t> sequence_ids;
+    uint32_t next_sequence_id = 0;
+    // write_into_file: the writer is used on the service thread only.
+    std::shared_ptr<TraceFileWriter> file;
+    uint32_t flush_timeout_ms = 0;
+    // Service packets: written once each, in this order around the data.
+    std::string start_clock_snapshot;
+    std::string end_clock_snapshot;
+    bool header_emitted = false;   // Trace config + start snapshot.
+    bool trailer_emitted = false;  // End snapshot + TraceStats.
+    bool stop_phase = false;       // StopDataSource sent to every instance.
+    bool finalize_posted = false;
+    std::string disable_error;
+    // Stats.
+    uint64_t flushes_requested = 0;
+    uint64_t flushes_succeeded = 0;
+    uint64_t flushes_failed = 0;
+    int final_flush_outcome = 0;  // TraceStats.FinalFlushOutcome
+    uint64_t invalid_packets = 0;
+  };
+
+  struct BufferEntry {
+    std::unique_ptr<TraceBuffer> buffer;
+    uint64_t size_bytes = 0;
+    TracingSessionId session = 0;
+    // Violations the service found before the chunk reached the buffer
+    // (bad header/packets); added to the buffer's abi_violations.
+    uint64_t extra_abi_violations = 0;
+  };
+
+  struct PendingFlush {
+    TracingSessionId session = 0;
+    std::set<ProducerId> pending;
+    std::function<void(bool)> done;
+  };
+
+  void Log(const std::string& line) const;
+
+  // Every task the service posts goes through these (Lifetime check).
+  void PostTask(std::function<void()> task);
+  void PostDelayedTask(std::function<void()> task, uint32_t delay_ms);
+  // Queues a call into a producer's endpoint; skipped if it is gone.
+  void PostProducerCallLocked(ProducerId producer, std::function<void(ProducerEndpoint*)> call);
+  // Waits until no task is running (unless on the service thread).
+  void WaitForRunningTaskLocked(std::unique_lock<std::mutex>* lock);
+
+  // Producers.
+  ProducerId AllocateProducerIdLocked();
+  void DisconnectProducer(ProducerId producer);
+  void CommitData(ProducerId producer, const CommitDataRequest& request);
+  void RegisterTraceWriter(ProducerId producer, uint16_t writer_id, uint32_t target_buffer);
+  void UnregisterTraceWriter(ProducerId producer, uint16_t writer_id);
+  void RegisterDataSource(ProducerId producer, const DataSourceDescriptor& descriptor);
+  void UnregisterDataSource(ProducerId producer, const std::string& name);
+  void NotifyDataSourceStarted(ProducerId producer, DataSourceInstanceId id);
+  void NotifyDataSourceStopped(ProducerId producer, DataSourceInstanceId id);
+  void NotifyFlushComplete(ProducerId producer, FlushRequestId id);
+
+  Producer* FindProducerLocked(ProducerId id);
+  // Counts one fault; disconnects the producer at the threshold.
+  void ViolationLocked(Producer* producer, BufferEntry* buffer);
+  // The buffer `target` if `producer` may write into it, else null (and
+  // counts the discard unless the buffer belonged to an ended session).
+  BufferEntry* WritableBufferLocked(Producer* producer, BufferId target, bool* expired);
+  void MoveChunkLocked(Producer* producer, uint32_t page, uint32_t chunk, BufferId target);
+  void ApplyPatchesLocked(Producer* producer, const std::vector<ChunkPatch>& patches);
+  // Moves the SMB's Complete chunks into their writers' buffers. With
+  // `session`, only chunks for that session's buffers.
+  void ScrapeProducerLocked(Producer* producer, const TracingSession* session);
+
+  // Sessions.
+  TracingSession* SessionForConsumerLocked(ConsumerId consumer);
+  TracingSession* FindSessionLocked(TracingSessionId id);
+  Status StartTracingLocked(TracingSession* session);
+  void MaybeStartDataSourceLocked(TracingSession* session, Producer* producer,
+                                  const DataSourceDescriptor& descriptor);
+  void DisableTracingLocked(TracingSession* session, const std::string& error);
+  void OnFinalFlushDone(TracingSessionId id, bool success);
+  void StopDataSourcesLocked(TracingSession* session);
+  // The instance stopped (ack, unregistered, producer gone); finalizes a
+  // stopping session once every instance has.
+  void MarkInstanceStoppedLocked(TracingSession* session, DataSourceInstanceId id);
+  void FinalizeSession(TracingSessionId id);
+  void FreeSessionLocked(TracingSession* session);
+  void FlushLocked(TracingSession* session, uint32_t timeout_ms, std::function<void(bool)> done);
+  void OnFlushAckLocked(ProducerId producer, FlushRequestId id);
+  void CompleteFlushLocked(FlushRequestId id, bool success);
+  void PeriodicFlush(TracingSessionId id);
+  void PeriodicClearIncrementalState(TracingSessionId id);
+  void PeriodicWriteIntoFile(TracingSessionId id);
+  // Collects readable packets (plus the service packets due) into *out; the
+  // end-of-session packets go to *trailer if given, else to *out.
+  void ReadPacketsLocked(TracingSession* session, std::vector<std::string>* out,
+                         std::vector<std::string>* trailer);
+  perfetto::protos::TraceStats GetTraceStatsLocked(TracingSession* session);
+  void NotifyConsumerLocked(TracingSession* session, const std::string& error);
+
+  EventLoop* const loop_;
+  const TracingServiceOptions options_;
+  std::shared_ptr<Lifetime> lifetime_;
+
+  std::mutex mu_;  // Guards everything below.
+  std::map<ProducerId, std::unique_ptr<Producer>> producers_;
+  ProducerId last_producer_id_ = 0;
+  std::map<ConsumerId, ConsumerObserver*> consumers_;
+  std::map<ConsumerId, PeerCredentials> consumer_peers_;
+  ConsumerId last_consumer_id_ = 0;
+  std::map<TracingSessionId, std::unique_ptr<TracingSession>> sessions_;
+  TracingSessionId last_session_id_ = 0;
+  std::map<BufferId, BufferEntry> buffers_;
+  BufferId next_buffer_id_ = 1;
+  uint64_t total_buffer_bytes_ = 0;
+  DataSourceInstanceId last_instance_id_ = 0;
+  std::map<FlushRequestId, PendingFlush> pending_flushes_;
+  FlushRequestId last_flush_id_ = 0;
+  ServiceStats stats_;
+  uint64_t data_sources_seen_ = 0;
+  // Chunk copy scratch (guarded by mu_): the commit path allocates nothing.
+  std::unique_ptr<uint8_t[]> scratch_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVICE_TRACING_SERVICE_H_

@@ -1,0 +1,201 @@
+// TracingService: the in-process producer and consumer objects, and producer
+// admission (shared by in-process and IPC producers).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <future>
+
+#include "perfetto/common/trace_stats.pb.h"
+#include "service/tracing_service.h"
+
+namespace sluice {
+
+// ---- Producer ---------------------------------------------------------------------
+
+class TracingService::InProcessProducer : public ProducerConnection, public CommitDataSink {
+ public:
+  InProcessProducer(TracingService* service, ProducerId id, uint8_t* start, uint32_t size,
+                    uint32_t page_size)
+      : service_(service), id_(id), start_(start), size_(size), page_size_(page_size) {}
+  ~InProcessProducer() override { service_->DisconnectProducer(id_); }
+
+  uint8_t* shm_start() const override { return start_; }
+  uint32_t shm_size() const override { return size_; }
+  uint32_t shm_page_size() const override { return page_size_; }
+  CommitDataSink* commit_data_sink() override { return this; }
+
+  void RegisterDataSource(const DataSourceDescriptor& d) override {
+    service_->RegisterDataSource(id_, d);
+  }
+  void UnregisterDataSource(const std::string& name) override {
+    service_->UnregisterDataSource(id_, name);
+  }
+  void NotifyDataSourceStarted(DataSourceInstanceId id) override {
+    service_->NotifyDataSourceStarted(id_, id);
+  }
+  void NotifyDataSourceStopped(DataSourceInstanceId id) override {
+    service_->NotifyDataSourceStopped(id_, id);
+  }
+  void NotifyFlushComplete(FlushRequestId id) override { service_->NotifyFlushComplete(id_, id); }
+
+  // CommitDataSink.
+  void CommitData(const CommitDataRequest& request) override { service_->CommitData(id_, request); }
+  void RegisterTraceWriter(uint16_t writer_id, uint32_t target_buffer) override {
+    service_->RegisterTraceWriter(id_, writer_id, target_buffer);
+  }
+  void UnregisterTraceWriter(uint16_t writer_id) override {
+    service_->UnregisterTraceWriter(id_, writer_id);
+  }
+
+ private:
+  TracingService* const service_;
+  const ProducerId id_;
+  uint8_t* const start_;
+  const uint32_t size_;
+  const uint32_t page_size_;
+};
+
+StatusOr<std::unique_ptr<ProducerConnection>> TracingService::ConnectProducer(
+    ProducerEndpoint* endpoint, const ProducerOptions& options, const PeerCredentials& peer,
+    int* shm_fd) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto& allow = options_.producer_uid_allowlist;
+  if (!allow.empty() && std::find(allow.begin(), allow.end(), peer.uid) == allow.end()) {
+    stats_.producers_refused++;
+    Log("sluiced: refused producer '" + options.name + "' (pid " + std::to_string(peer.pid) +
+        ", uid " + std::to_string(peer.uid) + "): uid not in the producer allowlist");
+    return Status::Error("uid " + std::to_string(peer.uid) +
+                         " may not connect as a producer (sluiced --producer-uid-allowlist)");
+  }
+  if (producers_.size() >= options_.max_producers) {
+    stats_.producers_refused++;
+    return Status::Error("sluiced has " + std::to_string(producers_.size()) +
+                         " producers connected, its limit; retry later");
+  }
+  ProducerId id = AllocateProducerIdLocked();
+  if (id == 0) {
+    stats_.producers_refused++;
+    return Status::Error("no free producer id; retry after sessions end");
+  }
+
+  // Page size: hint rounded to 4 KiB steps within [4, 64] KiB.
+  uint32_t page = options.shm_page_size_hint_bytes ? options.shm_page_size_hint_bytes
+                                                   : options_.default_shm_page_size_bytes;
+  page = std::clamp(page, kMinPageSize, kMaxPageSize);
+  page = (page + kPageSizeStep - 1) / kPageSizeStep * kPageSizeStep;
+  // Size: hint within [min, max], a whole number of pages.
+  uint64_t size = options.shm_size_hint_bytes ? options.shm_size_hint_bytes
+                                              : options_.default_shm_size_bytes;
+  size = std::clamp<uint64_t>(size, options_.min_shm_size_bytes, options_.max_shm_size_bytes);
+  size = (size + page - 1) / page * page;
+  if (size > options_.max_shm_size_bytes) size = options_.max_shm_size_bytes / page * page;
+  if (size < page) size = page;
+
+  auto shm = SharedMemory::Create(static_cast<uint32_t>(size));
+  if (!shm.ok()) return shm.status();
+
+  auto p = std::make_unique<Producer>();
+  p->id = id;
+  p->name = options.name.substr(0, 256);
+  p->uid = peer.uid;
+  p->pid = peer.pid;
+  p->endpoint = endpoint;
+  p->shm = std::move(shm.value());
+  p->abi = SharedMemoryAbi(p->shm->start(), p->shm->size(), page);
+  *shm_fd = p->shm->fd();
+  auto connection = std::make_unique<InProcessProducer>(this, id, p->shm->start(), p->shm->size(), page);
+  Log("sluiced: producer " + std::to_string(id) + " '" + p->name + "' connected (pid " +
+      std::to_string(p->pid) + ", uid " + std::to_string(p->uid) + ", smb " +
+      std::to_string(size >> 10) + " KiB, page " + std::to_string(page >> 10) + " KiB)");
+  producers_[id] = std::move(p);
+  stats_.producers_seen++;
+  stats_.producers_connected = producers_.size();
+  return std::unique_ptr<ProducerConnection>(std::move(connection));
+}
+
+// ---- Consumer ---------------------------------------------------------------------
+
+class TracingService::InProcessConsumer : public ConsumerConnection, public ConsumerObserver {
+ public:
+  explicit InProcessConsumer(TracingService* service) : service_(service) {
+    PeerCredentials self;
+    self.uid = getuid();
+    self.gid = getgid();
+    self.pid = getpid();
+    id_ = service_->AddConsumer(this, self);
+  }
+  ~InProcessConsumer() override { service_->RemoveConsumer(id_); }
+
+  Status EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd) override {
+    ScopedFd fd;
+    if (output_fd >= 0) {
+      fd.reset(fcntl(output_fd, F_DUPFD_CLOEXEC, 0));
+      if (!fd.valid()) return Status::Error("cannot dup the output fd");
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      disabled_ = false;
+      error_.clear();
+    }
+    return service_->EnableTracing(id_, config, std::move(fd));
+  }
+  Status StartTracing() override { return service_->StartTracing(id_); }
+
+  StatusOr<bool> Flush(uint32_t timeout_ms) override {
+    if (service_->loop()->RunsTasksOnCurrentThread())
+      return Status::Error("ConsumerConnection::Flush called on the service thread (would deadlock)");
+    auto promise = std::make_shared<std::promise<bool>>();
+    std::future<bool> result = promise->get_future();
+    service_->Flush(id_, timeout_ms, [promise](bool ok) { promise->set_value(ok); });
+    // The service always answers (timeout or acks); the margin only guards
+    // against a service that is being torn down.
+    uint32_t wait_ms = (timeout_ms ? timeout_ms : 60000) + 10000;
+    if (result.wait_for(std::chrono::milliseconds(wait_ms)) != std::future_status::ready)
+      return Status::Error("the service did not answer the flush");
+    return result.get();
+  }
+
+  Status DisableTracing() override { return service_->DisableTracing(id_); }
+
+  bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    bool done = cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return disabled_; });
+    if (done && error) *error = error_;
+    return done;
+  }
+
+  Status ReadBuffers(const std::function<void(std::string_view)>& on_packet) override {
+    std::vector<std::string> packets;
+    SLUICE_RETURN_IF_ERROR(service_->ReadBuffers(id_, &packets));
+    for (const std::string& p : packets) on_packet(p);
+    return Status::Ok();
+  }
+
+  StatusOr<perfetto::protos::TraceStats> GetTraceStats() override {
+    return service_->GetTraceStats(id_);
+  }
+  Status FreeBuffers() override { return service_->FreeBuffers(id_); }
+
+  void OnTracingDisabled(const std::string& error) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    disabled_ = true;
+    error_ = error;
+    cv_.notify_all();
+  }
+
+ private:
+  TracingService* const service_;
+  ConsumerId id_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disabled_ = false;
+  std::string error_;
+};
+
+std::unique_ptr<ConsumerConnection> TracingService::ConnectConsumer() {
+  return std::make_unique<InProcessConsumer>(this);
+}
+
+}  // namespace sluice

@@ -1,0 +1,645 @@
+// TracingService: consumers, sessions, flushes, reading and file writing.
+// The life cycle (docs/SERVICE.md has the diagram):
+//
+//   EnableTracing ─▶ kConfigured ─StartTracing─▶ kStarted ─DisableTracing──▶
+//   kStopping: final flush (flush_timeout_ms) ─▶ StopDataSource to every
+//   instance, wait for acks (data_source_stop_timeout_ms) ─▶ FinalizeSession:
+//   scrape SMBs, end clock snapshot, kDisabled, last file write, consumer
+//   notified ─▶ FreeBuffers / consumer gone: session and buffers destroyed.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <regex>
+
+#include "perfetto/common/trace_stats.pb.h"
+#include "perfetto/config/data_source_config.pb.h"
+#include "service/service_packets.h"
+#include "service/trace_file_writer.h"
+#include "service/tracing_service.h"
+#include "service/trusted_packet.h"
+
+namespace sluice {
+namespace {
+
+constexpr uint32_t kDefaultFlushTimeoutMs = 5000;
+constexpr uint32_t kDefaultStopTimeoutMs = 5000;
+constexpr uint32_t kDefaultFileWritePeriodMs = 5000;
+constexpr uint32_t kMinFileWritePeriodMs = 100;
+constexpr uint32_t kMinPeriodicMs = 10;
+constexpr uint64_t kBufferGranularity = 4096;
+
+bool ProducerMatches(const perfetto::protos::TraceConfig::DataSource& ds,
+                     const std::string& producer_name) {
+  if (ds.producer_name_filter_size() == 0 && ds.producer_name_regex_filter_size() == 0)
+    return true;
+  for (const std::string& name : ds.producer_name_filter())
+    if (name == producer_name) return true;
+  for (const std::string& pattern : ds.producer_name_regex_filter()) {
+    try {
+      if (std::regex_match(producer_name, std::regex(pattern))) return true;
+    } catch (const std::regex_error&) {
+      // Rejected in EnableTracing; cannot happen here.
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// ---- Consumers ----------------------------------------------------------------
+
+ConsumerId TracingService::AddConsumer(ConsumerObserver* observer, const PeerCredentials& peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ConsumerId id = ++last_consumer_id_;
+  consumers_[id] = observer;
+  consumer_peers_[id] = peer;
+  stats_.consumers_connected = consumers_.size();
+  return id;
+}
+
+void TracingService::RemoveConsumer(ConsumerId consumer) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (TracingSession* s = SessionForConsumerLocked(consumer)) FreeSessionLocked(s);
+  consumers_.erase(consumer);
+  consumer_peers_.erase(consumer);
+  stats_.consumers_connected = consumers_.size();
+  // A notification may be running into the observer: wait for it.
+  WaitForRunningTaskLocked(&lock);
+}
+
+TracingService::TracingSession* TracingService::SessionForConsumerLocked(ConsumerId consumer) {
+  for (auto& [id, s] : sessions_)
+    if (s->consumer == consumer) return s.get();
+  return nullptr;
+}
+
+TracingService::TracingSession* TracingService::FindSessionLocked(TracingSessionId id) {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second.get();
+}
+
+Status TracingService::EnableTracing(ConsumerId consumer,
+                                     const perfetto::protos::TraceConfig& config,
+                                     ScopedFd output_fd) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!consumers_.count(consumer)) return Status::Error("unknown consumer");
+  if (SessionForConsumerLocked(consumer))
+    return Status::Error("this consumer already has a tracing session; FreeBuffers first");
+  if (config.buffers_size() == 0)
+    return Status::Error("the trace config has no buffers {}; add one (e.g. size_kb: 65536)");
+  if (static_cast<uint32_t>(config.buffers_size()) > options_.max_buffers_per_session)
+    return Status::Error("the trace config has " + std::to_string(config.buffers_size()) +
+                         " buffers; at most " + std::to_string(options_.max_buffers_per_session));
+  uint64_t total = 0;
+  for (const auto& b : config.buffers()) {
+    if (b.size_kb() == 0) return Status::Error("a buffers {} entry has size_kb 0; give it a size");
+    total += (static_cast<uint64_t>(b.size_kb()) * 1024 + kBufferGranularity - 1) /
+             kBufferGranularity * kBufferGranularity;
+  }
+  if (total_buffer_bytes_ + total > options_.max_total_buffer_bytes)
+    return Status::Error("the trace config asks for " + std::to_string(total >> 10) +
+                         " KiB of buffers; the service allows " +
+                         std::to_string((options_.max_total_buffer_bytes - total_buffer_bytes_) >> 10) +
+                         " KiB more; reduce buffers.size_kb");
+  for (const auto& ds : config.data_sources()) {
+    if (ds.config().target_buffer() >= static_cast<uint32_t>(config.buffers_size()))
+      return Status::Error("data source '" + ds.config().name() + "' has target_buffer " +
+                           std::to_string(ds.config().target_buffer()) + " but the config has " +
+                           std::to_string(config.buffers_size()) + " buffers");
+    for (const std::string& pattern : ds.producer_name_regex_filter()) {
+      try {
+        std::regex r(pattern);
+      } catch (const std::regex_error&) {
+        return Status::Error("producer_name_regex_filter '" + pattern + "' is not a valid regex");
+      }
+    }
+  }
+  std::shared_ptr<TraceFileWriter> file;
+  if (config.write_into_file()) {
+    if (!output_fd.valid()) {
+      if (config.output_path().empty())
+        return Status::Error("write_into_file needs an output file: pass its fd or set output_path");
+      uid_t uid = consumer_peers_[consumer].uid;
+      if (uid != 0 && uid != getuid())
+        return Status::Error("output_path may only be used by root; pass the output file's fd");
+      output_fd.reset(open(config.output_path().c_str(),
+                           O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+      if (!output_fd.valid())
+        return Status::Error("cannot create " + config.output_path() + ": " + strerror(errno));
+    }
+    file = std::make_shared<TraceFileWriter>(std::move(output_fd), config.max_file_size_bytes());
+  }
+
+  auto session = std::make_unique<TracingSession>();
+  TracingSession* s = session.get();
+  s->id = ++last_session_id_;
+  s->consumer = consumer;
+  s->config = config;
+  s->file = std::move(file);
+  s->next_sequence_id = kFirstProducerSequenceId;
+  s->flush_timeout_ms = config.flush_timeout_ms() ? config.flush_timeout_ms() : kDefaultFlushTimeoutMs;
+  for (const auto& b : config.buffers()) {
+    uint64_t size = (static_cast<uint64_t>(b.size_kb()) * 1024 + kBufferGranularity - 1) /
+                    kBufferGranularity * kBufferGranularity;
+    auto policy = b.fill_policy() == perfetto::protos::TraceConfig::BufferConfig::DISCARD
+                      ? TraceBuffer::FillPolicy::kDiscard
+                      : TraceBuffer::FillPolicy::kRingBuffer;
+    std::unique_ptr<TraceBuffer> buffer = TraceBuffer::Create(static_cast<size_t>(size), policy);
+    if (!buffer) {
+      for (BufferId id : s->buffers) {
+        total_buffer_bytes_ -= buffers_[id].size_bytes;
+        buffers_.erase(id);
+      }
+      return Status::Error("cannot allocate a " + std::to_string(size >> 10) +
+                           " KiB trace buffer (out of memory?); reduce buffers.size_kb");
+    }
+    BufferId id = next_buffer_id_++;
+    BufferEntry& entry = buffers_[id];
+    entry.buffer = std::move(buffer);
+    entry.size_bytes = size;
+    entry.session = s->id;
+    total_buffer_bytes_ += size;
+    s->buffers.push_back(id);
+  }
+  sessions_[s->id] = std::move(session);
+  if (!config.deferred_start()) return StartTracingLocked(s);
+  return Status::Ok();
+}
+
+Status TracingService::StartTracing(ConsumerId consumer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = SessionForConsumerLocked(consumer);
+  if (!s) return Status::Error("no tracing session: call EnableTracing first");
+  return StartTracingLocked(s);
+}
+
+Status TracingService::StartTracingLocked(TracingSession* s) {
+  if (s->state != SessionState::kConfigured)
+    return Status::Error("the tracing session was already started");
+  s->state = SessionState::kStarted;
+  s->start_clock_snapshot = MakeClockSnapshotPacket();
+  for (auto& [pid, p] : producers_) {
+    if (p->kicked) continue;
+    for (const DataSourceDescriptor& d : p->data_sources) MaybeStartDataSourceLocked(s, p.get(), d);
+  }
+  const TracingSessionId sid = s->id;
+  const auto& c = s->config;
+  if (c.duration_ms() > 0) {
+    PostDelayedTask(
+        [this, sid] {
+          std::lock_guard<std::mutex> lock(mu_);
+          TracingSession* session = FindSessionLocked(sid);
+          if (session && session->state == SessionState::kStarted) DisableTracingLocked(session, "");
+        },
+        c.duration_ms());
+  }
+  if (c.flush_period_ms() > 0)
+    PostDelayedTask([this, sid] { PeriodicFlush(sid); },
+                    std::max(c.flush_period_ms(), kMinPeriodicMs));
+  if (c.incremental_state_config().clear_period_ms() > 0)
+    PostDelayedTask([this, sid] { PeriodicClearIncrementalState(sid); },
+                    std::max(c.incremental_state_config().clear_period_ms(), kMinPeriodicMs));
+  if (s->file) PostTask([this, sid] { PeriodicWriteIntoFile(sid); });
+  return Status::Ok();
+}
+
+void TracingService::MaybeStartDataSourceLocked(TracingSession* s, Producer* p,
+                                                const DataSourceDescriptor& d) {
+  for (const auto& cds : s->config.data_sources()) {
+    if (cds.config().name() != d.name || !ProducerMatches(cds, p->name)) continue;
+    DataSourceInstanceId iid = ++last_instance_id_;
+    BufferId buffer = s->buffers[cds.config().target_buffer()];
+    perfetto::protos::DataSourceConfig config = cds.config();
+    config.set_target_buffer(buffer);
+    config.set_tracing_session_id(s->id);
+    DataSourceInstance& inst = s->instances[iid];
+    inst.producer = p->id;
+    inst.name = d.name;
+    inst.buffer = buffer;
+    inst.will_notify_on_stop = d.will_notify_on_stop;
+    inst.handles_incremental_state_clear = d.handles_incremental_state_clear;
+    s->producers[p->id] = SessionProducer{p->uid, p->pid};
+    p->allowed_buffers.insert(buffer);
+    PostProducerCallLocked(p->id, [iid, config](ProducerEndpoint* e) {
+      e->SetupDataSource(iid, config);
+      e->StartDataSource(iid, config);
+    });
+  }
+}
+
+void TracingService::NotifyDataSourceStarted(ProducerId producer, DataSourceInstanceId id) {
+  // Nothing waits for starts today; the ack is accepted and ignored.
+  (void)producer;
+  (void)id;
+}
+
+void TracingService::NotifyDataSourceStopped(ProducerId producer, DataSourceInstanceId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [sid, s] : sessions_) {
+    auto it = s->instances.find(id);
+    if (it != s->instances.end() && it->second.producer == producer)
+      MarkInstanceStoppedLocked(s.get(), id);
+  }
+}
+
+void TracingService::MarkInstanceStoppedLocked(TracingSession* s, DataSourceInstanceId id) {
+  auto it = s->instances.find(id);
+  if (it == s->instances.end() || it->second.stopped) return;
+  it->second.stopped = true;
+  if (s->state != SessionState::kStopping || !s->stop_phase || s->finalize_posted) return;
+  for (auto& [iid, inst] : s->instances)
+    if (!inst.stopped) return;
+  s->finalize_posted = true;
+  PostTask([this, sid = s->id] { FinalizeSession(sid); });
+}
+
+// ---- Stopping -----------------------------------------------------------------
+
+Status TracingService::DisableTracing(ConsumerId consumer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = SessionForConsumerLocked(consumer);
+  if (!s) return Status::Error("no tracing session: call EnableTracing first");
+  DisableTracingLocked(s, "");
+  return Status::Ok();
+}
+
+void TracingService::DisableTracingLocked(TracingSession* s, const std::string& error) {
+  if (!error.empty() && s->disable_error.empty()) s->disable_error = error;
+  const TracingSessionId sid = s->id;
+  switch (s->state) {
+    case SessionState::kConfigured:
+      s->state = SessionState::kStopping;
+      s->stop_phase = true;
+      s->finalize_posted = true;
+      PostTask([this, sid] { FinalizeSession(sid); });
+      return;
+    case SessionState::kStarted:
+      s->state = SessionState::kStopping;
+      FlushLocked(s, s->flush_timeout_ms, [this, sid](bool ok) { OnFinalFlushDone(sid, ok); });
+      return;
+    case SessionState::kStopping:
+    case SessionState::kDisabled:
+      return;
+  }
+}
+
+void TracingService::OnFinalFlushDone(TracingSessionId sid, bool success) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = FindSessionLocked(sid);
+  if (!s || s->state != SessionState::kStopping || s->stop_phase) return;
+  s->final_flush_outcome = success ? perfetto::protos::TraceStats::FINAL_FLUSH_SUCCEEDED
+                                   : perfetto::protos::TraceStats::FINAL_FLUSH_FAILED;
+  StopDataSourcesLocked(s);
+}
+
+void TracingService::StopDataSourcesLocked(TracingSession* s) {
+  s->stop_phase = true;
+  bool waiting = false;
+  for (auto& [iid, inst] : s->instances) {
+    if (inst.stopped) continue;
+    PostProducerCallLocked(inst.producer, [iid = iid](ProducerEndpoint* e) { e->StopDataSource(iid); });
+    if (inst.will_notify_on_stop && FindProducerLocked(inst.producer))
+      waiting = true;
+    else
+      inst.stopped = true;
+  }
+  const TracingSessionId sid = s->id;
+  if (!waiting) {
+    s->finalize_posted = true;
+    PostTask([this, sid] { FinalizeSession(sid); });
+    return;
+  }
+  uint32_t timeout = s->config.data_source_stop_timeout_ms() ? s->config.data_source_stop_timeout_ms()
+                                                             : kDefaultStopTimeoutMs;
+  PostDelayedTask(
+      [this, sid] {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          TracingSession* session = FindSessionLocked(sid);
+          if (!session || session->finalize_posted) return;
+          session->finalize_posted = true;
+        }
+        FinalizeSession(sid);
+      },
+      timeout);
+}
+
+void TracingService::FinalizeSession(TracingSessionId sid) {
+  std::vector<std::string> packets, trailer;
+  std::shared_ptr<TraceFileWriter> file;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TracingSession* s = FindSessionLocked(sid);
+    if (!s || s->state == SessionState::kDisabled) return;
+    // Complete chunks no one committed (a flush that timed out) still count.
+    for (auto& [pid, sp] : s->producers)
+      if (Producer* p = FindProducerLocked(pid); p && !p->kicked) ScrapeProducerLocked(p, s);
+    for (auto& [pid, p] : producers_)
+      for (BufferId b : s->buffers) p->allowed_buffers.erase(b);
+    s->end_clock_snapshot = MakeClockSnapshotPacket();
+    s->state = SessionState::kDisabled;
+    if (s->file) {
+      ReadPacketsLocked(s, &packets, &trailer);
+      file = s->file;
+    } else {
+      NotifyConsumerLocked(s, s->disable_error);
+    }
+  }
+  if (!file) return;
+  // Service thread, no lock: the file write may take a while.
+  Status st = file->WritePackets(packets);
+  Status st_trailer = file->WritePackets(trailer, /*trailer=*/true);
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = FindSessionLocked(sid);
+  if (!s) return;
+  if (!st.ok() && s->disable_error.empty()) s->disable_error = st.message();
+  if (!st_trailer.ok() && s->disable_error.empty()) s->disable_error = st_trailer.message();
+  s->file.reset();  // Closes the file (the last reference).
+  NotifyConsumerLocked(s, s->disable_error);
+}
+
+void TracingService::NotifyConsumerLocked(TracingSession* s, const std::string& error) {
+  ConsumerId consumer = s->consumer;
+  PostTask([this, consumer, error] {
+    ConsumerObserver* observer = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = consumers_.find(consumer);
+      if (it == consumers_.end()) return;
+      observer = it->second;
+    }
+    observer->OnTracingDisabled(error);
+  });
+}
+
+Status TracingService::FreeBuffers(ConsumerId consumer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = SessionForConsumerLocked(consumer);
+  if (!s) return Status::Error("no tracing session to free");
+  FreeSessionLocked(s);
+  return Status::Ok();
+}
+
+void TracingService::FreeSessionLocked(TracingSession* s) {
+  if (s->state == SessionState::kStarted || s->state == SessionState::kStopping) {
+    for (auto& [iid, inst] : s->instances)
+      if (!inst.stopped)
+        PostProducerCallLocked(inst.producer,
+                               [iid = iid](ProducerEndpoint* e) { e->StopDataSource(iid); });
+  }
+  for (auto& [pid, p] : producers_)
+    for (BufferId b : s->buffers) p->allowed_buffers.erase(b);
+  std::vector<FlushRequestId> flushes;
+  for (auto& [fid, f] : pending_flushes_)
+    if (f.session == s->id) flushes.push_back(fid);
+  for (FlushRequestId fid : flushes) CompleteFlushLocked(fid, false);
+  for (BufferId b : s->buffers) {
+    total_buffer_bytes_ -= buffers_[b].size_bytes;
+    buffers_.erase(b);
+  }
+  sessions_.erase(s->id);
+}
+
+// ---- Flushes ------------------------------------------------------------------
+
+void TracingService::Flush(ConsumerId consumer, uint32_t timeout_ms,
+                           std::function<void(bool)> done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = SessionForConsumerLocked(consumer);
+  if (!s || s->state != SessionState::kStarted) {
+    PostTask([done = std::move(done)] { done(false); });
+    return;
+  }
+  FlushLocked(s, timeout_ms ? timeout_ms : s->flush_timeout_ms, std::move(done));
+}
+
+void TracingService::FlushLocked(TracingSession* s, uint32_t timeout_ms,
+                                 std::function<void(bool)> done) {
+  FlushRequestId fid = ++last_flush_id_;
+  s->flushes_requested++;
+  std::map<ProducerId, std::vector<DataSourceInstanceId>> by_producer;
+  for (auto& [iid, inst] : s->instances) {
+    if (inst.stopped) continue;
+    Producer* p = FindProducerLocked(inst.producer);
+    if (p && !p->kicked) by_producer[inst.producer].push_back(iid);
+  }
+  if (by_producer.empty()) {
+    s->flushes_succeeded++;
+    PostTask([done = std::move(done)] { done(true); });
+    return;
+  }
+  PendingFlush& pending = pending_flushes_[fid];
+  pending.session = s->id;
+  pending.done = std::move(done);
+  for (auto& [pid, ids] : by_producer) {
+    pending.pending.insert(pid);
+    PostProducerCallLocked(pid, [fid, ids = ids](ProducerEndpoint* e) { e->Flush(fid, ids); });
+  }
+  PostDelayedTask(
+      [this, fid] {
+        std::lock_guard<std::mutex> lock(mu_);
+        CompleteFlushLocked(fid, false);
+      },
+      timeout_ms);
+}
+
+void TracingService::OnFlushAckLocked(ProducerId producer, FlushRequestId id) {
+  auto it = pending_flushes_.find(id);
+  if (it == pending_flushes_.end()) return;
+  it->second.pending.erase(producer);
+  if (it->second.pending.empty()) CompleteFlushLocked(id, true);
+}
+
+void TracingService::CompleteFlushLocked(FlushRequestId id, bool success) {
+  auto it = pending_flushes_.find(id);
+  if (it == pending_flushes_.end()) return;
+  if (TracingSession* s = FindSessionLocked(it->second.session))
+    (success ? s->flushes_succeeded : s->flushes_failed)++;
+  std::function<void(bool)> done = std::move(it->second.done);
+  pending_flushes_.erase(it);
+  PostTask([done = std::move(done), success] { done(success); });
+}
+
+void TracingService::NotifyFlushComplete(ProducerId producer, FlushRequestId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  OnFlushAckLocked(producer, id);
+}
+
+void TracingService::PeriodicFlush(TracingSessionId sid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = FindSessionLocked(sid);
+  if (!s || s->state != SessionState::kStarted) return;
+  FlushLocked(s, s->flush_timeout_ms, [](bool) {});
+  PostDelayedTask([this, sid] { PeriodicFlush(sid); },
+                  std::max(s->config.flush_period_ms(), kMinPeriodicMs));
+}
+
+void TracingService::PeriodicClearIncrementalState(TracingSessionId sid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = FindSessionLocked(sid);
+  if (!s || s->state != SessionState::kStarted) return;
+  std::map<ProducerId, std::vector<DataSourceInstanceId>> by_producer;
+  for (auto& [iid, inst] : s->instances)
+    if (!inst.stopped && inst.handles_incremental_state_clear) by_producer[inst.producer].push_back(iid);
+  for (auto& [pid, ids] : by_producer)
+    PostProducerCallLocked(pid, [ids = ids](ProducerEndpoint* e) { e->ClearIncrementalState(ids); });
+  PostDelayedTask([this, sid] { PeriodicClearIncrementalState(sid); },
+                  std::max(s->config.incremental_state_config().clear_period_ms(), kMinPeriodicMs));
+}
+
+// ---- Reading ------------------------------------------------------------------
+
+void TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::string>* out,
+                                       std::vector<std::string>* trailer) {
+  const auto& builtin = s->config.builtin_data_sources();
+  if (!s->header_emitted) {
+    if (!builtin.disable_trace_config()) out->push_back(MakeTraceConfigPacket(s->config));
+    if (!builtin.disable_clock_snapshotting() && !s->start_clock_snapshot.empty())
+      out->push_back(s->start_clock_snapshot);
+    s->header_emitted = true;
+  }
+  std::string packet;
+  for (BufferId b : s->buffers) {
+    TraceBuffer* buffer = buffers_[b].buffer.get();
+    // After the end of the session nothing more will come: the final read
+    // releases gaps and drops what can never be completed (counted).
+    buffer->BeginRead(s->state == SessionState::kDisabled ? TraceBuffer::ReadMode::kFinal
+                                                          : TraceBuffer::ReadMode::kIncremental);
+    TraceBuffer::PacketSequenceProperties seq{};
+    bool dropped = false;
+    while (buffer->ReadNextTracePacket(&packet, &seq, &dropped)) {
+      uint32_t key = (static_cast<uint32_t>(seq.producer) << 16) | seq.writer;
+      auto [it, inserted] = s->sequence_ids.try_emplace(key, s->next_sequence_id);
+      if (inserted) s->next_sequence_id++;
+      TrustedFields trusted;
+      trusted.uid = static_cast<int32_t>(seq.producer_uid);
+      trusted.sequence_id = it->second;
+      auto sp = s->producers.find(seq.producer);
+      trusted.pid = sp != s->producers.end() ? static_cast<int32_t>(sp->second.pid) : 0;
+      trusted.previous_packet_dropped = dropped;
+      if (!StampTrustedFields(&packet, trusted)) {
+        s->invalid_packets++;
+        continue;
+      }
+      out->push_back(std::move(packet));
+      packet.clear();
+    }
+  }
+  if (s->state == SessionState::kDisabled && !s->trailer_emitted) {
+    std::vector<std::string>* dst = trailer ? trailer : out;
+    if (!builtin.disable_clock_snapshotting()) dst->push_back(s->end_clock_snapshot);
+    dst->push_back(MakeTraceStatsPacket(GetTraceStatsLocked(s)));
+    s->trailer_emitted = true;
+  }
+}
+
+Status TracingService::ReadBuffers(ConsumerId consumer, std::vector<std::string>* packets) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = SessionForConsumerLocked(consumer);
+  if (!s) return Status::Error("no tracing session: call EnableTracing first");
+  if (s->config.write_into_file())
+    return Status::Error("the session writes into a file (write_into_file); read the file instead");
+  ReadPacketsLocked(s, packets, nullptr);
+  return Status::Ok();
+}
+
+void TracingService::PeriodicWriteIntoFile(TracingSessionId sid) {
+  std::vector<std::string> packets;
+  std::shared_ptr<TraceFileWriter> file;
+  uint32_t period = kDefaultFileWritePeriodMs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TracingSession* s = FindSessionLocked(sid);
+    // kDisabled: FinalizeSession wrote the rest.
+    if (!s || !s->file || s->state == SessionState::kDisabled) return;
+    ReadPacketsLocked(s, &packets, nullptr);
+    file = s->file;
+    if (s->config.file_write_period_ms())
+      period = std::max(s->config.file_write_period_ms(), kMinFileWritePeriodMs);
+  }
+  Status st = file->WritePackets(packets);
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = FindSessionLocked(sid);
+  if (!s) return;
+  if (!st.ok()) {
+    DisableTracingLocked(s, st.message());
+  } else if (file->full()) {
+    Log("sluiced: session " + std::to_string(sid) + " reached max_file_size_bytes; stopping");
+    DisableTracingLocked(s, "");
+  }
+  if (s->state != SessionState::kDisabled)
+    PostDelayedTask([this, sid] { PeriodicWriteIntoFile(sid); }, period);
+}
+
+// ---- Stats ----------------------------------------------------------------------
+
+StatusOr<perfetto::protos::TraceStats> TracingService::GetTraceStats(ConsumerId consumer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TracingSession* s = SessionForConsumerLocked(consumer);
+  if (!s) return Status::Error("no tracing session: call EnableTracing first");
+  return GetTraceStatsLocked(s);
+}
+
+perfetto::protos::TraceStats TracingService::GetTraceStatsLocked(TracingSession* s) {
+  perfetto::protos::TraceStats st;
+  for (BufferId b : s->buffers) {
+    const BufferEntry& e = buffers_[b];
+    const TraceBufferStats& t = e.buffer->stats();
+    auto* bs = st.add_buffer_stats();
+    bs->set_buffer_size(t.buffer_size);
+    bs->set_bytes_written(t.bytes_written);
+    bs->set_bytes_overwritten(t.bytes_overwritten);
+    bs->set_bytes_read(t.bytes_read);
+    bs->set_padding_bytes_written(t.padding_bytes_written);
+    bs->set_padding_bytes_cleared(t.padding_bytes_cleared);
+    bs->set_chunks_written(t.chunks_written);
+    bs->set_chunks_rewritten(t.chunks_rewritten);
+    bs->set_chunks_overwritten(t.chunks_overwritten);
+    bs->set_chunks_discarded(t.chunks_discarded);
+    bs->set_chunks_read(t.chunks_read);
+    bs->set_chunks_committed_out_of_order(t.chunks_committed_out_of_order);
+    bs->set_write_wrap_count(t.write_wrap_count);
+    bs->set_patches_succeeded(t.patches_succeeded);
+    bs->set_patches_failed(t.patches_failed);
+    bs->set_readaheads_succeeded(t.readaheads_succeeded);
+    bs->set_readaheads_failed(t.readaheads_failed);
+    bs->set_abi_violations(t.abi_violations + e.extra_abi_violations);
+    bs->set_trace_writer_packet_loss(t.trace_writer_packet_loss);
+  }
+  uint64_t registered = 0;
+  for (auto& [pid, p] : producers_) registered += p->data_sources.size();
+  st.set_producers_connected(static_cast<uint32_t>(producers_.size()));
+  st.set_producers_seen(stats_.producers_seen);
+  st.set_data_sources_registered(static_cast<uint32_t>(registered));
+  st.set_data_sources_seen(data_sources_seen_);
+  st.set_tracing_sessions(static_cast<uint32_t>(sessions_.size()));
+  st.set_total_buffers(static_cast<uint32_t>(buffers_.size()));
+  st.set_chunks_discarded(stats_.chunks_discarded);
+  st.set_patches_discarded(stats_.patches_discarded);
+  st.set_invalid_packets(s->invalid_packets);
+  st.set_flushes_requested(s->flushes_requested);
+  st.set_flushes_succeeded(s->flushes_succeeded);
+  st.set_flushes_failed(s->flushes_failed);
+  if (s->final_flush_outcome)
+    st.set_final_flush_outcome(
+        static_cast<perfetto::protos::TraceStats::FinalFlushOutcome>(s->final_flush_outcome));
+  return st;
+}
+
+ServiceStats TracingService::GetServiceStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ServiceStats s = stats_;
+  s.producers_connected = producers_.size();
+  s.consumers_connected = consumers_.size();
+  return s;
+}
+
+void TracingService::CountDroppedIpcConnection() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.ipc_connections_dropped++;
+}
+
+}  // namespace sluice

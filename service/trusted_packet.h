@@ -1,0 +1,49 @@
+// Stamping trusted fields into the packets a producer wrote.
+//
+// A TracePacket carries who wrote it: trusted_uid (field 3),
+// trusted_packet_sequence_id (field 10) and trusted_pid (field 79) (upstream
+// protos/perfetto/trace/trace_packet.proto; checked against the generated
+// code in tests/service/trusted_packet_test.cc). Only the service may set
+// them: a producer could otherwise pose as another process or splice its
+// packets into another producer's sequence. So on the way out of the central
+// buffer the service
+//   1. scans the packet's top-level fields (validating the wire format),
+//   2. drops every occurrence of fields 3, 10 and 79 the producer wrote,
+//   3. appends the values it knows (from SO_PEERCRED and its own sequence
+//      numbering), plus previous_packet_dropped (field 42) when the central
+//      buffer saw a gap before this packet.
+// Appending last also means a parser that keeps the last value of a field
+// sees the trusted one. A packet whose top level does not parse is dropped
+// and counted (TraceStats.invalid_packets). Nested messages are not looked
+// into: a producer cannot forge a top-level field from inside one.
+//
+// Read path, not commit path: one scan per packet, and a copy only when a
+// forged field has to be cut out.
+#ifndef SLUICE_SERVICE_TRUSTED_PACKET_H_
+#define SLUICE_SERVICE_TRUSTED_PACKET_H_
+
+#include <cstdint>
+#include <string>
+
+namespace sluice {
+
+inline constexpr uint32_t kTrustedUidField = 3;
+inline constexpr uint32_t kTrustedPacketSequenceIdField = 10;
+inline constexpr uint32_t kPreviousPacketDroppedField = 42;
+inline constexpr uint32_t kTrustedPidField = 79;
+
+struct TrustedFields {
+  int32_t uid = 0;
+  uint32_t sequence_id = 0;
+  int32_t pid = 0;
+  // Central buffer saw packets lost right before this one on the sequence.
+  bool previous_packet_dropped = false;
+};
+
+// Rewrites *packet_untrusted in place. False (packet unusable, leave it out
+// of the trace) if its top-level wire format is invalid.
+bool StampTrustedFields(std::string* packet_untrusted, const TrustedFields& trusted);
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVICE_TRUSTED_PACKET_H_
