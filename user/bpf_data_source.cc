@@ -1,0 +1,396 @@
+#include "user/bpf_data_source.h"
+
+#include <bpf/libbpf.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "perfetto/trace/trace_packet.pb.h"
+#include "sluice/bpf.pb.h"
+#include "sluice/bpf_config.pb.h"
+#include "user/bpf_event_decoder.h"
+#include "user/bpf_marker_files.h"
+
+namespace sluice {
+namespace {
+
+// Records one drain cycle consumes before the loop looks at its control
+// channel again (a ring refilled as fast as it is read would otherwise keep
+// ring_buffer__consume() going forever).
+constexpr uint64_t kRecordsPerCycle = 1 << 20;
+constexpr auto kFlushTimeout = std::chrono::seconds(5);
+// Stop(): how long to wait for programs that were running when detached.
+constexpr auto kFinalDrainTimeout = std::chrono::seconds(1);
+
+uint64_t NowNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool IdentityHolds(const BpfSourceCounters& c) {
+  for (const BpfCpuCounters& cpu : c.per_cpu) {
+    if (cpu.produced != cpu.delivered + cpu.dropped) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<BpfDataSource>> BpfDataSource::Create(
+    const protos::BpfConfig& config, MakeWriter make_writer, const BpfDataSourceOptions& options) {
+  std::unique_ptr<BpfDataSource> source(new BpfDataSource());
+  SLUICE_RETURN_IF_ERROR(source->Init(config, std::move(make_writer), options));
+  return source;
+}
+
+Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writer,
+                           const BpfDataSourceOptions& options) {
+  options_ = options;
+  if (!options_.warn) {
+    options_.warn = [](const std::string& m) { fprintf(stderr, "sluice: %s\n", m.c_str()); };
+  }
+  const bool shared = options_.ring_mode == BpfDataSourceOptions::RingMode::kShared;
+  int possible = libbpf_num_possible_cpus();
+  if (possible <= 0) return Status::Error("linux.bpf: cannot read the number of possible CPUs");
+  num_cpus_ = static_cast<uint32_t>(possible);
+
+  SLUICE_ASSIGN_OR_RETURN(settings_, BpfSettings::FromConfig(config, num_cpus_, shared));
+  for (const std::string& name : settings_.unknown_events) {
+    options_.warn("linux.bpf: event '" + name + "' is not one this source has; skipping it");
+  }
+
+  BpfLoaderOptions lo;
+  lo.shared_ring = shared;
+  lo.wakeup_fill_percent = options_.wakeup_fill_percent;
+  lo.force_tracepoint = options_.force_tracepoint;
+  lo.force_marker_tracepoint = options_.force_marker_tracepoint;
+  lo.verbose = options_.verbose;
+  lo.enable_run_time_stats = options_.enable_run_time_stats;
+  lo.tracefs_root = options_.tracefs_root;
+  lo.warn = options_.warn;
+  if (settings_.has(BpfEvent::kPrint)) {
+    SLUICE_ASSIGN_OR_RETURN(lo.marker_files,
+                            ResolveMarkerFiles(options_.tracefs_root, options_.marker_instances));
+  }
+  SLUICE_ASSIGN_OR_RETURN(loader_, BpfLoader::Load(settings_, lo));
+  loader_info_ = loader_->info();
+
+  for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
+    std::unique_ptr<TraceWriter> w = make_writer();
+    if (!w) return Status::Error("linux.bpf: no trace writer available (CPU " + std::to_string(cpu) + ")");
+    bundles_.push_back(std::make_unique<BpfBundleWriter>(cpu, w.get(), options_.max_events_per_bundle));
+    writers_.push_back(std::move(w));
+  }
+  stats_writer_ = make_writer();
+  if (!stats_writer_) return Status::Error("linux.bpf: no trace writer available (stats)");
+  published_ = std::make_unique<Published[]>(num_cpus_);
+  last_dropped_.assign(num_cpus_, 0);
+
+  // ring_ctx_ must not move once libbpf holds pointers into it.
+  const std::vector<int>& fds = loader_->ring_fds();
+  ring_ctx_.reserve(fds.size());
+  for (size_t i = 0; i < fds.size(); i++) {
+    if (fds[i] < 0) continue;
+    ring_ctx_.push_back(RingCtx{this, shared ? -1 : static_cast<int>(i)});
+    RingCtx* ctx = &ring_ctx_.back();
+    int err = 0;
+    if (!rb_) {
+      rb_ = ring_buffer__new(fds[i], &BpfDataSource::OnRecord, ctx, nullptr);
+      if (!rb_) err = -errno;
+    } else {
+      err = ring_buffer__add(rb_, fds[i], &BpfDataSource::OnRecord, ctx);
+    }
+    if (err) return Status::Error("linux.bpf: cannot map BPF ring " + std::to_string(i) + ": " + strerror(-err));
+  }
+  if (!rb_) return Status::Error("linux.bpf: no BPF ring to read (no online CPU?)");
+
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || event_fd_ < 0) return Status::Error(std::string("linux.bpf: epoll/eventfd: ") + strerror(errno));
+  epoll_event ev = {};
+  ev.events = EPOLLIN;
+  ev.data.u32 = 0;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb_), &ev) != 0 ||
+      (ev.data.u32 = 1, epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &ev)) != 0) {
+    return Status::Error(std::string("linux.bpf: epoll_ctl: ") + strerror(errno));
+  }
+  return Status::Ok();
+}
+
+BpfDataSource::~BpfDataSource() {
+  Stop();
+  bundles_.clear();  // before the writers they point to
+  if (rb_) ring_buffer__free(rb_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (event_fd_ >= 0) close(event_fd_);
+}
+
+Status BpfDataSource::Start() {
+  if (started_ || stopped_) return Status::Error("linux.bpf: Start() called twice");
+  SLUICE_RETURN_IF_ERROR(loader_->Attach());
+  loader_info_ = loader_->info();
+  started_ = true;
+  reader_ = std::thread(&BpfDataSource::ReaderLoop, this);
+  return Status::Ok();
+}
+
+void BpfDataSource::Signal() {
+  uint64_t one = 1;
+  ssize_t n = write(event_fd_, &one, sizeof(one));
+  (void)n;  // EAGAIN: the counter is already non-zero, the reader will wake
+}
+
+int BpfDataSource::OnRecord(void* ctx, void* data, size_t size) {
+  auto* rc = static_cast<RingCtx*>(ctx);
+  BpfDataSource* self = rc->self;
+  const auto* rec = static_cast<const uint8_t*>(data);
+  uint32_t cpu;
+  if (rc->cpu >= 0) {
+    cpu = static_cast<uint32_t>(rc->cpu);
+  } else {
+    BpfEventDecoder::Header h;
+    if (!BpfEventDecoder::ReadHeader(rec, size, &h) || h.cpu >= self->num_cpus_) {
+      self->unrouted_++;
+      return 0;
+    }
+    cpu = h.cpu;
+  }
+  self->bundles_[cpu]->Append(rec, size);
+  // A negative return makes libbpf stop after consuming this record.
+  return ++self->consumed_in_cycle_ >= kRecordsPerCycle ? -EAGAIN : 0;
+}
+
+BpfDataSource::DrainResult BpfDataSource::Drain() {
+  consumed_in_cycle_ = 0;
+  int n = ring_buffer__consume(rb_);
+  AfterDrain();
+  return (n < 0 && consumed_in_cycle_ >= kRecordsPerCycle) ? DrainResult::kBudgetHit
+                                                           : DrainResult::kEmpty;
+}
+
+void BpfDataSource::AfterDrain() {
+  for (auto& b : bundles_) b->Close();
+  std::vector<BpfKernelCounters> k;
+  if (loader_->ReadCounters(&k).ok()) {
+    for (uint32_t cpu = 0; cpu < num_cpus_ && cpu < k.size(); cpu++) {
+      if (k[cpu].dropped > last_dropped_[cpu]) {
+        bundles_[cpu]->MarkLost();
+        last_dropped_[cpu] = k[cpu].dropped;
+      }
+    }
+  }
+  for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
+    // Pairs with the acquire loads in ReadCountersLocked().
+    published_[cpu].delivered.store(bundles_[cpu]->delivered(), std::memory_order_release);
+    published_[cpu].decode_errors.store(bundles_[cpu]->decode_errors(), std::memory_order_release);
+  }
+  drain_cycles_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void BpfDataSource::ReaderLoop() {
+  pthread_setname_np(pthread_self(), "sluice-bpf");
+  epoll_event events[2];
+  for (;;) {
+    int n = epoll_wait(epoll_fd_, events, 2, static_cast<int>(options_.drain_period_ms));
+    (void)n;  // woken by a ring, the control eventfd or the timeout: same work
+    uint64_t value;
+    while (read(event_fd_, &value, sizeof(value)) > 0) {
+    }
+    uint64_t flush_requested;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_requested_) break;
+      flush_requested = flush_requested_;
+    }
+    if (!paused_.load(std::memory_order_acquire)) {
+      while (Drain() == DrainResult::kBudgetHit) {
+      }
+    }
+    bool flush;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      flush = flush_requested > flush_done_;
+    }
+    if (flush) {
+      WriteStatsPacket(/*final_phase=*/false);
+      FlushWriters();
+      std::lock_guard<std::mutex> lock(mu_);
+      flush_done_ = flush_requested;
+      cv_.notify_all();
+    }
+    reader_cpu_ns_.store(NowNs(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
+  }
+}
+
+void BpfDataSource::Flush() {
+  if (!started_ || stopped_) return;
+  uint64_t mine;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    mine = ++flush_requested_;
+  }
+  Signal();
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, kFlushTimeout, [&] { return flush_done_ >= mine; })) {
+    options_.warn("linux.bpf: flush timed out after 5 s (reader thread stuck?)");
+  }
+}
+
+void BpfDataSource::Stop() {
+  if (stopped_) return;
+  if (started_) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_requested_ = true;
+    }
+    Signal();
+    reader_.join();  // the writers are this thread's from here on
+    loader_->Detach();
+    // A program that was running on another CPU when detached may still
+    // submit; drain until every produced record is accounted for.
+    auto deadline = std::chrono::steady_clock::now() + kFinalDrainTimeout;
+    BpfSourceCounters c;
+    for (;;) {
+      while (Drain() == DrainResult::kBudgetHit) {
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        c = ReadCountersLocked();
+      }
+      if (IdentityHolds(c) || std::chrono::steady_clock::now() > deadline) break;
+      usleep(1000);
+    }
+    WriteStatsPacket(/*final_phase=*/true);
+    FlushWriters();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (loader_) final_counters_ = ReadCountersLocked();
+  stopped_ = true;
+  if (rb_) {
+    ring_buffer__free(rb_);
+    rb_ = nullptr;
+  }
+  loader_.reset();
+}
+
+BpfSourceCounters BpfDataSource::ReadCountersLocked() const {
+  BpfSourceCounters c;
+  c.per_cpu.resize(num_cpus_);
+  std::vector<BpfKernelCounters> k;
+  if (loader_ && loader_->ReadCounters(&k).ok()) {
+    for (uint32_t cpu = 0; cpu < num_cpus_ && cpu < k.size(); cpu++) {
+      BpfCpuCounters& o = c.per_cpu[cpu];
+      o.produced = k[cpu].produced;
+      o.dropped = k[cpu].dropped;
+      o.filtered_task = k[cpu].filtered_task;
+      o.filtered_rate = k[cpu].filtered_rate;
+      o.marker_truncated = k[cpu].marker_truncated;
+      o.marker_read_faults = k[cpu].marker_read_faults;
+      o.wakeups = k[cpu].wakeups;
+    }
+  }
+  for (uint32_t cpu = 0; cpu < num_cpus_ && published_; cpu++) {
+    c.per_cpu[cpu].delivered = published_[cpu].delivered.load(std::memory_order_acquire);
+    c.per_cpu[cpu].decode_errors = published_[cpu].decode_errors.load(std::memory_order_acquire);
+  }
+  for (const BpfCpuCounters& o : c.per_cpu) {
+    c.total.produced += o.produced;
+    c.total.delivered += o.delivered;
+    c.total.dropped += o.dropped;
+    c.total.filtered_task += o.filtered_task;
+    c.total.filtered_rate += o.filtered_rate;
+    c.total.marker_truncated += o.marker_truncated;
+    c.total.marker_read_faults += o.marker_read_faults;
+    c.total.wakeups += o.wakeups;
+    c.total.decode_errors += o.decode_errors;
+  }
+  c.drain_cycles = drain_cycles_.load(std::memory_order_relaxed);
+  c.reader_cpu_ns = reader_cpu_ns_.load(std::memory_order_relaxed);
+  c.stats_packets = stats_packets_;
+  return c;
+}
+
+BpfSourceCounters BpfDataSource::counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return final_counters_;
+  return ReadCountersLocked();
+}
+
+Status BpfDataSource::ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!loader_) return Status::Error("linux.bpf: stopped");
+  return loader_->ReadRunStats(run_time_ns, run_count);
+}
+
+void BpfDataSource::WriteStatsPacket(bool final_phase) {
+  BpfSourceCounters c;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    c = ReadCountersLocked();
+  }
+  protos::BpfStats stats;
+  stats.set_phase(final_phase ? protos::BpfStats::PHASE_END : protos::BpfStats::PHASE_PERIODIC);
+  for (uint32_t cpu = 0; cpu < c.per_cpu.size(); cpu++) {
+    const BpfCpuCounters& o = c.per_cpu[cpu];
+    if (!o.produced && !o.delivered && !o.dropped && !o.filtered_task && !o.filtered_rate) continue;
+    auto* s = stats.add_cpu_stats();
+    s->set_cpu(cpu);
+    s->set_produced(o.produced);
+    s->set_delivered(o.delivered);
+    s->set_dropped(o.dropped);
+    s->set_filtered_task(o.filtered_task);
+    s->set_filtered_rate(o.filtered_rate);
+    s->set_marker_truncated(o.marker_truncated);
+    s->set_marker_read_faults(o.marker_read_faults);
+    s->set_wakeups(o.wakeups);
+    s->set_decode_errors(o.decode_errors);
+  }
+  stats.set_produced(c.total.produced);
+  stats.set_delivered(c.total.delivered);
+  stats.set_dropped(c.total.dropped);
+  stats.set_filtered(c.total.filtered_task + c.total.filtered_rate);
+  if (final_phase) {
+    stats.set_unaccounted(static_cast<int64_t>(c.total.produced) -
+                          static_cast<int64_t>(c.total.delivered) -
+                          static_cast<int64_t>(c.total.dropped));
+  }
+  stats.set_tracepoint_attach(loader_info_.tracepoint_attach);
+  stats.set_marker_attach(loader_info_.marker_attach);
+  stats.set_ring_mode(options_.ring_mode == BpfDataSourceOptions::RingMode::kShared ? "shared"
+                                                                                    : "per_cpu");
+  for (BpfEvent e : loader_info_.events) {
+    BpfEventName n = BpfEventNameOf(e);
+    stats.add_events(std::string(n.group) + "/" + std::string(n.name));
+  }
+  for (const std::string& s : loader_info_.skipped) stats.add_skipped_events(s);
+  for (const std::string& s : settings_.unknown_events) stats.add_skipped_events(s + ": unknown event");
+
+  std::string bytes = stats.SerializeAsString();  // off the hot path
+  auto packet = stats_writer_->NewTracePacket();
+  packet->WriteVarInt(perfetto::protos::TracePacket::kTimestampFieldNumber, NowNs(CLOCK_BOOTTIME));
+  packet->WriteBytes(protos::BpfStatsPacket::kBpfStatsFieldNumber, bytes.data(), bytes.size());
+  packet.Finalize();
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_packets_++;
+}
+
+void BpfDataSource::FlushWriters() {
+  for (auto& w : writers_) w->Flush();
+  stats_writer_->Flush();
+}
+
+void BpfDataSource::PauseReadingForTesting() { paused_.store(true, std::memory_order_release); }
+
+void BpfDataSource::ResumeReadingForTesting() {
+  paused_.store(false, std::memory_order_release);
+  if (started_ && !stopped_) Signal();
+}
+
+}  // namespace sluice

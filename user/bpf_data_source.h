@@ -1,0 +1,197 @@
+// BpfDataSource: the `linux.bpf` data source. Kernel events captured by BPF
+// programs (bpf/*.bpf.c) reach the trace as the same FtraceEvent messages the
+// linux.ftrace source writes, in FtraceEventBundles per CPU.
+//
+//   kernel                          this class (one reader thread)
+//   ──────────────────────────      ──────────────────────────────────────────
+//   tracepoint ─▶ BPF program       epoll_wait(ring fds + control eventfd,
+//     filters (pid/tgid/comm,         timeout = drain_period_ms)
+//     rate) ─▶ reserve in the       ring_buffer__consume(): per record
+//     CPU's ring ─▶ submit            BpfBundleWriter[cpu].Append()
+//     (wake-up only when the          (decode, user/bpf_event_decoder.h)
+//     ring's fill crosses the       end of cycle: close bundles, read the
+//     threshold)                      drop counters, flag lost_events on the
+//                                     next bundle of a CPU that dropped
+//
+// Writers. `make_writer` is called once per possible CPU (that CPU's bundles
+// form one sequence) and once more for the stats packets, all in Create().
+// Only the reader thread writes to them while it runs; Flush() and Stop()
+// hand over through the control channel and a join, so the writers are
+// never used by two threads at once.
+//
+// Accounting. Per CPU, the BPF programs count every record they try to put
+// in a ring (produced) and every one they could not (dropped); user space
+// counts every record it reads (delivered). A BpfStats packet (protos/
+// sluice/bpf.proto) carries them at every Flush() and at Stop(). Stop()
+// detaches the programs first and drains until the rings are empty, so in
+// the END packet produced == delivered + dropped holds exactly.
+//
+// Lifecycle: Create() (checks, loads the programs; one-line errors) →
+// Start() (attaches, starts the reader) → Flush()* → Stop(). The destructor
+// stops. Create() and Start() can fail; Flush() and Stop() cannot.
+//
+// Thread-safety: Start/Flush/Stop from one control thread; counters() from
+// any thread.
+#ifndef SLUICE_USER_BPF_DATA_SOURCE_H_
+#define SLUICE_USER_BPF_DATA_SOURCE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shm/status.h"
+#include "shm/trace_writer.h"
+#include "user/bpf_bundle_writer.h"
+#include "user/bpf_loader.h"
+#include "user/bpf_settings.h"
+
+struct ring_buffer;
+
+namespace sluice {
+namespace protos {
+class BpfConfig;
+}  // namespace protos
+
+struct BpfDataSourceOptions {
+  enum class RingMode : uint8_t {
+    kPerCpu,  // one ring per CPU (default; see docs/PERFORMANCE.md)
+    kShared,  // one ring for all CPUs
+  };
+  RingMode ring_mode = RingMode::kPerCpu;
+  // The reader drains at least this often, even if no ring woke it.
+  uint32_t drain_period_ms = 100;
+  // Wake the reader when a ring is this full; 0 = kernel default policy
+  // (a wake-up whenever the reader caught up: up to one per event).
+  uint32_t wakeup_fill_percent = 25;
+  uint32_t max_events_per_bundle = BpfBundleWriter::kDefaultMaxEvents;
+  // tracefs instances whose trace_marker writes become print events
+  // ("" = the root instance). BpfConfig has no field for this yet.
+  std::vector<std::string> marker_instances = {""};
+  std::string tracefs_root;  // "" = find it
+  bool force_tracepoint = false;         // tests: classic tracepoints only
+  bool force_marker_tracepoint = false;  // tests: no fentry probe
+  bool verbose = false;                  // libbpf debug output to stderr
+  bool enable_run_time_stats = false;    // benchmarks: BPF program run time
+  std::function<void(const std::string&)> warn;  // default: stderr
+};
+
+struct BpfCpuCounters {
+  uint64_t produced = 0;
+  uint64_t delivered = 0;
+  uint64_t dropped = 0;
+  uint64_t filtered_task = 0;
+  uint64_t filtered_rate = 0;
+  uint64_t marker_truncated = 0;
+  uint64_t marker_read_faults = 0;
+  uint64_t wakeups = 0;
+  uint64_t decode_errors = 0;
+};
+
+struct BpfSourceCounters {
+  std::vector<BpfCpuCounters> per_cpu;  // index = CPU
+  BpfCpuCounters total;
+  uint64_t drain_cycles = 0;
+  uint64_t stats_packets = 0;
+  // Reader thread CPU time (user + system), ns: for the benchmarks.
+  uint64_t reader_cpu_ns = 0;
+};
+
+class BpfDataSource {
+ public:
+  using MakeWriter = std::function<std::unique_ptr<TraceWriter>()>;
+
+  static StatusOr<std::unique_ptr<BpfDataSource>> Create(const protos::BpfConfig& config,
+                                                         MakeWriter make_writer,
+                                                         const BpfDataSourceOptions& options);
+  ~BpfDataSource();
+  BpfDataSource(const BpfDataSource&) = delete;
+  BpfDataSource& operator=(const BpfDataSource&) = delete;
+
+  Status Start();
+  // Drains the rings, writes a BpfStats packet and flushes every writer;
+  // returns when done (or after 5 s if the reader is stuck).
+  void Flush();
+  // Detaches the programs, drains everything, writes the final BpfStats
+  // packet, flushes, frees the programs and rings. Idempotent.
+  void Stop();
+
+  BpfSourceCounters counters() const;  // thread-safe
+  const BpfAttachInfo& attach_info() const { return loader_info_; }
+  // Summed BPF program run time (needs options.enable_run_time_stats).
+  Status ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) const;
+
+  // For tests: stop and resume reading the rings (the programs keep
+  // producing; a full ring drops).
+  void PauseReadingForTesting();
+  void ResumeReadingForTesting();
+
+ private:
+  struct RingCtx {
+    BpfDataSource* self;
+    int cpu;  // -1: shared ring, route by the record's cpu
+  };
+  enum class DrainResult { kEmpty, kBudgetHit };
+
+  BpfDataSource() = default;
+  Status Init(const protos::BpfConfig& config, MakeWriter make_writer,
+              const BpfDataSourceOptions& options);
+  void ReaderLoop();
+  DrainResult Drain();
+  void AfterDrain();
+  void WriteStatsPacket(bool final_phase);
+  void FlushWriters();
+  void Signal();
+  BpfSourceCounters ReadCountersLocked() const;
+  static int OnRecord(void* ctx, void* data, size_t size);
+
+  BpfDataSourceOptions options_;
+  BpfSettings settings_;
+  std::unique_ptr<BpfLoader> loader_;  // guarded by mu_ for counters()
+  BpfAttachInfo loader_info_;
+  uint32_t num_cpus_ = 0;
+
+  std::vector<std::unique_ptr<TraceWriter>> writers_;  // per CPU
+  std::unique_ptr<TraceWriter> stats_writer_;
+  std::vector<std::unique_ptr<BpfBundleWriter>> bundles_;  // per CPU
+  std::vector<RingCtx> ring_ctx_;
+  ring_buffer* rb_ = nullptr;
+  int epoll_fd_ = -1;
+  int event_fd_ = -1;
+
+  // Reader-thread state.
+  uint64_t consumed_in_cycle_ = 0;
+  uint64_t unrouted_ = 0;  // shared ring: record cpu out of range
+  std::vector<uint64_t> last_dropped_;
+  uint64_t stats_packets_ = 0;
+
+  // Published by the reader after each drain for counters().
+  struct Published {
+    std::atomic<uint64_t> delivered{0};
+    std::atomic<uint64_t> decode_errors{0};
+  };
+  std::unique_ptr<Published[]> published_;
+  std::atomic<uint64_t> drain_cycles_{0};
+  std::atomic<uint64_t> reader_cpu_ns_{0};
+  std::atomic<bool> paused_{false};
+
+  // Control channel.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t flush_requested_ = 0;  // guarded by mu_
+  uint64_t flush_done_ = 0;       // guarded by mu_
+  bool stop_requested_ = false;   // guarded by mu_
+  bool started_ = false;
+  bool stopped_ = false;
+  BpfSourceCounters final_counters_;  // guarded by mu_, valid once stopped_
+  std::thread reader_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_BPF_DATA_SOURCE_H_

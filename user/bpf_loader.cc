@@ -1,0 +1,490 @@
+#include "user/bpf_loader.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "sluice_events.skel.h"
+
+extern "C" {
+#include "bpf/sluice_record.h"
+}
+
+namespace sluice {
+namespace {
+
+static_assert(sizeof(BpfKernelCounters) <= sizeof(sluice_cpu_counters));
+static_assert(BpfSettings::kMaxMarkerPayloadBytes == SLUICE_MAX_MARKER_PAYLOAD);
+static_assert(BpfSettings::kMaxCommPrefixes == SLUICE_MAX_COMM_PREFIXES);
+
+constexpr const char* kVmlinuxBtf = "/sys/kernel/btf/vmlinux";
+
+// ---- libbpf's print callback, captured. ----
+//
+// libbpf has one process-wide print callback. While a load is in progress it
+// points here: messages at LIBBPF_WARN and above (which include the
+// verifier log of a rejected program) are kept, the last kMaxLogBytes of
+// them, to quote on failure; debug messages go to stderr only if verbose.
+class LibbpfLogCapture {
+ public:
+  static constexpr size_t kMaxLogBytes = 256 * 1024;
+
+  explicit LibbpfLogCapture(bool verbose) {
+    std::lock_guard<std::mutex> lock(mu());
+    state().verbose = verbose;
+    state().log.clear();
+    previous_ = libbpf_set_print(&Print);
+  }
+  ~LibbpfLogCapture() { libbpf_set_print(previous_); }
+
+  // The last `lines` non-empty lines of what was captured.
+  std::string Tail(size_t lines) const {
+    std::lock_guard<std::mutex> lock(mu());
+    std::vector<std::string> all;
+    std::istringstream in(state().log);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) all.push_back(line);
+    }
+    std::string out;
+    for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); i++) {
+      out += "  " + all[i] + "\n";
+    }
+    return out;
+  }
+
+  // The verifier's last words: the line before "processed N insns" in the
+  // last program log, else the last captured line.
+  std::string Summary() const {
+    std::lock_guard<std::mutex> lock(mu());
+    std::vector<std::string> all;
+    std::istringstream in(state().log);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) all.push_back(line);
+    }
+    for (size_t i = all.size(); i-- > 1;) {
+      if (all[i].rfind("processed ", 0) == 0) return all[i - 1];
+    }
+    return all.empty() ? std::string() : all.back();
+  }
+
+ private:
+  struct State {
+    bool verbose = false;
+    std::string log;
+  };
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static State& state() {
+    static State s;
+    return s;
+  }
+  static int Print(enum libbpf_print_level level, const char* fmt, va_list args) {
+    va_list copy;
+    va_copy(copy, args);
+    int n = vsnprintf(nullptr, 0, fmt, copy);
+    va_end(copy);
+    if (n <= 0) return 0;
+    std::string text(static_cast<size_t>(n) + 1, '\0');
+    vsnprintf(text.data(), text.size(), fmt, args);
+    text.resize(static_cast<size_t>(n));
+    std::lock_guard<std::mutex> lock(mu());
+    if (state().verbose) fputs(text.c_str(), stderr);
+    if (level == LIBBPF_DEBUG) return 0;
+    std::string& log = state().log;
+    log += text;
+    if (log.size() > kMaxLogBytes) log.erase(0, log.size() - kMaxLogBytes);
+    return 0;
+  }
+
+  libbpf_print_fn_t previous_ = nullptr;
+};
+
+// ---- Preflight. ----
+
+Status CheckCapabilities() {
+  // CAP_PERFMON and CAP_BPF (v5.8) may be missing from old headers.
+  constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
+  __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return Status::Ok();  // let the load tell
+  auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1u; };
+  if (has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon))) return Status::Ok();
+  std::string missing = has(kCapBpf) ? "CAP_PERFMON" : has(kCapPerfmon) ? "CAP_BPF" : "CAP_BPF and CAP_PERFMON";
+  return Status::Error("linux.bpf: loading tracing BPF programs needs CAP_BPF and CAP_PERFMON "
+                       "(or CAP_SYS_ADMIN); this process lacks " + missing +
+                       ": run as root or `setcap cap_bpf,cap_perfmon+ep` the binary");
+}
+
+// A minimal BPF_PROG_TYPE_TRACING program ("return 0") against a BTF id:
+// can this kernel load it (and, for fentry, attach it: trampolines)?
+bool ProbeTracingProgram(int attach_btf_id, bpf_attach_type type, bool attach) {
+  struct bpf_insn insns[2] = {};
+  insns[0].code = BPF_ALU64 | BPF_MOV | BPF_K;  // r0 = 0
+  insns[1].code = BPF_JMP | BPF_EXIT;
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
+              .attach_btf_id = static_cast<__u32>(attach_btf_id));
+  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "sluice_probe", "GPL", insns, 2, &opts);
+  if (fd < 0) return false;
+  bool ok = true;
+  if (attach) {
+    int link = bpf_raw_tracepoint_open(nullptr, fd);
+    ok = link >= 0;
+    if (link >= 0) close(link);
+  }
+  close(fd);
+  return ok;
+}
+
+// Parameters of a tracepoint's BTF prototype btf_trace_<name> (the first is
+// the context pointer), or -1 if the kernel has no such typedef.
+int TracepointBtfParams(const btf* vmlinux, const std::string& name, int* type_id) {
+  int id = btf__find_by_name_kind(vmlinux, ("btf_trace_" + name).c_str(), BTF_KIND_TYPEDEF);
+  if (type_id) *type_id = id;
+  if (id < 0) return -1;
+  const btf_type* t = btf__type_by_id(vmlinux, static_cast<__u32>(id));
+  if (t) t = btf__type_by_id(vmlinux, t->type);  // PTR
+  if (t && btf_is_ptr(t)) t = btf__type_by_id(vmlinux, t->type);
+  if (!t || !btf_is_func_proto(t)) return -1;
+  return btf_vlen(t);
+}
+
+std::string FindTracefs(const std::string& root) {
+  if (!root.empty()) return root;
+  for (const char* p : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+    if (access((std::string(p) + "/events").c_str(), F_OK) == 0) return p;
+  }
+  return "/sys/kernel/tracing";
+}
+
+bool TracefsHasEvent(const std::string& tracefs, std::string_view group, std::string_view name) {
+  std::string path = tracefs + "/events/" + std::string(group) + "/" + std::string(name) + "/id";
+  return access(path.c_str(), F_OK) == 0;
+}
+
+std::vector<bool> OnlineCpus(uint32_t num_possible) {
+  std::vector<bool> online(num_possible, false);
+  std::ifstream in("/sys/devices/system/cpu/online");
+  std::string text;
+  if (!std::getline(in, text)) {
+    std::fill(online.begin(), online.end(), true);
+    return online;
+  }
+  std::istringstream ranges(text);
+  for (std::string range; std::getline(ranges, range, ',');) {
+    unsigned lo = 0, hi = 0;
+    int n = sscanf(range.c_str(), "%u-%u", &lo, &hi);
+    if (n < 1) continue;
+    if (n == 1) hi = lo;
+    for (unsigned c = lo; c <= hi && c < num_possible; c++) online[c] = true;
+  }
+  return online;
+}
+
+std::string Errno(int err) { return strerror(err < 0 ? -err : err); }
+
+struct EventPrograms {
+  BpfEvent event;
+  bpf_program* btf;  // tp_btf program, or null
+  bpf_program* tp;   // classic tracepoint program
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<BpfLoader>> BpfLoader::Load(const BpfSettings& settings,
+                                                     const BpfLoaderOptions& options) {
+  if (access(kVmlinuxBtf, R_OK) != 0) {
+    return Status::Error(std::string("linux.bpf: ") + kVmlinuxBtf +
+                         " is missing: the kernel was built without CONFIG_DEBUG_INFO_BTF=y, "
+                         "which the CO-RE BPF programs need (use the linux.ftrace source instead)");
+  }
+  SLUICE_RETURN_IF_ERROR(CheckCapabilities());
+  std::unique_ptr<BpfLoader> loader(new BpfLoader());
+  SLUICE_RETURN_IF_ERROR(loader->Open(settings, options));
+  return loader;
+}
+
+Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& options) {
+  warn_ = options.warn ? options.warn : [](const std::string& m) {
+    fprintf(stderr, "sluice: %s\n", m.c_str());
+  };
+  shared_ring_ = options.shared_ring;
+  int possible = libbpf_num_possible_cpus();
+  if (possible <= 0) return Status::Error("linux.bpf: cannot read the number of possible CPUs");
+  num_cpus_ = static_cast<uint32_t>(possible);
+
+  LibbpfLogCapture capture(options.verbose);
+  skel_ = sluice_events__open();
+  if (!skel_) {
+    return Status::Error("linux.bpf: cannot open the BPF object: " + Errno(errno) + "\n" +
+                         capture.Tail(10));
+  }
+
+  // ---- Choose a program per event. ----
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) {
+    return Status::Error(std::string("linux.bpf: cannot parse ") + kVmlinuxBtf + ": " +
+                         Errno(errno) + " (CONFIG_DEBUG_INFO_BTF)");
+  }
+  const std::string tracefs = FindTracefs(options.tracefs_root);
+  bool tp_btf_ok = false;
+  if (!options.force_tracepoint) {
+    int id = -1;
+    if (TracepointBtfParams(vmlinux, "sched_switch", &id) >= 0)
+      tp_btf_ok = ProbeTracingProgram(id, BPF_TRACE_RAW_TP, /*attach=*/false);
+  }
+  auto* p = &skel_->progs;
+  const EventPrograms table[] = {
+      {BpfEvent::kSchedSwitch, p->sluice_btf_sched_switch, p->sluice_tp_sched_switch},
+      {BpfEvent::kSchedWakeup, p->sluice_btf_sched_wakeup, p->sluice_tp_sched_wakeup},
+      {BpfEvent::kSchedWaking, p->sluice_btf_sched_waking, p->sluice_tp_sched_waking},
+      {BpfEvent::kSchedWakeupNew, p->sluice_btf_sched_wakeup_new, p->sluice_tp_sched_wakeup_new},
+      {BpfEvent::kSchedProcessFork, p->sluice_btf_sched_process_fork, p->sluice_tp_sched_process_fork},
+      {BpfEvent::kSchedProcessExec, p->sluice_btf_sched_process_exec, p->sluice_tp_sched_process_exec},
+      {BpfEvent::kSchedProcessExit, p->sluice_btf_sched_process_exit, p->sluice_tp_sched_process_exit},
+      {BpfEvent::kTaskRename, p->sluice_btf_task_rename, p->sluice_tp_task_rename},
+      {BpfEvent::kTaskNewtask, p->sluice_btf_task_newtask, p->sluice_tp_task_newtask},
+  };
+  bpf_object* obj = skel_->obj;
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, obj) bpf_program__set_autoload(prog, false);
+
+  bool any_btf = false, any_tp = false;
+  for (const EventPrograms& e : table) {
+    if (!settings.has(e.event)) continue;
+    BpfEventName n = BpfEventNameOf(e.event);
+    if (tp_btf_ok && TracepointBtfParams(vmlinux, std::string(n.name), nullptr) >= 0) {
+      bpf_program__set_autoload(e.btf, true);
+      any_btf = true;
+    } else if (TracefsHasEvent(tracefs, n.group, n.name)) {
+      bpf_program__set_autoload(e.tp, true);
+      any_tp = true;
+    } else {
+      std::string why = std::string(n.group) + "/" + std::string(n.name) +
+                        ": no such tracepoint on this kernel";
+      warn_("linux.bpf: skipping " + why);
+      info_.skipped.push_back(why);
+      continue;
+    }
+    info_.events.push_back(e.event);
+  }
+  if (any_btf && !tp_btf_ok) any_btf = false;
+  info_.tracepoint_attach = any_btf ? (any_tp ? "tp_btf+tracepoint" : "tp_btf")
+                                    : (any_tp ? "tracepoint" : "");
+  if (!tp_btf_ok && any_tp && !options.force_tracepoint) {
+    warn_("linux.bpf: this kernel cannot load tp_btf programs; using classic tracepoints "
+          "(slower: formatted records, no preempt flag)");
+  }
+
+  if (settings.has(BpfEvent::kPrint)) {
+    int mark_id = btf__find_by_name_kind(vmlinux, "tracing_mark_write", BTF_KIND_FUNC);
+    bool fentry_ok = !options.force_marker_tracepoint && mark_id > 0 &&
+                     ProbeTracingProgram(mark_id, BPF_TRACE_FENTRY, /*attach=*/true);
+    if (options.marker_files.empty()) {
+      info_.skipped.push_back("ftrace/print: no trace_marker file resolved");
+      warn_("linux.bpf: skipping ftrace/print: no trace_marker file to watch");
+    } else if (fentry_ok) {
+      bpf_program__set_autoload(p->sluice_fentry_tracing_mark_write, true);
+      info_.marker_attach = "fentry";
+      info_.events.push_back(BpfEvent::kPrint);
+    } else if (TracefsHasEvent(tracefs, "syscalls", "sys_enter_write")) {
+      bpf_program__set_autoload(p->sluice_tp_sys_enter_write, true);
+      info_.marker_attach = "sys_enter_write";
+      info_.events.push_back(BpfEvent::kPrint);
+    } else {
+      std::string why = "ftrace/print: neither fentry/tracing_mark_write nor the "
+                        "syscalls/sys_enter_write tracepoint (CONFIG_FTRACE_SYSCALLS) is available";
+      warn_("linux.bpf: skipping " + why);
+      info_.skipped.push_back(why);
+    }
+  }
+
+  // ---- Settings. ----
+  auto* ro = skel_->rodata;
+  ro->sluice_per_cpu_rings = shared_ring_ ? 0 : 1;
+  ro->sluice_wakeup_bytes =
+      static_cast<uint64_t>(settings.ring_bytes) * std::min<uint32_t>(options.wakeup_fill_percent, 100) / 100;
+  ro->sluice_filter_ids = (settings.pids.empty() && settings.tgids.empty()) ? 0 : 1;
+  ro->sluice_comm_prefix_count = static_cast<uint32_t>(settings.comm_prefixes.size());
+  for (size_t i = 0; i < settings.comm_prefixes.size() && i < SLUICE_MAX_COMM_PREFIXES; i++) {
+    for (int w = 0; w < 2; w++) {
+      ro->sluice_comm_prefix[i][w] = settings.comm_prefixes[i].word[w];
+      ro->sluice_comm_mask[i][w] = settings.comm_prefixes[i].mask[w];
+    }
+  }
+  ro->sluice_rate_cost_ns = settings.rate_cost_ns;
+  ro->sluice_rate_burst_ns = settings.rate_burst_ns;
+  // v5.18+ passes prev_state as the 4th argument (5 params with ctx).
+  ro->sched_switch_has_prev_state = TracepointBtfParams(vmlinux, "sched_switch", nullptr) >= 5;
+  ro->marker_count = static_cast<uint32_t>(std::min<size_t>(options.marker_files.size(), SLUICE_MAX_MARKER_FILES));
+  if (options.marker_files.size() > SLUICE_MAX_MARKER_FILES) {
+    warn_("linux.bpf: watching only the first " + std::to_string(SLUICE_MAX_MARKER_FILES) +
+          " trace_marker files");
+  }
+  for (uint32_t i = 0; i < ro->marker_count; i++) {
+    ro->marker_ino[i] = options.marker_files[i].ino;
+    ro->marker_dev[i] = options.marker_files[i].kernel_dev;
+  }
+  ro->marker_payload_bytes = settings.marker_payload_bytes;
+  btf__free(vmlinux);
+
+  if (info_.events.empty()) {
+    return Status::Error("linux.bpf: none of the configured events can be attached on this kernel (" +
+                         std::to_string(info_.skipped.size()) + " skipped, see warnings)");
+  }
+
+  // ---- Maps. ----
+  const uint32_t page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
+  // The outer map's inner template is a real ring of the right size (libbpf
+  // 1.1 cannot resize the inner definition of a map-in-map).
+  template_ring_fd_ = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "sluice_rb_tmpl", 0, 0,
+                                     shared_ring_ ? page : settings.ring_bytes, nullptr);
+  if (template_ring_fd_ < 0) {
+    return Status::Error("linux.bpf: cannot create a " + std::to_string(settings.ring_bytes) +
+                         "-byte BPF ring buffer: " + Errno(errno) + " (lower ringbuf_size_kb)");
+  }
+  bpf_map__set_inner_map_fd(skel_->maps.sluice_rings, template_ring_fd_);
+  bpf_map__set_max_entries(skel_->maps.sluice_rings, shared_ring_ ? 1 : num_cpus_);
+  bpf_map__set_max_entries(skel_->maps.sluice_ring, shared_ring_ ? settings.ring_bytes : page);
+  uint32_t ids = static_cast<uint32_t>(settings.pids.size() + settings.tgids.size());
+  bpf_map__set_max_entries(skel_->maps.sluice_task_filter, std::max<uint32_t>(1, ids));
+
+  // ---- Load. ----
+  int err = sluice_events__load(skel_);
+  if (err) {
+    std::string summary = capture.Summary();
+    return Status::Error("linux.bpf: the kernel rejected the BPF programs (" + Errno(err) +
+                         ")" + (summary.empty() ? "" : ": " + summary) +
+                         "\nverifier log tail:\n" + capture.Tail(20));
+  }
+
+  // ---- Fill maps. ----
+  int filter_fd = bpf_map__fd(skel_->maps.sluice_task_filter);
+  auto add_id = [&](uint32_t id, uint32_t bit) {
+    uint32_t bits = 0;
+    bpf_map_lookup_elem(filter_fd, &id, &bits);
+    bits |= bit;
+    return bpf_map_update_elem(filter_fd, &id, &bits, BPF_ANY);
+  };
+  for (uint32_t pid : settings.pids) {
+    if (add_id(pid, 1)) return Status::Error("linux.bpf: cannot fill the pid filter: " + Errno(errno));
+  }
+  for (uint32_t tgid : settings.tgids) {
+    if (add_id(tgid, 2)) return Status::Error("linux.bpf: cannot fill the tgid filter: " + Errno(errno));
+  }
+
+  if (shared_ring_) {
+    ring_fds_.push_back(bpf_map__fd(skel_->maps.sluice_ring));
+  } else {
+    std::vector<bool> online = OnlineCpus(num_cpus_);
+    int outer = bpf_map__fd(skel_->maps.sluice_rings);
+    ring_fds_.assign(num_cpus_, -1);
+    for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
+      if (!online[cpu]) continue;
+      std::string name = "sluice_rb" + std::to_string(cpu);
+      int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name.c_str(), 0, 0, settings.ring_bytes, nullptr);
+      if (fd < 0) {
+        return Status::Error("linux.bpf: cannot create the ring buffer of CPU " + std::to_string(cpu) +
+                             " (" + std::to_string(settings.ring_bytes) + " bytes): " + Errno(errno) +
+                             " (lower ringbuf_size_kb)");
+      }
+      ring_fds_[cpu] = fd;
+      if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) != 0) {
+        return Status::Error("linux.bpf: cannot install the ring of CPU " + std::to_string(cpu) +
+                             ": " + Errno(errno));
+      }
+    }
+  }
+  if (options.enable_run_time_stats) stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  return Status::Ok();
+}
+
+Status BpfLoader::Attach() {
+  bpf_program* prog;
+  std::vector<std::string> failed;
+  bpf_object__for_each_program(prog, skel_->obj) {
+    if (!bpf_program__autoload(prog)) continue;
+    bpf_link* link = bpf_program__attach(prog);
+    if (!link) {
+      std::string why = std::string(bpf_program__name(prog)) + ": attach failed: " + Errno(errno);
+      warn_("linux.bpf: skipping " + why);
+      info_.skipped.push_back(why);
+      failed.push_back(why);
+      continue;
+    }
+    links_.push_back(link);
+  }
+  if (links_.empty()) {
+    return Status::Error("linux.bpf: no BPF program could be attached" +
+                         (failed.empty() ? std::string() : " (first: " + failed[0] + ")"));
+  }
+  return Status::Ok();
+}
+
+void BpfLoader::Detach() {
+  for (bpf_link* link : links_) bpf_link__destroy(link);
+  links_.clear();
+}
+
+BpfLoader::~BpfLoader() {
+  Detach();
+  if (skel_) sluice_events__destroy(skel_);
+  for (int fd : ring_fds_) {
+    if (fd >= 0 && !shared_ring_) close(fd);
+  }
+  if (template_ring_fd_ >= 0) close(template_ring_fd_);
+  if (stats_fd_ >= 0) close(stats_fd_);
+}
+
+Status BpfLoader::ReadCounters(std::vector<BpfKernelCounters>* out) const {
+  std::vector<sluice_cpu_counters> values(num_cpus_);
+  uint32_t key = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sluice_counters), &key, values.data()) != 0) {
+    return Status::Error("linux.bpf: cannot read the counters map: " + Errno(errno));
+  }
+  out->assign(num_cpus_, BpfKernelCounters{});
+  for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
+    const sluice_cpu_counters& v = values[cpu];
+    BpfKernelCounters& c = (*out)[cpu];
+    c.produced = v.produced;
+    c.dropped = v.dropped;
+    c.filtered_task = v.filtered_task;
+    c.filtered_rate = v.filtered_rate;
+    c.marker_truncated = v.marker_truncated;
+    c.marker_read_faults = v.marker_read_faults;
+    c.wakeups = v.wakeups;
+  }
+  return Status::Ok();
+}
+
+Status BpfLoader::ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) const {
+  *run_time_ns = 0;
+  *run_count = 0;
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, skel_->obj) {
+    int fd = bpf_program__fd(prog);
+    if (fd < 0) continue;
+    bpf_prog_info info = {};
+    __u32 len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) {
+      return Status::Error("linux.bpf: cannot read program info: " + Errno(errno));
+    }
+    *run_time_ns += info.run_time_ns;
+    *run_count += info.run_cnt;
+  }
+  return Status::Ok();
+}
+
+}  // namespace sluice

@@ -1,0 +1,132 @@
+// BpfLoader: the lifecycle of the sluice BPF object (build/bpf/
+// sluice_events.skel.h, from bpf/*.bpf.c) on the running kernel.
+//
+//   Load():  preflight   BTF present (CONFIG_DEBUG_INFO_BTF), CAP_BPF +
+//                        CAP_PERFMON (or CAP_SYS_ADMIN)
+//            open        skeleton
+//            choose      per event: tp_btf if the kernel can load a
+//                        BTF-typed raw tracepoint and has btf_trace_<name>,
+//                        else the classic tracepoint if tracefs has it, else
+//                        skip it with one warning; trace_marker: fentry on
+//                        tracing_mark_write if a probe program can be loaded
+//                        *and attached*, else syscalls/sys_enter_write.
+//                        The programs not chosen get autoload = false.
+//            settings    rodata (filters, wake-up threshold, marker files,
+//                        sched_switch argument count), map sizes, rings
+//            load        verifier; on rejection, one line plus the tail of
+//                        the verifier log (libbpf's print output at
+//                        LIBBPF_WARN, captured; debug output only with
+//                        `verbose`)
+//            fill maps   pid/tgid filter, per-CPU rings into sluice_rings
+//   Attach():            attach each chosen program; one that fails is
+//                        skipped with a warning unless none is left
+//   Detach():            destroy the links (programs stop firing)
+//   ~BpfLoader():        detach, free the object, close the rings
+//
+// Rings. Per-CPU mode: one BPF_MAP_TYPE_RINGBUF per online CPU, created here
+// and stored at index = CPU id in the BPF_MAP_TYPE_ARRAY_OF_MAPS sluice_rings
+// (whose size is the number of possible CPUs; a CPU without a ring counts
+// its records as dropped). Shared mode: the one map sluice_ring. The ring
+// fds are for libbpf's ring_buffer (user/bpf_data_source.cc).
+//
+// Thread-safety: Load/Attach/Detach/destruction from one thread;
+// ReadCounters() and ReadRunStats() from any (they are map/prog syscalls).
+#ifndef SLUICE_USER_BPF_LOADER_H_
+#define SLUICE_USER_BPF_LOADER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shm/status.h"
+#include "user/bpf_marker_files.h"
+#include "user/bpf_settings.h"
+
+struct sluice_events;     // build/bpf/sluice_events.skel.h
+struct bpf_link;
+
+namespace sluice {
+
+struct BpfLoaderOptions {
+  bool shared_ring = false;
+  // Wake the reader when a ring's unread bytes cross this percentage of the
+  // ring; 0 = the kernel's default (a wake-up whenever the reader caught up).
+  uint32_t wakeup_fill_percent = 25;
+  // Use the classic tracepoint programs even where tp_btf works (tests).
+  bool force_tracepoint = false;
+  // Do not probe fentry; use sys_enter_write for trace_marker (tests).
+  bool force_marker_tracepoint = false;
+  // Forward libbpf's debug output to stderr.
+  bool verbose = false;
+  // Count program run time (BPF_ENABLE_STATS) while loaded: benchmarks.
+  bool enable_run_time_stats = false;
+  std::vector<BpfMarkerFile> marker_files;
+  // Where tracefs is, for the tracepoint existence checks ("" = find).
+  std::string tracefs_root;
+  // One-line warnings (skipped events, fallbacks).
+  std::function<void(const std::string&)> warn;
+};
+
+// How the programs attached on this kernel.
+struct BpfAttachInfo {
+  std::string tracepoint_attach;  // "tp_btf" | "tracepoint" | "" (none)
+  std::string marker_attach;      // "fentry" | "sys_enter_write" | "" (none)
+  std::vector<BpfEvent> events;   // attached
+  std::vector<std::string> skipped;  // "group/name: reason"
+};
+
+// Mirror of struct sluice_cpu_counters (bpf/sluice_record.h).
+struct BpfKernelCounters {
+  uint64_t produced = 0;
+  uint64_t dropped = 0;
+  uint64_t filtered_task = 0;
+  uint64_t filtered_rate = 0;
+  uint64_t marker_truncated = 0;
+  uint64_t marker_read_faults = 0;
+  uint64_t wakeups = 0;
+};
+
+class BpfLoader {
+ public:
+  static StatusOr<std::unique_ptr<BpfLoader>> Load(const BpfSettings& settings,
+                                                   const BpfLoaderOptions& options);
+  ~BpfLoader();
+  BpfLoader(const BpfLoader&) = delete;
+  BpfLoader& operator=(const BpfLoader&) = delete;
+
+  Status Attach();
+  void Detach();
+
+  // Possible CPUs: the size of the per-CPU maps.
+  uint32_t num_cpus() const { return num_cpus_; }
+  bool shared_ring() const { return shared_ring_; }
+  // Per-CPU mode: fd of CPU i's ring or -1. Shared mode: one fd.
+  const std::vector<int>& ring_fds() const { return ring_fds_; }
+  const BpfAttachInfo& info() const { return info_; }
+
+  // Per-CPU counters of the programs (index = CPU). Thread-safe.
+  Status ReadCounters(std::vector<BpfKernelCounters>* out) const;
+  // Summed run time and run count of the attached programs (needs
+  // enable_run_time_stats). Thread-safe.
+  Status ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) const;
+
+ private:
+  BpfLoader() = default;
+  Status Open(const BpfSettings& settings, const BpfLoaderOptions& options);
+
+  sluice_events* skel_ = nullptr;
+  uint32_t num_cpus_ = 0;
+  bool shared_ring_ = false;
+  std::vector<int> ring_fds_;
+  int template_ring_fd_ = -1;
+  int stats_fd_ = -1;
+  std::vector<bpf_link*> links_;
+  BpfAttachInfo info_;
+  std::function<void(const std::string&)> warn_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_BPF_LOADER_H_
