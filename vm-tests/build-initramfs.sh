@@ -52,12 +52,13 @@ copy_file() {
 }
 
 # Copies an executable and the shared libraries it needs (ldd resolves the
-# whole closure; the "=> /path" and the bare loader path are both picked up).
+# whole closure; the "=> /path" and the bare loader path are both picked up;
+# a static binary or a script has none).
 copy_with_libs() {
   local exe=$1 dst=$2
   mkdir -p "$(dirname "$root$dst")"
   cp -L "$exe" "$root$dst"
-  ldd "$exe" 2>/dev/null | awk '/=> \//{print $3} /^[ \t]*\//{print $1}' |
+  { ldd "$exe" 2>/dev/null || true; } | awk '/=> \//{print $3} /^[ \t]*\//{print $1}' |
     while read -r lib; do copy_file "$lib"; done
 }
 

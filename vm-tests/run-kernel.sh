@@ -37,7 +37,7 @@ VM_ACCEL=${VM_ACCEL:-auto}
 
 # Resolve the kernel.
 errf=$(mktemp)
-info=$("$here/fetch-kernel.sh" "$spec" 2>"$errf")
+info=$(bash "$here/fetch-kernel.sh" "$spec" 2>"$errf")
 rc=$?
 reason=$(tail -n 3 "$errf" | tr '\n' ' ')
 rm -f "$errf"
@@ -53,11 +53,11 @@ echo "$desc" >"$out/kernel"
 initramfs=${VM_INITRAMFS:-}
 if [ -z "$initramfs" ]; then
   initramfs=$VM_OUT/initramfs.cpio.gz
-  "$here/build-initramfs.sh" "$initramfs" >/dev/null || { echo "FAIL $name: initramfs build failed"; exit 1; }
+  bash "$here/build-initramfs.sh" "$initramfs" >/dev/null || { echo "FAIL $name: initramfs build failed"; exit 1; }
 fi
 
 if [ "$VM_ACCEL" = auto ]; then
-  VM_ACCEL=$("$here/pick-accel.sh" "$image")
+  VM_ACCEL=$(bash "$here/pick-accel.sh" "$image")
 fi
 case "$VM_ACCEL" in
   kvm) cpu=host ;;
@@ -68,7 +68,7 @@ esac
 # The host config, checked against kconfigs/ (informational: the guest's
 # sluice doctor and the scenarios decide; this tells why when they skip).
 if [ "$config" != - ]; then
-  "$root/kconfigs/check.sh" "$config" >"$out/kconfig-check.txt" 2>&1
+  bash "$root/kconfigs/check.sh" "$config" >"$out/kconfig-check.txt" 2>&1
 fi
 
 console=$out/console.log
@@ -136,14 +136,18 @@ fi
 
 # Results: base64 of a tar.gz between marker lines, with size and md5.
 decode_results() {
-  local hdr size md5
-  hdr=$(tr -d '\r' <"$results" | grep -m1 '^SLUICE-RESULTS-BEGIN') || { echo "no results received"; return 1; }
-  tr -d '\r' <"$results" | grep -q '^SLUICE-RESULTS-END' || { echo "results cut short (no end marker)"; return 1; }
+  local hdr size md5 got
+  # grep reads the file itself: "tr | grep -m1" would fail under pipefail
+  # when grep stops early and tr gets SIGPIPE.
+  hdr=$(grep -a -m1 '^SLUICE-RESULTS-BEGIN' "$results" | tr -d '\r')
+  [ -n "$hdr" ] || { echo "no results received"; return 1; }
+  grep -aq '^SLUICE-RESULTS-END' "$results" || { echo "results cut short (no end marker)"; return 1; }
   size=$(sed -n 's/.*size=\([0-9]*\).*/\1/p' <<<"$hdr")
   md5=$(sed -n 's/.*md5=\([0-9a-f]*\).*/\1/p' <<<"$hdr")
   tr -d '\r' <"$results" | sed -n '/^SLUICE-RESULTS-BEGIN/,/^SLUICE-RESULTS-END/p' | sed '1d;$d' |
     base64 -d >"$out/results.tgz" 2>/dev/null || { echo "results are not valid base64"; return 1; }
-  [ "$(stat -c %s "$out/results.tgz")" = "$size" ] || { echo "results size mismatch (got $(stat -c %s "$out/results.tgz"), want $size)"; return 1; }
+  got=$(stat -c %s "$out/results.tgz")
+  [ "$got" = "$size" ] || { echo "results size mismatch (got $got, want $size)"; return 1; }
   [ "$(md5sum "$out/results.tgz" | cut -d' ' -f1)" = "$md5" ] || { echo "results md5 mismatch"; return 1; }
   mkdir -p "$out/results"
   tar -C "$out/results" -xzf "$out/results.tgz" || { echo "results tarball does not unpack"; return 1; }
@@ -171,7 +175,7 @@ if [ -n "${VM_SAVE_FORMATS:-}" ] && [ -d "$out/results/formats/events" ]; then
 fi
 
 KERNEL_NAME=$name EXPECTED_RELEASE=$release VM_ONLY=$VM_ONLY \
-  "$here/check_results.sh" "$out/results" | tee "$out/verdicts"
+  bash "$here/check_results.sh" "$out/results" | tee "$out/verdicts"
 check_rc=${PIPESTATUS[0]}
 echo "     $name: $summary"
 if [ "$check_rc" -ne 0 ] || grep -q '^FAIL' "$out/verdicts"; then

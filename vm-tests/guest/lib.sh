@@ -45,7 +45,7 @@ wait_event_enabled() {
 # Waits until some process holds per_cpu/cpuN/trace_pipe_raw open for every
 # CPU, i.e. the ftrace readers of sluice are running; at most SECS seconds.
 wait_ftrace_readers() {
-  secs=${1:-20} i=0 want
+  secs=${1:-20} i=0
   want=$(ls -d "$TRACEFS"/per_cpu/cpu* | wc -l)
   while [ "$(ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -o 'cpu[0-9]*/trace_pipe_raw' | sort -u | wc -l)" -lt "$want" ]; do
     i=$((i + 1))
@@ -98,6 +98,16 @@ finish_record() {
   rc=$?
   echo "$rc" >"$OUT/record.rc"
   [ "$rc" -eq 0 ] || fail "sluice record exited $rc: $(tail -n 1 "$OUT/record.log")"
+}
+
+# signal_tree SIG PID: sends SIG to PID and all its descendants (the
+# recorder may run helpers as child processes).
+signal_tree() {
+  local sig=$1 pid=$2 child
+  kill "-$sig" "$pid" 2>/dev/null
+  for child in $(ps -o pid,ppid | awk -v p="$pid" '$2 == p {print $1}'); do
+    signal_tree "$sig" "$child"
+  done
 }
 
 # Fails (after stopping the recorder) when it is no longer running: the

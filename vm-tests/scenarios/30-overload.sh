@@ -26,10 +26,10 @@ wait_ftrace_readers 20 || fail "sluice record did not open trace_pipe_raw within
 # Pinned after the recorder started, so the recorder keeps both CPUs.
 taskset -p -c 0 $$ >/dev/null || fail "cannot pin the marker writer to CPU 0"
 sleep 1
-kill -STOP "$RECORD_PID"
+signal_tree STOP "$RECORD_PID"
 write_markers "sluice-ovl=" 1 "$before"
 cat "$TRACEFS/per_cpu/cpu0/stats" >"$OUT/cpu0_stats_while_stopped"
-kill -CONT "$RECORD_PID"
+signal_tree CONT "$RECORD_PID"
 sleep 1
 write_markers "sluice-ovl=" $((before + 1)) $((before + after))
 echo "$((before + 1)) $((before + after))" >"$OUT/must_be_present"

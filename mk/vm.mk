@@ -1,0 +1,47 @@
+# vm-tests and kernel config checks (docs/vm-tests.md, docs/KCONFIG.md).
+#
+#   make vm-test                      boot each kernel of KERNELS in QEMU and run
+#                                     vm-tests/scenarios/*.sh in it
+#   make vm-test KERNELS="debian-6.12 ~/linux/arch/x86/boot/bzImage"
+#   make vm-test VM_ONLY='10-*'       only the scenarios matching a glob
+#   make vm-selftest                  the harness's own test: a stand-in sluice,
+#                                     plus a panic, a hang and a scenario timeout
+#   make vm-formats                   refresh tests/data/kernel-formats/debian_*
+#                                     from the Debian kernels
+#   make kconfig-check [KCONFIG=path/to/.config]
+#
+# Variables:
+#   KERNELS   kernel names (vm-tests/fetch-kernel.sh): debian-X.Y[-flavour],
+#             debian:PACKAGE, host, or PATH/bzImage[:CONFIG]
+#   KCONFIG   kernel config to check (default /proc/config.gz, else
+#             /boot/config-$(uname -r)); .gz files are read as is
+#   VM_OUT    where results go (default $(BUILD_DIR)/vm-tests)
+#   VM_CACHE, VM_ACCEL, VM_TIMEOUT, VM_BOOT_TIMEOUT, VM_SCENARIO_TIMEOUT,
+#   VM_SMP, VM_MEM, VM_ONLY, VM_APPEND: see vm-tests/run-kernel.sh; they are
+#   read from the environment or the make command line.
+
+KERNELS ?= debian-6.1 debian-6.12 host
+KCONFIG ?= $(if $(wildcard /proc/config.gz),/proc/config.gz,/boot/config-$(shell uname -r))
+VM_OUT ?= $(BUILD_DIR)/vm-tests
+VM_FORMATS_KERNELS ?= debian-6.1 debian-6.12
+
+# Hand the VM_* settings given on the make command line to the scripts.
+export VM_OUT VM_CACHE VM_ACCEL VM_TIMEOUT VM_BOOT_TIMEOUT VM_SCENARIO_TIMEOUT \
+  VM_SMP VM_MEM VM_ONLY VM_APPEND
+
+# The binaries go into the guest when they are built; the scenarios that
+# need them skip (with the reason) until then.
+vm-test: $(BINS)
+	$(Q)BUILD_DIR=$(BUILD_DIR) bash vm-tests/run.sh $(KERNELS)
+
+vm-selftest:
+	$(Q)bash vm-tests/selftest/run.sh
+
+vm-formats:
+	$(Q)VM_ONLY=00-env VM_SAVE_FORMATS=tests/data/kernel-formats BUILD_DIR=$(BUILD_DIR) \
+	  bash vm-tests/run.sh $(VM_FORMATS_KERNELS)
+
+kconfig-check:
+	$(Q)bash kconfigs/check.sh $(KCONFIG)
+
+.PHONY: vm-test vm-selftest vm-formats kconfig-check
