@@ -1,0 +1,802 @@
+#include "service/trace_buffer.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "shm/shm_abi.h"
+
+namespace sluice {
+namespace {
+
+constexpr uint16_t kFirstCont = ChunkHeader::kFirstPacketContinuesFromPrevChunk;
+constexpr uint16_t kLastCont = ChunkHeader::kLastPacketContinuesOnNextChunk;
+constexpr uint16_t kNeedsPatching = ChunkHeader::kChunkNeedsPatching;
+constexpr uint16_t kKnownFlags = kFirstCont | kLastCont | kNeedsPatching;
+
+// Record kinds, in the low bits of RecordHeader::size_and_kind.
+constexpr uint32_t kAlign = 16;
+constexpr uint32_t kSizeMask = ~(kAlign - 1);
+constexpr uint32_t kKindMask = 0x7;
+constexpr uint32_t kFenceBit = 0x8;  // Consumed record that holds a gap (see .h).
+enum Kind : uint32_t { kEmpty = 0, kLive = 1, kConsumed = 2, kPadding = 3, kTombstone = 4 };
+
+// ChunkMeta::state bits.
+constexpr uint8_t kIncomplete = 1 << 0;   // Copied with chunk_complete=false.
+constexpr uint8_t kDroppedLast = 1 << 1;  // Its last fragment was ignored at copy.
+constexpr uint8_t kDead = 1 << 2;         // Tombstone: dropped for an ABI violation.
+constexpr uint8_t kCorrupt = 1 << 3;      // A patch broke its framing: rest dropped.
+
+// Unwrapped ids start here so that ids up to 2^31 older stay positive.
+constexpr uint64_t kExtBase = uint64_t{1} << 32;
+
+struct RecordHeader {
+  uint32_t size_and_kind;
+  uint32_t chunk_id;
+  uint16_t producer;
+  uint16_t writer;
+  uint32_t payload_size;
+
+  uint32_t size() const { return size_and_kind & kSizeMask; }
+  uint32_t kind() const { return size_and_kind & kKindMask; }
+};
+static_assert(sizeof(RecordHeader) == kAlign, "records are 16-byte aligned");
+constexpr uint32_t kHeaderSize = sizeof(RecordHeader);
+
+uint32_t SequenceKey(ProducerId producer, WriterId writer) {
+  return (uint32_t{producer} << 16) | writer;
+}
+
+uint32_t RecordSizeFor(size_t payload_size) {
+  return static_cast<uint32_t>((kHeaderSize + payload_size + kAlign - 1) & kSizeMask);
+}
+
+// Size of the fragment at payload[offset]; false if its size header is
+// malformed or the fragment does not end within `size`.
+bool FragmentAt(const uint8_t* payload, uint32_t size, uint32_t offset, uint32_t* len) {
+  if (offset > size || size - offset < kPacketHeaderSize) return false;
+  if (!ReadPacketSizeUntrusted(payload + offset, len)) return false;
+  return *len <= size - offset - kPacketHeaderSize;
+}
+
+// Walks `count` fragments from `offset`; *end gets the offset after them.
+bool WalkFragments(const uint8_t* payload, uint32_t size, uint32_t offset, uint32_t count,
+                   uint32_t* end) {
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t len = 0;
+    if (!FragmentAt(payload, size, offset, &len)) return false;
+    offset += kPacketHeaderSize + len;
+  }
+  *end = offset;
+  return true;
+}
+
+// How many of `count` fragments from `offset` are well formed, in a row.
+uint32_t CountGoodFragments(const uint8_t* payload, uint32_t size, uint32_t offset,
+                            uint32_t count) {
+  uint32_t good = 0;
+  for (uint32_t len = 0; good < count && FragmentAt(payload, size, offset, &len); good++)
+    offset += kPacketHeaderSize + len;
+  return good;
+}
+
+}  // namespace
+
+// One unread chunk in a sequence's index.
+struct TraceBuffer::ChunkMeta {
+  uint64_t ext = 0;           // Chunk id unwrapped to 64 bits.
+  uint32_t record_off = 0;    // Offset of its RecordHeader in the ring.
+  uint32_t record_size = 0;
+  uint32_t payload_size = 0;
+  uint32_t read_off = 0;      // Payload offset of the next unread fragment.
+  uint16_t num_fragments = 0;  // Fragments that may be read.
+  uint16_t fragments_read = 0;
+  uint16_t flags = 0;         // ChunkHeader flags (kKnownFlags only).
+  uint8_t state = 0;          // k{Incomplete,DroppedLast,Dead,Corrupt}.
+};
+
+// A sequence's unread chunks sorted by ext: a power-of-two circular array.
+// Append and pop-front are O(1); an insertion in the middle shifts.
+class TraceBuffer::ChunkQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  ChunkMeta& operator[](size_t i) { return slots_[(head_ + i) & mask_]; }
+  const ChunkMeta& operator[](size_t i) const { return slots_[(head_ + i) & mask_]; }
+  ChunkMeta& front() { return slots_[head_]; }
+  void pop_front() {
+    head_ = (head_ + 1) & mask_;
+    size_--;
+  }
+  size_t LowerBound(uint64_t ext) const {
+    size_t lo = 0, hi = size_;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if ((*this)[mid].ext < ext) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+  ChunkMeta* Find(uint64_t ext) {
+    if (size_ == 0 || (*this)[size_ - 1].ext < ext) return nullptr;  // Newer than all.
+    size_t i = LowerBound(ext);
+    return i < size_ && (*this)[i].ext == ext ? &(*this)[i] : nullptr;
+  }
+  void Insert(const ChunkMeta& meta) {
+    if (size_ == slots_.size()) Grow();
+    size_t i = size_;
+    if (size_ > 0 && (*this)[size_ - 1].ext > meta.ext) {
+      i = LowerBound(meta.ext);
+      for (size_t j = size_; j > i; j--) (*this)[j] = (*this)[j - 1];
+    }
+    (*this)[i] = meta;
+    size_++;
+  }
+  void EraseAt(size_t i) {
+    if (i == 0) return pop_front();
+    for (size_t j = i; j + 1 < size_; j++) (*this)[j] = (*this)[j + 1];
+    size_--;
+  }
+
+ private:
+  void Grow() {
+    std::vector<ChunkMeta> bigger(slots_.empty() ? 8 : slots_.size() * 2);
+    for (size_t i = 0; i < size_; i++) bigger[i] = (*this)[i];
+    slots_.swap(bigger);
+    head_ = 0;
+    mask_ = slots_.size() - 1;
+  }
+
+  std::vector<ChunkMeta> slots_;
+  size_t head_ = 0;
+  size_t size_ = 0;
+  size_t mask_ = 0;
+};
+
+struct TraceBuffer::SequenceState {
+  ProducerId producer = 0;
+  WriterId writer = 0;
+  uint32_t producer_uid = 0;
+  ChunkQueue chunks;            // Unread chunks (and tombstones), by ext.
+  bool has_max = false;
+  uint64_t max_ext = 0;         // Newest chunk id seen, unwrapped.
+  bool has_position = false;
+  uint64_t read_pos_ext = 0;    // Last chunk the reader finished (or lost).
+  bool fence_in_buffer = false;  // That chunk's record is still in the ring.
+  uint32_t fence_off = 0;
+  bool prev_clean = false;      // That chunk ended on a whole packet.
+  bool loss_pending = true;     // Next packet gets previous_packet_dropped.
+  bool gone = false;            // MarkProducerGone: read as final.
+
+  uint64_t Unwrap(ChunkId id) const {
+    if (!has_max) return kExtBase + id;
+    int32_t delta = static_cast<int32_t>(id - static_cast<uint32_t>(max_ext));
+    return static_cast<uint64_t>(static_cast<int64_t>(max_ext) + delta);
+  }
+};
+
+enum class TraceBuffer::Step { kEmitted, kContinue, kStall };
+enum class TraceBuffer::Join { kJoined, kWait, kBrokenByWriter, kBrokenByViolation };
+
+// ---------------------------------------------------------------------------
+// Creation.
+
+std::unique_ptr<TraceBuffer> TraceBuffer::Create(size_t size_bytes, FillPolicy policy) {
+  const size_t size = size_bytes & kSizeMask;
+  if (size_bytes < kMinSize || size > kMaxSize) return nullptr;
+  void* ring = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (ring == MAP_FAILED) return nullptr;
+  return std::unique_ptr<TraceBuffer>(new TraceBuffer(static_cast<uint8_t*>(ring), size, policy));
+}
+
+TraceBuffer::TraceBuffer(uint8_t* ring, size_t size, FillPolicy policy)
+    : ring_(ring), size_(static_cast<uint32_t>(size)), policy_(policy) {
+  stats_.buffer_size = size;
+}
+
+TraceBuffer::~TraceBuffer() { munmap(ring_, size_); }
+
+// ---------------------------------------------------------------------------
+// Ring records.
+
+namespace {
+RecordHeader LoadHeader(const uint8_t* ring, uint32_t offset) {
+  RecordHeader h;
+  memcpy(&h, ring + offset, sizeof(h));
+  return h;
+}
+void StoreHeader(uint8_t* ring, uint32_t offset, const RecordHeader& h) {
+  memcpy(ring + offset, &h, sizeof(h));
+}
+void SetKind(uint8_t* ring, uint32_t offset, uint32_t kind_bits) {
+  uint32_t word;
+  memcpy(&word, ring + offset, sizeof(word));
+  word = (word & kSizeMask) | kind_bits;
+  memcpy(ring + offset, &word, sizeof(word));
+}
+}  // namespace
+
+void TraceBuffer::WritePadding(uint32_t offset, uint32_t size) {
+  StoreHeader(ring_, offset, RecordHeader{size | kPadding, 0, 0, 0, 0});
+  stats_.padding_bytes_written += size;
+}
+
+// The write cursor moves past a record at [.., next); whatever is left of the
+// records it cleared, up to clear_end, becomes padding.
+void TraceBuffer::FinishRecord(uint32_t next, uint32_t clear_end) {
+  wptr_ = next;
+  if (clear_end > next) WritePadding(next, clear_end - next);
+  if (wptr_ == size_) {
+    wptr_ = 0;
+    wrapped_ = true;
+    stats_.write_wrap_count++;
+  }
+}
+
+bool TraceBuffer::HasUnreadRecords(uint32_t begin, uint32_t end) const {
+  for (uint32_t pos = begin; pos < end;) {
+    RecordHeader h = LoadHeader(ring_, pos);
+    if (h.kind() == kEmpty) return false;
+    if (h.kind() == kLive) return true;
+    assert(h.size() >= kAlign && h.size() <= size_ - pos);
+    pos += h.size();
+  }
+  return false;
+}
+
+// Makes room for a record of `record_size` at the write cursor (wrapping if
+// needed). False under DISCARD when that would overwrite an unread chunk.
+bool TraceBuffer::MakeRoom(uint32_t record_size, uint32_t* clear_end) {
+  const bool discard = policy_ == FillPolicy::kDiscard;
+  if (record_size > size_ - wptr_) {
+    if (discard && (HasUnreadRecords(wptr_, size_) || HasUnreadRecords(0, record_size)))
+      return false;
+    ClearRange(wptr_, size_);
+    WritePadding(wptr_, size_ - wptr_);
+    wptr_ = 0;
+    wrapped_ = true;
+    stats_.write_wrap_count++;
+  } else if (discard && HasUnreadRecords(wptr_, wptr_ + record_size)) {
+    return false;
+  }
+  *clear_end = ClearRange(wptr_, wptr_ + record_size);
+  return true;
+}
+
+// Removes every record that starts in [begin, end) from the index; returns
+// where the last of them ends (>= end), or `end` at never-written memory.
+uint32_t TraceBuffer::ClearRange(uint32_t begin, uint32_t end) {
+  uint32_t pos = begin;
+  while (pos < end) {
+    const RecordHeader h = LoadHeader(ring_, pos);
+    if (h.kind() == kEmpty) return end;  // First lap: all zeros from here.
+    assert(h.size() >= kAlign && h.size() <= size_ - pos);
+    switch (h.kind()) {
+      case kPadding:
+        stats_.padding_bytes_cleared += h.size();
+        break;
+      case kConsumed:
+        if (h.size_and_kind & kFenceBit) {
+          SequenceState* seq = FindSequence(h.producer, h.writer);
+          if (seq && seq->fence_in_buffer && seq->fence_off == pos) seq->fence_in_buffer = false;
+        }
+        break;
+      case kLive:
+      case kTombstone:
+        RemoveOverwritten(h.producer, h.writer, h.chunk_id, h.kind() == kLive, pos, h.size());
+        break;
+    }
+    pos += h.size();
+  }
+  return pos;
+}
+
+void TraceBuffer::RemoveOverwritten(ProducerId producer, WriterId writer, ChunkId chunk_id,
+                                    bool live, uint32_t offset, uint32_t size) {
+  SequenceState* seq = FindSequence(producer, writer);
+  assert(seq != nullptr);
+  if (seq == nullptr) return;
+  ChunkQueue& q = seq->chunks;
+  const uint64_t ext = seq->Unwrap(chunk_id);
+  const size_t i = !q.empty() && q.front().ext == ext ? 0 : q.LowerBound(ext);
+  assert(i < q.size() && q[i].ext == ext && q[i].record_off == offset);
+  if (i >= q.size() || q[i].ext != ext) return;
+  (void)offset;
+  if (live) {
+    stats_.chunks_overwritten++;
+    stats_.bytes_overwritten += size;
+  }
+  if (i > 0) {
+    q.EraseAt(i);
+    return;
+  }
+  // The reader's next chunk is gone: a known loss. Reading resumes after it.
+  DropFence(seq);
+  seq->has_position = true;
+  seq->read_pos_ext = ext;
+  seq->prev_clean = false;
+  seq->loss_pending = true;
+  q.pop_front();
+}
+
+// ---------------------------------------------------------------------------
+// Writing.
+
+TraceBuffer::SequenceState* TraceBuffer::FindSequence(ProducerId producer, WriterId writer) {
+  const uint32_t key = SequenceKey(producer, writer);
+  if (cached_seq_ != nullptr && cached_key_ == key) return cached_seq_;
+  auto it = sequences_.find(key);
+  if (it == sequences_.end()) return nullptr;
+  cached_key_ = key;
+  cached_seq_ = it->second.get();
+  return cached_seq_;
+}
+
+TraceBuffer::SequenceState* TraceBuffer::FindOrCreateSequence(ProducerId producer,
+                                                              WriterId writer) {
+  if (SequenceState* seq = FindSequence(producer, writer)) return seq;
+  auto seq = std::make_unique<SequenceState>();
+  seq->producer = producer;
+  seq->writer = writer;
+  cached_key_ = SequenceKey(producer, writer);
+  cached_seq_ = seq.get();
+  sequences_.emplace(cached_key_, std::move(seq));
+  return cached_seq_;
+}
+
+// Validates a chunk copy and fills the fragment fields of *meta.
+static bool ValidateChunk(const uint8_t* payload, uint32_t size, uint16_t num_fragments,
+                          uint16_t flags, bool complete, uint16_t* usable_out,
+                          uint16_t* flags_out, uint8_t* state_out) {
+  if (num_fragments > kMaxPacketsPerChunk) return false;
+  flags &= kKnownFlags;
+  uint16_t usable = num_fragments;
+  uint8_t state = 0;
+  if (!complete) {
+    // Its writer may be in the middle of the last fragment: ignore it.
+    state |= kIncomplete;
+    flags &= static_cast<uint16_t>(~(kLastCont | kNeedsPatching));
+    if (usable > 0) {
+      usable--;
+      state |= kDroppedLast;
+    }
+  } else if (num_fragments == 0 && flags != 0) {
+    return false;  // Continuation or patch flags on a chunk without fragments.
+  }
+  uint32_t end = 0;
+  if (!WalkFragments(payload, size, 0, usable, &end)) return false;
+  *usable_out = usable;
+  *flags_out = flags;
+  *state_out = state;
+  return true;
+}
+
+void TraceBuffer::CopyChunkUntrusted(ProducerId producer, uint32_t producer_uid,
+                                     WriterId writer, ChunkId chunk_id, uint16_t num_fragments,
+                                     uint16_t chunk_flags, const uint8_t* payload, size_t size,
+                                     bool chunk_complete) {
+  if (writer == 0 || writer > kMaxWriterId || (payload == nullptr && size != 0)) {
+    stats_.abi_violations++;
+    return;
+  }
+  SequenceState* seq = FindOrCreateSequence(producer, writer);
+  seq->producer_uid = producer_uid;
+  seq->gone = false;
+  const uint64_t ext = seq->Unwrap(chunk_id);
+  if (ChunkMeta* existing = seq->chunks.Find(ext)) {
+    Recommit(seq, existing, num_fragments, chunk_flags, payload, size, chunk_complete);
+    return;
+  }
+  if (seq->has_position && ext <= seq->read_pos_ext) return DropLate(seq, ext);
+  if (discard_all_) {
+    stats_.chunks_discarded++;
+    return;
+  }
+
+  const bool fits = size <= size_ - kHeaderSize;
+  const uint32_t record_size = fits ? RecordSizeFor(size) : kAlign;
+  uint32_t clear_end = 0;
+  if (!MakeRoom(record_size, &clear_end)) {
+    discard_all_ = true;
+    stats_.chunks_discarded++;
+    return;
+  }
+  const uint32_t off = wptr_;
+  // Clearing may have overwritten this sequence's next chunk and moved the
+  // reader past `ext`.
+  if (seq->has_position && ext <= seq->read_pos_ext) {
+    WritePadding(off, record_size);
+    FinishRecord(off + record_size, clear_end);
+    return DropLate(seq, ext);
+  }
+
+  ChunkMeta meta;
+  meta.ext = ext;
+  meta.record_off = off;
+  meta.record_size = record_size;
+  bool valid = false;
+  if (fits) {
+    // The one copy. Everything below looks at the copy only.
+    uint8_t* dst = ring_ + off + kHeaderSize;
+    if (size != 0) memcpy(dst, payload, size);
+    memset(dst + size, 0, record_size - kHeaderSize - size);
+    valid = ValidateChunk(dst, static_cast<uint32_t>(size), num_fragments, chunk_flags,
+                          chunk_complete, &meta.num_fragments, &meta.flags, &meta.state);
+  }
+  if (valid) {
+    meta.payload_size = static_cast<uint32_t>(size);
+    stats_.chunks_written++;
+    stats_.bytes_written += record_size;
+  } else {
+    meta.state = kDead;
+    meta.num_fragments = 0;
+    meta.flags = 0;
+    stats_.abi_violations++;
+  }
+  StoreHeader(ring_, off,
+              RecordHeader{record_size | (valid ? kLive : kTombstone), chunk_id, producer, writer,
+                           meta.payload_size});
+  FinishRecord(off + record_size, clear_end);
+  seq->chunks.Insert(meta);
+  if (!seq->has_max || ext > seq->max_ext) {
+    seq->has_max = true;
+    seq->max_ext = ext;
+  } else {
+    stats_.chunks_committed_out_of_order++;
+  }
+}
+
+void TraceBuffer::DropLate(SequenceState* seq, uint64_t ext) {
+  stats_.chunks_discarded++;
+  if (ext < seq->max_ext) stats_.chunks_committed_out_of_order++;
+}
+
+// A second copy of a chunk id still in the buffer. Only a copy scraped while
+// being written is replaced, in place, and only by one that agrees with what
+// was read of it already.
+void TraceBuffer::Recommit(SequenceState* seq, ChunkMeta* existing, uint16_t num_fragments,
+                           uint16_t chunk_flags, const uint8_t* payload, size_t size,
+                           bool chunk_complete) {
+  (void)seq;
+  if ((existing->state & (kDead | kIncomplete)) != kIncomplete) {
+    stats_.chunks_rewritten++;  // The stored copy is final (it may carry patches).
+    return;
+  }
+  const uint32_t capacity = existing->record_size - kHeaderSize;
+  if (size > capacity || (payload == nullptr && size != 0)) {
+    stats_.abi_violations++;
+    return;
+  }
+  const uint32_t size32 = static_cast<uint32_t>(size);
+  if (scratch_.size() < size32) scratch_.resize(size32);
+  if (size32 != 0) memcpy(scratch_.data(), payload, size32);
+  ChunkMeta fresh = *existing;
+  uint32_t boundary = 0;
+  if (!ValidateChunk(scratch_.data(), size32, num_fragments, chunk_flags, chunk_complete,
+                     &fresh.num_fragments, &fresh.flags, &fresh.state) ||
+      fresh.num_fragments < existing->fragments_read ||
+      !WalkFragments(scratch_.data(), size32, 0, existing->fragments_read, &boundary) ||
+      boundary != existing->read_off ||
+      memcmp(scratch_.data(), ring_ + existing->record_off + kHeaderSize, boundary) != 0 ||
+      (existing->fragments_read > 0 &&
+       (fresh.flags & kFirstCont) != (existing->flags & kFirstCont))) {
+    stats_.abi_violations++;
+    return;
+  }
+  uint8_t* dst = ring_ + existing->record_off + kHeaderSize;
+  if (size32 != 0) memcpy(dst, scratch_.data(), size32);
+  memset(dst + size32, 0, capacity - size32);
+  fresh.payload_size = size32;
+  *existing = fresh;
+  RecordHeader h = LoadHeader(ring_, existing->record_off);
+  h.payload_size = size32;
+  StoreHeader(ring_, existing->record_off, h);
+  stats_.chunks_rewritten++;
+}
+
+bool TraceBuffer::TryPatchChunkContents(ProducerId producer, WriterId writer, ChunkId chunk_id,
+                                        const ChunkPatch* patches, size_t num_patches,
+                                        bool other_patches_pending) {
+  SequenceState* seq = FindSequence(producer, writer);
+  ChunkMeta* c = seq ? seq->chunks.Find(seq->Unwrap(chunk_id)) : nullptr;
+  if (c == nullptr || (c->state & kDead) || (patches == nullptr && num_patches != 0)) {
+    stats_.patches_failed++;
+    return false;
+  }
+  for (size_t i = 0; i < num_patches; i++) {
+    if (c->payload_size < sizeof(patches[i].data) ||
+        patches[i].offset > c->payload_size - sizeof(patches[i].data)) {
+      stats_.patches_failed++;
+      return false;
+    }
+  }
+  uint8_t* payload = ring_ + c->record_off + kHeaderSize;
+  for (size_t i = 0; i < num_patches; i++)
+    memcpy(payload + patches[i].offset, patches[i].data, sizeof(patches[i].data));
+  stats_.patches_succeeded += num_patches;
+  if (!other_patches_pending) c->flags &= static_cast<uint16_t>(~kNeedsPatching);
+  // Patches are meant for nested sizes inside the last fragment; one that
+  // breaks the fragment framing drops the chunk from the broken fragment on.
+  const uint32_t unread = c->num_fragments - c->fragments_read;
+  const uint32_t good = CountGoodFragments(payload, c->payload_size, c->read_off, unread);
+  if (good != unread) {
+    stats_.abi_violations++;
+    TruncateCorrupt(c, good);
+  }
+  return true;
+}
+
+// Keeps the next `good` unread fragments of a chunk and drops the rest; the
+// loss is reported when the chunk is consumed.
+void TraceBuffer::TruncateCorrupt(ChunkMeta* c, uint32_t good) {
+  c->state |= kCorrupt;
+  c->num_fragments = static_cast<uint16_t>(c->fragments_read + good);
+  c->flags &= static_cast<uint16_t>(~(kLastCont | kNeedsPatching));
+}
+
+// ---------------------------------------------------------------------------
+// Reading.
+
+void TraceBuffer::BeginRead(ReadMode mode) {
+  final_read_ = mode == ReadMode::kFinal;
+  read_list_.clear();
+  read_index_ = 0;
+  for (auto it = sequences_.begin(); it != sequences_.end();) {
+    SequenceState* seq = it->second.get();
+    if (seq->chunks.empty() && seq->gone) {
+      if (cached_seq_ == seq) cached_seq_ = nullptr;
+      it = sequences_.erase(it);
+      continue;
+    }
+    if (!seq->chunks.empty()) read_list_.push_back(seq);
+    ++it;
+  }
+  std::sort(read_list_.begin(), read_list_.end(), [](SequenceState* a, SequenceState* b) {
+    return SequenceKey(a->producer, a->writer) < SequenceKey(b->producer, b->writer);
+  });
+}
+
+bool TraceBuffer::ReadNextTracePacket(std::string* packet, PacketSequenceProperties* sequence,
+                                      bool* previous_packet_on_sequence_dropped) {
+  packet->clear();
+  *previous_packet_on_sequence_dropped = false;
+  for (; read_index_ < read_list_.size(); read_index_++) {
+    SequenceState* seq = read_list_[read_index_];
+    const bool final_read = final_read_ || seq->gone;
+    while (!seq->chunks.empty()) {
+      Step step = ReadStep(seq, final_read, packet, previous_packet_on_sequence_dropped);
+      if (step == Step::kStall) break;
+      if (step == Step::kEmitted) {
+        *sequence = {seq->producer, seq->producer_uid, seq->writer};
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// One step on the sequence's oldest unread chunk: emit a packet, skip or drop
+// something (continue), or wait (stall). On kEmitted, *dropped tells whether
+// something was lost before the packet; losses found while consuming its
+// chunks belong to the next one, so the flag is taken before that.
+TraceBuffer::Step TraceBuffer::ReadStep(SequenceState* seq, bool final_read,
+                                        std::string* packet, bool* dropped) {
+  ChunkMeta& c = seq->chunks.front();
+  if (c.fragments_read == 0) {
+    if (!seq->has_position) {
+      seq->has_position = true;
+      seq->read_pos_ext = c.ext - 1;
+    } else if (c.ext != seq->read_pos_ext + 1) {
+      // A gap: hold while the chunk before it is in the ring (buffers.md).
+      if (seq->fence_in_buffer && !final_read) return Step::kStall;
+      ReleaseGap(seq, c.ext);
+    }
+  }
+  if (c.state & kDead) {
+    seq->loss_pending = true;
+    ConsumeFront(seq);
+    return Step::kContinue;
+  }
+  if (c.fragments_read == c.num_fragments) {
+    if ((c.state & kIncomplete) && !final_read) return Step::kStall;
+    ConsumeFront(seq);
+    return Step::kContinue;
+  }
+  const uint8_t* payload = ring_ + c.record_off + kHeaderSize;
+  uint32_t len = 0;
+  if (!FragmentAt(payload, c.payload_size, c.read_off, &len)) {
+    // Unreachable: chunks are validated on copy and after every patch.
+    stats_.abi_violations++;
+    TruncateCorrupt(&c, 0);
+    return Step::kContinue;
+  }
+  const bool first = c.fragments_read == 0;
+  const bool last = c.fragments_read + 1 == c.num_fragments;
+
+  if (first && (c.flags & kFirstCont)) {
+    // The rest of a packet whose start was not read. After a chunk that ended
+    // on a whole packet, the writer broke the chain.
+    if (seq->prev_clean && c.ext == seq->read_pos_ext + 1) stats_.trace_writer_packet_loss++;
+    seq->loss_pending = true;
+    Advance(seq, &c, len);
+    return Step::kContinue;
+  }
+  if (last && (c.flags & kNeedsPatching)) {
+    if (!final_read) return Step::kStall;
+    // The patches will never come: the packet's nested sizes are wrong.
+    seq->loss_pending = true;
+    Advance(seq, &c, len);  // patches_failed counts the chunk when consumed.
+    return Step::kContinue;
+  }
+  if (last && (c.flags & kLastCont)) {
+    switch (TryJoin(seq, packet, dropped)) {
+      case Join::kJoined:
+        stats_.readaheads_succeeded++;
+        return packet->empty() ? Step::kContinue : Step::kEmitted;
+      case Join::kWait:
+        stats_.readaheads_failed++;
+        if (!final_read) return Step::kStall;
+        break;
+      case Join::kBrokenByWriter:
+        stats_.trace_writer_packet_loss++;
+        break;
+      case Join::kBrokenByViolation:
+        break;
+    }
+    seq->loss_pending = true;  // The started packet cannot be completed.
+    Advance(seq, &c, len);
+    return Step::kContinue;
+  }
+  packet->assign(reinterpret_cast<const char*>(payload + c.read_off + kPacketHeaderSize), len);
+  if (len != 0) TakeLoss(seq, dropped);
+  Advance(seq, &c, len);
+  return len != 0 ? Step::kEmitted : Step::kContinue;
+}
+
+// Joins the packet that starts with the front chunk's last fragment with its
+// continuations in the following chunk ids. Changes nothing unless kJoined.
+TraceBuffer::Join TraceBuffer::TryJoin(SequenceState* seq, std::string* packet,
+                                       bool* dropped) {
+  ChunkQueue& q = seq->chunks;
+  size_t k = 1;  // q[k]: the chunk holding the packet's end.
+  for (;; k++) {
+    if (k >= q.size() || q[k].ext != q[0].ext + k) return Join::kWait;
+    const ChunkMeta& n = q[k];
+    if (n.state & (kDead | kCorrupt)) return Join::kBrokenByViolation;
+    if (n.num_fragments == 0) return (n.state & kIncomplete) ? Join::kWait : Join::kBrokenByWriter;
+    if (!(n.flags & kFirstCont)) return Join::kBrokenByWriter;
+    if (n.num_fragments > 1) break;                    // Ends the packet; more follow.
+    if (n.flags & kNeedsPatching) return Join::kWait;  // Its only fragment is unpatched.
+    if (!(n.flags & kLastCont)) break;                 // Ends the packet.
+  }
+  // Every piece is here: size them, copy them, then consume them.
+  size_t total = 0;
+  for (size_t j = 0; j <= k; j++) {
+    const ChunkMeta& f = q[j];
+    uint32_t len = 0;
+    if (!FragmentAt(ring_ + f.record_off + kHeaderSize, f.payload_size, f.read_off, &len))
+      return Join::kBrokenByViolation;  // Unreachable (validated).
+    total += len;
+  }
+  packet->clear();
+  packet->reserve(total);
+  if (total != 0) TakeLoss(seq, dropped);
+  for (size_t j = 0; j <= k; j++) {
+    ChunkMeta* f = &q.front();
+    const uint8_t* payload = ring_ + f->record_off + kHeaderSize;
+    uint32_t len = 0;
+    FragmentAt(payload, f->payload_size, f->read_off, &len);
+    packet->append(reinterpret_cast<const char*>(payload + f->read_off + kPacketHeaderSize), len);
+    Advance(seq, f, len);  // Consumes every chunk but possibly the last.
+  }
+  return Join::kJoined;
+}
+
+void TraceBuffer::TakeLoss(SequenceState* seq, bool* dropped) {
+  *dropped = seq->loss_pending;
+  seq->loss_pending = false;
+}
+
+// Moves past one fragment of the front chunk; consumes the chunk when that
+// was its last one (an incomplete chunk stays until recommitted or final).
+void TraceBuffer::Advance(SequenceState* seq, ChunkMeta* c, uint32_t len) {
+  c->read_off += kPacketHeaderSize + len;
+  c->fragments_read++;
+  if (c->fragments_read == c->num_fragments && !(c->state & kIncomplete)) ConsumeFront(seq);
+}
+
+// Removes the front chunk from the index; its record becomes free space and
+// the sequence's fence (see .h, Gaps).
+void TraceBuffer::ConsumeFront(SequenceState* seq) {
+  const ChunkMeta& c = seq->chunks.front();
+  if (!(c.state & kDead)) {
+    stats_.chunks_read++;
+    stats_.bytes_read += c.record_size;
+    if (c.flags & kNeedsPatching) stats_.patches_failed++;
+  }
+  if (c.state & (kDroppedLast | kCorrupt)) seq->loss_pending = true;
+  DropFence(seq);
+  SetKind(ring_, c.record_off, kConsumed | kFenceBit);
+  seq->fence_in_buffer = true;
+  seq->fence_off = c.record_off;
+  seq->has_position = true;
+  seq->read_pos_ext = c.ext;
+  seq->prev_clean = !(c.state & (kDead | kCorrupt | kDroppedLast)) && !(c.flags & kLastCont);
+  seq->chunks.pop_front();
+}
+
+void TraceBuffer::ReleaseGap(SequenceState* seq, uint64_t next_ext) {
+  DropFence(seq);
+  seq->read_pos_ext = next_ext - 1;
+  seq->prev_clean = false;
+  seq->loss_pending = true;
+}
+
+void TraceBuffer::DropFence(SequenceState* seq) {
+  if (!seq->fence_in_buffer) return;
+  SetKind(ring_, seq->fence_off, kConsumed);
+  seq->fence_in_buffer = false;
+}
+
+void TraceBuffer::MarkProducerGone(ProducerId producer) {
+  for (auto& [key, seq] : sequences_)
+    if (seq->producer == producer) seq->gone = true;
+}
+
+// ---------------------------------------------------------------------------
+// Invariants (tests and fuzzer).
+
+bool TraceBuffer::CheckInvariantsForTesting() const {
+  auto find = [this](uint16_t producer, uint16_t writer) -> const SequenceState* {
+    auto it = sequences_.find(SequenceKey(producer, writer));
+    return it == sequences_.end() ? nullptr : it->second.get();
+  };
+  // The ring is a chain of records: [0, wptr_) on the first lap, all of it after.
+  size_t records_in_ring = 0;
+  const uint32_t end = wrapped_ ? size_ : wptr_;
+  uint32_t pos = 0;
+  while (pos < end) {
+    const RecordHeader h = LoadHeader(ring_, pos);
+    if (h.size() < kAlign || h.size() > end - pos || h.kind() == kEmpty || h.kind() > kTombstone)
+      return false;
+    if (h.kind() == kLive || h.kind() == kTombstone) {
+      const SequenceState* seq = find(h.producer, h.writer);
+      if (seq == nullptr) return false;
+      const uint64_t ext = seq->Unwrap(h.chunk_id);
+      const size_t i = seq->chunks.LowerBound(ext);
+      if (i >= seq->chunks.size()) return false;
+      const ChunkMeta& c = seq->chunks[i];
+      if (c.ext != ext || c.record_off != pos || c.record_size != h.size() ||
+          ((c.state & kDead) != 0) != (h.kind() == kTombstone))
+        return false;
+      records_in_ring++;
+    }
+    pos += h.size();
+  }
+  if (pos != end || wptr_ >= size_) return false;
+  if (!wrapped_ && LoadHeader(ring_, wptr_).size_and_kind != 0) return false;
+  // The index: sorted, ahead of the reader, consistent read positions.
+  size_t records_in_index = 0;
+  for (const auto& [key, seq] : sequences_) {
+    if (key != SequenceKey(seq->producer, seq->writer)) return false;
+    const ChunkQueue& q = seq->chunks;
+    for (size_t i = 0; i < q.size(); i++) {
+      const ChunkMeta& c = q[i];
+      if (i > 0 && q[i - 1].ext >= c.ext) return false;
+      if (i > 0 && c.fragments_read != 0) return false;
+      if (c.fragments_read > c.num_fragments || c.read_off > c.payload_size) return false;
+      if (seq->has_position && c.ext <= seq->read_pos_ext) return false;
+      if (static_cast<uint32_t>(c.ext) != LoadHeader(ring_, c.record_off).chunk_id) return false;
+    }
+    if (seq->fence_in_buffer) {
+      const RecordHeader h = LoadHeader(ring_, seq->fence_off);
+      if ((h.size_and_kind & kKindMask) != kConsumed || !(h.size_and_kind & kFenceBit)) return false;
+    }
+    records_in_index += q.size();
+  }
+  return records_in_ring == records_in_index;
+}
+
+}  // namespace sluice
