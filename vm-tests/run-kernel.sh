@@ -20,7 +20,7 @@
 #   VM_ONLY=*                 glob of scenario names to run
 #   VM_APPEND=                extra kernel command line
 #   VM_SAVE_FORMATS=          if set, copy the guest's format tree to
-#                             VM_SAVE_FORMATS/<distro>_<release>/events/
+#                             VM_SAVE_FORMATS/<name>/events/ (+ version)
 set -uo pipefail
 
 spec=${1:?usage: run-kernel.sh SPEC}
@@ -165,13 +165,12 @@ if [ -n "$verdict" ]; then
 fi
 
 if [ -n "${VM_SAVE_FORMATS:-}" ] && [ -d "$out/results/formats/events" ]; then
-  release=$(sed -n 's/^kernel=//p' "$out/results/guest-info")
-  case "$name" in debian*) distro=debian ;; *) distro=${name%%-*} ;; esac
-  dst=$VM_SAVE_FORMATS/${distro}_$release
+  dst=$VM_SAVE_FORMATS/$name
   rm -rf "$dst"; mkdir -p "$dst"
   cp -r "$out/results/formats/events" "$dst/"
   cp "$out/results/formats/available_events" "$dst/" 2>/dev/null
-  echo "saved format tree: $dst"
+  sed -n 's/^version=//p' "$out/results/guest-info" >"$dst/version"
+  echo "saved format tree: $dst ($(cat "$dst/version" | cut -d' ' -f3))"
 fi
 
 KERNEL_NAME=$name EXPECTED_RELEASE=$release VM_ONLY=$VM_ONLY \
