@@ -61,6 +61,7 @@ TEST(ProtosTest, FieldNumbersMatchUpstream) {
   static_assert(pp::TracePacket::kProcessTreeFieldNumber == 2);
   static_assert(pp::TracePacket::kTrustedUidFieldNumber == 3);
   static_assert(pp::TracePacket::kClockSnapshotFieldNumber == 6);
+  static_assert(pp::TracePacket::kProcessStatsFieldNumber == 9);
   static_assert(pp::TracePacket::kTimestampFieldNumber == 8);
   static_assert(pp::TracePacket::kTrustedPacketSequenceIdFieldNumber == 10);
   static_assert(pp::TracePacket::kSequenceFlagsFieldNumber == 13);
@@ -71,6 +72,7 @@ TEST(ProtosTest, FieldNumbersMatchUpstream) {
   static_assert(pp::TracePacket::kIncrementalStateClearedFieldNumber == 41);
   static_assert(pp::TracePacket::kPreviousPacketDroppedFieldNumber == 42);
   static_assert(pp::TracePacket::kSystemInfoFieldNumber == 45);
+  static_assert(pp::TracePacket::kServiceEventFieldNumber == 69);
   static_assert(pp::TracePacket::kCompressedPacketsFieldNumber == 50);
   static_assert(pp::TracePacket::kTimestampClockIdFieldNumber == 58);
   static_assert(pp::TracePacket::kTrustedPidFieldNumber == 79);
@@ -125,6 +127,13 @@ TEST(ProtosTest, FieldNumbersMatchUpstream) {
   static_assert(pp::GenericFtraceEvent::Field::kUintValueFieldNumber == 5);
   static_assert(pp::FtraceCpuStats::kReadEventsFieldNumber == 9);
   static_assert(pp::FtraceStats::kFtraceParseErrorsFieldNumber == 9);
+  static_assert(pp::ProcessTree::Process::kProcessStartFromBootFieldNumber == 7);
+  static_assert(pp::ProcessTree::Process::kCmdlineIsCommFieldNumber == 9);
+  static_assert(pp::ProcessTree::Thread::kTgidFieldNumber == 3);
+  static_assert(pp::ProcessStats::Process::kVmRssKbFieldNumber == 3);
+  static_assert(pp::ProcessStats::Process::kRuntimeUserModeFieldNumber == 21);
+  static_assert(pp::TracingServiceEvent::kAllDataSourcesStartedFieldNumber == 1);
+  static_assert(pp::TracingServiceEvent::kTracingDisabledFieldNumber == 5);
 
   // TraceStats.
   using Buf = pp::TraceStats::BufferStats;
@@ -234,7 +243,6 @@ TEST(ProtosTest, TracePacketWithFtraceRoundTrips) {
   ev->set_timestamp(1002);
   ev->set_pid(12);
   ev->mutable_sys_enter()->set_id(64);
-  ev->mutable_sys_enter()->add_args(1);
 
   pp::FtraceEventBundle::CompactSched* cs = bundle->mutable_compact_sched();
   cs->add_intern_table("swapper/1");
@@ -292,6 +300,14 @@ TEST(ProtosTest, TracePacketWithFtraceRoundTrips) {
   fstats->add_unknown_ftrace_events("foo/bar");
   fstats->add_ftrace_parse_errors(pp::FTRACE_STATUS_ABI_END_OVERFLOW);
 
+  pp::TracePacket* pstats_packet = trace.add_packet();
+  auto* pstat = pstats_packet->mutable_process_stats()->add_processes();
+  pstat->set_pid(12);
+  pstat->set_vm_rss_kb(2048);
+  pstat->set_oom_score_adj(-100);
+  trace.add_packet()->mutable_service_event()->set_all_data_sources_started(
+      true);
+
   std::string bytes;
   ASSERT_TRUE(trace.SerializeToString(&bytes));
   // A trace file is a sequence of field-1 length-delimited packets.
@@ -300,7 +316,7 @@ TEST(ProtosTest, TracePacketWithFtraceRoundTrips) {
 
   pp::Trace parsed;
   ASSERT_TRUE(parsed.ParseFromString(bytes));
-  ASSERT_EQ(parsed.packet_size(), 5);
+  ASSERT_EQ(parsed.packet_size(), 7);
   const pp::TracePacket& p0 = parsed.packet(0);
   EXPECT_EQ(p0.trusted_packet_sequence_id(), 3u);
   EXPECT_TRUE(p0.has_trusted_uid());
@@ -329,6 +345,8 @@ TEST(ProtosTest, TracePacketWithFtraceRoundTrips) {
             12.5);
   EXPECT_EQ(parsed.packet(4).ftrace_stats().ftrace_parse_errors(0),
             pp::FTRACE_STATUS_ABI_END_OVERFLOW);
+  EXPECT_EQ(parsed.packet(5).process_stats().processes(0).oom_score_adj(), -100);
+  EXPECT_TRUE(parsed.packet(6).service_event().all_data_sources_started());
 }
 
 TEST(ProtosTest, TraceStatsRoundTrips) {
