@@ -200,7 +200,21 @@ Status FtraceController::ApplyConfig() {
   }
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> available, fs.ReadAvailableEvents());
   std::vector<std::string> resolved;
-  ResolveFtraceEvents(requested, available, &resolved, &unknown_events_);
+  std::vector<std::string> unresolved;
+  ResolveFtraceEvents(requested, available, &resolved, &unresolved);
+  // Events of the "ftrace" group (print: trace_marker writes) are not in
+  // available_events and have no enable file: they are always on.
+  for (const std::string& req : unresolved) {
+    const std::string e = req.find('/') == std::string::npos ? "ftrace/" + req : req;
+    if (e.find('*') == std::string::npos && fs.Exists("events/" + e + "/format") &&
+        !fs.Exists("events/" + e + "/enable")) {
+      if (std::find(always_on_.begin(), always_on_.end(), e) == always_on_.end()) {
+        always_on_.push_back(e);
+      }
+    } else {
+      unknown_events_.push_back(req);
+    }
+  }
   if (!unknown_events_.empty()) {
     Warn("ftrace events not in this kernel, skipped: " + Join(unknown_events_, ", "));
   }
@@ -255,6 +269,12 @@ Status FtraceController::ApplyConfig() {
     }
     enabled_by_us_.push_back(e);
     active_events_.push_back(e);
+  }
+
+  for (const std::string& e : always_on_) {
+    if (std::find(active_events_.begin(), active_events_.end(), e) == active_events_.end()) {
+      active_events_.push_back(e);
+    }
   }
 
   // 5. atrace, then tracing_on.

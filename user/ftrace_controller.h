@@ -31,7 +31,11 @@
 // (every group that has an event of that name; normally one). They resolve
 // against <root>/available_events; names that match nothing are
 // unknown_events(), events whose enable write fails are failed_events(); both
-// are skipped and reported in FtraceStats.
+// are skipped and reported in FtraceStats. The "ftrace" group's events
+// (ftrace/print, which trace_marker writes produce) are not in
+// available_events and have no enable file: they are always on while
+// tracing_on is 1, so they count as active without being enabled (and
+// DisableEvents() cannot stop trace_marker writes from landing).
 //
 // atrace: Android's userspace tracing is switched on by /system/bin/atrace.
 // There we run `atrace --async_start --only_userspace [-a apps] cats...`
@@ -147,6 +151,7 @@ class FtraceController {
   bool changed_buffer_size_ = false;
 
   std::string trace_clock_;
+  std::vector<std::string> always_on_;  // "ftrace/print" & co: no enable file.
   std::vector<std::string> active_events_;
   std::vector<std::string> enabled_by_us_;
   std::vector<std::string> unknown_events_;

@@ -106,8 +106,10 @@ StatusOr<std::unique_ptr<Tracefs>> Tracefs::Open(const TracefsOptions& options) 
     }
   }
   if (access((dir + "/tracing_on").c_str(), W_OK) != 0) {
-    return Status::Error("tracefs at " + dir + " is not writable (" + Errno() +
-                         "): run sluice as root");
+    Status err = Status::Error("tracefs at " + dir + " is not writable (" + Errno() +
+                               "): run sluice as root");
+    if (created) rmdir(dir.c_str());
+    return err;
   }
   return std::unique_ptr<Tracefs>(
       new Tracefs(std::move(root), std::move(dir), options.instance_name, created,

@@ -1,0 +1,226 @@
+#include "user/ftrace_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
+#include "tests/user/fake_tracefs.h"
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::FakeTracefs;
+
+const std::vector<std::string> kAvailable = {"sched/sched_switch", "sched/sched_wakeup",
+                                             "irq/irq_handler_entry", "foo/sched_wakeup"};
+
+TEST(ResolveFtraceEventsTest, Forms) {
+  std::vector<std::string> resolved, unknown;
+  ResolveFtraceEvents({"sched/*", "irq_handler_entry", "sched/sched_switch", "nope/none",
+                       "bogus", "nogroup/*"},
+                      kAvailable, &resolved, &unknown);
+  EXPECT_EQ(resolved, (std::vector<std::string>{"sched/sched_switch", "sched/sched_wakeup",
+                                                "irq/irq_handler_entry"}));
+  EXPECT_EQ(unknown, (std::vector<std::string>{"nope/none", "bogus", "nogroup/*"}));
+}
+
+TEST(ResolveFtraceEventsTest, NameAloneMatchesEveryGroup) {
+  std::vector<std::string> resolved, unknown;
+  ResolveFtraceEvents({"sched_wakeup"}, kAvailable, &resolved, &unknown);
+  EXPECT_EQ(resolved, (std::vector<std::string>{"sched/sched_wakeup", "foo/sched_wakeup"}));
+  EXPECT_TRUE(unknown.empty());
+}
+
+TEST(ResolveFtraceEventsTest, GroupPrefixIsExact) {
+  std::vector<std::string> resolved, unknown;
+  ResolveFtraceEvents({"sch/*"}, kAvailable, &resolved, &unknown);
+  EXPECT_TRUE(resolved.empty());
+  EXPECT_EQ(unknown, (std::vector<std::string>{"sch/*"}));
+}
+
+TEST(FtraceClockEnumTest, Values) {
+  EXPECT_EQ(FtraceClockEnumForTraceClock("boot"), 0u);
+  EXPECT_EQ(FtraceClockEnumForTraceClock("global"),
+            static_cast<uint32_t>(perfetto::protos::FTRACE_CLOCK_GLOBAL));
+  EXPECT_EQ(FtraceClockEnumForTraceClock("local"),
+            static_cast<uint32_t>(perfetto::protos::FTRACE_CLOCK_LOCAL));
+  EXPECT_EQ(FtraceClockEnumForTraceClock("x86-tsc"),
+            static_cast<uint32_t>(perfetto::protos::FTRACE_CLOCK_UNKNOWN));
+}
+
+class FtraceControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake_.PopulateRoot();
+    TracefsOptions options;
+    options.root = fake_.root();
+    options.cpu_online_path = fake_.Path("cpu_online");
+    auto fs = Tracefs::Open(options);
+    ASSERT_TRUE(fs.ok()) << fs.status().message();
+    fs_ = std::move(*fs);
+  }
+  FtraceControlOptions Options(bool android) {
+    FtraceControlOptions o;
+    o.is_android = android;
+    o.print_warnings = false;
+    o.run_command = [this](const std::vector<std::string>& argv, std::string* output) {
+      commands_.push_back(argv);
+      *output = command_output_;
+      return command_status_;
+    };
+    return o;
+  }
+
+  FakeTracefs fake_;
+  std::unique_ptr<Tracefs> fs_;
+  std::vector<std::vector<std::string>> commands_;
+  std::string command_output_;
+  int command_status_ = 0;
+};
+
+TEST_F(FtraceControllerTest, StartAppliesAndRestoreUndoesOnlyOurChanges) {
+  FtraceControlConfig config;
+  config.events = {"sched/*", "print", "nope/none"};
+  config.buffer_size_kb = 4096;
+  FtraceController c(fs_.get(), config, Options(false));
+  ASSERT_TRUE(c.Start().ok());
+
+  EXPECT_EQ(c.active_events(), (std::vector<std::string>{"sched/sched_switch", "sched/sched_wakeup",
+                                                         "sched/sched_waking", "ftrace/print"}));
+  // sched_wakeup was enabled by someone else: not ours.
+  EXPECT_EQ(c.enabled_by_us(), (std::vector<std::string>{"sched/sched_switch", "sched/sched_waking"}));
+  EXPECT_EQ(c.unknown_events(), (std::vector<std::string>{"nope/none"}));
+  EXPECT_TRUE(c.failed_events().empty());
+  EXPECT_EQ(c.trace_clock(), "boot");
+  EXPECT_EQ(c.ftrace_clock_enum(), 0u);
+
+  EXPECT_EQ(fake_.Read("tracing_on"), "1");
+  EXPECT_EQ(fake_.Read("trace_clock"), "boot");
+  EXPECT_EQ(fake_.Read("buffer_size_kb"), "4096");
+  EXPECT_EQ(fake_.Read("events/sched/sched_switch/enable"), "1");
+  EXPECT_EQ(fake_.Read("events/sched/sched_waking/enable"), "1");
+  EXPECT_EQ(fake_.Read("events/irq/irq_handler_entry/enable"), "0\n");  // Untouched.
+
+  c.DisableEvents();
+  EXPECT_EQ(fake_.Read("events/sched/sched_switch/enable"), "0");
+  EXPECT_EQ(fake_.Read("tracing_on"), "1");  // Still on for the final drain.
+  c.Restore();
+  EXPECT_TRUE(c.restore_errors().empty());
+  EXPECT_EQ(fake_.Read("tracing_on"), "0");
+  EXPECT_EQ(fake_.Read("trace_clock"), "local");
+  // The unexpanded "7 (expanded: 1408)" comes back as its expanded size:
+  // the kernel's expansion is one-way.
+  EXPECT_EQ(fake_.Read("buffer_size_kb"), "1408");
+  EXPECT_EQ(fake_.Read("events/sched/sched_switch/enable"), "0");
+  EXPECT_EQ(fake_.Read("events/sched/sched_waking/enable"), "0");
+  EXPECT_EQ(fake_.Read("events/sched/sched_wakeup/enable"), "1\n");  // Someone else's stays.
+}
+
+TEST_F(FtraceControllerTest, NothingWrittenWhenAlreadyAsWanted) {
+  fake_.Write("tracing_on", "1\n");
+  fake_.Write("trace_clock", "local global [boot]\n");
+  fake_.Write("buffer_size_kb", "2048\n");
+  FtraceControlConfig config;
+  config.events = {"sched/sched_wakeup"};
+  config.buffer_size_kb = 2048;
+  {
+    FtraceController c(fs_.get(), config, Options(false));
+    ASSERT_TRUE(c.Start().ok());
+    EXPECT_TRUE(c.enabled_by_us().empty());
+  }  // Destructor restores.
+  EXPECT_EQ(fake_.Read("tracing_on"), "1\n");
+  EXPECT_EQ(fake_.Read("trace_clock"), "local global [boot]\n");
+  EXPECT_EQ(fake_.Read("buffer_size_kb"), "2048\n");
+  EXPECT_EQ(fake_.Read("events/sched/sched_wakeup/enable"), "1\n");
+}
+
+TEST_F(FtraceControllerTest, PerCpuBufferSizesRestored) {
+  fake_.Write("buffer_size_kb", "X\n");
+  fake_.Write("per_cpu/cpu0/buffer_size_kb", "100\n");
+  fake_.Write("per_cpu/cpu1/buffer_size_kb", "200\n");
+  FtraceControlConfig config;
+  config.buffer_size_kb = 512;
+  FtraceController c(fs_.get(), config, Options(false));
+  ASSERT_TRUE(c.Start().ok());
+  EXPECT_EQ(fake_.Read("buffer_size_kb"), "512");
+  c.Restore();
+  EXPECT_EQ(fake_.Read("per_cpu/cpu0/buffer_size_kb"), "100");
+  EXPECT_EQ(fake_.Read("per_cpu/cpu1/buffer_size_kb"), "200");
+}
+
+TEST_F(FtraceControllerTest, FailedEnableIsReportedAndSkipped) {
+  // An "enable" that cannot be written (a directory: EISDIR, even for root).
+  std::filesystem::remove(fake_.Path("events/irq/irq_handler_entry/enable"));
+  fake_.Mkdir("events/irq/irq_handler_entry/enable");
+  FtraceControlConfig config;
+  config.events = {"irq/irq_handler_entry", "sched/sched_switch"};
+  FtraceController c(fs_.get(), config, Options(false));
+  ASSERT_TRUE(c.Start().ok());
+  EXPECT_EQ(c.failed_events(), (std::vector<std::string>{"irq/irq_handler_entry"}));
+  EXPECT_EQ(c.active_events(), (std::vector<std::string>{"sched/sched_switch"}));
+}
+
+TEST_F(FtraceControllerTest, NoBootClockKeepsCurrent) {
+  fake_.Write("trace_clock", "[local] global\n");
+  FtraceController c(fs_.get(), {}, Options(false));
+  ASSERT_TRUE(c.Start().ok());
+  EXPECT_EQ(c.trace_clock(), "local");
+  EXPECT_EQ(fake_.Read("trace_clock"), "[local] global\n");
+}
+
+TEST_F(FtraceControllerTest, AtraceOffAndroidWarnsAndRecordsPrintOnly) {
+  FtraceControlConfig config;
+  config.atrace_categories = {"gfx", "sched"};
+  config.atrace_apps = {"com.example"};
+  FtraceController c(fs_.get(), config, Options(false));
+  ASSERT_TRUE(c.Start().ok());
+  EXPECT_TRUE(commands_.empty());
+  EXPECT_NE(c.atrace_errors().find("not Android"), std::string::npos);
+  EXPECT_EQ(c.active_events(), (std::vector<std::string>{"ftrace/print"}));
+  EXPECT_TRUE(c.enabled_by_us().empty());
+}
+
+TEST_F(FtraceControllerTest, AtraceOnAndroidRunsAtrace) {
+  FtraceControlConfig config;
+  config.atrace_categories = {"gfx", "sched"};
+  config.atrace_apps = {"com.a", "com.b"};
+  FtraceController c(fs_.get(), config, Options(true));
+  ASSERT_TRUE(c.Start().ok());
+  ASSERT_EQ(commands_.size(), 1u);
+  EXPECT_EQ(commands_[0], (std::vector<std::string>{"/system/bin/atrace", "--async_start",
+                                                    "--only_userspace", "-a", "com.a,com.b",
+                                                    "gfx", "sched"}));
+  EXPECT_TRUE(c.atrace_errors().empty());
+  // "sched" brings its kernel events; the fake kernel has two of them.
+  EXPECT_NE(std::find(c.active_events().begin(), c.active_events().end(), "sched/sched_switch"),
+            c.active_events().end());
+  c.Restore();
+  ASSERT_EQ(commands_.size(), 2u);
+  EXPECT_EQ(commands_[1][1], "--async_stop");
+}
+
+TEST_F(FtraceControllerTest, AtraceFailureIsReported) {
+  command_status_ = 1;
+  command_output_ = "error: unknown category foo\n";
+  FtraceControlConfig config;
+  config.atrace_categories = {"foo"};
+  FtraceController c(fs_.get(), config, Options(true));
+  ASSERT_TRUE(c.Start().ok());
+  EXPECT_NE(c.atrace_errors().find("unknown category foo"), std::string::npos);
+  c.Restore();
+  EXPECT_EQ(commands_.size(), 1u);  // Never started: no --async_stop.
+}
+
+TEST_F(FtraceControllerTest, StartErrorRestoresWhatWasChanged) {
+  // Buffer size and clock get changed, then available_events is missing.
+  std::filesystem::remove(fake_.Path("available_events"));
+  FtraceControlConfig config;
+  config.buffer_size_kb = 4096;
+  FtraceController c(fs_.get(), config, Options(false));
+  EXPECT_FALSE(c.Start().ok());
+  EXPECT_EQ(fake_.Read("tracing_on"), "0\n");
+  EXPECT_EQ(fake_.Read("trace_clock"),
+            "[local] global counter uptime perf mono mono_raw boot x86-tsc\n");
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,436 @@
+#include "user/ftrace_data_source.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "perfetto/trace/ftrace/ftrace_stats.pb.h"
+#include "perfetto/trace/trace_packet.pb.h"
+#include "user/ftrace_cpu_stats.h"
+
+namespace sluice {
+namespace {
+
+using perfetto::protos::FtraceStats;
+using perfetto::protos::TracePacket;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kDefaultDrainPeriodMs = 100;
+constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
+// Pages per FtraceEventBundle at most, so one packet stays well below the
+// central buffer's chunk budget (32 x 4 KiB pages ~ 100 KiB of protos).
+constexpr size_t kMaxPagesPerBundle = 32;
+// A worker that does not finish a flush in this time is reported, not awaited.
+constexpr auto kFlushTimeout = std::chrono::seconds(10);
+
+uint64_t BootTimeNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+FtraceDataSource::FtraceDataSource(const perfetto::protos::FtraceConfig& config,
+                                   std::function<std::unique_ptr<TraceWriter>()> make_writer,
+                                   const FtraceDataSourceOptions& options)
+    : config_(config), make_writer_(std::move(make_writer)), options_(options) {
+  drain_period_ms_ = config.drain_period_ms() == 0 ? kDefaultDrainPeriodMs
+                                                  : std::min(config.drain_period_ms(), kMaxDrainPeriodMs);
+  paused_.store(options.start_reading_paused, std::memory_order_relaxed);
+}
+
+StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
+    const perfetto::protos::FtraceConfig& config,
+    std::function<std::unique_ptr<TraceWriter>()> make_writer,
+    const FtraceDataSourceOptions& options) {
+  if (!make_writer) return Status::Error("FtraceDataSource needs a TraceWriter factory");
+  std::unique_ptr<FtraceDataSource> ds(new FtraceDataSource(config, std::move(make_writer), options));
+  TracefsOptions fs_options;
+  fs_options.root = options.tracefs_root;
+  fs_options.instance_name = config.instance_name();
+  fs_options.allow_mount = options.allow_mount;
+  fs_options.cpu_online_path = options.cpu_online_path;
+  SLUICE_ASSIGN_OR_RETURN(ds->tracefs_, Tracefs::Open(fs_options));
+
+  FtraceControlConfig control;
+  control.events.assign(config.ftrace_events().begin(), config.ftrace_events().end());
+  control.atrace_categories.assign(config.atrace_categories().begin(),
+                                   config.atrace_categories().end());
+  control.atrace_apps.assign(config.atrace_apps().begin(), config.atrace_apps().end());
+  control.buffer_size_kb = config.buffer_size_kb();
+  control.preserve_buffer = config.preserve_ftrace_buffer();
+  ds->controller_ = std::make_unique<FtraceController>(ds->tracefs_.get(), std::move(control),
+                                                       options.control);
+  return ds;
+}
+
+FtraceDataSource::~FtraceDataSource() {
+  if (started_) Stop();
+  controller_.reset();  // Restores if Start() failed half-way.
+  if (tracefs_) (void)tracefs_->RemoveCreatedInstance();
+}
+
+Status FtraceDataSource::Start() {
+  if (started_) return Status::Error("FtraceDataSource::Start called twice");
+  Status st = controller_->Start();
+  if (!st.ok()) return st;
+
+  auto formats = FtraceFormatTable::Load(tracefs_->EventsDir(), controller_->active_events(),
+                                         &format_missing_);
+  if (!formats.ok()) {
+    controller_->Restore();
+    return formats.status();
+  }
+  formats_ = std::move(formats).value();
+  page_size_ = formats_.header().page_size();
+  for (const std::string& e : format_missing_) {
+    std::lock_guard<std::mutex> lock(warnings_mutex_);
+    warnings_.push_back("format of ftrace event " + e + " unreadable: its events are skipped");
+  }
+  encode_options_.compact_sched = config_.compact_sched().enabled();
+  encode_options_.ftrace_clock = controller_->ftrace_clock_enum();
+  if (auto size = tracefs_->ReadBufferSize(); size.ok() && page_size_ != 0) {
+    buffer_pages_per_cpu_ = static_cast<uint32_t>(uint64_t{size->kb} * 1024 / page_size_);
+  }
+
+  stats_cpus_ = tracefs_->ListPerCpuDirs();
+  stats_writer_ = make_writer_();
+  WriteStats(FtraceStats::START_OF_TRACE);
+
+  std::vector<uint32_t> online;
+  if (auto cpus = tracefs_->ReadOnlineCpus(); cpus.ok()) {
+    online = std::move(cpus).value();
+  } else {
+    online = stats_cpus_;
+  }
+  size_t started_readers = 0;
+  Status first_error;
+  for (uint32_t cpu : online) {
+    Status rs = StartReader(cpu);
+    if (rs.ok()) {
+      started_readers++;
+    } else if (first_error.ok()) {
+      first_error = rs;
+    }
+  }
+  if (started_readers == 0) {
+    for (auto& state : cpus_) {
+      if (state && state->reader) state->reader->StopThread();
+    }
+    controller_->Restore();
+    return first_error.ok() ? Status::Error("no online CPU has a per_cpu/cpuN/trace_pipe_raw in " +
+                                            tracefs_->dir() + ": is this tracefs?")
+                            : first_error;
+  }
+  if (!first_error.ok()) {
+    std::lock_guard<std::mutex> lock(warnings_mutex_);
+    warnings_.push_back(first_error.message());
+  }
+  started_ = true;
+  drain_thread_ = std::thread([this] { DrainThreadMain(); });
+  return Status::Ok();
+}
+
+Status FtraceDataSource::StartReader(uint32_t cpu) {
+  FtraceCpuReaderOptions reader_options;
+  reader_options.page_size = page_size_;
+  reader_options.pool_pages = std::max<uint32_t>(8, options_.pool_bytes_per_cpu / page_size_);
+  reader_options.poll_timeout_ms = drain_period_ms_;
+  reader_options.start_paused = paused_.load(std::memory_order_relaxed);
+  SLUICE_ASSIGN_OR_RETURN(
+      std::unique_ptr<FtraceCpuReader> reader,
+      FtraceCpuReader::Create(cpu, tracefs_->PerCpuPath(cpu, "trace_pipe_raw"), reader_options,
+                              &signal_));
+  reader->StartThread();
+  std::lock_guard<std::mutex> lock(readers_mutex_);
+  if (cpu >= cpus_.size()) cpus_.resize(cpu + 1);
+  std::unique_ptr<CpuState>& slot = cpus_[cpu];
+  if (!slot) {
+    // First time this CPU is seen: its writer and encoder live to the end.
+    slot = std::make_unique<CpuState>();
+    slot->cpu = cpu;
+    slot->writer = make_writer_();
+    slot->encoder = std::make_unique<FtracePageEncoder>(&formats_, cpu, encode_options_);
+  }
+  slot->reader = std::move(reader);
+  return Status::Ok();
+}
+
+void FtraceDataSource::StopReader(CpuState* state) {
+  FlushReaders({state});
+  state->reader->StopThread();
+  DrainCpu(state);
+  const FtraceCpuReaderStats s = state->reader->stats();
+  FtraceCpuReaderStats& r = state->retired_reader_stats;
+  r.pages += s.pages;
+  r.partial_pages += s.partial_pages;
+  r.bytes += s.bytes;
+  r.read_errors += s.read_errors;
+  r.pool_full += s.pool_full;
+  std::lock_guard<std::mutex> lock(readers_mutex_);
+  state->reader.reset();
+}
+
+void FtraceDataSource::DrainCpu(CpuState* state) {
+  FtraceCpuReader* reader = state->reader.get();
+  if (reader == nullptr) return;
+  for (;;) {
+    FtraceCpuReader::Run run = reader->NextReady();
+    if (run.count == 0) break;
+    const size_t count = std::min(run.count, kMaxPagesPerBundle);
+    state->encoder->EncodePages(run.pages, count, page_size_, state->writer.get());
+    reader->Release(count);
+  }
+}
+
+void FtraceDataSource::DrainAll() {
+  for (auto& state : cpus_) {
+    if (state) DrainCpu(state.get());
+  }
+  PublishCounters();
+}
+
+void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
+  std::vector<std::pair<CpuState*, uint64_t>> tickets;
+  for (CpuState* s : states) {
+    if (s->reader) tickets.emplace_back(s, s->reader->RequestFlush());
+  }
+  const auto deadline = Clock::now() + kFlushTimeout;
+  for (;;) {
+    bool all_done = true;
+    for (auto& [s, ticket] : tickets) {
+      // Check before draining: pages of a finished flush are then all in
+      // the pool (FlushDone()'s acquire), and the drain below takes them.
+      if (!s->reader->FlushDone(ticket)) all_done = false;
+    }
+    for (auto& [s, ticket] : tickets) DrainCpu(s);
+    if (all_done) break;
+    if (Clock::now() > deadline) {
+      std::lock_guard<std::mutex> lock(warnings_mutex_);
+      warnings_.push_back("an ftrace reader did not finish a flush within 10 s");
+      break;
+    }
+    signal_.WaitFor(5);
+  }
+  PublishCounters();
+}
+
+void FtraceDataSource::DrainThreadMain() {
+  const auto period = std::chrono::milliseconds(drain_period_ms_);
+  auto next_tick = Clock::now() + period;
+  uint64_t flush_seen = 0;
+  for (;;) {
+    const auto now = Clock::now();
+    if (now < next_tick) {
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - now);
+      signal_.WaitFor(static_cast<uint32_t>(std::max<int64_t>(wait.count(), 1)));
+    }
+    uint64_t requested;
+    bool final;
+    {
+      std::lock_guard<std::mutex> lock(api_mutex_);
+      requested = flush_requested_;
+      final = final_requested_;
+    }
+    if (requested != flush_seen) {
+      std::vector<CpuState*> all;
+      for (auto& s : cpus_) {
+        if (s) all.push_back(s.get());
+      }
+      FlushReaders(all);
+      for (CpuState* s : all) s->writer->Flush();
+      flush_seen = requested;
+      {
+        std::lock_guard<std::mutex> lock(api_mutex_);
+        flush_done_ = requested;
+      }
+      api_cv_.notify_all();
+      if (final) return;
+      continue;
+    }
+    if (Clock::now() >= next_tick) {
+      next_tick = std::max(next_tick + period, Clock::now());
+      for (auto& s : cpus_) {
+        if (s && s->reader) s->reader->Kick();
+      }
+      HandleHotplug();
+    }
+    DrainAll();
+  }
+}
+
+void FtraceDataSource::HandleHotplug() {
+  auto online = tracefs_->ReadOnlineCpus();
+  if (!online.ok()) return;
+  std::vector<bool> is_online;
+  for (uint32_t cpu : *online) {
+    if (cpu >= is_online.size()) is_online.resize(cpu + 1, false);
+    is_online[cpu] = true;
+  }
+  for (auto& s : cpus_) {
+    if (s && s->reader && (s->cpu >= is_online.size() || !is_online[s->cpu])) StopReader(s.get());
+  }
+  for (uint32_t cpu : *online) {
+    if (cpu < cpus_.size() && cpus_[cpu] && cpus_[cpu]->reader) continue;
+    Status st = StartReader(cpu);
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(warnings_mutex_);
+      if (warnings_.size() < 64) warnings_.push_back("cpu " + std::to_string(cpu) + ": " + st.message());
+    }
+  }
+}
+
+void FtraceDataSource::RequestDrainFlush(bool final) {
+  std::unique_lock<std::mutex> lock(api_mutex_);
+  const uint64_t ticket = ++flush_requested_;
+  if (final) final_requested_ = true;
+  signal_.Notify();
+  api_cv_.wait(lock, [&] { return flush_done_ >= ticket; });
+}
+
+void FtraceDataSource::Flush() {
+  if (!started_ || stopped_) return;
+  RequestDrainFlush(false);
+  if (stats_writer_) stats_writer_->Flush();
+}
+
+void FtraceDataSource::Stop() {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  SetReadingPausedForTesting(false);
+  // Nothing new from our events, then everything that is left.
+  controller_->DisableEvents();
+  RequestDrainFlush(true);
+  drain_thread_.join();
+  // The drain thread is gone: this thread owns the encoders and writers now.
+  for (auto& s : cpus_) {
+    if (!s || !s->reader) continue;
+    s->reader->StopThread();
+    DrainCpu(s.get());
+    s->writer->Flush();
+  }
+  PublishCounters();
+  WriteStats(FtraceStats::END_OF_TRACE);
+  stats_writer_->Flush();
+  controller_->Restore();
+  Status st = tracefs_->RemoveCreatedInstance();
+  std::lock_guard<std::mutex> lock(warnings_mutex_);
+  for (const std::string& e : controller_->restore_errors()) warnings_.push_back(e);
+  if (!st.ok()) warnings_.push_back(st.message());
+}
+
+void FtraceDataSource::SetReadingPausedForTesting(bool paused) {
+  paused_.store(paused, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(readers_mutex_);
+  for (auto& s : cpus_) {
+    if (s && s->reader) s->reader->SetPaused(paused);
+  }
+}
+
+void FtraceDataSource::PublishCounters() {
+  FtraceSourceCounters c;
+  for (auto& s : cpus_) {
+    if (!s) continue;
+    const FtraceParseStats& p = s->encoder->stats();
+    c.events += p.events;
+    c.bundles += p.bundles;
+    c.lost_event_pages += p.lost_event_pages;
+    c.lost_events_known += p.lost_events_known;
+    c.parse_errors += p.parse_errors;
+    c.unknown_event_ids += p.unknown_event_ids;
+    FtraceCpuReaderStats r = s->retired_reader_stats;
+    if (s->reader) {
+      const FtraceCpuReaderStats live = s->reader->stats();
+      r.pages += live.pages;
+      r.bytes += live.bytes;
+      r.read_errors += live.read_errors;
+      r.pool_full += live.pool_full;
+    }
+    c.pages += r.pages;
+    c.bytes += r.bytes;
+    c.read_errors += r.read_errors;
+    c.pool_full += r.pool_full;
+  }
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  counters_.events.store(c.events, kRelaxed);
+  counters_.pages.store(c.pages, kRelaxed);
+  counters_.bytes.store(c.bytes, kRelaxed);
+  counters_.bundles.store(c.bundles, kRelaxed);
+  counters_.lost_event_pages.store(c.lost_event_pages, kRelaxed);
+  counters_.lost_events_known.store(c.lost_events_known, kRelaxed);
+  counters_.parse_errors.store(c.parse_errors, kRelaxed);
+  counters_.unknown_event_ids.store(c.unknown_event_ids, kRelaxed);
+  counters_.pool_full.store(c.pool_full, kRelaxed);
+  counters_.read_errors.store(c.read_errors, kRelaxed);
+}
+
+FtraceSourceCounters FtraceDataSource::counters() const {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  FtraceSourceCounters c;
+  c.events = counters_.events.load(kRelaxed);
+  c.pages = counters_.pages.load(kRelaxed);
+  c.bytes = counters_.bytes.load(kRelaxed);
+  c.bundles = counters_.bundles.load(kRelaxed);
+  c.lost_event_pages = counters_.lost_event_pages.load(kRelaxed);
+  c.lost_events_known = counters_.lost_events_known.load(kRelaxed);
+  c.parse_errors = counters_.parse_errors.load(kRelaxed);
+  c.unknown_event_ids = counters_.unknown_event_ids.load(kRelaxed);
+  c.pool_full = counters_.pool_full.load(kRelaxed);
+  c.read_errors = counters_.read_errors.load(kRelaxed);
+  return c;
+}
+
+std::vector<std::string> FtraceDataSource::warnings() const {
+  std::lock_guard<std::mutex> lock(warnings_mutex_);
+  return warnings_;
+}
+
+void FtraceDataSource::WriteStats(int phase) {
+  auto packet = stats_writer_->NewTracePacket();
+  packet->WriteVarInt(TracePacket::kTimestampFieldNumber, BootTimeNs());
+  packet->BeginNested(TracePacket::kFtraceStatsFieldNumber);
+  packet->WriteVarInt(FtraceStats::kPhaseFieldNumber, static_cast<uint64_t>(phase));
+  for (uint32_t cpu : stats_cpus_) {
+    auto stats = ReadFtraceCpuStats(*tracefs_, cpu);
+    if (!stats.ok()) continue;
+    packet->BeginNested(FtraceStats::kCpuStatsFieldNumber);
+    WriteFtraceCpuStatsFields(*stats, packet.writer());
+    packet->EndNested();
+  }
+  if (!controller_->atrace_errors().empty()) {
+    packet->WriteString(FtraceStats::kAtraceErrorsFieldNumber, controller_->atrace_errors());
+  }
+  for (const std::string& e : controller_->unknown_events()) {
+    packet->WriteString(FtraceStats::kUnknownFtraceEventsFieldNumber, e);
+  }
+  for (const std::string& e : controller_->failed_events()) {
+    packet->WriteString(FtraceStats::kFailedFtraceEventsFieldNumber, e);
+  }
+  for (const std::string& e : format_missing_) {
+    packet->WriteString(FtraceStats::kFailedFtraceEventsFieldNumber, e);
+  }
+  if (config_.preserve_ftrace_buffer()) {
+    packet->WriteVarInt(FtraceStats::kPreserveFtraceBufferFieldNumber, 1);
+  }
+  if (phase == FtraceStats::END_OF_TRACE) {
+    // Each distinct parse error once, as upstream does.
+    bool seen[kFtraceParseStatusCount] = {};
+    for (auto& s : cpus_) {
+      if (!s) continue;
+      const FtraceParseStats& p = s->encoder->stats();
+      for (size_t i = 2; i < kFtraceParseStatusCount; i++) seen[i] |= p.errors_by_status[i] != 0;
+    }
+    for (size_t i = 2; i < kFtraceParseStatusCount; i++) {
+      if (seen[i]) packet->WriteVarInt(FtraceStats::kFtraceParseErrorsFieldNumber, i);
+    }
+  }
+  if (buffer_pages_per_cpu_ != 0) {
+    packet->WriteVarInt(FtraceStats::kCpuBufferSizePagesFieldNumber, buffer_pages_per_cpu_);
+  }
+  packet->EndNested();
+}
+
+}  // namespace sluice

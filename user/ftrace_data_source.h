@@ -1,0 +1,195 @@
+// FtraceDataSource: the `linux.ftrace` data source. Ties tracefs control
+// (FtraceController), one page reader per CPU (FtraceCpuReader), the page
+// encoder (FtracePageEncoder) and the TraceWriters together.
+//
+//   Start()  ─ controller: buffer size, trace_clock=boot, events, tracing_on
+//            ─ FtraceStats{phase: START_OF_TRACE} on the stats writer
+//            ─ a reader + worker thread per online CPU, and the drain thread
+//
+//   drain thread (owns every encoder and per-CPU writer):
+//     every drain_period_ms, or early when a CPU's pool is half full:
+//       kick the workers; for each CPU: pool pages ─▶ encoder ─▶ its writer
+//       each period also: re-read the online CPUs, start/stop readers
+//
+//   Flush()  ─ the drain thread has every worker read what the kernel holds
+//              (partial pages too), encodes it, flushes every writer; the
+//              caller waits for that
+//   Stop()   ─ disable our events (others' stay), final Flush(), join the
+//              threads, FtraceStats{phase: END_OF_TRACE}, restore tracefs,
+//              rmdir the instance if we made it
+//
+// Writers. make_writer() is called once per CPU (at Start() for the CPUs
+// online then, from the drain thread for CPUs that come online later) and
+// once for the stats packets. Each per-CPU writer is used only by the drain
+// thread, the stats writer only by the thread calling Start()/Stop().
+//
+// Loss accounting, all of it visible in the trace:
+//   - kernel overwrote events before we read them: FtraceCpuStats.overrun
+//     (END minus START) and lost_events on the bundle of the next page;
+//   - kernel refused events (no-overwrite mode): dropped_events;
+//   - pages the encoder could not parse: FtraceStats.ftrace_parse_errors and
+//     FtraceError entries in the bundles;
+//   - user space never drops a page: a full pool stops the reader, so the
+//     backlog stays in (or overruns) the kernel buffer, where it is counted.
+//
+// Thread-safety: Start(), Flush() and Stop() are called from one thread (the
+// producer's); counters() from any.
+#ifndef SLUICE_USER_FTRACE_DATA_SOURCE_H_
+#define SLUICE_USER_FTRACE_DATA_SOURCE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "perfetto/config/ftrace/ftrace_config.pb.h"
+#include "shm/status.h"
+#include "shm/trace_writer.h"
+#include "user/ftrace_controller.h"
+#include "user/ftrace_cpu_reader.h"
+#include "user/ftrace_format.h"
+#include "user/ftrace_page_encoder.h"
+#include "user/tracefs.h"
+
+namespace sluice {
+
+struct FtraceDataSourceOptions {
+  // tracefs mount point; empty = find it (/sys/kernel/tracing, debugfs).
+  std::string tracefs_root;
+  bool allow_mount = true;
+  std::string cpu_online_path = "/sys/devices/system/cpu/online";
+  // Android detection and the atrace runner (tests substitute them).
+  FtraceControlOptions control;
+  // Per-CPU page pool in bytes (rounded to whole pages, at least 8 pages).
+  uint32_t pool_bytes_per_cpu = 1u << 20;
+  // Tests: start with the readers paused (nothing is read from the kernel
+  // until SetReadingPausedForTesting(false) or Stop()).
+  bool start_reading_paused = false;
+};
+
+// Totals so far, for `sluice record`'s status line. Updated by the drain
+// thread after each drain (relaxed; a snapshot, not a consistent cut).
+struct FtraceSourceCounters {
+  uint64_t events = 0;             // Events written into the trace.
+  uint64_t pages = 0;              // Pages read from the kernel.
+  uint64_t bytes = 0;              // Bytes read from the kernel.
+  uint64_t bundles = 0;            // FtraceEventBundle packets written.
+  uint64_t lost_event_pages = 0;   // Pages the kernel flagged as after a loss.
+  uint64_t lost_events_known = 0;  // Events the kernel said it lost (stored counts).
+  uint64_t parse_errors = 0;       // Malformed pages skipped.
+  uint64_t unknown_event_ids = 0;  // Records of events we have no format for.
+  uint64_t pool_full = 0;          // Times a reader waited for pool space.
+  uint64_t read_errors = 0;        // splice/read errors.
+};
+
+class FtraceDataSource {
+ public:
+  // Finds tracefs (creating the configured instance) and checks the config;
+  // changes nothing else yet.
+  static StatusOr<std::unique_ptr<FtraceDataSource>> Create(
+      const perfetto::protos::FtraceConfig& config,
+      std::function<std::unique_ptr<TraceWriter>()> make_writer,
+      const FtraceDataSourceOptions& options);
+  ~FtraceDataSource();  // Stop()s if running; removes an instance it made.
+  FtraceDataSource(const FtraceDataSource&) = delete;
+  FtraceDataSource& operator=(const FtraceDataSource&) = delete;
+
+  // Enables events, writes FtraceStats(START), starts the workers and the
+  // drain thread. On error nothing stays changed.
+  Status Start();
+  // Drains everything available now, writes it, flushes every writer.
+  // Synchronous.
+  void Flush();
+  // Disables our events, final drain, FtraceStats(END), restores tracefs.
+  void Stop();
+
+  FtraceSourceCounters counters() const;
+  // Tests: pause/resume reading from the kernel (the kernel buffer then
+  // absorbs, or overruns).
+  void SetReadingPausedForTesting(bool paused);
+
+  // --- For tests and `sluice doctor` (valid after Start()). ---
+  const FtraceController* controller() const { return controller_.get(); }
+  const Tracefs& tracefs() const { return *tracefs_; }
+  uint32_t page_size() const { return page_size_; }
+  // Problems that did not stop the trace (restore errors, reader errors).
+  std::vector<std::string> warnings() const;
+
+ private:
+  struct CpuState {
+    uint32_t cpu = 0;
+    std::unique_ptr<TraceWriter> writer;
+    std::unique_ptr<FtracePageEncoder> encoder;
+    std::unique_ptr<FtraceCpuReader> reader;  // Null while the CPU is offline.
+    FtraceCpuReaderStats retired_reader_stats;  // Of readers already stopped.
+  };
+
+  FtraceDataSource(const perfetto::protos::FtraceConfig& config,
+                   std::function<std::unique_ptr<TraceWriter>()> make_writer,
+                   const FtraceDataSourceOptions& options);
+
+  Status StartReader(uint32_t cpu);  // Drain thread or Start().
+  void StopReader(CpuState* state);  // Drain thread: final read, join.
+  void DrainThreadMain();
+  void DrainAll();
+  void DrainCpu(CpuState* state);
+  // Has every reader in `states` read everything, draining meanwhile.
+  void FlushReaders(const std::vector<CpuState*>& states);
+  void HandleHotplug();
+  void PublishCounters();
+  void WriteStats(int phase);
+  // Asks the drain thread for a flush (final: then it exits) and waits.
+  void RequestDrainFlush(bool final);
+
+  perfetto::protos::FtraceConfig config_;
+  std::function<std::unique_ptr<TraceWriter>()> make_writer_;
+  FtraceDataSourceOptions options_;
+  uint32_t drain_period_ms_ = 100;
+
+  std::unique_ptr<Tracefs> tracefs_;
+  std::unique_ptr<FtraceController> controller_;
+  FtraceFormatTable formats_;
+  uint32_t page_size_ = 0;
+  uint32_t buffer_pages_per_cpu_ = 0;
+  FtraceEncodeOptions encode_options_;
+  std::unique_ptr<TraceWriter> stats_writer_;
+  std::vector<std::string> format_missing_;
+  std::vector<uint32_t> stats_cpus_;  // CPUs with per_cpu/cpuN at Start().
+
+  // Index = CPU number. Once the drain thread runs, only it changes cpus_
+  // (slots and readers), holding readers_mutex_; it reads without the lock.
+  // Other threads (SetReadingPausedForTesting) read under the lock.
+  std::mutex readers_mutex_;
+  std::vector<std::unique_ptr<CpuState>> cpus_;
+  DrainSignal signal_;
+  std::thread drain_thread_;
+  bool started_ = false;
+  bool stopped_ = false;
+  std::atomic<bool> paused_{false};
+
+  // Flush requests (API thread -> drain thread): request counter and done
+  // counter under api_mutex_; the drain thread is woken through signal_.
+  std::mutex api_mutex_;
+  std::condition_variable api_cv_;
+  uint64_t flush_requested_ = 0;
+  uint64_t flush_done_ = 0;
+  bool final_requested_ = false;
+
+  mutable std::mutex warnings_mutex_;
+  std::vector<std::string> warnings_;
+
+  // Published by the drain thread (relaxed).
+  struct AtomicCounters {
+    std::atomic<uint64_t> events{0}, pages{0}, bytes{0}, bundles{0}, lost_event_pages{0},
+        lost_events_known{0}, parse_errors{0}, unknown_event_ids{0}, pool_full{0}, read_errors{0};
+  } counters_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_FTRACE_DATA_SOURCE_H_
