@@ -1,0 +1,580 @@
+// Kernel integration tests of user/bpf_data_source.h (root, BTF, BPF).
+// Known workloads in this process (threads ping-ponging through pipes,
+// numbered trace_marker writes from several threads) and the trace the
+// source writes into HeapTraceWriters, parsed with libprotobuf.
+//
+// The source does not touch tracefs control files; each test checks that
+// tracefs is as it found it (it writes trace_marker, which only adds print
+// events to the root buffer).
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "perfetto/trace/trace_packet.pb.h"
+#include "shm/trace_writer.h"
+#include "sluice/bpf.pb.h"
+#include "sluice/bpf_config.pb.h"
+#include "tests/kernel_test_util.h"
+#include "user/bpf_data_source.h"
+
+namespace sluice {
+namespace {
+
+namespace pp = perfetto::protos;
+
+constexpr const char* kTracefs = "/sys/kernel/tracing";
+
+// ---- Environment. ----
+
+std::string ReadFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return "<missing>";
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
+// The tracefs state the tests must leave alone.
+std::string TracefsState() {
+  std::string s;
+  for (const char* f : {"tracing_on", "trace_clock", "buffer_size_kb", "current_tracer",
+                        "set_event", "events/syscalls/sys_enter_write/enable",
+                        "events/sched/sched_switch/enable"}) {
+    s += std::string(f) + "=" + ReadFile(std::string(kTracefs) + "/" + f) + ";";
+  }
+  s += "instances=";
+  if (DIR* d = opendir((std::string(kTracefs) + "/instances").c_str())) {
+    std::set<std::string> names;
+    while (dirent* e = readdir(d)) names.insert(e->d_name);
+    closedir(d);
+    for (const auto& n : names) s += n + ",";
+  }
+  return s;
+}
+
+#define SKIP_WITHOUT_BPF()                                                        \
+  do {                                                                            \
+    if (geteuid() != 0) SLUICE_KERNEL_SKIP("needs root (CAP_BPF, CAP_PERFMON)");  \
+    if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)                             \
+      SLUICE_KERNEL_SKIP("no /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF)");   \
+    if (access((std::string(kTracefs) + "/trace_marker").c_str(), W_OK) != 0)     \
+      SLUICE_KERNEL_SKIP("no tracefs at /sys/kernel/tracing");                    \
+  } while (0)
+
+// ---- Capture: the source's writers, parsed. ----
+
+struct Event {
+  uint32_t cpu;
+  pp::FtraceEvent ev;
+};
+
+struct Capture {
+  std::vector<HeapTraceWriter*> writers;  // owned by the source
+  std::vector<Event> events;
+  std::vector<protos::BpfStats> stats;
+  int bundles = 0;
+  int lost_bundles = 0;
+
+  BpfDataSource::MakeWriter Maker() {
+    return [this] {
+      auto w = std::make_unique<HeapTraceWriter>(static_cast<uint16_t>(writers.size() + 1));
+      writers.push_back(w.get());
+      return std::unique_ptr<TraceWriter>(std::move(w));
+    };
+  }
+
+  void Parse() {
+    for (HeapTraceWriter* w : writers) {
+      for (const std::string& bytes : w->packets()) {
+        pp::TracePacket packet;
+        ASSERT_TRUE(packet.ParseFromString(bytes));
+        if (packet.has_ftrace_events()) {
+          const pp::FtraceEventBundle& b = packet.ftrace_events();
+          bundles++;
+          if (b.lost_events()) lost_bundles++;
+          for (const pp::FtraceEvent& e : b.event()) events.push_back({b.cpu(), e});
+        }
+        protos::BpfStatsPacket sp;
+        ASSERT_TRUE(sp.ParseFromString(bytes));
+        if (sp.has_bpf_stats()) stats.push_back(sp.bpf_stats());
+      }
+    }
+  }
+
+  const protos::BpfStats* FinalStats() const {
+    for (const auto& s : stats) {
+      if (s.phase() == protos::BpfStats::PHASE_END) return &s;
+    }
+    return nullptr;
+  }
+};
+
+std::string RunToken() {
+  return std::to_string(getpid()) + "-" + std::to_string(time(nullptr) % 100000);
+}
+
+// ---- Workloads. ----
+
+// Two threads bounce a byte through two pipes `rounds` times. Each thread
+// records its tid and the context switches the kernel counted for it
+// (getrusage(RUSAGE_THREAD): nvcsw + nivcsw) between two trace_marker
+// fences, so the test can compare with the sched_switch events in between.
+struct PingPongThread {
+  pid_t tid = 0;
+  std::string fence_begin, fence_end;
+  long switches = 0;
+};
+
+long ThreadSwitches() {
+  rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+void WriteMarker(int fd, const std::string& s) {
+  ASSERT_EQ(write(fd, s.data(), s.size()), static_cast<ssize_t>(s.size()));
+}
+
+void PingPong(int rounds, const std::string& token, PingPongThread out[2],
+              const char* name0 = "sl-ping", const char* name1 = "sl-pong") {
+  int a[2], b[2];
+  ASSERT_EQ(pipe(a), 0);
+  ASSERT_EQ(pipe(b), 0);
+  auto body = [&](int idx, int rfd, int wfd, bool first) {
+    pthread_setname_np(pthread_self(), idx == 0 ? name0 : name1);
+    int marker = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
+    PingPongThread& me = out[idx];
+    me.tid = gettid();
+    me.fence_begin = "pp-begin " + token + " " + std::to_string(idx);
+    me.fence_end = "pp-end " + token + " " + std::to_string(idx);
+    long before = ThreadSwitches();
+    WriteMarker(marker, me.fence_begin);
+    char c = 'x';
+    for (int i = 0; i < rounds; i++) {
+      if (first) {
+        ASSERT_EQ(write(wfd, &c, 1), 1);
+        ASSERT_EQ(read(rfd, &c, 1), 1);
+      } else {
+        ASSERT_EQ(read(rfd, &c, 1), 1);
+        ASSERT_EQ(write(wfd, &c, 1), 1);
+      }
+    }
+    WriteMarker(marker, me.fence_end);
+    me.switches = ThreadSwitches() - before;
+    close(marker);
+  };
+  std::thread t0(body, 0, b[0], a[1], true);
+  std::thread t1(body, 1, a[0], b[1], false);
+  t0.join();
+  t1.join();
+  for (int fd : {a[0], a[1], b[0], b[1]}) close(fd);
+}
+
+// `threads` threads each write `per_thread` markers "<token> <t> <i>".
+// Returns the tid of each thread.
+std::vector<pid_t> WriteMarkers(int threads, int per_thread, const std::string& token) {
+  std::vector<pid_t> tids(static_cast<size_t>(threads));
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; t++) {
+    ts.emplace_back([&, t] {
+      tids[static_cast<size_t>(t)] = gettid();
+      int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
+      ASSERT_GE(fd, 0);
+      for (int i = 0; i < per_thread; i++) {
+        WriteMarker(fd, "mk " + token + " " + std::to_string(t) + " " + std::to_string(i));
+      }
+      close(fd);
+    });
+  }
+  for (auto& t : ts) t.join();
+  return tids;
+}
+
+protos::BpfConfig AllEventsConfig() {
+  protos::BpfConfig config;
+  for (const char* e : {"sched/*", "task/*", "ftrace/print"}) config.add_events(e);
+  config.set_ringbuf_size_kb(8192);
+  return config;
+}
+
+BpfDataSourceOptions TestOptions() {
+  BpfDataSourceOptions o;
+  o.drain_period_ms = 20;
+  return o;
+}
+
+void ExpectIdentity(const BpfSourceCounters& c) {
+  for (size_t cpu = 0; cpu < c.per_cpu.size(); cpu++) {
+    const BpfCpuCounters& k = c.per_cpu[cpu];
+    EXPECT_EQ(k.produced, k.delivered + k.dropped) << "cpu " << cpu;
+  }
+}
+
+// Events of the ping-pong threads and markers, checked against the
+// workload. Shared by the tp_btf, tracepoint and shared-ring variants.
+void RunPingPongAndMarkers(const BpfDataSourceOptions& options) {
+  const std::string before = TracefsState();
+  const std::string token = RunToken();
+  Capture cap;
+  auto source = BpfDataSource::Create(AllEventsConfig(), cap.Maker(), options);
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  ASSERT_TRUE((*source)->Start().ok());
+
+  constexpr int kRounds = 2000, kThreads = 4, kPerThread = 500;
+  PingPongThread pp_threads[2];
+  PingPong(kRounds, token, pp_threads);
+  std::vector<pid_t> marker_tids = WriteMarkers(kThreads, kPerThread, token);
+  // A marker through a dup()ed fd, and a 2000-byte one (truncated at 1 KiB).
+  int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
+  int dup_fd = dup(fd);
+  WriteMarker(dup_fd, "dup " + token);
+  std::string big = "big " + token + " " + std::string(2000, 'z');
+  WriteMarker(fd, big);
+  close(fd);
+  close(dup_fd);
+  // A write to a regular file is not a marker.
+  char path[] = "/tmp/sluice-bpf-test-XXXXXX";
+  int tmp = mkstemp(path);
+  WriteMarker(tmp, "mk " + token + " 99 99");
+  close(tmp);
+  unlink(path);
+
+  (*source)->Flush();
+  (*source)->Stop();
+  cap.Parse();
+
+  // Markers: each exactly once, with the writer's tid and ftrace's newline.
+  std::map<std::string, std::vector<uint32_t>> markers;  // payload -> pids
+  for (const Event& e : cap.events) {
+    if (!e.ev.has_print()) continue;
+    const std::string& buf = e.ev.print().buf();
+    if (buf.find(token) == std::string::npos) continue;
+    markers[buf].push_back(e.ev.pid());
+  }
+  for (int t = 0; t < kThreads; t++) {
+    for (int i = 0; i < kPerThread; i++) {
+      std::string want = "mk " + token + " " + std::to_string(t) + " " + std::to_string(i) + "\n";
+      auto it = markers.find(want);
+      ASSERT_NE(it, markers.end()) << want;
+      ASSERT_EQ(it->second.size(), 1u) << want;
+      EXPECT_EQ(it->second[0], static_cast<uint32_t>(marker_tids[static_cast<size_t>(t)]));
+    }
+  }
+  EXPECT_EQ(markers.count("mk " + token + " 99 99\n"), 0u);
+  EXPECT_EQ(markers.count("dup " + token + "\n"), 1u);
+  EXPECT_EQ(markers.count(big.substr(0, 1024) + "\n"), 1u);
+
+  // sched_switch: per ping-pong thread, the events between its fences are
+  // the context switches the kernel counted for it.
+  for (const PingPongThread& t : pp_threads) {
+    uint64_t begin_ts = 0, end_ts = 0;
+    for (const Event& e : cap.events) {
+      if (!e.ev.has_print()) continue;
+      if (e.ev.print().buf() == t.fence_begin + "\n") begin_ts = e.ev.timestamp();
+      if (e.ev.print().buf() == t.fence_end + "\n") end_ts = e.ev.timestamp();
+    }
+    ASSERT_TRUE(begin_ts && end_ts);
+    long switches = 0, wakings = 0;
+    std::set<std::pair<uint64_t, uint32_t>> seen;
+    for (const Event& e : cap.events) {
+      if (e.ev.timestamp() <= begin_ts || e.ev.timestamp() >= end_ts) continue;
+      if (e.ev.has_sched_switch() && e.ev.sched_switch().prev_pid() == t.tid) {
+        switches++;
+        EXPECT_TRUE(seen.insert({e.ev.timestamp(), e.cpu}).second) << "duplicate switch";
+        EXPECT_EQ(e.ev.pid(), static_cast<uint32_t>(t.tid));  // prev is current
+        EXPECT_EQ(e.ev.sched_switch().prev_comm().substr(0, 3), "sl-");
+      }
+      if (e.ev.has_sched_waking() && e.ev.sched_waking().pid() == t.tid) wakings++;
+    }
+    EXPECT_EQ(switches, t.switches) << "tid " << t.tid;
+    EXPECT_GT(switches, kRounds / 4) << "tid " << t.tid;  // the pipe blocks
+    EXPECT_GT(wakings, 0) << "tid " << t.tid;
+  }
+  // The threads were renamed: task_rename events with the new names.
+  int renames = 0;
+  for (const Event& e : cap.events) {
+    if (e.ev.has_task_rename() &&
+        (e.ev.task_rename().newcomm() == "sl-ping" || e.ev.task_rename().newcomm() == "sl-pong"))
+      renames++;
+  }
+  EXPECT_EQ(renames, 2);
+
+  // Accounting: nothing dropped with 8 MiB rings, identity holds, and the
+  // final stats packet says the same.
+  BpfSourceCounters c = (*source)->counters();
+  ExpectIdentity(c);
+  EXPECT_EQ(c.total.dropped, 0u);
+  EXPECT_EQ(c.total.decode_errors, 0u);
+  EXPECT_EQ(c.total.delivered, cap.events.size());
+  EXPECT_GE(c.total.marker_truncated, 1u);
+  const protos::BpfStats* end = cap.FinalStats();
+  ASSERT_NE(end, nullptr);
+  EXPECT_EQ(end->produced(), c.total.produced);
+  EXPECT_EQ(end->unaccounted(), 0);
+  EXPECT_EQ(cap.lost_bundles, 0);
+  EXPECT_EQ(TracefsState(), before);
+}
+
+TEST(BpfDataSourceKernelTest, PingPongAndMarkersTpBtf) {
+  SKIP_WITHOUT_BPF();
+  BpfDataSourceOptions o = TestOptions();
+  std::vector<std::string> warnings;
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  RunPingPongAndMarkers(o);
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+}
+
+TEST(BpfDataSourceKernelTest, PingPongAndMarkersClassicTracepoints) {
+  SKIP_WITHOUT_BPF();
+  BpfDataSourceOptions o = TestOptions();
+  o.force_tracepoint = true;
+  o.force_marker_tracepoint = true;
+  RunPingPongAndMarkers(o);
+}
+
+TEST(BpfDataSourceKernelTest, PingPongAndMarkersSharedRing) {
+  SKIP_WITHOUT_BPF();
+  BpfDataSourceOptions o = TestOptions();
+  o.ring_mode = BpfDataSourceOptions::RingMode::kShared;
+  RunPingPongAndMarkers(o);
+}
+
+TEST(BpfDataSourceKernelTest, AttachInfoOnThisKernel) {
+  SKIP_WITHOUT_BPF();
+  Capture cap;
+  auto source = BpfDataSource::Create(AllEventsConfig(), cap.Maker(), TestOptions());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  // This host has tp_btf but no fentry (no BPF trampolines): the marker
+  // path under test is sys_enter_write. Where fentry works this says so.
+  EXPECT_EQ((*source)->attach_info().tracepoint_attach, "tp_btf");
+  EXPECT_TRUE((*source)->attach_info().marker_attach == "sys_enter_write" ||
+              (*source)->attach_info().marker_attach == "fentry");
+  EXPECT_EQ((*source)->attach_info().events.size(), kBpfEventCount);
+}
+
+// A tiny ring and a stalled reader: records are dropped, and every one is
+// accounted for: produced == delivered + dropped, per CPU, exactly.
+TEST(BpfDataSourceKernelTest, StalledReaderAccountsEveryRecord) {
+  SKIP_WITHOUT_BPF();
+  const std::string before = TracefsState();
+  protos::BpfConfig config = AllEventsConfig();
+  config.set_ringbuf_size_kb(4);  // one page per CPU
+  Capture cap;
+  auto source = BpfDataSource::Create(config, cap.Maker(), TestOptions());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  ASSERT_TRUE((*source)->Start().ok());
+  (*source)->PauseReadingForTesting();
+  const std::string token = RunToken();
+  PingPongThread pp_threads[2];
+  PingPong(500, token, pp_threads);
+  WriteMarkers(2, 500, token);
+  BpfSourceCounters mid = (*source)->counters();
+  EXPECT_GT(mid.total.dropped, 0u);
+  (*source)->ResumeReadingForTesting();
+  PingPong(200, token, pp_threads);  // more, read normally
+  (*source)->Flush();
+  (*source)->Stop();
+  cap.Parse();
+
+  BpfSourceCounters c = (*source)->counters();
+  ExpectIdentity(c);
+  EXPECT_GT(c.total.dropped, 0u);
+  EXPECT_GT(c.total.delivered, 0u);
+  EXPECT_EQ(c.total.decode_errors, 0u);
+  EXPECT_EQ(c.total.delivered, cap.events.size());
+  EXPECT_GT(cap.lost_bundles, 0);
+  const protos::BpfStats* end = cap.FinalStats();
+  ASSERT_NE(end, nullptr);
+  EXPECT_EQ(end->unaccounted(), 0);
+  EXPECT_EQ(end->produced(), end->delivered() + end->dropped());
+  for (const auto& cpu : end->cpu_stats()) {
+    EXPECT_EQ(cpu.produced(), cpu.delivered() + cpu.dropped()) << "cpu " << cpu.cpu();
+  }
+  EXPECT_EQ(TracefsState(), before);
+}
+
+// With a pid filter, records of other tasks never reach a ring: the number
+// of records user space read equals the number of events, and every event
+// is about the filtered thread.
+TEST(BpfDataSourceKernelTest, PidFilterKeepsOtherTasksOutOfTheRing) {
+  SKIP_WITHOUT_BPF();
+  const std::string token = RunToken();
+  // The worker thread exists before the source starts (its tid is the
+  // filter) and waits for a go.
+  std::atomic<pid_t> worker_tid{0};
+  std::atomic<bool> go{false};
+  int a[2], b[2];
+  ASSERT_EQ(pipe(a), 0);
+  ASSERT_EQ(pipe(b), 0);
+  std::thread worker([&] {
+    worker_tid = gettid();
+    while (!go) usleep(1000);
+    int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
+    char c = 'x';
+    for (int i = 0; i < 300; i++) {
+      WriteMarker(fd, "flt " + token + " " + std::to_string(i));
+      ASSERT_EQ(write(a[1], &c, 1), 1);
+      ASSERT_EQ(read(b[0], &c, 1), 1);
+    }
+    close(fd);
+  });
+  std::thread partner([&] {  // not in the filter
+    char c;
+    int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
+    for (int i = 0; i < 300; i++) {
+      ASSERT_EQ(read(a[0], &c, 1), 1);
+      WriteMarker(fd, "other " + token + " " + std::to_string(i));
+      ASSERT_EQ(write(b[1], &c, 1), 1);
+    }
+    close(fd);
+  });
+  while (!worker_tid) usleep(1000);
+
+  protos::BpfConfig config;
+  for (const char* e : {"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup",
+                        "ftrace/print"})
+    config.add_events(e);
+  config.add_pids(worker_tid);
+  Capture cap;
+  auto source = BpfDataSource::Create(config, cap.Maker(), TestOptions());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  ASSERT_TRUE((*source)->Start().ok());
+  go = true;
+  worker.join();
+  partner.join();
+  WriteMarkers(2, 100, token);  // other threads
+  (*source)->Stop();
+  cap.Parse();
+  for (int fd : {a[0], a[1], b[0], b[1]}) close(fd);
+
+  const uint32_t tid = static_cast<uint32_t>(worker_tid.load());
+  int markers = 0;
+  for (const Event& e : cap.events) {
+    if (e.ev.has_print()) {
+      EXPECT_EQ(e.ev.pid(), tid) << e.ev.print().buf();
+      markers++;
+    } else if (e.ev.has_sched_switch()) {
+      EXPECT_TRUE(static_cast<uint32_t>(e.ev.sched_switch().prev_pid()) == tid ||
+                  static_cast<uint32_t>(e.ev.sched_switch().next_pid()) == tid);
+    } else if (e.ev.has_sched_waking()) {
+      EXPECT_EQ(static_cast<uint32_t>(e.ev.sched_waking().pid()), tid);
+    } else if (e.ev.has_sched_wakeup()) {
+      EXPECT_EQ(static_cast<uint32_t>(e.ev.sched_wakeup().pid()), tid);
+    } else {
+      ADD_FAILURE() << "unexpected event " << e.ev.ShortDebugString();
+    }
+  }
+  EXPECT_EQ(markers, 300);
+  BpfSourceCounters c = (*source)->counters();
+  // What crossed the ring is exactly what was written: nothing filtered out
+  // in user space.
+  EXPECT_EQ(c.total.delivered, cap.events.size());
+  EXPECT_EQ(c.total.produced, c.total.delivered);
+  EXPECT_GT(c.total.filtered_task, 0u);
+}
+
+TEST(BpfDataSourceKernelTest, CommPrefixAndTgidFilters) {
+  SKIP_WITHOUT_BPF();
+  const std::string token = RunToken();
+  protos::BpfConfig config;
+  config.add_events("ftrace/print");
+  config.add_comm_prefixes("slc-keep");
+  Capture cap;
+  auto source = BpfDataSource::Create(config, cap.Maker(), TestOptions());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  ASSERT_TRUE((*source)->Start().ok());
+  auto writer = [&](const char* name, int n) {
+    pthread_setname_np(pthread_self(), name);
+    int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
+    for (int i = 0; i < n; i++) WriteMarker(fd, std::string(name) + " " + token);
+    close(fd);
+  };
+  std::thread keep(writer, "slc-keep-1", 50), drop(writer, "slc-kee", 50);
+  keep.join();
+  drop.join();
+  (*source)->Stop();
+  cap.Parse();
+  int kept = 0;
+  for (const Event& e : cap.events) {
+    ASSERT_TRUE(e.ev.has_print());
+    EXPECT_EQ(e.ev.print().buf().rfind("slc-keep-1 ", 0), 0u) << e.ev.print().buf();
+    kept++;
+  }
+  EXPECT_EQ(kept, 50);
+
+  // tgid filter: this process's markers pass, nothing else can write here.
+  protos::BpfConfig by_tgid;
+  by_tgid.add_events("ftrace/print");
+  by_tgid.add_tgids(getpid());
+  Capture cap2;
+  auto source2 = BpfDataSource::Create(by_tgid, cap2.Maker(), TestOptions());
+  ASSERT_TRUE(source2.ok()) << source2.status().message();
+  ASSERT_TRUE((*source2)->Start().ok());
+  WriteMarkers(3, 20, token);
+  (*source2)->Stop();
+  cap2.Parse();
+  int mine = 0;
+  for (const Event& e : cap2.events) mine += e.ev.print().buf().find(token) != std::string::npos;
+  EXPECT_EQ(mine, 60);
+}
+
+TEST(BpfDataSourceKernelTest, RateCeilingFiltersInKernel) {
+  SKIP_WITHOUT_BPF();
+  protos::BpfConfig config;
+  config.add_events("ftrace/print");
+  config.set_per_cpu_rate_limit(100);  // burst: 100 ms worth = 10 events
+  config.add_tgids(getpid());
+  Capture cap;
+  auto source = BpfDataSource::Create(config, cap.Maker(), TestOptions());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  ASSERT_TRUE((*source)->Start().ok());
+  WriteMarkers(1, 2000, RunToken());
+  (*source)->Stop();
+  BpfSourceCounters c = (*source)->counters();
+  EXPECT_GT(c.total.filtered_rate, 1500u);
+  EXPECT_LT(c.total.delivered, 200u);
+  EXPECT_EQ(c.total.produced, c.total.delivered + c.total.dropped);
+}
+
+TEST(BpfDataSourceKernelTest, StartupErrorsAreOneLine) {
+  SKIP_WITHOUT_BPF();
+  Capture cap;
+  BpfDataSourceOptions o = TestOptions();
+  o.marker_instances = {"sluice-no-such-instance"};
+  auto source = BpfDataSource::Create(AllEventsConfig(), cap.Maker(), o);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.status().message().find("sluice-no-such-instance"), std::string::npos)
+      << source.status().message();
+  EXPECT_EQ(source.status().message().find('\n'), std::string::npos);
+
+  protos::BpfConfig config;
+  config.add_events("sched/no_such_event");
+  config.add_events("sched/sched_switch");
+  std::vector<std::string> warnings;
+  BpfDataSourceOptions o2 = TestOptions();
+  o2.warn = [&](const std::string& w) { warnings.push_back(w); };
+  auto ok = BpfDataSource::Create(config, cap.Maker(), o2);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("sched/no_such_event"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice
