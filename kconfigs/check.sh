@@ -17,7 +17,9 @@
 #   # about: one line on the feature
 #   # optional: why the feature may be left out        (feature is optional)
 #   # need: reason | # want: reason                    (before each option)
-#   # or: CONFIG_OTHER=y                               (alternatives, any line count)
+#   # or: OTHER=y                                      (alternatives, any line count;
+#                                                       no CONFIG_ prefix, which
+#                                                       merge_config.sh would match)
 #   CONFIG_NAME=value
 set -uo pipefail
 
@@ -32,9 +34,9 @@ fi
 [ -r "$config" ] || { echo "kconfig-check: cannot read $config (pass KCONFIG=path/to/.config)" >&2; exit 2; }
 if [ $# -eq 0 ]; then
   # Dependency order first, then any other fragment.
-  for f in ftrace events bpf kprobes vm; do [ -f "$here/$f.config" ] && set -- "$@" "$here/$f.config"; done
+  for f in base ftrace events bpf kprobes vm; do [ -f "$here/$f.config" ] && set -- "$@" "$here/$f.config"; done
   for f in "$here"/*.config; do
-    case " ftrace events bpf kprobes vm " in *" $(basename "$f" .config) "*) ;; *) set -- "$@" "$f" ;; esac
+    case " base ftrace events bpf kprobes vm " in *" $(basename "$f" .config) "*) ;; *) set -- "$@" "$f" ;; esac
   done
 fi
 
@@ -70,7 +72,7 @@ echo "kconfig-check: $config"
           if (kind != "") lint(file, lineno, "reason line without an option after it")
           kind = substr(line, 3, 4); reason = substr(line, 9); nalt = 0; continue
         }
-        if (line ~ /^# or: CONFIG_[A-Za-z0-9_]+=/) { alt[++nalt] = substr(line, 7); continue }
+        if (line ~ /^# or: [A-Za-z0-9_]+=/) { alt[++nalt] = "CONFIG_" substr(line, 7); continue }
         if (line ~ /^CONFIG_[A-Za-z0-9_]+=/) {
           if (kind == "") { lint(file, lineno, "option without a \"# need:\" or \"# want:\" reason line"); continue }
           count++

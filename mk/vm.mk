@@ -17,8 +17,10 @@
 #             /boot/config-$(uname -r)); .gz files are read as is
 #   VM_OUT    where results go (default $(BUILD_DIR)/vm-tests)
 #   VM_CACHE, VM_ACCEL, VM_TIMEOUT, VM_BOOT_TIMEOUT, VM_SCENARIO_TIMEOUT,
-#   VM_SMP, VM_MEM, VM_ONLY, VM_APPEND: see vm-tests/run-kernel.sh; they are
-#   read from the environment or the make command line.
+#   VM_SMP, VM_MEM, VM_ONLY, VM_APPEND: see vm-tests/run-kernel.sh;
+#   VM_REQUIRE_SLUICE=1: fail instead of skipping when the binaries are not
+#   built (vm-tests/run.sh). All are read from the environment or the make
+#   command line.
 
 KERNELS ?= debian-6.1 debian-6.12 host
 KCONFIG ?= $(if $(wildcard /proc/config.gz),/proc/config.gz,/boot/config-$(shell uname -r))
@@ -27,7 +29,7 @@ VM_FORMATS_KERNELS ?= debian-6.1 debian-6.12
 
 # Hand the VM_* settings given on the make command line to the scripts.
 export VM_OUT VM_CACHE VM_ACCEL VM_TIMEOUT VM_BOOT_TIMEOUT VM_SCENARIO_TIMEOUT \
-  VM_SMP VM_MEM VM_ONLY VM_APPEND
+  VM_SMP VM_MEM VM_ONLY VM_APPEND VM_REQUIRE_SLUICE
 
 # The binaries go into the guest when they are built; the scenarios that
 # need them skip (with the reason) until then.

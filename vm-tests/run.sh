@@ -4,7 +4,9 @@
 #
 # usage: vm-tests/run.sh [KERNEL...]     (default: debian-6.1 debian-6.12 host)
 # env: see run-kernel.sh (VM_OUT, VM_ACCEL, VM_TIMEOUT, VM_ONLY, ...) and
-#      build-initramfs.sh (BUILD_DIR).
+#      build-initramfs.sh (BUILD_DIR). VM_REQUIRE_SLUICE=1 fails the run when
+#      BUILD_DIR lacks sluice, sluice-probes or sluiced, instead of letting the
+#      scenarios that need them skip.
 # Ends with "vm-tests: N passed, N failed, N skipped" (scenario counts; a
 # kernel that fails or is skipped as a whole counts once). Exit 1 if any
 # failed.
@@ -16,6 +18,11 @@ export VM_OUT=${VM_OUT:-build/vm-tests}
 mkdir -p "$VM_OUT"
 
 bash "$here/ensure-deps.sh" || exit 1
+if [ "${VM_REQUIRE_SLUICE:-0}" = 1 ]; then
+  for b in sluice sluice-probes sluiced; do
+    [ -x "${BUILD_DIR:-build}/$b" ] || { echo "vm-tests: VM_REQUIRE_SLUICE=1 but ${BUILD_DIR:-build}/$b is not built"; exit 1; }
+  done
+fi
 
 export VM_INITRAMFS=$VM_OUT/initramfs.cpio.gz
 bash "$here/build-initramfs.sh" "$VM_INITRAMFS" || { echo "vm-tests: initramfs build failed"; exit 1; }
