@@ -1,6 +1,7 @@
 #!/bin/bash
 # Builds the vm-tests initramfs: busybox-static, guest/init, guest/lib.sh,
-# scenarios/*.sh, and the sluice binaries from BUILD_DIR (when built) with
+# scenarios/*.sh, and the sluice binaries from BUILD_DIR (when built:
+# sluice, sluice-probes, sluiced, sluice_tests; debug info stripped) with
 # every shared library ldd finds for them, the dynamic loader included.
 #
 # usage: vm-tests/build-initramfs.sh OUT.cpio.gz
@@ -15,7 +16,9 @@ set -euo pipefail
 out=${1:?usage: build-initramfs.sh OUT.cpio.gz}
 here=$(cd "$(dirname "$0")" && pwd)
 build_dir=${BUILD_DIR:-build}
-binaries="sluice sluice-probes sluiced"
+# sluice_tests: the unit + kernel integration test binary; scenario
+# 50-kernel-tests runs its *KernelTest* suites inside each guest kernel.
+binaries="sluice sluice-probes sluiced sluice_tests"
 
 # Debian's busybox-static installs /bin/busybox; a dynamic one would need libc.
 busybox=${BUSYBOX:-/bin/busybox}
@@ -57,7 +60,8 @@ copy_file() {
 copy_with_libs() {
   local exe=$1 dst=$2
   mkdir -p "$(dirname "$root$dst")"
-  cp -L "$exe" "$root$dst"
+  # Without debug info: a fraction of the size, symbols kept for backtraces.
+  strip --strip-debug -o "$root$dst" "$exe" 2>/dev/null || cp -L "$exe" "$root$dst"
   { ldd "$exe" 2>/dev/null || true; } | awk '/=> \//{print $3} /^[ \t]*\//{print $1}' |
     while read -r lib; do copy_file "$lib"; done
 }

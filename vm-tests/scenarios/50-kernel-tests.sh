@@ -1,0 +1,21 @@
+#!/bin/sh
+# Runs the kernel integration tests (tests/**/*_kernel_test.cc, gtest suites
+# named *KernelTest) of build/sluice_tests inside this kernel, so that every
+# feature they cover is tried on every kernel of the set, not just the host's.
+# Skips inside the tests (a feature this kernel lacks) are reported, not failed.
+. /usr/share/sluice-vm/lib.sh
+command -v sluice_tests >/dev/null 2>&1 ||
+  skip "sluice_tests not in the initramfs (build/sluice_tests not built on the host)"
+need_tracefs
+
+cd /tmp || fail "no /tmp"
+sluice_tests --gtest_filter='*KernelTest*' >"$OUT/gtest.txt" 2>&1
+rc=$?
+passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$OUT/gtest.txt")
+skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$OUT/gtest.txt")
+failed=$(grep '^\[  FAILED  \] [A-Za-z]' "$OUT/gtest.txt" | sed 's/^\[  FAILED  \] //; s/ .*//' | sort -u | tr '\n' ' ')
+summary="${passed:-0} passed, ${skipped:-0} skipped"
+[ -n "$failed" ] && fail "kernel tests failed: $failed($summary; see gtest.txt)"
+[ $rc -eq 0 ] || fail "sluice_tests exited $rc ($summary; see gtest.txt)"
+grep -q '^\[==========\] 0 tests' "$OUT/gtest.txt" && skip "no *KernelTest* suite in sluice_tests"
+note "$summary"
