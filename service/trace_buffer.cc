@@ -32,15 +32,19 @@ constexpr uint8_t kCorrupt = 1 << 3;      // A patch broke its framing: rest dro
 // Unwrapped ids start here so that ids up to 2^31 older stay positive.
 constexpr uint64_t kExtBase = uint64_t{1} << 32;
 
+// The ring knows each record's sequence and full 64-bit unwrapped id, so an
+// overwrite finds the chunk's index entry without unwrapping again (a hostile
+// writer can move its newest id by ~2^31 twice, which would change the answer).
 struct RecordHeader {
   uint32_t size_and_kind;
-  uint32_t chunk_id;
+  uint32_t chunk_id;  // Low half of the unwrapped id: the producer's chunk id.
   uint16_t producer;
   uint16_t writer;
-  uint32_t payload_size;
+  uint32_t ext_high;  // High half of the unwrapped id.
 
   uint32_t size() const { return size_and_kind & kSizeMask; }
   uint32_t kind() const { return size_and_kind & kKindMask; }
+  uint64_t ext() const { return (uint64_t{ext_high} << 32) | chunk_id; }
 };
 static_assert(sizeof(RecordHeader) == kAlign, "records are 16-byte aligned");
 constexpr uint32_t kHeaderSize = sizeof(RecordHeader);
@@ -285,7 +289,7 @@ uint32_t TraceBuffer::ClearRange(uint32_t begin, uint32_t end) {
         break;
       case kLive:
       case kTombstone:
-        RemoveOverwritten(h.producer, h.writer, h.chunk_id, h.kind() == kLive, pos, h.size());
+        RemoveOverwritten(h.producer, h.writer, h.ext(), h.kind() == kLive, pos, h.size());
         break;
     }
     pos += h.size();
@@ -293,13 +297,12 @@ uint32_t TraceBuffer::ClearRange(uint32_t begin, uint32_t end) {
   return pos;
 }
 
-void TraceBuffer::RemoveOverwritten(ProducerId producer, WriterId writer, ChunkId chunk_id,
+void TraceBuffer::RemoveOverwritten(ProducerId producer, WriterId writer, uint64_t ext,
                                     bool live, uint32_t offset, uint32_t size) {
   SequenceState* seq = FindSequence(producer, writer);
   assert(seq != nullptr);
   if (seq == nullptr) return;
   ChunkQueue& q = seq->chunks;
-  const uint64_t ext = seq->Unwrap(chunk_id);
   const size_t i = !q.empty() && q.front().ext == ext ? 0 : q.LowerBound(ext);
   assert(i < q.size() && q[i].ext == ext && q[i].record_off == offset);
   if (i >= q.size() || q[i].ext != ext) return;
@@ -437,7 +440,7 @@ void TraceBuffer::CopyChunkUntrusted(ProducerId producer, uint32_t producer_uid,
   }
   StoreHeader(ring_, off,
               RecordHeader{record_size | (valid ? kLive : kTombstone), chunk_id, producer, writer,
-                           meta.payload_size});
+                           static_cast<uint32_t>(ext >> 32)});
   FinishRecord(off + record_size, clear_end);
   seq->chunks.Insert(meta);
   if (!seq->has_max || ext > seq->max_ext) {
@@ -470,7 +473,7 @@ void TraceBuffer::Recommit(SequenceState* seq, ChunkMeta* existing, uint16_t num
     return;
   }
   const uint32_t size32 = static_cast<uint32_t>(size);
-  if (scratch_.size() < size32) scratch_.resize(size32);
+  if (scratch_.size() <= size32) scratch_.resize(size32 + 1);  // Never empty: data() != null.
   if (size32 != 0) memcpy(scratch_.data(), payload, size32);
   ChunkMeta fresh = *existing;
   uint32_t boundary = 0;
@@ -490,9 +493,6 @@ void TraceBuffer::Recommit(SequenceState* seq, ChunkMeta* existing, uint16_t num
   memset(dst + size32, 0, capacity - size32);
   fresh.payload_size = size32;
   *existing = fresh;
-  RecordHeader h = LoadHeader(ring_, existing->record_off);
-  h.payload_size = size32;
-  StoreHeader(ring_, existing->record_off, h);
   stats_.chunks_rewritten++;
 }
 
@@ -764,7 +764,7 @@ bool TraceBuffer::CheckInvariantsForTesting() const {
     if (h.kind() == kLive || h.kind() == kTombstone) {
       const SequenceState* seq = find(h.producer, h.writer);
       if (seq == nullptr) return false;
-      const uint64_t ext = seq->Unwrap(h.chunk_id);
+      const uint64_t ext = h.ext();
       const size_t i = seq->chunks.LowerBound(ext);
       if (i >= seq->chunks.size()) return false;
       const ChunkMeta& c = seq->chunks[i];
@@ -788,7 +788,7 @@ bool TraceBuffer::CheckInvariantsForTesting() const {
       if (i > 0 && c.fragments_read != 0) return false;
       if (c.fragments_read > c.num_fragments || c.read_off > c.payload_size) return false;
       if (seq->has_position && c.ext <= seq->read_pos_ext) return false;
-      if (static_cast<uint32_t>(c.ext) != LoadHeader(ring_, c.record_off).chunk_id) return false;
+      if (c.ext != LoadHeader(ring_, c.record_off).ext()) return false;
     }
     if (seq->fence_in_buffer) {
       const RecordHeader h = LoadHeader(ring_, seq->fence_off);

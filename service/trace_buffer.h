@@ -24,7 +24,7 @@
 //   record ┌─────────────────────────────┬─────────────────────┬───────────┐
 //          │ RecordHeader (16 B)         │ payload (copy of the │ zeros to  │
 //          │ size|kind, chunk id,        │ chunk's payload)     │ 16 B      │
-//          │ producer, writer, payload sz│                      │ alignment │
+//          │ producer, writer, id high   │                      │ alignment │
 //          └─────────────────────────────┴─────────────────────┴───────────┘
 //   size|kind: the record size (a multiple of 16) with the kind in the low 4
 //   bits: Empty (never written: all-zero memory), Live (an unread chunk),
@@ -260,7 +260,7 @@ class TraceBuffer {
   bool MakeRoom(uint32_t record_size, uint32_t* clear_end);
   bool HasUnreadRecords(uint32_t begin, uint32_t end) const;
   uint32_t ClearRange(uint32_t begin, uint32_t end);
-  void RemoveOverwritten(ProducerId producer, WriterId writer, ChunkId chunk_id, bool live,
+  void RemoveOverwritten(ProducerId producer, WriterId writer, uint64_t ext, bool live,
                          uint32_t offset, uint32_t size);
   void WritePadding(uint32_t offset, uint32_t size);
   void FinishRecord(uint32_t next, uint32_t clear_end);

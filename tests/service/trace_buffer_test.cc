@@ -630,6 +630,22 @@ TEST_F(TraceBufferTest, MalformedChunksAreDroppedAndCounted) {
   EXPECT_EQ(tb_->stats().abi_violations, 1u);
 }
 
+TEST_F(TraceBufferTest, HostileChunkIdJumpsDoNotConfuseOverwrites) {
+  const std::string big(100, 'x');
+  Make(1024);
+  // Each jump is within 2^31 of the newest id, so each is "newer"; after two
+  // of them the first id would unwrap to a different place.
+  Copy(1, 5, {big});
+  Copy(1, 5 + 0x7fffffffu, {big});
+  Copy(1, 5 + 0xfffffffeu, {big});
+  Copy(1, 5, {big});  // Now "newer" again: a new chunk, not a recommit.
+  for (uint32_t id = 1; id <= 8; id++) Copy(2, id, {big});  // 5..8 overwrite them.
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 4u);
+  std::vector<Packet> got = Read();
+  ASSERT_EQ(got.size(), 8u);
+  for (const Packet& p : got) EXPECT_EQ(p.writer, 2);
+}
+
 TEST_F(TraceBufferTest, UnknownFlagBitsAreIgnored) {
   Make(4096);
   Copy(1, 1, {"a"}, 0x38);
