@@ -43,7 +43,7 @@ newest_package() {
     apt-get update -qq >&2 || true
     names=$(apt-cache pkgnames linux-image- 2>/dev/null || true)
   fi
-  printf '%s\n' "$names" | grep -E "$re" | sort -V | tail -n 1
+  printf '%s\n' "$names" | grep -E "$re" | sort -V | tail -n 1 || true
 }
 
 # Unpacks ./boot of PACKAGE's .deb into $cache/kernels/PACKAGE/ (once).
@@ -54,15 +54,17 @@ unpack_package() {
   deb=$(ls "$cache/debs/${pkg}_"*.deb 2>/dev/null | sort -V | tail -n 1 || true)
   if [ -z "$deb" ]; then
     echo "fetch-kernel: downloading $pkg into $cache/debs" >&2
-    (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) ||
-      die "apt-get download $pkg failed (no network to the Debian mirror, or unknown package?)"
+    (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) || {
+      echo "fetch-kernel: apt-get download $pkg failed" >&2
+      return 1
+    }
     deb=$(ls "$cache/debs/${pkg}_"*.deb | sort -V | tail -n 1)
   fi
   tmp=$(mktemp -d "$cache/unpack.XXXXXX")
   # Only ./boot is needed: the harness loads no modules (results travel over
   # the serial port, which Debian kernels have built in).
   dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" --wildcards './boot/*' ||
-    { rm -rf "$tmp"; die "cannot unpack $deb"; }
+    { rm -rf "$tmp"; echo "fetch-kernel: cannot unpack $deb" >&2; return 1; }
   mkdir -p "$dir"
   cp "$tmp"/boot/vmlinuz-* "$dir/vmlinuz"
   cp "$tmp"/boot/config-* "$dir/config"
@@ -71,12 +73,14 @@ unpack_package() {
   rm -rf "$tmp"
 }
 
+# Prints the line for Debian package $1 under the name $2, downloading and
+# unpacking it first if needed; returns 1 if that fails.
 debian_kernel() {
   local pkg=$1 name=$2 cache
   cache=$(cache_dir)
   exec 9>"$cache/.lock"
   flock 9
-  unpack_package "$pkg" "$cache"
+  unpack_package "$pkg" "$cache" || return 1
   local dir="$cache/kernels/$pkg"
   printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$dir/vmlinuz" "$dir/config" \
     "$(cat "$dir/release")" "$pkg ($(cat "$dir/deb"))"
@@ -90,19 +94,27 @@ case "$spec" in
     [[ "$ver" =~ ^[0-9]+\.[0-9]+$ ]] || die "bad kernel name '$spec' (want debian-MAJOR.MINOR[-flavour])"
     vre=${ver//./\\.}
     # 6.1 is named linux-image-6.1.0-56-amd64, 6.12 linux-image-6.12.117+deb12-amd64.
-    pkg=$(newest_package "^linux-image-${vre}(\.0-[0-9]+|\.[0-9]+(\+deb[0-9]+)?)-${flavour}\$")
-    if [ -z "$pkg" ]; then
-      # Offline: fall back to the newest kernel already in the cache.
-      cache=$(cache_dir)
-      pkg=$(ls "$cache/kernels" 2>/dev/null |
-        grep -E "^linux-image-${vre}(\.0-[0-9]+|\.[0-9]+(\+deb[0-9]+)?)-${flavour}\$" | sort -V | tail -n 1 || true)
-      [ -n "$pkg" ] || die "no Debian package for $spec (apt-cache search linux-image-$ver finds none; is the bookworm-security source configured?)"
+    re="^linux-image-${vre}(\.0-[0-9]+|\.[0-9]+(\+deb[0-9]+)?)-${flavour}\$"
+    pkg=$(newest_package "$re")
+    [ -n "$pkg" ] && debian_kernel "$pkg" "$spec" && exit 0
+    # A stale apt list can name a version the mirror no longer has.
+    if [ "$(id -u)" = 0 ]; then
+      echo "fetch-kernel: refreshing apt lists (apt-get update) and retrying" >&2
+      apt-get update -qq >&2 || true
+      pkg=$(newest_package "$re")
+      [ -n "$pkg" ] && debian_kernel "$pkg" "$spec" && exit 0
     fi
-    debian_kernel "$pkg" "$spec"
+    # Offline: the newest kernel of that series already in the cache.
+    cached=$(ls "$(cache_dir)/kernels" 2>/dev/null | grep -E "$re" | sort -V | tail -n 1 || true)
+    if [ -n "$cached" ]; then
+      echo "fetch-kernel: using cached $cached" >&2
+      debian_kernel "$cached" "$spec" && exit 0
+    fi
+    die "no Debian package for $spec could be fetched (apt-cache search linux-image-$ver; is bookworm-security in the apt sources?)"
     ;;
   debian:*)
     pkg=${spec#debian:}
-    debian_kernel "$pkg" "${pkg#linux-image-}"
+    debian_kernel "$pkg" "${pkg#linux-image-}" || die "cannot fetch Debian package $pkg"
     ;;
   host)
     rel=$(uname -r)
