@@ -145,12 +145,34 @@ void EventLoop::PollOnce(int timeout_ms) {
 
 void EventLoop::Run() {
   loop_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+  running_.store(true, std::memory_order_release);
   while (!quit_.load(std::memory_order_acquire)) {
     int timeout = PromoteDueTimers();
     PollOnce(timeout);
     PromoteDueTimers();
     RunReadyTasks();
   }
+  running_.store(false, std::memory_order_release);
+}
+
+void EventLoop::RunAndWait(const std::function<void()>& fn) {
+  if (RunsTasksOnCurrentThread() || !running()) {
+    fn();
+    return;
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  PostTask([&] {
+    fn();
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+    cv.notify_one();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  // If the loop quits before running the task, give up after a while rather
+  // than hang (the task is then dropped).
+  while (!done && running()) cv.wait_for(lock, std::chrono::milliseconds(100));
 }
 
 void EventLoop::RunUntilIdle() {

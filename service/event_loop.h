@@ -58,6 +58,12 @@ class EventLoop {
   // True on the thread inside Run() / RunUntilIdle(), or on any thread
   // before the loop first ran.
   bool RunsTasksOnCurrentThread() const;
+  // True while Run() is executing.
+  bool running() const { return running_.load(std::memory_order_acquire); }
+
+  // Runs `fn` on the loop thread and waits for it; runs it right here when
+  // called on the loop thread or when the loop is not running.
+  void RunAndWait(const std::function<void()>& fn);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -84,6 +90,7 @@ class EventLoop {
   int epoll_fd_ = -1;
   int wake_fd_ = -1;  // eventfd
   std::atomic<bool> quit_{false};
+  std::atomic<bool> running_{false};
   std::atomic<std::thread::id> loop_thread_{};
 
   std::mutex mu_;  // Guards the two queues below.

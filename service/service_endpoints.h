@@ -109,6 +109,27 @@ class ProducerConnection {
   virtual void NotifyFlushComplete(FlushRequestId id) = 0;
 };
 
+// What the service knows right now (`sluice doctor`, `sluice stats`).
+struct ServiceState {
+  struct Producer {
+    uint32_t id = 0;
+    std::string name;
+    int32_t pid = 0;
+    int32_t uid = 0;
+  };
+  struct DataSource {
+    uint32_t producer_id = 0;
+    std::string name;
+  };
+  std::vector<Producer> producers;
+  std::vector<DataSource> data_sources;
+  uint32_t num_sessions = 0;
+  uint32_t num_sessions_started = 0;
+  std::string service_version;
+};
+
+inline constexpr char kServiceVersion[] = "sluiced 0.1";
+
 // The consumer's handle on the service: one tracing session at a time.
 // Destroying it frees the session (stopping it first if it runs).
 class ConsumerConnection {
@@ -141,6 +162,8 @@ class ConsumerConnection {
   virtual StatusOr<perfetto::protos::TraceStats> GetTraceStats() = 0;
   // Destroys the session and its buffers.
   virtual Status FreeBuffers() = 0;
+  // Producers and data sources connected now; needs no session.
+  virtual StatusOr<ServiceState> QueryServiceState() = 0;
 };
 
 }  // namespace sluice

@@ -173,6 +173,7 @@ class TracingService {
   StatusOr<perfetto::protos::TraceStats> GetTraceStats(ConsumerId consumer);
   Status FreeBuffers(ConsumerId consumer);
 
+  ServiceState QueryServiceState();
   ServiceStats GetServiceStats();
   // Called by the IPC layer when it drops a connection for a bad frame.
   void CountDroppedIpcConnection();

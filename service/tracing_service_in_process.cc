@@ -177,6 +177,7 @@ class TracingService::InProcessConsumer : public ConsumerConnection, public Cons
     return service_->GetTraceStats(id_);
   }
   Status FreeBuffers() override { return service_->FreeBuffers(id_); }
+  StatusOr<ServiceState> QueryServiceState() override { return service_->QueryServiceState(); }
 
   void OnTracingDisabled(const std::string& error) override {
     std::lock_guard<std::mutex> lock(mu_);

@@ -629,6 +629,23 @@ perfetto::protos::TraceStats TracingService::GetTraceStatsLocked(TracingSession*
   return st;
 }
 
+ServiceState TracingService::QueryServiceState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ServiceState st;
+  for (auto& [pid, p] : producers_) {
+    st.producers.push_back(ServiceState::Producer{p->id, p->name, static_cast<int32_t>(p->pid),
+                                                  static_cast<int32_t>(p->uid)});
+    for (const DataSourceDescriptor& d : p->data_sources)
+      st.data_sources.push_back(ServiceState::DataSource{p->id, d.name});
+  }
+  for (auto& [sid, s] : sessions_) {
+    st.num_sessions++;
+    if (s->state == SessionState::kStarted) st.num_sessions_started++;
+  }
+  st.service_version = kServiceVersion;
+  return st;
+}
+
 ServiceStats TracingService::GetServiceStats() {
   std::lock_guard<std::mutex> lock(mu_);
   ServiceStats s = stats_;

@@ -1,0 +1,206 @@
+#include "service/consumer_ipc_client.h"
+
+#include <poll.h>
+
+#include <chrono>
+
+#include "perfetto/common/trace_stats.pb.h"
+#include "perfetto/config/trace_config.pb.h"
+#include "sluice/ipc.pb.h"
+
+namespace sluice {
+
+StatusOr<std::unique_ptr<ConsumerIpcClient>> ConsumerIpcClient::Connect(
+    const std::string& socket_path) {
+  SLUICE_ASSIGN_OR_RETURN(ScopedFd sock, ConnectUnixSocket(socket_path));
+  return std::unique_ptr<ConsumerIpcClient>(new ConsumerIpcClient(std::move(sock)));
+}
+
+ConsumerIpcClient::~ConsumerIpcClient() = default;
+
+Status ConsumerIpcClient::SendRequest(protos::ConsumerToService* request, int fd) {
+  if (broken_) return Status::Error("the connection to sluiced is closed");
+  request->set_request_id(++last_request_id_);
+  std::string bytes;
+  AppendFrame(request->SerializeAsString(), &bytes);
+  if (!SendAll(socket_.get(), bytes.data(), bytes.size(), fd)) {
+    broken_ = true;
+    return Status::Error("sluiced closed the connection (did it stop?)");
+  }
+  return Status::Ok();
+}
+
+StatusOr<bool> ConsumerIpcClient::ReadOneFrame(uint32_t timeout_ms,
+                                               protos::ServiceToConsumer* msg) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    std::string_view frame;
+    FrameReader::Result r = reader_.NextFrame(&frame);
+    if (r == FrameReader::Result::kFrame) {
+      if (!msg->ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
+        broken_ = true;
+        return Status::Error("sluiced sent a message this consumer cannot parse");
+      }
+      if (msg->has_tracing_disabled()) {
+        disabled_ = true;
+        disabled_error_ = msg->tracing_disabled().error();
+      }
+      return true;
+    }
+    if (r == FrameReader::Result::kError) {
+      broken_ = true;
+      return Status::Error("sluiced sent a malformed frame");
+    }
+    if (broken_) return Status::Error("the connection to sluiced is closed");
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return false;
+    pollfd pfd{socket_.get(), POLLIN, 0};
+    int pr = poll(&pfd, 1, static_cast<int>(left));
+    if (pr <= 0) continue;
+    size_t available = 0;
+    uint8_t* dst = reader_.WritableSpace(256 * 1024, &available);
+    std::vector<ScopedFd> fds;  // None expected; closed.
+    ssize_t n = RecvWithFds(socket_.get(), dst, available, &fds);
+    if (n <= 0) {
+      broken_ = true;
+      return Status::Error("sluiced closed the connection (did it stop?)");
+    }
+    reader_.CommitWritten(static_cast<size_t>(n));
+  }
+}
+
+Status ConsumerIpcClient::ReadReply(uint64_t request_id, uint32_t timeout_ms,
+                                    protos::ServiceToConsumer* reply) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return Status::Error("sluiced did not answer in time");
+    reply->Clear();
+    SLUICE_ASSIGN_OR_RETURN(bool got, ReadOneFrame(static_cast<uint32_t>(left), reply));
+    if (!got) return Status::Error("sluiced did not answer in time");
+    if (reply->request_id() != request_id) continue;  // Notification or stale answer.
+    if (!reply->error().empty()) return Status::Error(reply->error());
+    return Status::Ok();
+  }
+}
+
+Status ConsumerIpcClient::Call(protos::ConsumerToService* request, protos::ServiceToConsumer* reply,
+                               uint32_t timeout_ms, int fd) {
+  SLUICE_RETURN_IF_ERROR(SendRequest(request, fd));
+  return ReadReply(request->request_id(), timeout_ms, reply);
+}
+
+Status ConsumerIpcClient::EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd) {
+  protos::ConsumerToService req;
+  *req.mutable_enable_tracing()->mutable_trace_config() = config;
+  protos::ServiceToConsumer reply;
+  disabled_ = false;
+  disabled_error_.clear();
+  bool pass_fd = config.write_into_file() && config.output_path().empty();
+  if (pass_fd && output_fd < 0)
+    return Status::Error("write_into_file without output_path needs the output file's fd");
+  return Call(&req, &reply, kRequestTimeoutMs, pass_fd ? output_fd : -1);
+}
+
+Status ConsumerIpcClient::StartTracing() {
+  protos::ConsumerToService req;
+  req.mutable_start_tracing();
+  protos::ServiceToConsumer reply;
+  return Call(&req, &reply);
+}
+
+StatusOr<bool> ConsumerIpcClient::Flush(uint32_t timeout_ms) {
+  protos::ConsumerToService req;
+  req.mutable_flush()->set_timeout_ms(timeout_ms);
+  protos::ServiceToConsumer reply;
+  SLUICE_RETURN_IF_ERROR(Call(&req, &reply, (timeout_ms ? timeout_ms : 60000) + kRequestTimeoutMs));
+  return reply.flush().success();
+}
+
+Status ConsumerIpcClient::DisableTracing() {
+  protos::ConsumerToService req;
+  req.mutable_disable_tracing();
+  protos::ServiceToConsumer reply;
+  return Call(&req, &reply);
+}
+
+bool ConsumerIpcClient::WaitForTracingDisabled(uint32_t timeout_ms, std::string* error) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!disabled_) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return false;
+    protos::ServiceToConsumer msg;
+    auto got = ReadOneFrame(static_cast<uint32_t>(left), &msg);
+    if (!got.ok()) {
+      // The daemon is gone: the session is over for us.
+      disabled_ = true;
+      disabled_error_ = got.status().message();
+    }
+  }
+  if (error) *error = disabled_error_;
+  return true;
+}
+
+Status ConsumerIpcClient::ReadBuffers(const std::function<void(std::string_view)>& on_packet) {
+  protos::ConsumerToService req;
+  req.mutable_read_buffers();
+  SLUICE_RETURN_IF_ERROR(SendRequest(&req));
+  std::string partial;
+  for (;;) {
+    protos::ServiceToConsumer reply;
+    SLUICE_RETURN_IF_ERROR(ReadReply(req.request_id(), kRequestTimeoutMs, &reply));
+    for (const auto& slice : reply.read_buffers().slices()) {
+      if (slice.last_slice_for_packet() && partial.empty()) {
+        on_packet(slice.data());
+        continue;
+      }
+      partial.append(slice.data());
+      if (slice.last_slice_for_packet()) {
+        on_packet(partial);
+        partial.clear();
+      }
+    }
+    if (reply.read_buffers().last()) return Status::Ok();
+  }
+}
+
+StatusOr<perfetto::protos::TraceStats> ConsumerIpcClient::GetTraceStats() {
+  protos::ConsumerToService req;
+  req.mutable_get_trace_stats();
+  protos::ServiceToConsumer reply;
+  SLUICE_RETURN_IF_ERROR(Call(&req, &reply));
+  return reply.get_trace_stats().trace_stats();
+}
+
+Status ConsumerIpcClient::FreeBuffers() {
+  protos::ConsumerToService req;
+  req.mutable_free_buffers();
+  protos::ServiceToConsumer reply;
+  return Call(&req, &reply);
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+StatusOr<ServiceState> ConsumerIpcClient::QueryServiceState() {
+  protos::ConsumerToService req;
+  req.mutable_query_service_state();
+  protos::ServiceToConsumer reply;
+  SLUICE_RETURN_IF_ERROR(Call(&req, &reply));
+  const auto& r = reply.query_service_state();
+  ServiceState st;
+  for (const auto& p : r.producers())
+    st.producers.push_back(ServiceState::Producer{p.id(), p.name(), p.pid(), p.uid()});
+  for (const auto& d : r.data_sources())
+    st.data_sources.push_back(ServiceState::DataSource{d.producer_id(), d.name()});
+  st.num_sessions = r.num_sessions();
+  st.num_sessions_started = r.num_sessions_started();
+  st.service_version = r.service_version();
+  return st;
+}
+
+}  // namespace sluice

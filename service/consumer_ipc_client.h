@@ -1,0 +1,64 @@
+// ConsumerIpcClient: a consumer's connection to sluiced over the consumer
+// socket; implements ConsumerConnection, so `sluice record --daemon` swaps
+// it in for TracingService::ConnectConsumer().
+//
+// Synchronous and single-threaded: each call sends one request and reads
+// frames until the answer with its request_id. A TracingDisabled
+// notification read on the way is remembered for WaitForTracingDisabled.
+// Every wait has a deadline, so a wedged daemon gives an error rather than a
+// hang (kRequestTimeoutMs; Flush waits for its own timeout on top).
+#ifndef SLUICE_SERVICE_CONSUMER_IPC_CLIENT_H_
+#define SLUICE_SERVICE_CONSUMER_IPC_CLIENT_H_
+
+#include <memory>
+#include <string>
+
+#include "service/ipc_frame.h"
+#include "service/ipc_socket.h"
+#include "service/service_endpoints.h"
+
+namespace sluice {
+namespace protos {
+class ConsumerToService;
+class ServiceToConsumer;
+}  // namespace protos
+
+class ConsumerIpcClient : public ConsumerConnection {
+ public:
+  static constexpr uint32_t kRequestTimeoutMs = 30000;
+
+  static StatusOr<std::unique_ptr<ConsumerIpcClient>> Connect(const std::string& socket_path);
+  ~ConsumerIpcClient() override;
+
+  Status EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd = -1) override;
+  Status StartTracing() override;
+  StatusOr<bool> Flush(uint32_t timeout_ms = 0) override;
+  Status DisableTracing() override;
+  bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error = nullptr) override;
+  Status ReadBuffers(const std::function<void(std::string_view packet)>& on_packet) override;
+  StatusOr<perfetto::protos::TraceStats> GetTraceStats() override;
+  Status FreeBuffers() override;
+  StatusOr<ServiceState> QueryServiceState() override;
+
+ private:
+  explicit ConsumerIpcClient(ScopedFd socket) : socket_(std::move(socket)) {}
+  // Sends `request` (assigning its request_id) with an optional fd.
+  Status SendRequest(protos::ConsumerToService* request, int fd = -1);
+  // Reads frames until one answers `request_id`; notifications are recorded.
+  Status ReadReply(uint64_t request_id, uint32_t timeout_ms, protos::ServiceToConsumer* reply);
+  // Reads and handles one frame within timeout_ms; false on timeout.
+  StatusOr<bool> ReadOneFrame(uint32_t timeout_ms, protos::ServiceToConsumer* msg);
+  Status Call(protos::ConsumerToService* request, protos::ServiceToConsumer* reply,
+              uint32_t timeout_ms = kRequestTimeoutMs, int fd = -1);
+
+  ScopedFd socket_;
+  FrameReader reader_;
+  uint64_t last_request_id_ = 0;
+  bool disabled_ = false;
+  std::string disabled_error_;
+  bool broken_ = false;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVICE_CONSUMER_IPC_CLIENT_H_

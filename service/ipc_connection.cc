@@ -1,0 +1,149 @@
+#include "service/ipc_connection.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "google/protobuf/message_lite.h"
+
+namespace sluice {
+namespace {
+constexpr size_t kReadChunk = 64 * 1024;
+}  // namespace
+
+IpcConnection::IpcConnection(EventLoop* loop, ScopedFd socket, size_t max_queued_output,
+                             std::function<void(const std::string&, bool)> on_closed)
+    : loop_(loop),
+      socket_(std::move(socket)),
+      max_queued_output_(max_queued_output),
+      on_closed_(std::move(on_closed)) {
+  GetPeerCredentials(socket_.get(), &peer_);
+}
+
+IpcConnection::~IpcConnection() {
+  *alive_ = false;
+  if (watching_) loop_->RemoveFdWatch(socket_.get());
+}
+
+void IpcConnection::Start() {
+  watching_ = true;
+  loop_->AddFdWatch(socket_.get(), EPOLLIN, [this](uint32_t events) { OnEvents(events); });
+}
+
+void IpcConnection::OnEvents(uint32_t events) {
+  if (events & EPOLLOUT) WriteQueued();
+  if (closed_) return;
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ReadAvailable();
+}
+
+void IpcConnection::ReadAvailable() {
+  // Bounded work per wake-up, so one busy peer cannot starve the others.
+  for (int round = 0; round < 16 && !closed_; round++) {
+    size_t available = 0;
+    uint8_t* dst = reader_.WritableSpace(kReadChunk, &available);
+    std::vector<ScopedFd> fds;
+    ssize_t n = RecvWithFds(socket_.get(), dst, available, &fds);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      CloseInternal("read error", false);
+      return;
+    }
+    for (ScopedFd& fd : fds) received_fds_.push_back(std::move(fd));
+    if (received_fds_.size() > kMaxQueuedFds) {
+      CloseInternal("peer sent more file descriptors than it may", true);
+      return;
+    }
+    if (n == 0) {
+      CloseInternal("peer closed the connection", false);
+      return;
+    }
+    reader_.CommitWritten(static_cast<size_t>(n));
+    std::string_view frame;
+    for (;;) {
+      FrameReader::Result r = reader_.NextFrame(&frame);
+      if (r == FrameReader::Result::kNeedMore) break;
+      if (r == FrameReader::Result::kError) {
+        CloseInternal("bad frame length (0 or above " + std::to_string(kMaxFrameSize) + " bytes)",
+                      true);
+        return;
+      }
+      if (handler_) handler_->OnFrame(frame);
+      if (closed_) return;
+    }
+    if (static_cast<size_t>(n) < available) return;  // Drained the socket.
+  }
+}
+
+void IpcConnection::Send(const google::protobuf::MessageLite& envelope, int fd) {
+  if (closed_) return;
+  Output out;
+  std::string payload = envelope.SerializeAsString();
+  if (payload.empty() || payload.size() > kMaxFrameSize) {
+    // Nothing we build is this large (ReadBuffers slices are smaller).
+    return;
+  }
+  AppendFrame(payload, &out.bytes);
+  if (fd >= 0) out.fd.reset(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (queued_bytes_ + out.bytes.size() > max_queued_output_) {
+    CloseInternal("peer does not read its socket (output queue full)", false);
+    return;
+  }
+  queued_bytes_ += out.bytes.size();
+  output_.push_back(std::move(out));
+  WriteQueued();
+}
+
+void IpcConnection::WriteQueued() {
+  while (!output_.empty()) {
+    Output& o = output_.front();
+    ssize_t n = SendWithFd(socket_.get(), o.bytes.data() + o.sent, o.bytes.size() - o.sent,
+                           o.sent == 0 ? o.fd.get() : -1);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      output_.clear();
+      queued_bytes_ = 0;
+      if (!closed_) CloseInternal("write error", false);
+      return;
+    }
+    o.sent += static_cast<size_t>(n);
+    o.fd.reset();
+    queued_bytes_ -= static_cast<size_t>(n);
+    if (o.sent == o.bytes.size()) output_.pop_front();
+  }
+  UpdateWatch();
+}
+
+void IpcConnection::UpdateWatch() {
+  bool want = !output_.empty();
+  if (want == want_write_ || !watching_) return;
+  want_write_ = want;
+  loop_->SetFdWatchEvents(socket_.get(), (closed_ ? 0u : static_cast<uint32_t>(EPOLLIN)) |
+                                             (want ? static_cast<uint32_t>(EPOLLOUT) : 0u));
+}
+
+ScopedFd IpcConnection::TakeReceivedFd() {
+  if (received_fds_.empty()) return ScopedFd();
+  ScopedFd fd = std::move(received_fds_.front());
+  received_fds_.pop_front();
+  return fd;
+}
+
+void IpcConnection::CloseInternal(const std::string& reason, bool protocol_error) {
+  if (closed_) return;
+  closed_ = true;
+  // One last non-blocking attempt to deliver what is queued (an error reply).
+  if (!output_.empty()) WriteQueued();
+  if (watching_) {
+    loop_->RemoveFdWatch(socket_.get());
+    watching_ = false;
+  }
+  shutdown(socket_.get(), SHUT_RDWR);
+  received_fds_.clear();
+  std::weak_ptr<bool> alive = alive_;
+  loop_->PostTask([alive, cb = on_closed_, reason, protocol_error] {
+    if (alive.lock()) cb(reason, protocol_error);
+  });
+}
+
+}  // namespace sluice

@@ -1,0 +1,163 @@
+#include "service/ipc_producer_port.h"
+
+#include "perfetto/config/data_source_config.pb.h"
+#include "service/ipc_frame.h"
+#include "service/ipc_producer_protocol.h"
+#include "service/tracing_service.h"
+#include "sluice/ipc.pb.h"
+
+namespace sluice {
+
+IpcProducerPort::IpcProducerPort(TracingService* service, IpcChannel* channel)
+    : service_(service), channel_(channel) {}
+
+IpcProducerPort::~IpcProducerPort() = default;
+
+void IpcProducerPort::Violation(const char* what) {
+  violations_++;
+  if (violations_ >= kViolationsBeforeClose && !closing_) {
+    closing_ = true;
+    channel_->Close(std::string("too many protocol violations (last: ") + what + ")");
+  }
+}
+
+void IpcProducerPort::OnFrame(std::string_view frame) {
+  if (closing_) return;
+  protos::ProducerToService msg;
+  if (!msg.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
+    closing_ = true;
+    service_->CountDroppedIpcConnection();
+    channel_->Close("producer sent a frame that is not a ProducerToService message");
+    return;
+  }
+  if (!connection_) {
+    if (msg.msg_case() != protos::ProducerToService::kInitializeConnection) {
+      closing_ = true;
+      service_->CountDroppedIpcConnection();
+      channel_->Close("producer did not start with InitializeConnection");
+      return;
+    }
+    const auto& init = msg.initialize_connection();
+    ProducerOptions options;
+    options.name = init.producer_name();
+    options.shm_size_hint_bytes = init.shm_size_hint_bytes();
+    options.shm_page_size_hint_bytes = init.shm_page_size_hint_bytes();
+    int shm_fd = -1;
+    auto conn = service_->ConnectProducer(this, options, channel_->peer(), &shm_fd);
+    protos::ServiceToProducer reply;
+    auto* response = reply.mutable_initialize_connection_response();
+    response->set_protocol_version(kIpcVersion);
+    if (!conn.ok()) {
+      response->set_error(conn.status().message());
+      channel_->Send(reply);
+      closing_ = true;
+      channel_->Close("producer refused: " + conn.status().message());
+      return;
+    }
+    connection_ = std::move(conn.value());
+    response->set_shm_size_bytes(connection_->shm_size());
+    response->set_shm_page_size_bytes(connection_->shm_page_size());
+    channel_->Send(reply, shm_fd);
+    return;
+  }
+
+  WriterEvent ev = GetWriterEvent(msg);
+  if (ev.kind == WriterEvent::kMalformed) {
+    Violation("malformed writer event");
+  } else if (ev.kind != WriterEvent::kNone) {
+    if (ev.writer_id == 0 || ev.writer_id > 0xffff) {
+      Violation("writer id out of range");
+    } else if (ev.kind == WriterEvent::kRegister) {
+      connection_->commit_data_sink()->RegisterTraceWriter(static_cast<uint16_t>(ev.writer_id),
+                                                           ev.target_buffer);
+    } else {
+      connection_->commit_data_sink()->UnregisterTraceWriter(static_cast<uint16_t>(ev.writer_id));
+    }
+    if (msg.msg_case() == protos::ProducerToService::MSG_NOT_SET) return;
+  }
+
+  switch (msg.msg_case()) {
+    case protos::ProducerToService::kInitializeConnection:
+      Violation("second InitializeConnection");
+      return;
+    case protos::ProducerToService::kRegisterDataSource: {
+      const auto& r = msg.register_data_source();
+      DataSourceDescriptor d;
+      d.name = r.name();
+      d.will_notify_on_start = r.will_notify_on_start();
+      d.will_notify_on_stop = r.will_notify_on_stop();
+      d.handles_incremental_state_clear = r.handles_incremental_state_clear();
+      connection_->RegisterDataSource(d);
+      return;
+    }
+    case protos::ProducerToService::kUnregisterDataSource:
+      connection_->UnregisterDataSource(msg.unregister_data_source().name());
+      return;
+    case protos::ProducerToService::kCommitData: {
+      uint32_t malformed = 0;
+      CommitDataFromProto(msg.commit_data(), &scratch_request_, &malformed);
+      for (uint32_t i = 0; i < malformed && !closing_; i++) Violation("malformed patch");
+      connection_->commit_data_sink()->CommitData(scratch_request_);
+      return;
+    }
+    case protos::ProducerToService::kDataSourceStarted:
+      connection_->NotifyDataSourceStarted(msg.data_source_started().data_source_id());
+      return;
+    case protos::ProducerToService::kDataSourceStopped:
+      connection_->NotifyDataSourceStopped(msg.data_source_stopped().data_source_id());
+      return;
+    case protos::ProducerToService::kNotifyFlushComplete:
+      connection_->NotifyFlushComplete(msg.notify_flush_complete().flush_request_id());
+      return;
+    case protos::ProducerToService::MSG_NOT_SET:
+      Violation("empty message");
+      return;
+  }
+}
+
+void IpcProducerPort::SetupDataSource(DataSourceInstanceId id,
+                                      const perfetto::protos::DataSourceConfig& config) {
+  protos::ServiceToProducer msg;
+  auto* m = msg.mutable_setup_data_source();
+  m->set_data_source_id(id);
+  *m->mutable_config() = config;
+  channel_->Send(msg);
+}
+
+void IpcProducerPort::StartDataSource(DataSourceInstanceId id,
+                                      const perfetto::protos::DataSourceConfig& config) {
+  protos::ServiceToProducer msg;
+  auto* m = msg.mutable_start_data_source();
+  m->set_data_source_id(id);
+  *m->mutable_config() = config;
+  channel_->Send(msg);
+}
+
+void IpcProducerPort::StopDataSource(DataSourceInstanceId id) {
+  protos::ServiceToProducer msg;
+  msg.mutable_stop_data_source()->set_data_source_id(id);
+  channel_->Send(msg);
+}
+
+void IpcProducerPort::Flush(FlushRequestId id, const std::vector<DataSourceInstanceId>& instances) {
+  protos::ServiceToProducer msg;
+  auto* m = msg.mutable_flush();
+  m->set_flush_request_id(id);
+  for (DataSourceInstanceId i : instances) m->add_data_source_ids(i);
+  channel_->Send(msg);
+}
+
+void IpcProducerPort::ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) {
+  protos::ServiceToProducer msg;
+  auto* m = msg.mutable_clear_incremental_state();
+  for (DataSourceInstanceId i : instances) m->add_data_source_ids(i);
+  channel_->Send(msg);
+}
+
+void IpcProducerPort::OnDisconnect(const std::string& reason) {
+  if (closing_) return;
+  closing_ = true;
+  channel_->Close(reason);
+}
+
+}  // namespace sluice

@@ -1,0 +1,71 @@
+// IpcProducerPort: the service's side of one producer socket. It turns
+// ProducerToService frames into calls on a ProducerConnection obtained from
+// TracingService::ConnectProducer, and implements ProducerEndpoint by sending
+// ServiceToProducer frames. docs/IPC.md has the message flow.
+//
+// Protocol (everything from the producer is untrusted):
+//  1. The first frame must be InitializeConnection. The service checks the
+//     peer's uid (SO_PEERCRED) against the allowlist, creates the SMB and
+//     answers InitializeConnectionResponse with the memfd (SCM_RIGHTS), or
+//     with `error` and closes.
+//  2. Then any ProducerToService message. Frames that do not parse close the
+//     connection (counted as a dropped connection); messages that parse but
+//     make no sense (a second InitializeConnection, an empty envelope, a bad
+//     patch) count as violations, and kViolationsBeforeClose of them close it.
+//     Chunk-level faults are counted by the service itself (abi_violations),
+//     which disconnects through ProducerEndpoint::OnDisconnect.
+//  3. When the socket closes, the ProducerConnection is destroyed: the
+//     service scrapes the SMB's Complete chunks into the trace.
+//
+// Service thread only.
+#ifndef SLUICE_SERVICE_IPC_PRODUCER_PORT_H_
+#define SLUICE_SERVICE_IPC_PRODUCER_PORT_H_
+
+#include <memory>
+#include <string_view>
+
+#include "service/ipc_connection.h"
+#include "service/service_endpoints.h"
+#include "shm/commit_data.h"
+
+namespace sluice {
+
+class TracingService;
+
+class IpcProducerPort : public IpcFrameHandler, public ProducerEndpoint {
+ public:
+  static constexpr uint32_t kViolationsBeforeClose = 64;
+
+  IpcProducerPort(TracingService* service, IpcChannel* channel);
+  ~IpcProducerPort() override;
+
+  // IpcFrameHandler.
+  void OnFrame(std::string_view frame) override;
+
+  // ProducerEndpoint: forwarded to the producer process.
+  void SetupDataSource(DataSourceInstanceId id,
+                       const perfetto::protos::DataSourceConfig& config) override;
+  void StartDataSource(DataSourceInstanceId id,
+                       const perfetto::protos::DataSourceConfig& config) override;
+  void StopDataSource(DataSourceInstanceId id) override;
+  void Flush(FlushRequestId id, const std::vector<DataSourceInstanceId>& instances) override;
+  void ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) override;
+  void OnDisconnect(const std::string& reason) override;
+
+  bool initialized() const { return connection_ != nullptr; }
+  uint32_t violations() const { return violations_; }
+
+ private:
+  void Violation(const char* what);
+
+  TracingService* const service_;
+  IpcChannel* const channel_;
+  std::unique_ptr<ProducerConnection> connection_;
+  CommitDataRequest scratch_request_;  // Reused: no allocation per commit in steady state.
+  uint32_t violations_ = 0;
+  bool closing_ = false;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVICE_IPC_PRODUCER_PORT_H_

@@ -1,0 +1,74 @@
+// IpcServer: the two listening sockets of sluiced and their connections.
+//
+//   /run/sluice/producer.sock   producers (sluice-probes, apps): IpcProducerPort
+//   /run/sluice/consumer.sock   consumers (the `sluice` CLI):    IpcConsumerPort
+//
+// Paths, permissions and group are options (sluiced flags); the parent
+// directory is created 0755 and the sockets chmod'ed to `mode` (default 0660:
+// root and the socket's group). Under systemd socket activation the sockets
+// come in as fds instead (sluiced --producer-fd/--consumer-fd, or LISTEN_FDS).
+// docs/IPC.md has the table.
+//
+// Each accepted socket becomes an IpcConnection plus a port; the server owns
+// both and deletes them when the connection closes. It logs one line per
+// producer connect/disconnect through TracingServiceOptions::log.
+//
+// Threads: create, use and destroy on the service thread, or while the loop
+// is not running (the destructor hops onto the loop thread if needed).
+#ifndef SLUICE_SERVICE_IPC_SERVER_H_
+#define SLUICE_SERVICE_IPC_SERVER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "service/ipc_connection.h"
+#include "service/ipc_socket.h"
+#include "shm/status.h"
+
+namespace sluice {
+
+class TracingService;
+
+struct IpcServerOptions {
+  std::string producer_socket_path = "/run/sluice/producer.sock";
+  std::string consumer_socket_path = "/run/sluice/consumer.sock";
+  ListenOptions producer_listen;  // mode 0660 by default
+  ListenOptions consumer_listen;
+  // Already-listening sockets (socket activation); take precedence over paths.
+  int producer_listen_fd = -1;
+  int consumer_listen_fd = -1;
+  // Output queued for a peer that does not read, before it is dropped.
+  size_t producer_max_queued_output = 16u << 20;
+  size_t consumer_max_queued_output = size_t{3} << 30;
+  uint32_t max_connections = 1024;
+};
+
+class IpcServer {
+ public:
+  static StatusOr<std::unique_ptr<IpcServer>> Create(TracingService* service,
+                                                     const IpcServerOptions& options);
+  ~IpcServer();
+  IpcServer(const IpcServer&) = delete;
+  IpcServer& operator=(const IpcServer&) = delete;
+
+  size_t num_connections() const { return connections_.size(); }
+
+ private:
+  struct Connection;
+  IpcServer(TracingService* service, const IpcServerOptions& options);
+  void OnAcceptable(int listen_fd, bool producer);
+  void OnClosed(uint64_t id, const std::string& reason, bool protocol_error);
+
+  TracingService* const service_;
+  const IpcServerOptions options_;
+  ScopedFd producer_listen_;
+  ScopedFd consumer_listen_;
+  std::map<uint64_t, std::unique_ptr<Connection>> connections_;
+  uint64_t next_id_ = 1;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVICE_IPC_SERVER_H_
