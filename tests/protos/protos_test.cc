@@ -25,6 +25,7 @@
 #include "perfetto/config/trace_config.pb.h"
 #include "perfetto/trace/trace.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
+#include "sluice/bpf.pb.h"
 #include "sluice/bpf_config.pb.h"
 #include "sluice/ipc.pb.h"
 
@@ -160,6 +161,10 @@ TEST(ProtosTest, FieldNumbersMatchUpstream) {
   // sluice's extension: changing it breaks every stored sluice config and
   // must be a deliberate decision (docs/PROTOS.md).
   static_assert(pp::DataSourceConfig::kBpfConfigFieldNumber == 60001);
+  static_assert(pp::TracePacket::kBpfStatsFieldNumber == 60002);
+  static_assert(
+      static_cast<int>(sluice::protos::BpfStatsPacket::kBpfStatsFieldNumber) ==
+      static_cast<int>(pp::TracePacket::kBpfStatsFieldNumber));
   SUCCEED();
 }
 
