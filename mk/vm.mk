@@ -31,9 +31,9 @@ VM_FORMATS_KERNELS ?= debian-6.1 debian-6.12
 export VM_OUT VM_CACHE VM_ACCEL VM_TIMEOUT VM_BOOT_TIMEOUT VM_SCENARIO_TIMEOUT \
   VM_SMP VM_MEM VM_ONLY VM_APPEND VM_REQUIRE_SLUICE
 
-# The binaries go into the guest when they are built; the scenarios that
-# need them skip (with the reason) until then.
-vm-test: $(BINS)
+# The binaries (and the test binary, for 50-kernel-tests) go into the guest;
+# the scenarios whose binary does not exist yet skip, with the reason.
+vm-test: $(BINS) $(TEST_BIN)
 	$(Q)BUILD_DIR=$(BUILD_DIR) bash vm-tests/run.sh $(KERNELS)
 
 vm-selftest:
