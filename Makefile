@@ -1,0 +1,189 @@
+# sluice: the one build entry.
+#
+#   make                 binaries, library, tests (build/)
+#   make run             record a short trace with the default config, print its summary
+#   make test            build and run the unit + kernel integration tests
+#   make SANITIZE=address test   ASan+UBSan build in build/asan/
+#   make SANITIZE=thread test    TSan build in build/tsan/
+#   make CXX=clang++     build with clang 14 instead of g++ 12
+#   make fuzz            libFuzzer targets (clang) in build/fuzz/, with a short smoke run
+#   make bench           Google Benchmark binaries in build/bench/
+#   make V=1             show full commands
+#
+# Outputs live under $(BUILD_DIR) only. Header dependencies are tracked with
+# -MMD -MP, so touching a header rebuilds what includes it.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+SHELL := /bin/bash
+
+SANITIZE ?=
+ifeq ($(SANITIZE),address)
+  BUILD_DIR ?= build/asan
+  SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else ifeq ($(SANITIZE),thread)
+  BUILD_DIR ?= build/tsan
+  SAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+else ifeq ($(SANITIZE),fuzzer)
+  BUILD_DIR ?= build/fuzz
+  SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+else ifneq ($(SANITIZE),)
+  $(error SANITIZE must be address, thread or fuzzer (got '$(SANITIZE)'))
+else
+  BUILD_DIR ?= build
+  SAN_FLAGS :=
+endif
+
+ifeq ($(V),1)
+  Q :=
+  say = @true
+else
+  Q := @
+  say = @printf '  %-8s %s\n' '$(1)' '$(2)'
+endif
+
+CXX ?= g++
+ifeq ($(origin CXX),default)
+  CXX := g++
+endif
+CLANG ?= clang
+CLANGXX ?= clang++
+PROTOC ?= protoc
+OPT ?= -O2 -g
+
+GEN_DIR := $(BUILD_DIR)/gen
+OBJ_DIR := $(BUILD_DIR)/obj
+
+CPPFLAGS += -I. -isystem $(GEN_DIR) -MMD -MP
+CXXFLAGS += -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread $(SAN_FLAGS)
+# Generated protobuf code is not ours to fix: no -Werror there.
+GEN_CXXFLAGS := -std=c++20 $(OPT) -w -pthread $(SAN_FLAGS)
+LDFLAGS += -pthread $(SAN_FLAGS)
+LDLIBS += -lprotobuf -lz
+TEST_LDLIBS := -lgtest -lgtest_main
+BENCH_LDLIBS := -lbenchmark
+
+# ---- deps ------------------------------------------------------------------
+# Installs the Debian packages the build needs, once, and only the missing ones.
+DEPS_STAMP := build/.deps-ok
+$(DEPS_STAMP): mk/ensure-deps.sh
+	$(Q)bash mk/ensure-deps.sh build
+	$(Q)mkdir -p $(@D) && touch $@
+deps: $(DEPS_STAMP)
+
+# ---- protos ----------------------------------------------------------------
+PROTO_SRCS := $(shell find protos -name '*.proto' 2>/dev/null | sort)
+PROTO_CCS := $(PROTO_SRCS:protos/%.proto=$(GEN_DIR)/%.pb.cc)
+PROTO_HS := $(PROTO_SRCS:protos/%.proto=$(GEN_DIR)/%.pb.h)
+PROTO_OBJS := $(PROTO_SRCS:protos/%.proto=$(OBJ_DIR)/gen/%.pb.o)
+
+# protoc writes every .pb.cc/.pb.h in one run; a stamp stands for all of them.
+PROTO_STAMP := $(GEN_DIR)/.protos
+$(PROTO_STAMP): $(PROTO_SRCS) | $(DEPS_STAMP)
+	$(call say,PROTOC,$(words $(PROTO_SRCS)) files)
+	$(Q)mkdir -p $(GEN_DIR)
+	$(Q)$(PROTOC) -Iprotos --cpp_out=$(GEN_DIR) $(PROTO_SRCS)
+	$(Q)touch $@
+$(PROTO_CCS) $(PROTO_HS): $(PROTO_STAMP) ;
+protos: $(PROTO_STAMP)
+
+$(OBJ_DIR)/gen/%.pb.o: $(GEN_DIR)/%.pb.cc | $(PROTO_STAMP)
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(CPPFLAGS) $(GEN_CXXFLAGS) -c $< -o $@
+
+# ---- sources ---------------------------------------------------------------
+MAIN_SRCS := $(wildcard shm/*_main.cc user/*_main.cc service/*_main.cc)
+LIB_SRCS := $(filter-out $(MAIN_SRCS),$(wildcard shm/*.cc user/*.cc service/*.cc))
+LIB_OBJS := $(LIB_SRCS:%.cc=$(OBJ_DIR)/%.o)
+LIB := $(BUILD_DIR)/libsluice.a
+# sluice_probes_main.cc -> sluice-probes
+BIN_NAME = $(subst _,-,$(patsubst %_main,%,$(basename $(notdir $(1)))))
+BINS := $(foreach m,$(MAIN_SRCS),$(BUILD_DIR)/$(call BIN_NAME,$(m)))
+
+TEST_SRCS := $(shell find tests -name '*_test.cc' 2>/dev/null | sort)
+TEST_OBJS := $(TEST_SRCS:%.cc=$(OBJ_DIR)/%.o)
+TEST_BIN := $(BUILD_DIR)/sluice_tests
+FUZZ_SRCS := $(wildcard tests/fuzz/*_fuzzer.cc)
+BENCH_SRCS := $(wildcard tests/bench/*_bench.cc)
+
+# Area-specific rules (BPF objects and skeletons, vm-tests, ...).
+-include $(sort $(wildcard mk/*.mk))
+
+# Every C++ object may include generated headers: build them first.
+$(OBJ_DIR)/%.o: %.cc | $(PROTO_STAMP) $(EXTRA_GENERATED)
+	$(call say,CXX,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS) $(PROTO_OBJS)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+define BIN_RULE
+$(BUILD_DIR)/$(call BIN_NAME,$(1)): $(OBJ_DIR)/$(1:.cc=.o) $(LIB)
+	$$(call say,LD,$$@)
+	$(Q)$$(CXX) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach m,$(MAIN_SRCS),$(eval $(call BIN_RULE,$(m))))
+
+$(TEST_BIN): $(TEST_OBJS) $(LIB)
+	$(call say,LD,$@)
+	$(Q)$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LDLIBS)
+
+all: $(LIB) $(BINS) $(TEST_BIN)
+.DEFAULT_GOAL := all
+
+# ---- tests -----------------------------------------------------------------
+# CI=true turns skips of kernel integration tests into failures
+# (tests/kernel_test_util.h). GTEST_ARGS narrows a run, e.g.
+# make test GTEST_ARGS=--gtest_filter='ProtoWriter*'.
+GTEST_ARGS ?=
+test: all
+	$(Q)$(TEST_BIN) $(GTEST_ARGS)
+
+# ---- run -------------------------------------------------------------------
+RUN_OUT ?= /tmp/sluice-run.pftrace
+run: all
+	$(Q)if [ -x $(BUILD_DIR)/sluice ] && $(BUILD_DIR)/sluice record --help >/dev/null 2>&1; then \
+	  $(BUILD_DIR)/sluice record -o $(RUN_OUT) -t 5s && $(BUILD_DIR)/sluice stats $(RUN_OUT); \
+	else echo "sluice record is not built yet: the recorder (issue 6) has not landed."; fi
+
+# ---- fuzz ------------------------------------------------------------------
+# The fuzzers and the library they test are built by clang with coverage
+# instrumentation in build/fuzz/; `make fuzz` builds them all and runs each for
+# a few seconds (FUZZ_SECONDS) so that CI keeps them building and alive.
+FUZZ_SECONDS ?= 10
+ifeq ($(SANITIZE),fuzzer)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.cc=$(BUILD_DIR)/%)
+$(BUILD_DIR)/%_fuzzer: $(OBJ_DIR)/tests/fuzz/%_fuzzer.o $(LIB)
+	$(call say,LD,$@)
+	$(Q)$(CXX) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+fuzz-build: $(FUZZ_BINS)
+fuzz-run: fuzz-build
+	$(Q)set -e; for f in $(FUZZ_BINS); do \
+	  corpus=tests/fuzz/corpus/$$(basename $$f); mkdir -p $(BUILD_DIR)/corpus/$$(basename $$f); \
+	  echo "  FUZZ     $$f ($(FUZZ_SECONDS)s)"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 $(BUILD_DIR)/corpus/$$(basename $$f) \
+	     $$( [ -d $$corpus ] && echo $$corpus ) >$(BUILD_DIR)/$$(basename $$f).log 2>&1 \
+	     || { tail -40 $(BUILD_DIR)/$$(basename $$f).log; exit 1; }; \
+	done
+else
+fuzz: | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=fuzzer CXX=$(CLANGXX) fuzz-run
+endif
+
+# ---- bench -----------------------------------------------------------------
+BENCH_BINS := $(BENCH_SRCS:tests/bench/%.cc=$(BUILD_DIR)/bench/%)
+$(BUILD_DIR)/bench/%: $(OBJ_DIR)/tests/bench/%.o $(LIB)
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(BENCH_LDLIBS)
+bench: $(BENCH_BINS)
+
+clean:
+	rm -rf build
+
+.PHONY: all deps protos test run fuzz fuzz-build fuzz-run bench clean
+
+-include $(shell find $(OBJ_DIR) -name '*.d' 2>/dev/null)

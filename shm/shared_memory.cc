@@ -1,0 +1,75 @@
+#include "shm/shared_memory.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace sluice {
+namespace {
+constexpr uint32_t kMaxAttachSize = 1u << 30;
+
+std::string Errno(const char* what) { return std::string(what) + ": " + strerror(errno); }
+}  // namespace
+
+StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Create(uint32_t size) {
+  long sys_page = sysconf(_SC_PAGESIZE);
+  if (size == 0 || size % static_cast<uint32_t>(sys_page) != 0)
+    return Status::Error("shared memory size " + std::to_string(size) +
+                         " is not a positive multiple of the page size");
+  int fd = memfd_create("sluice-smb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return Status::Error(Errno("memfd_create failed (kernel needs CONFIG_MEMFD_CREATE)"));
+  if (ftruncate(fd, size) != 0) {
+    Status s = Status::Error(Errno("ftruncate of the shared memory failed"));
+    close(fd);
+    return s;
+  }
+  // A producer must not be able to shrink the file under the service's
+  // mapping (that would SIGBUS the service).
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    Status s = Status::Error(Errno("sealing the shared memory failed"));
+    close(fd);
+    return s;
+  }
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    Status s = Status::Error(Errno("mmap of the shared memory failed"));
+    close(fd);
+    return s;
+  }
+  return std::unique_ptr<SharedMemory>(new SharedMemory(fd, static_cast<uint8_t*>(p), size));
+}
+
+StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Attach(int fd, uint32_t expected_size) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    Status s = Status::Error(Errno("fstat of the shared memory fd failed"));
+    close(fd);
+    return s;
+  }
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size == 0 || size > kMaxAttachSize || (expected_size != 0 && size != expected_size)) {
+    close(fd);
+    return Status::Error("shared memory fd has size " + std::to_string(size) + ", expected " +
+                         std::to_string(expected_size));
+  }
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    Status s = Status::Error(Errno("mmap of the shared memory fd failed"));
+    close(fd);
+    return s;
+  }
+  return std::unique_ptr<SharedMemory>(
+      new SharedMemory(fd, static_cast<uint8_t*>(p), static_cast<uint32_t>(size)));
+}
+
+SharedMemory::~SharedMemory() {
+  if (start_) munmap(start_, size_);
+  if (fd_ >= 0) close(fd_);
+}
+
+}  // namespace sluice

@@ -1,0 +1,42 @@
+// SharedMemory: the memfd region behind a producer's SMB.
+//
+// The service creates it (Create), seals it against shrinking so a producer
+// cannot make the service fault by truncating it, and sends the fd over the
+// producer socket; the producer maps the same fd (Attach). See docs/ABI.md.
+#ifndef SLUICE_SHM_SHARED_MEMORY_H_
+#define SLUICE_SHM_SHARED_MEMORY_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "shm/status.h"
+
+namespace sluice {
+
+class SharedMemory {
+ public:
+  // Creates a zero-filled region of `size` bytes (a multiple of the system
+  // page size), sealed with F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL.
+  static StatusOr<std::unique_ptr<SharedMemory>> Create(uint32_t size);
+  // Maps `fd` (taking ownership). Fails unless the fd's size is
+  // `expected_size`; 0 accepts any size up to 1 GiB.
+  static StatusOr<std::unique_ptr<SharedMemory>> Attach(int fd, uint32_t expected_size);
+
+  ~SharedMemory();
+  SharedMemory(const SharedMemory&) = delete;
+  SharedMemory& operator=(const SharedMemory&) = delete;
+
+  uint8_t* start() const { return start_; }
+  uint32_t size() const { return size_; }
+  int fd() const { return fd_; }
+
+ private:
+  SharedMemory(int fd, uint8_t* start, uint32_t size) : fd_(fd), start_(start), size_(size) {}
+  int fd_;
+  uint8_t* start_;
+  uint32_t size_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SHM_SHARED_MEMORY_H_

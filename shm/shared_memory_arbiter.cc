@@ -1,0 +1,227 @@
+#include "shm/shared_memory_arbiter.h"
+
+#include <sched.h>
+
+#include <algorithm>
+
+#include "shm/smb_trace_writer.h"
+
+namespace sluice {
+namespace {
+
+// Queue room: every chunk of the SMB (each is queued at most once while
+// Complete), a generous allowance for patches and (un)registrations.
+size_t QueueCapacityFor(const SharedMemoryAbi& abi) {
+  return static_cast<size_t>(abi.num_pages()) * kMaxChunksPerPage * 2 + 4096;
+}
+
+}  // namespace
+
+SharedMemoryArbiter::SharedMemoryArbiter(uint8_t* start, uint32_t size, uint32_t page_size,
+                                         CommitDataSink* sink, ArbiterOptions options)
+    : abi_(start, size, page_size),
+      sink_(sink),
+      options_(options),
+      batch_entries_(std::max<uint32_t>(
+          1, std::min<uint32_t>(options.commit_batch_entries,
+                                abi_.num_pages() *
+                                    kChunksForLayout[static_cast<uint32_t>(options.layout)] / 8))),
+      queue_(QueueCapacityFor(abi_)) {
+  writer_ids_[0].store(1, std::memory_order_relaxed);  // Id 0 is "no writer".
+}
+
+SharedMemoryArbiter::~SharedMemoryArbiter() { FlushPendingCommitData(); }
+
+std::unique_ptr<TraceWriter> SharedMemoryArbiter::CreateTraceWriter(
+    uint32_t target_buffer, BufferExhaustedPolicy policy) {
+  uint16_t id = AcquireWriterId(target_buffer);
+  if (id == 0) {
+    writer_ids_exhausted_.fetch_add(1, std::memory_order_relaxed);
+    return std::make_unique<SmbTraceWriter>(nullptr, 0, target_buffer, policy);
+  }
+  return std::make_unique<SmbTraceWriter>(this, id, target_buffer, policy);
+}
+
+SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk() {
+  const uint32_t num_pages = abi_.num_pages();
+  if (num_pages == 0) return Chunk{};
+  uint32_t first = page_hint_.load(std::memory_order_relaxed) % num_pages;
+  for (uint32_t i = 0; i < num_pages; i++) {
+    uint32_t page = (first + i) % num_pages;
+    // A few attempts per page: a CAS fails when another chunk of the same
+    // page changed state, which says nothing about the chunk we want.
+    for (int attempt = 0; attempt < 4; attempt++) {
+      uint32_t header = abi_.LoadHeaderRelaxed(page);
+      PageLayout layout = SharedMemoryAbi::LayoutOf(header);
+      uint32_t chunk_index = kMaxChunksPerPage;
+      if (layout == PageLayout::kNotPartitioned) {
+        if (!abi_.TryPartitionPage(page, options_.layout)) continue;
+        layout = options_.layout;
+        chunk_index = 0;
+      } else {
+        uint32_t n = SharedMemoryAbi::NumChunksOf(header);
+        for (uint32_t c = 0; c < n; c++) {
+          if (SharedMemoryAbi::StateOf(header, c) == ChunkState::kFree) {
+            chunk_index = c;
+            break;
+          }
+        }
+        if (chunk_index == kMaxChunksPerPage) break;  // Page full: next page.
+        if (!abi_.TryAcquireChunkForWriting(page, chunk_index, header)) continue;
+      }
+      page_hint_.store(page, std::memory_order_relaxed);
+      chunks_acquired_.fetch_add(1, std::memory_order_relaxed);
+      Chunk chunk;
+      chunk.begin = abi_.chunk_begin(page, layout, chunk_index);
+      chunk.size = ChunkSizeFor(abi_.page_size(), layout);
+      chunk.page = page;
+      chunk.index = chunk_index;
+      return chunk;
+    }
+  }
+  chunk_acquire_failures_.fetch_add(1, std::memory_order_relaxed);
+  return Chunk{};
+}
+
+void SharedMemoryArbiter::ReturnCompletedChunk(const Chunk& chunk, uint32_t target_buffer) {
+  abi_.MarkChunkComplete(chunk.page, chunk.index);
+  Entry e;
+  e.kind = Entry::kMove;
+  e.move = ChunkToMove{chunk.page, chunk.index, target_buffer};
+  Push(e);
+  MaybeDrain();
+}
+
+void SharedMemoryArbiter::QueuePatch(const ChunkPatch& patch) {
+  Entry e;
+  e.kind = Entry::kPatch;
+  e.patch = patch;
+  Push(e);
+}
+
+void SharedMemoryArbiter::Push(const Entry& entry) {
+  while (!queue_.TryPush(entry)) {
+    // Full: only possible transiently (see the header). Drain it ourselves,
+    // or let the current drainer finish.
+    bool expected = false;
+    if (draining_.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+      DrainHeld(0);
+      draining_.store(false, std::memory_order_release);
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+void SharedMemoryArbiter::MaybeDrain() {
+  if (queue_.ApproxSize() < batch_entries_) return;
+  TryDrainNow();
+}
+
+void SharedMemoryArbiter::TryDrainNow() {
+  bool expected = false;
+  // acquire: pairs with the previous drainer's release; request_ is ours now.
+  if (!draining_.compare_exchange_strong(expected, true, std::memory_order_acquire)) return;
+  DrainHeld(0);
+  draining_.store(false, std::memory_order_release);
+}
+
+void SharedMemoryArbiter::FlushPendingCommitData(uint64_t flush_request_id) {
+  for (;;) {
+    bool expected = false;
+    if (draining_.compare_exchange_weak(expected, true, std::memory_order_acquire)) break;
+    sched_yield();
+  }
+  DrainHeld(flush_request_id);
+  draining_.store(false, std::memory_order_release);
+}
+
+void SharedMemoryArbiter::DrainHeld(uint64_t flush_request_id) {
+  request_.clear();
+  auto send = [this] {
+    if (request_.empty()) return;
+    chunks_committed_.fetch_add(request_.chunks_to_move.size(), std::memory_order_relaxed);
+    patches_committed_.fetch_add(request_.chunks_to_patch.size(), std::memory_order_relaxed);
+    commit_calls_.fetch_add(1, std::memory_order_relaxed);
+    sink_->CommitData(request_);
+    request_.clear();
+  };
+  Entry e;
+  while (queue_.TryPop(&e)) {
+    switch (e.kind) {
+      case Entry::kMove:
+        request_.chunks_to_move.push_back(e.move);
+        break;
+      case Entry::kPatch:
+        request_.chunks_to_patch.push_back(e.patch);
+        break;
+      case Entry::kRegister:
+        send();
+        sink_->RegisterTraceWriter(e.writer_id, e.target_buffer);
+        break;
+      case Entry::kUnregister:
+        send();
+        sink_->UnregisterTraceWriter(e.writer_id);
+        FreeWriterIdBit(e.writer_id);
+        break;
+    }
+  }
+  if (flush_request_id != 0) {
+    request_.flush_request_id = flush_request_id;
+    chunks_committed_.fetch_add(request_.chunks_to_move.size(), std::memory_order_relaxed);
+    patches_committed_.fetch_add(request_.chunks_to_patch.size(), std::memory_order_relaxed);
+    commit_calls_.fetch_add(1, std::memory_order_relaxed);
+    sink_->CommitData(request_);
+    request_.clear();
+  } else {
+    send();
+  }
+}
+
+uint16_t SharedMemoryArbiter::AcquireWriterId(uint32_t target_buffer) {
+  for (int w = 0; w < kIdWords; w++) {
+    uint64_t bits = writer_ids_[w].load(std::memory_order_relaxed);
+    while (bits != ~0ull) {
+      int bit = __builtin_ctzll(~bits);
+      // acq_rel: acquire pairs with FreeWriterIdBit's release (the previous
+      // owner's chunk-id counter is visible to us).
+      if (writer_ids_[w].compare_exchange_weak(bits, bits | (1ull << bit),
+                                               std::memory_order_acq_rel,
+                                               std::memory_order_relaxed)) {
+        uint16_t id = static_cast<uint16_t>(w * 64 + bit);
+        Entry e;
+        e.kind = Entry::kRegister;
+        e.writer_id = id;
+        e.target_buffer = target_buffer;
+        Push(e);
+        return id;
+      }
+    }
+  }
+  return 0;
+}
+
+void SharedMemoryArbiter::ReleaseWriterId(uint16_t writer_id) {
+  Entry e;
+  e.kind = Entry::kUnregister;
+  e.writer_id = writer_id;
+  Push(e);
+}
+
+void SharedMemoryArbiter::FreeWriterIdBit(uint16_t writer_id) {
+  // release: pairs with AcquireWriterId's acquire (see there).
+  writer_ids_[writer_id / 64].fetch_and(~(1ull << (writer_id % 64)), std::memory_order_release);
+}
+
+ArbiterStats SharedMemoryArbiter::stats() const {
+  ArbiterStats s;
+  s.chunks_acquired = chunks_acquired_.load(std::memory_order_relaxed);
+  s.chunks_committed = chunks_committed_.load(std::memory_order_relaxed);
+  s.patches_committed = patches_committed_.load(std::memory_order_relaxed);
+  s.chunk_acquire_failures = chunk_acquire_failures_.load(std::memory_order_relaxed);
+  s.writer_ids_exhausted = writer_ids_exhausted_.load(std::memory_order_relaxed);
+  s.commit_calls = commit_calls_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace sluice

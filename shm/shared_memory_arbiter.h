@@ -1,0 +1,170 @@
+// SharedMemoryArbiter: the producer's side of the SMB.
+//
+// It hands free chunks to TraceWriters, takes completed chunks back, and
+// batches what the service must do with them (move chunks into central
+// buffers, apply patches) into CommitData calls. One arbiter per producer
+// connection; any number of threads use it at once. docs/ABI.md has the
+// commit protocol with a sequence diagram.
+//
+// Threads and ownership:
+//  - Chunk acquisition (GetNewChunk) is lock-free: a writer scans the pages
+//    from a rotating hint and takes a Free chunk by CAS on the page header
+//    (shm/shm_abi.h has the memory orders).
+//  - Completed chunks, patches and writer (un)registrations go into one
+//    lock-free FIFO (BoundedQueue). Its capacity exceeds the number of chunks
+//    in the SMB plus the patch slots of every writer, and an entry for a chunk
+//    is queued only while that chunk is Complete, so a push fails only
+//    transiently; the pusher then drains the queue itself.
+//  - Draining (turning queued entries into CommitDataSink calls) is done by
+//    whichever thread wins `draining_` (a try-lock: losers do not wait unless
+//    they are flushing). The sink therefore sees one call at a time, in FIFO
+//    order: a chunk's move always reaches the service before its patches, and
+//    a writer's registration before its chunks.
+//  - Writer ids come from a lock-free bitmap. An id is freed only after its
+//    UnregisterTraceWriter has been delivered, so the service never sees two
+//    live writers with one id. Chunk ids are kept per writer id across reuse:
+//    a reused id continues its predecessor's chunk-id sequence, which keeps the
+//    service's per-sequence ordering and gap detection valid.
+#ifndef SLUICE_SHM_SHARED_MEMORY_ARBITER_H_
+#define SLUICE_SHM_SHARED_MEMORY_ARBITER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "shm/bounded_queue.h"
+#include "shm/commit_data.h"
+#include "shm/shm_abi.h"
+#include "shm/trace_writer.h"
+
+namespace sluice {
+
+// What a TraceWriter does when no chunk is free.
+enum class BufferExhaustedPolicy {
+  // Discard the packet, count it, mark the next packet previous_packet_dropped.
+  kDrop,
+  // Commit what is pending and wait up to stall_timeout_ms for the service to
+  // free a chunk; then drop as kDrop does.
+  kStall,
+};
+
+struct ArbiterOptions {
+  PageLayout layout = PageLayout::kDiv1;
+  uint32_t stall_timeout_ms = 100;
+  // Drain the commit queue once this many entries are waiting.
+  uint32_t commit_batch_entries = 16;
+};
+
+struct ArbiterStats {
+  uint64_t chunks_acquired = 0;
+  uint64_t chunks_committed = 0;
+  uint64_t patches_committed = 0;
+  uint64_t chunk_acquire_failures = 0;  // No free chunk at that moment.
+  uint64_t writer_ids_exhausted = 0;    // CreateTraceWriter found no free id.
+  uint64_t commit_calls = 0;
+};
+
+class SharedMemoryArbiter {
+ public:
+  // A chunk owned by one writer (state BeingWritten). Plain value; the writer
+  // keeps it until it returns the chunk.
+  struct Chunk {
+    uint8_t* begin = nullptr;  // ChunkHeader
+    uint32_t size = 0;         // Header + payload.
+    uint32_t page = 0;
+    uint32_t index = 0;
+    bool valid() const { return begin != nullptr; }
+    ChunkHeader* header() const { return reinterpret_cast<ChunkHeader*>(begin); }
+    uint8_t* payload_begin() const { return begin + sizeof(ChunkHeader); }
+    uint8_t* end() const { return begin + size; }
+  };
+
+  // `start`/`size`: the mapped SMB; `page_size` as agreed with the service.
+  // `sink` outlives the arbiter.
+  SharedMemoryArbiter(uint8_t* start, uint32_t size, uint32_t page_size, CommitDataSink* sink,
+                      ArbiterOptions options = {});
+  ~SharedMemoryArbiter();
+  SharedMemoryArbiter(const SharedMemoryArbiter&) = delete;
+  SharedMemoryArbiter& operator=(const SharedMemoryArbiter&) = delete;
+
+  // A writer for one sequence. When all 1023 ids are taken, returns a writer
+  // that drops every packet (writer_id() == 0) and counts them.
+  std::unique_ptr<TraceWriter> CreateTraceWriter(
+      uint32_t target_buffer, BufferExhaustedPolicy policy = BufferExhaustedPolicy::kDrop);
+
+  // Delivers every queued entry now. The last CommitData call carries
+  // `flush_request_id` (sent even when nothing was queued, if non-zero).
+  // Waits for a concurrent drainer to finish.
+  void FlushPendingCommitData(uint64_t flush_request_id = 0);
+
+  ArbiterStats stats() const;
+  const SharedMemoryAbi& abi() const { return abi_; }
+  const ArbiterOptions& options() const { return options_; }
+
+  // --- For SmbTraceWriter. ---
+  // Takes a Free chunk (lock-free). Invalid Chunk if none is free now.
+  Chunk GetNewChunk();
+  // Marks the chunk Complete and queues its move to `target_buffer`.
+  void ReturnCompletedChunk(const Chunk& chunk, uint32_t target_buffer);
+  void QueuePatch(const ChunkPatch& patch);
+  // Drains if enough is queued and no one else is draining. Never waits.
+  void MaybeDrain();
+  // Drains whatever is queued unless someone else is draining. Never waits.
+  // Called when no chunk is free: the service can only free chunks it was
+  // told about.
+  void TryDrainNow();
+  // Writer ids: 0 if none is free. The next chunk id of an id (only its
+  // current owner calls these).
+  uint16_t AcquireWriterId(uint32_t target_buffer);
+  void ReleaseWriterId(uint16_t writer_id);  // Queued behind its commits.
+  uint32_t NextChunkId(uint16_t writer_id) { return next_chunk_id_[writer_id]++; }
+
+ private:
+  struct Entry {
+    enum Kind : uint8_t { kMove, kPatch, kRegister, kUnregister };
+    Kind kind = kMove;
+    ChunkToMove move;
+    ChunkPatch patch;
+    uint16_t writer_id = 0;
+    uint32_t target_buffer = 0;
+  };
+
+  void Push(const Entry& entry);
+  // Requires draining_ held. Empties the queue into sink calls.
+  void DrainHeld(uint64_t flush_request_id);
+  void FreeWriterIdBit(uint16_t writer_id);
+
+  SharedMemoryAbi abi_;
+  CommitDataSink* const sink_;
+  const ArbiterOptions options_;
+  // min(options.commit_batch_entries, an eighth of the SMB's chunks): a small
+  // SMB must not sit full of committed-but-unannounced chunks.
+  const uint32_t batch_entries_;
+  BoundedQueue<Entry> queue_;
+
+  // Rotating start for the page scan; relaxed: only spreads writers out.
+  std::atomic<uint32_t> page_hint_{0};
+  // Try-lock for draining. acquire on taking it, release on dropping it: the
+  // request_ scratch below is handed from one drainer to the next.
+  std::atomic<bool> draining_{false};
+  CommitDataRequest request_;  // Owned by whoever holds draining_.
+
+  // Bit i set: writer id i is in use. Id 0 is never handed out. Set with
+  // acq_rel CAS (pairs with the release fetch_and that freed it, so the
+  // previous owner's chunk-id counter is visible to the new owner).
+  static constexpr int kIdWords = (kMaxWriterId + 1) / 64;
+  std::atomic<uint64_t> writer_ids_[kIdWords] = {};
+  uint32_t next_chunk_id_[kMaxWriterId + 1] = {};
+
+  // Stats: relaxed counters, read only as a snapshot for reports.
+  std::atomic<uint64_t> chunks_acquired_{0};
+  std::atomic<uint64_t> chunks_committed_{0};
+  std::atomic<uint64_t> patches_committed_{0};
+  std::atomic<uint64_t> chunk_acquire_failures_{0};
+  std::atomic<uint64_t> writer_ids_exhausted_{0};
+  std::atomic<uint64_t> commit_calls_{0};
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SHM_SHARED_MEMORY_ARBITER_H_

@@ -1,0 +1,60 @@
+// The service's reader of one SMB chunk, for memory it does not trust.
+//
+// ReadChunkUntrusted takes a chunk the producer says is Complete
+// (Complete -> BeingRead), copies it out in one bounds-checked copy, frees it
+// in the SMB (BeingRead -> Free) and validates the copy: writer id range,
+// packet count, every fragment's 4-byte size header and the sum of sizes
+// against the chunk. Only the copy is parsed afterwards, so a producer that
+// keeps writing into the SMB cannot change what was validated.
+#ifndef SLUICE_SHM_SMB_CHUNK_READER_H_
+#define SLUICE_SHM_SMB_CHUNK_READER_H_
+
+#include <cstdint>
+
+#include "shm/shm_abi.h"
+
+namespace sluice {
+
+enum class ChunkReadResult {
+  kOk,
+  kBadIndex,     // Page or chunk index outside the SMB or the page's layout.
+  kNotComplete,  // The chunk was not in state Complete.
+  kBadHeader,    // Writer id 0 or > kMaxWriterId.
+  kBadPackets,   // Packet count or a fragment size does not fit the chunk.
+};
+const char* ChunkReadResultName(ChunkReadResult result);
+
+struct ChunkCopy {
+  ChunkHeader header{};         // Copied, then validated.
+  uint32_t payload_size = 0;    // Bytes of payload in the copy.
+  uint32_t used_payload_size = 0;  // Up to the end of the last fragment.
+};
+
+// Copies chunk (`page`, `chunk`) of `abi` into `dst`, which has room for at
+// least ChunkSizeFor(page size, kDiv1) bytes; on return dst holds the header
+// followed by the payload. On every result except kBadIndex/kNotComplete the
+// chunk has been freed in the SMB (a bad chunk is dropped, not kept).
+ChunkReadResult ReadChunkUntrusted(SharedMemoryAbi* abi, uint32_t page, uint32_t chunk,
+                                   uint8_t* dst, uint32_t dst_capacity, ChunkCopy* out);
+
+// Checks `count` fragments ([4-byte size][bytes]) in payload[0, size).
+// Returns false on any overrun or malformed size; *used gets the end offset.
+bool ValidateFragmentsUntrusted(const uint8_t* payload, uint32_t size, uint16_t count,
+                                uint32_t* used);
+
+// Calls fn(const uint8_t* data, uint32_t size) for each fragment of a payload
+// that ValidateFragmentsUntrusted accepted.
+template <typename Fn>
+void ForEachFragment(const uint8_t* payload, uint16_t count, Fn&& fn) {
+  uint32_t off = 0;
+  for (uint16_t i = 0; i < count; i++) {
+    uint32_t size = 0;
+    ReadPacketSizeUntrusted(payload + off, &size);
+    fn(payload + off + kPacketHeaderSize, size);
+    off += kPacketHeaderSize + size;
+  }
+}
+
+}  // namespace sluice
+
+#endif  // SLUICE_SHM_SMB_CHUNK_READER_H_
