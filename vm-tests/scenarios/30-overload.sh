@@ -1,7 +1,8 @@
 #!/bin/sh
 # Forced overload: the recorder is frozen (SIGSTOP) while this shell, pinned
 # to CPU 0, writes more markers than CPU 0's small kernel buffer holds (at
-# least 3000, and on until per_cpu/cpu0/stats shows overwritten events).
+# least 3000, and on until per_cpu/cpu0/stats shows overwritten events;
+# at most 4 s of writing).
 # Only ftrace/print is recorded, so every event the kernel overwrote is a
 # marker: the host check wants the reported losses to equal the number of
 # missing sequence numbers, and the markers written after SIGCONT all present.
