@@ -163,6 +163,10 @@ void FtraceDataSource::StopReader(CpuState* state) {
   FlushReaders({state});
   state->reader->StopThread();
   DrainCpu(state);
+  RetireReader(state);
+}
+
+void FtraceDataSource::RetireReader(CpuState* state) {
   const FtraceCpuReaderStats s = state->reader->stats();
   FtraceCpuReaderStats& r = state->retired_reader_stats;
   r.pages += s.pages;
@@ -313,6 +317,11 @@ void FtraceDataSource::Stop() {
     s->writer->Flush();
   }
   PublishCounters();
+  // Close every trace_pipe_raw: an instance with open files cannot be removed.
+  for (auto& s : cpus_) {
+    if (!s || !s->reader) continue;
+    RetireReader(s.get());
+  }
   WriteStats(FtraceStats::END_OF_TRACE);
   stats_writer_->Flush();
   controller_->Restore();

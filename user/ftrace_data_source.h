@@ -135,6 +135,8 @@ class FtraceDataSource {
 
   Status StartReader(uint32_t cpu);  // Drain thread or Start().
   void StopReader(CpuState* state);  // Drain thread: final read, join.
+  // Keeps the stopped reader's stats and destroys it (closing its fds).
+  void RetireReader(CpuState* state);
   void DrainThreadMain();
   void DrainAll();
   void DrainCpu(CpuState* state);

@@ -1,0 +1,461 @@
+// FtraceDataSource on the real kernel (root, tracefs).
+//
+// What is checked:
+//   - Lossless: 100,000 sequence-numbered trace_marker lines from two threads
+//     (plus sched_switch) come out exactly once each, with the writer's tid
+//     as pid, boot-clock timestamps inside the write window, timestamps
+//     non-decreasing per CPU, and zero losses reported anywhere.
+//   - Flush(): what was written before Flush() is in the writers when it
+//     returns, including the partial last page (read(2) fallback).
+//   - Lossy: a tiny buffer and a paused reader. The lines missing equal the
+//     kernel's overrun (END minus START, all CPUs). Only ftrace/print is
+//     active in that instance, so overrun counts only our lines. The page
+//     flags agree: bundles after a loss carry lost_events, and the missed
+//     counts stored in the pages add up to the same number.
+//   - The root instance once (where apps' trace_marker writes land).
+//   - tracefs is left as found: tracing_on, buffer_size_kb, trace_clock,
+//     set_event, instances, compared before and after every test. One kernel
+//     effect cannot be undone: a never-used root buffer reads
+//     "7 (expanded: 1408)" until something sizes it, and then "1408"
+//     forever; the comparison treats those as equal.
+//
+// Other programs using the root instance at the same time (another tracer
+// consuming trace_pipe_raw, or changing trace_clock) would make the root test
+// fail; the instance tests are immune.
+#include "user/ftrace_data_source.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "perfetto/trace/trace_packet.pb.h"
+#include "shm/trace_writer.h"
+#include "tests/kernel_test_util.h"
+#include "user/ftrace_format.h"
+#include "user/tracefs.h"
+
+namespace sluice {
+namespace {
+
+constexpr char kTracefs[] = "/sys/kernel/tracing";
+
+std::string ReadOr(const std::string& path, const std::string& fallback = "<missing>") {
+  auto s = Tracefs::ReadPath(path);
+  return s.ok() ? *s : fallback;
+}
+
+// The settings sluice may touch, as text.
+struct TracefsSnapshot {
+  std::string tracing_on, buffer_size_kb, trace_clock, set_event, instances;
+  bool operator==(const TracefsSnapshot&) const = default;
+  std::string ToString() const {
+    return "tracing_on=" + tracing_on + " buffer_size_kb=" + buffer_size_kb +
+           " trace_clock=" + trace_clock + " set_event=[" + set_event + "] instances=[" +
+           instances + "]";
+  }
+};
+
+TracefsSnapshot Snapshot() {
+  const std::string dir = kTracefs;
+  TracefsSnapshot s;
+  s.tracing_on = ReadOr(dir + "/tracing_on");
+  // See the header comment: "7 (expanded: 1408)" is the size the buffer
+  // gets when expanded, which the kernel rounds up to whole pages of
+  // header_page's data size (1408 KiB -> 354 x 4080 bytes, shown as 1410).
+  auto size = ParseBufferSize(ReadOr(dir + "/buffer_size_kb"));
+  s.buffer_size_kb = "?";
+  if (size.ok()) {
+    uint64_t kb = size->kb;
+    auto header = FtraceFormatTable::ParseHeaders(ReadOr(dir + "/events/header_page"),
+                                                  ReadOr(dir + "/events/header_event"));
+    if (!size->expanded && header.ok() && header->data_size > 0) {
+      const uint64_t data = header->data_size;
+      kb = (kb * 1024 + data - 1) / data * data / 1024;
+    }
+    s.buffer_size_kb = size->per_cpu_differs ? "X" : std::to_string(kb);
+  }
+  s.trace_clock = ReadOr(dir + "/trace_clock");
+  s.set_event = ReadOr(dir + "/set_event");
+  std::vector<std::string> names;
+  if (DIR* d = opendir((dir + "/instances").c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) s.instances += n + " ";
+  return s;
+}
+
+uint64_t BootNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Owns nothing: the data source owns the writers; we keep pointers to read
+// them after Stop() (and before the data source is destroyed).
+class WriterCollector {
+ public:
+  std::function<std::unique_ptr<TraceWriter>()> Factory() {
+    return [this] {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto w = std::make_unique<HeapTraceWriter>(static_cast<uint16_t>(writers_.size() + 1));
+      writers_.push_back(w.get());
+      return w;
+    };
+  }
+  // Packets per writer, parsed.
+  std::vector<std::vector<perfetto::protos::TracePacket>> Parse() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::vector<perfetto::protos::TracePacket>> out;
+    for (HeapTraceWriter* w : writers_) {
+      out.emplace_back();
+      for (const std::string& bytes : w->packets()) {
+        perfetto::protos::TracePacket p;
+        EXPECT_TRUE(p.ParseFromString(bytes));
+        out.back().push_back(std::move(p));
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<HeapTraceWriter*> writers_;
+};
+
+// Markers "sluice-<pid>-<run> seq=<n>": `threads` threads, `per_thread` each;
+// thread t writes seq t*per_thread ... (t+1)*per_thread-1.
+struct MarkerRun {
+  std::string tag;
+  uint32_t threads = 2;
+  uint32_t per_thread = 0;
+  std::vector<pid_t> tids;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t total() const { return threads * per_thread; }
+};
+
+void WriteMarkers(const std::string& marker_path, MarkerRun* run) {
+  run->tids.assign(run->threads, 0);
+  run->start_ns = BootNs();
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < run->threads; t++) {
+    threads.emplace_back([&, t] {
+      run->tids[t] = static_cast<pid_t>(syscall(SYS_gettid));
+      int fd = open(marker_path.c_str(), O_WRONLY | O_CLOEXEC);
+      ASSERT_GE(fd, 0) << marker_path;
+      char buf[96];
+      for (uint32_t i = 0; i < run->per_thread; i++) {
+        int n = snprintf(buf, sizeof(buf), "%s seq=%u", run->tag.c_str(), t * run->per_thread + i);
+        ASSERT_EQ(write(fd, buf, static_cast<size_t>(n)), n);
+      }
+      close(fd);
+    });
+  }
+  for (auto& t : threads) t.join();
+  run->end_ns = BootNs();
+}
+
+struct Analysis {
+  std::vector<uint32_t> seen;      // Times each seq was seen.
+  uint64_t wrong_pid = 0;
+  uint64_t out_of_window = 0;
+  uint64_t non_monotonic = 0;
+  uint64_t events = 0;
+  uint64_t sched_switch = 0;
+  uint64_t lost_bundles = 0;
+  uint64_t bundles = 0;
+  bool have_start = false, have_end = false;
+  perfetto::protos::FtraceStats start, end;
+
+  uint64_t Missing() const {
+    return static_cast<uint64_t>(std::count(seen.begin(), seen.end(), 0u));
+  }
+  uint64_t Duplicated() const {
+    uint64_t d = 0;
+    for (uint32_t c : seen) d += c > 1 ? c - 1 : 0;
+    return d;
+  }
+  uint64_t OverrunDelta() const {
+    uint64_t sum = 0;
+    std::map<uint64_t, uint64_t> at_start;
+    for (const auto& c : start.cpu_stats()) at_start[c.cpu()] = c.overrun();
+    for (const auto& c : end.cpu_stats()) sum += c.overrun() - at_start[c.cpu()];
+    return sum;
+  }
+  uint64_t EndSum(uint64_t (perfetto::protos::FtraceCpuStats::*field)() const) const {
+    uint64_t sum = 0;
+    for (const auto& c : end.cpu_stats()) sum += (c.*field)();
+    return sum;
+  }
+};
+
+Analysis Analyze(const std::vector<std::vector<perfetto::protos::TracePacket>>& writers,
+                 const MarkerRun& run) {
+  Analysis a;
+  a.seen.assign(run.total(), 0);
+  const std::string prefix = run.tag + " seq=";
+  for (const auto& packets : writers) {
+    uint64_t last_ts = 0;
+    for (const auto& p : packets) {
+      if (p.has_ftrace_stats()) {
+        if (p.ftrace_stats().phase() == perfetto::protos::FtraceStats::START_OF_TRACE) {
+          a.have_start = true;
+          a.start = p.ftrace_stats();
+        } else if (p.ftrace_stats().phase() == perfetto::protos::FtraceStats::END_OF_TRACE) {
+          a.have_end = true;
+          a.end = p.ftrace_stats();
+        }
+      }
+      if (!p.has_ftrace_events()) continue;
+      const auto& bundle = p.ftrace_events();
+      a.bundles++;
+      if (bundle.lost_events()) a.lost_bundles++;
+      for (const auto& e : bundle.event()) {
+        a.events++;
+        if (e.timestamp() < last_ts) a.non_monotonic++;
+        last_ts = e.timestamp();
+        if (e.has_sched_switch()) a.sched_switch++;
+        if (!e.has_print()) continue;
+        const std::string& buf = e.print().buf();
+        if (buf.compare(0, prefix.size(), prefix) != 0) continue;
+        const uint32_t seq = static_cast<uint32_t>(std::strtoul(buf.c_str() + prefix.size(), nullptr, 10));
+        if (seq >= run.total()) continue;
+        a.seen[seq]++;
+        if (static_cast<pid_t>(e.pid()) != run.tids[seq / run.per_thread]) a.wrong_pid++;
+        if (e.timestamp() < run.start_ns || e.timestamp() > run.end_ns) a.out_of_window++;
+      }
+    }
+  }
+  return a;
+}
+
+std::string UniqueName(const char* what) {
+  return std::string("sluice_test_") + what + "_" + std::to_string(getpid());
+}
+
+class FtraceDataSourceKernelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) SLUICE_KERNEL_SKIP("needs root to control tracefs");
+    if (access((std::string(kTracefs) + "/tracing_on").c_str(), F_OK) != 0) {
+      SLUICE_KERNEL_SKIP("no tracefs at /sys/kernel/tracing");
+    }
+    before_ = Snapshot();
+  }
+  void TearDown() override {
+    if (IsSkipped()) return;
+    // Left as found.
+    TracefsSnapshot after = Snapshot();
+    EXPECT_EQ(after, before_) << "before: " << before_.ToString() << "\nafter:  " << after.ToString();
+  }
+  FtraceDataSourceOptions Options() {
+    FtraceDataSourceOptions o;
+    o.control.print_warnings = false;
+    return o;
+  }
+  TracefsSnapshot before_;
+};
+
+TEST_F(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("sched/sched_switch");
+  config.add_ftrace_events("ftrace/print");
+  // Big enough to hold the whole run even if the readers never got a CPU
+  // while the two writers hog both cores: ~5 MB of print records.
+  config.set_buffer_size_kb(16384);
+  config.set_drain_period_ms(50);
+  config.set_instance_name(UniqueName("lossless"));
+  WriterCollector collector;
+  auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->Start().ok());
+  EXPECT_EQ((*ds)->controller()->trace_clock(), "boot");
+
+  MarkerRun run;
+  run.tag = "sluice-" + std::to_string(getpid()) + "-lossless";
+  run.per_thread = 50000;
+  const auto t0 = std::chrono::steady_clock::now();
+  WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
+  const auto t1 = std::chrono::steady_clock::now();
+  (*ds)->Stop();
+  const auto t2 = std::chrono::steady_clock::now();
+  const FtraceSourceCounters counters = (*ds)->counters();
+  Analysis a = Analyze(collector.Parse(), run);
+
+  const double write_s = std::chrono::duration<double>(t1 - t0).count();
+  const double total_s = std::chrono::duration<double>(t2 - t0).count();
+  std::printf("[   INFO   ] %u markers written in %.3f s (%.0f/s); recorded %" PRIu64
+              " events (%" PRIu64 " sched_switch) in %" PRIu64 " pages, %" PRIu64
+              " bundles; write+stop %.3f s => %.0f events/s through the reader; pool_full=%" PRIu64
+              "\n",
+              run.total(), write_s, run.total() / write_s, a.events, a.sched_switch, counters.pages,
+              a.bundles, total_s, a.events / total_s, counters.pool_full);
+
+  EXPECT_EQ(a.Missing(), 0u);
+  EXPECT_EQ(a.Duplicated(), 0u);
+  EXPECT_EQ(a.wrong_pid, 0u);
+  EXPECT_EQ(a.out_of_window, 0u) << "timestamps are not CLOCK_BOOTTIME?";
+  EXPECT_EQ(a.non_monotonic, 0u);
+  EXPECT_GT(a.sched_switch, 0u);
+  ASSERT_TRUE(a.have_start);
+  ASSERT_TRUE(a.have_end);
+  EXPECT_EQ(a.start.cpu_stats_size(), a.end.cpu_stats_size());
+  EXPECT_GE(a.end.cpu_stats_size(), 1);
+  EXPECT_EQ(a.OverrunDelta(), 0u);
+  EXPECT_EQ(a.EndSum(&perfetto::protos::FtraceCpuStats::commit_overrun), 0u);
+  EXPECT_EQ(a.EndSum(&perfetto::protos::FtraceCpuStats::dropped_events), 0u);
+  EXPECT_EQ(a.EndSum(&perfetto::protos::FtraceCpuStats::entries), 0u) << "events left unread";
+  EXPECT_EQ(a.lost_bundles, 0u);
+  EXPECT_EQ(counters.lost_events_known, 0u);
+  EXPECT_EQ(counters.parse_errors, 0u);
+  EXPECT_EQ(counters.read_errors, 0u);
+  EXPECT_EQ(counters.events, a.events);
+  EXPECT_TRUE(a.end.unknown_ftrace_events().empty());
+  EXPECT_TRUE(a.end.failed_ftrace_events().empty());
+  EXPECT_TRUE((*ds)->warnings().empty()) << (*ds)->warnings()[0];
+  ds->reset();
+}
+
+TEST_F(FtraceDataSourceKernelTest, FlushReturnsPartialPages) {
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("ftrace/print");
+  config.set_buffer_size_kb(1024);
+  config.set_drain_period_ms(60 * 1000);  // Only Flush() and Stop() drain.
+  config.set_instance_name(UniqueName("flush"));
+  WriterCollector collector;
+  auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->Start().ok());
+
+  MarkerRun run;
+  run.tag = "sluice-" + std::to_string(getpid()) + "-flush";
+  run.threads = 1;
+  run.per_thread = 10;  // Far less than a page: only read(2) returns it.
+  WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
+  (*ds)->Flush();
+  Analysis a = Analyze(collector.Parse(), run);
+  EXPECT_EQ(a.Missing(), 0u) << "Flush() did not return the partial page";
+
+  (*ds)->Stop();
+  a = Analyze(collector.Parse(), run);
+  EXPECT_EQ(a.Missing(), 0u);
+  EXPECT_EQ(a.Duplicated(), 0u);
+  ds->reset();
+}
+
+TEST_F(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
+  perfetto::protos::FtraceConfig config;
+  // Only print in this instance: overrun then counts nothing but our lines.
+  config.add_ftrace_events("ftrace/print");
+  config.set_buffer_size_kb(32);  // 8 pages per CPU.
+  config.set_instance_name(UniqueName("lossy"));
+  WriterCollector collector;
+  FtraceDataSourceOptions options = Options();
+  options.start_reading_paused = true;
+  auto ds = FtraceDataSource::Create(config, collector.Factory(), options);
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->Start().ok());
+
+  MarkerRun run;
+  run.tag = "sluice-" + std::to_string(getpid()) + "-lossy";
+  run.per_thread = 10000;
+  WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
+  (*ds)->SetReadingPausedForTesting(false);
+  (*ds)->Stop();
+  const FtraceSourceCounters counters = (*ds)->counters();
+  Analysis a = Analyze(collector.Parse(), run);
+  ASSERT_TRUE(a.have_start && a.have_end);
+
+  const uint64_t received = run.total() - a.Missing();
+  std::printf("[   INFO   ] %u written, %" PRIu64 " received, %" PRIu64
+              " missing; kernel overrun delta %" PRIu64 "; page-stored lost counts %" PRIu64
+              " in %" PRIu64 " flagged pages\n",
+              run.total(), received, a.Missing(), a.OverrunDelta(), counters.lost_events_known,
+              counters.lost_event_pages);
+  EXPECT_GT(a.Missing(), 0u) << "the buffer was meant to overflow";
+  EXPECT_EQ(a.Duplicated(), 0u);
+  EXPECT_EQ(a.Missing(), a.OverrunDelta());
+  EXPECT_EQ(a.EndSum(&perfetto::protos::FtraceCpuStats::commit_overrun), 0u);
+  EXPECT_EQ(a.EndSum(&perfetto::protos::FtraceCpuStats::dropped_events), 0u);
+  // Each CPU whose buffer overran flags its first page after the loss.
+  EXPECT_GE(a.lost_bundles, 1u);
+  EXPECT_EQ(counters.lost_events_known, a.Missing());
+  ds->reset();
+}
+
+TEST_F(FtraceDataSourceKernelTest, RootInstance) {
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("print");  // Name alone; resolves to ftrace/print.
+  config.add_ftrace_events("no_such_group/no_such_event");
+  config.set_buffer_size_kb(4096);
+  WriterCollector collector;
+  auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->tracefs().is_root_instance());
+  ASSERT_TRUE((*ds)->Start().ok());
+
+  MarkerRun run;
+  run.tag = "sluice-" + std::to_string(getpid()) + "-root";
+  run.per_thread = 2500;
+  WriteMarkers(std::string(kTracefs) + "/trace_marker", &run);
+  (*ds)->Stop();
+  Analysis a = Analyze(collector.Parse(), run);
+  EXPECT_EQ(a.Missing(), 0u) << "is another tracer consuming the root instance's buffer?";
+  EXPECT_EQ(a.Duplicated(), 0u);
+  EXPECT_EQ(a.wrong_pid, 0u);
+  EXPECT_EQ(a.OverrunDelta(), 0u);
+  ASSERT_TRUE(a.have_end);
+  ASSERT_EQ(a.end.unknown_ftrace_events_size(), 1);
+  EXPECT_EQ(a.end.unknown_ftrace_events(0), "no_such_group/no_such_event");
+  ds->reset();
+}
+
+TEST_F(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
+  const std::string instance = UniqueName("shared");
+  const std::string dir = std::string(kTracefs) + "/instances/" + instance;
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  ASSERT_TRUE(Tracefs::WritePath(dir + "/events/sched/sched_wakeup/enable", "1").ok());
+  const std::string clock_before = ReadOr(dir + "/trace_clock");
+  const std::string size_before = ReadOr(dir + "/buffer_size_kb");
+  {
+    perfetto::protos::FtraceConfig config;
+    config.add_ftrace_events("sched/sched_wakeup");
+    config.add_ftrace_events("sched/sched_switch");
+    config.set_buffer_size_kb(512);
+    config.set_instance_name(instance);
+    WriterCollector collector;
+    auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+    ASSERT_TRUE(ds.ok()) << ds.status().message();
+    ASSERT_TRUE((*ds)->Start().ok());
+    EXPECT_EQ((*ds)->controller()->enabled_by_us(), (std::vector<std::string>{"sched/sched_switch"}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    (*ds)->Stop();
+  }
+  // The instance existed before: still there, with its settings.
+  EXPECT_EQ(ReadOr(dir + "/events/sched/sched_wakeup/enable"), "1\n");
+  EXPECT_EQ(ReadOr(dir + "/events/sched/sched_switch/enable"), "0\n");
+  EXPECT_EQ(ReadOr(dir + "/trace_clock"), clock_before);
+  EXPECT_EQ(ReadOr(dir + "/buffer_size_kb"), size_before);
+  ASSERT_TRUE(Tracefs::WritePath(dir + "/events/sched/sched_wakeup/enable", "0").ok());
+  ASSERT_EQ(rmdir(dir.c_str()), 0);
+}
+
+}  // namespace
+}  // namespace sluice
