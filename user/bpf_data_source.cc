@@ -213,6 +213,7 @@ void BpfDataSource::ReaderLoop() {
       while (Drain() == DrainResult::kBudgetHit) {
       }
     }
+    reader_cpu_ns_.store(NowNs(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
     bool flush;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -225,7 +226,6 @@ void BpfDataSource::ReaderLoop() {
       flush_done_ = flush_requested;
       cv_.notify_all();
     }
-    reader_cpu_ns_.store(NowNs(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
   }
 }
 
