@@ -1,0 +1,77 @@
+#include "service/event_loop.h"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <future>
+
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+TEST(EventLoopTest, TasksRunInOrder) {
+  EventLoopThread thread;
+  std::vector<int> order;
+  std::promise<void> done;
+  for (int i = 0; i < 100; i++) thread.loop()->PostTask([&order, i] { order.push_back(i); });
+  thread.loop()->PostTask([&] { done.set_value(); });
+  done.get_future().wait();
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; i++) EXPECT_EQ(order[i], i);
+}
+
+TEST(EventLoopTest, DelayedTasksRunAfterTheirDelay) {
+  EventLoopThread thread;
+  auto t0 = std::chrono::steady_clock::now();
+  std::promise<std::chrono::steady_clock::time_point> later, sooner;
+  thread.loop()->PostDelayedTask([&] { later.set_value(std::chrono::steady_clock::now()); }, 80);
+  thread.loop()->PostDelayedTask([&] { sooner.set_value(std::chrono::steady_clock::now()); }, 20);
+  auto t_sooner = sooner.get_future().get();
+  auto t_later = later.get_future().get();
+  EXPECT_GE(t_sooner - t0, std::chrono::milliseconds(20));
+  EXPECT_GE(t_later - t0, std::chrono::milliseconds(80));
+  EXPECT_LT(t_sooner, t_later);
+}
+
+TEST(EventLoopTest, FdWatchAndRemovalFromItsCallback) {
+  EventLoopThread thread;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::promise<char> got;
+  thread.loop()->RunAndWait([&] {
+    thread.loop()->AddFdWatch(fds[0], EPOLLIN, [&](uint32_t) {
+      char c = 0;
+      EXPECT_EQ(read(fds[0], &c, 1), 1);
+      thread.loop()->RemoveFdWatch(fds[0]);
+      got.set_value(c);
+    });
+  });
+  ASSERT_EQ(write(fds[1], "k", 1), 1);
+  EXPECT_EQ(got.get_future().get(), 'k');
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST(EventLoopTest, RunsTasksOnCurrentThread) {
+  EventLoopThread thread;
+  EXPECT_FALSE(thread.loop()->RunsTasksOnCurrentThread());
+  bool inside = false;
+  thread.loop()->RunAndWait([&] { inside = thread.loop()->RunsTasksOnCurrentThread(); });
+  EXPECT_TRUE(inside);
+}
+
+TEST(EventLoopTest, RunUntilIdleWithoutAThread) {
+  EventLoop loop;
+  int n = 0;
+  loop.PostTask([&] {
+    n++;
+    loop.PostTask([&] { n++; });
+  });
+  loop.RunUntilIdle();
+  EXPECT_EQ(n, 2);
+}
+
+}  // namespace
+}  // namespace sluice
