@@ -14,10 +14,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -367,6 +369,93 @@ TEST(BpfDataSourceKernelTest, AttachInfoOnThisKernel) {
   EXPECT_TRUE((*source)->attach_info().marker_attach == "sys_enter_write" ||
               (*source)->attach_info().marker_attach == "fentry");
   EXPECT_EQ((*source)->attach_info().events.size(), kBpfEventCount);
+}
+
+// The same kernel events through ftrace (a private tracefs instance with
+// trace_clock=boot) and through this source: for the ping-pong threads,
+// every sched_switch field matches, prev_state included (ftrace prints it as
+// letters; the source computes the number like the kernel does).
+std::string StateLetters(int64_t v) {
+  if (v & 0x100) return "R+";
+  static const std::pair<int64_t, const char*> kBits[] = {
+      {1, "S"}, {2, "D"}, {4, "T"}, {8, "t"}, {16, "X"}, {32, "Z"}, {64, "P"}, {128, "I"}};
+  std::string out;
+  for (const auto& [bit, letter] : kBits) {
+    if (v & bit) out += std::string(out.empty() ? "" : "|") + letter;
+  }
+  return out.empty() ? "R" : out;
+}
+
+bool WriteFile(const std::string& path, const std::string& value) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
+  close(fd);
+  return ok;
+}
+
+TEST(BpfDataSourceKernelTest, SchedSwitchMatchesFtrace) {
+  SKIP_WITHOUT_BPF();
+  const std::string before = TracefsState();
+  const std::string inst = std::string(kTracefs) + "/instances/sluice-bpf-test-" + std::to_string(getpid());
+  ASSERT_EQ(mkdir(inst.c_str(), 0755), 0) << strerror(errno);
+  struct RemoveInstance {
+    std::string path;
+    ~RemoveInstance() { rmdir(path.c_str()); }
+  } remove_instance{inst};
+  ASSERT_TRUE(WriteFile(inst + "/tracing_on", "0"));
+  ASSERT_TRUE(WriteFile(inst + "/trace_clock", "boot"));
+  ASSERT_TRUE(WriteFile(inst + "/buffer_size_kb", "8192"));
+  ASSERT_TRUE(WriteFile(inst + "/events/sched/sched_switch/enable", "1"));
+
+  protos::BpfConfig config;
+  config.add_events("sched/sched_switch");
+  config.set_ringbuf_size_kb(8192);
+  Capture cap;
+  auto source = BpfDataSource::Create(config, cap.Maker(), TestOptions());
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  ASSERT_TRUE((*source)->Start().ok());
+  ASSERT_TRUE(WriteFile(inst + "/tracing_on", "1"));
+  PingPongThread pp_threads[2];
+  PingPong(1000, RunToken(), pp_threads);
+  ASSERT_TRUE(WriteFile(inst + "/tracing_on", "0"));
+  (*source)->Stop();
+  cap.Parse();
+  std::string text = ReadFile(inst + "/trace");
+
+  auto ours = [&](long pid) { return pid == pp_threads[0].tid || pid == pp_threads[1].tid; };
+  std::multiset<std::string> from_bpf, from_ftrace;
+  for (const Event& e : cap.events) {
+    const auto& s = e.ev.sched_switch();
+    if (!ours(s.prev_pid()) && !ours(s.next_pid())) continue;
+    char line[256];
+    snprintf(line, sizeof(line), "%u %s %d %d %s %s %d %d", e.cpu, s.prev_comm().c_str(), s.prev_pid(),
+             s.prev_prio(), StateLetters(s.prev_state()).c_str(), s.next_comm().c_str(), s.next_pid(),
+             s.next_prio());
+    from_bpf.insert(line);
+  }
+  std::istringstream lines(text);
+  for (std::string l; std::getline(lines, l);) {
+    unsigned cpu;
+    char pc[32], st[8], nc[32];
+    int pp, ppr, np, npr;
+    size_t at = l.find('[');
+    size_t sw = l.find("sched_switch: ");
+    if (at == std::string::npos || sw == std::string::npos) continue;
+    if (sscanf(l.c_str() + at, "[%u]", &cpu) != 1) continue;
+    // Comms here have no spaces (sl-ping, sl-pong, swapper/N, ...).
+    if (sscanf(l.c_str() + sw, "sched_switch: prev_comm=%31s prev_pid=%d prev_prio=%d prev_state=%7s ==> "
+               "next_comm=%31s next_pid=%d next_prio=%d", pc, &pp, &ppr, st, nc, &np, &npr) != 7)
+      continue;
+    if (!ours(pp) && !ours(np)) continue;
+    char line[256];
+    snprintf(line, sizeof(line), "%u %s %d %d %s %s %d %d", cpu, pc, pp, ppr, st, nc, np, npr);
+    from_ftrace.insert(line);
+  }
+  EXPECT_GT(from_ftrace.size(), 1000u);
+  EXPECT_EQ(from_bpf, from_ftrace);
+  rmdir(inst.c_str());
+  EXPECT_EQ(TracefsState(), before);
 }
 
 // A tiny ring and a stalled reader: records are dropped, and every one is
