@@ -7,12 +7,12 @@
 //   scrape SMBs, end clock snapshot, kDisabled, last file write, consumer
 //   notified ─▶ FreeBuffers / consumer gone: session and buffers destroyed.
 #include <fcntl.h>
+#include <regex.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <regex>
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/config/data_source_config.pb.h"
@@ -31,19 +31,29 @@ constexpr uint32_t kMinFileWritePeriodMs = 100;
 constexpr uint32_t kMinPeriodicMs = 10;
 constexpr uint64_t kBufferGranularity = 4096;
 
+// Full match of `text` against a POSIX extended regex. False if the pattern
+// does not compile (*valid = false then).
+bool RegexFullMatch(const std::string& pattern, const std::string& text, bool* valid = nullptr) {
+  regex_t re;
+  std::string anchored = "^(" + pattern + ")$";
+  if (regcomp(&re, anchored.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+    if (valid) *valid = false;
+    return false;
+  }
+  if (valid) *valid = true;
+  bool match = regexec(&re, text.c_str(), 0, nullptr, 0) == 0;
+  regfree(&re);
+  return match;
+}
+
 bool ProducerMatches(const perfetto::protos::TraceConfig::DataSource& ds,
                      const std::string& producer_name) {
   if (ds.producer_name_filter_size() == 0 && ds.producer_name_regex_filter_size() == 0)
     return true;
   for (const std::string& name : ds.producer_name_filter())
     if (name == producer_name) return true;
-  for (const std::string& pattern : ds.producer_name_regex_filter()) {
-    try {
-      if (std::regex_match(producer_name, std::regex(pattern))) return true;
-    } catch (const std::regex_error&) {
-      // Rejected in EnableTracing; cannot happen here.
-    }
-  }
+  for (const std::string& pattern : ds.producer_name_regex_filter())
+    if (RegexFullMatch(pattern, producer_name)) return true;
   return false;
 }
 
@@ -110,11 +120,11 @@ Status TracingService::EnableTracing(ConsumerId consumer,
                            std::to_string(ds.config().target_buffer()) + " but the config has " +
                            std::to_string(config.buffers_size()) + " buffers");
     for (const std::string& pattern : ds.producer_name_regex_filter()) {
-      try {
-        std::regex r(pattern);
-      } catch (const std::regex_error&) {
-        return Status::Error("producer_name_regex_filter '" + pattern + "' is not a valid regex");
-      }
+      bool valid = false;
+      RegexFullMatch(pattern, "", &valid);
+      if (!valid)
+        return Status::Error("producer_name_regex_filter '" + pattern +
+                             "' is not a valid (POSIX extended) regex");
     }
   }
   std::shared_ptr<TraceFileWriter> file;

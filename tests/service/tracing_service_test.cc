@@ -539,6 +539,18 @@ TEST_F(TracingServiceTest, ProducerNameFilter) {
   EXPECT_TRUE(b.WaitForStart(&started));
   EXPECT_FALSE(a.WaitForStart(&started, 200));
   StopAndWait(consumer.get());
+  ASSERT_TRUE(consumer->FreeBuffers().ok());
+  // The same by regex.
+  auto by_regex = MakeConfig(256, "test.ds");
+  by_regex.mutable_data_sources(0)->add_producer_name_regex_filter("al.*");
+  ASSERT_TRUE(consumer->EnableTracing(by_regex).ok());
+  EXPECT_TRUE(a.WaitForStart(&started));
+  EXPECT_FALSE(b.WaitForStart(&started, 200));
+  StopAndWait(consumer.get());
+  ASSERT_TRUE(consumer->FreeBuffers().ok());
+  auto bad_regex = MakeConfig(256, "test.ds");
+  bad_regex.mutable_data_sources(0)->add_producer_name_regex_filter("(");
+  EXPECT_FALSE(consumer->EnableTracing(bad_regex).ok());
   a.Detach();
   b.Detach();
 }
