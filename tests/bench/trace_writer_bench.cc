@@ -1,0 +1,126 @@
+// Cost per packet of SmbTraceWriter (issue 2, item 15).
+//
+//   make bench && build/bench/trace_writer_bench
+//
+// The service side here is the minimum that keeps chunks flowing: it frees
+// each committed chunk in the SMB right away without copying (the copy is the
+// TraceBuffer's cost, benchmarked separately). Baseline in the same binary:
+// memcpy of the same number of bytes into a chunk-sized ring.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "perfetto/trace/ftrace/ftrace.pb.h"
+#include "perfetto/trace/ftrace/ftrace_event.pb.h"
+#include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
+#include "perfetto/trace/trace_packet.pb.h"
+#include "shm/shared_memory.h"
+#include "shm/shared_memory_arbiter.h"
+
+namespace sluice {
+namespace {
+
+using perfetto::protos::FtraceEvent;
+using perfetto::protos::FtraceEventBundle;
+using perfetto::protos::PrintFtraceEvent;
+using perfetto::protos::TracePacket;
+
+// Frees committed chunks immediately (the cheapest possible service).
+class FreeingSink : public CommitDataSink {
+ public:
+  explicit FreeingSink(SharedMemoryAbi* abi) : abi_(abi) {}
+  void CommitData(const CommitDataRequest& r) override {
+    for (const ChunkToMove& m : r.chunks_to_move) {
+      PageLayout layout;
+      if (abi_->TryAcquireChunkForReading(m.page, m.chunk, &layout) ==
+          SharedMemoryAbi::AcquireResult::kOk)
+        abi_->ReleaseChunkAsFree(m.page, m.chunk);
+    }
+  }
+  void RegisterTraceWriter(uint16_t, uint32_t) override {}
+  void UnregisterTraceWriter(uint16_t) override {}
+
+ private:
+  SharedMemoryAbi* abi_;
+};
+
+struct Fixture {
+  Fixture() {
+    shm = std::move(SharedMemory::Create(4 << 20).value());
+    abi = SharedMemoryAbi(shm->start(), shm->size(), 32768);
+    sink = std::make_unique<FreeingSink>(&abi);
+    ArbiterOptions options;
+    options.layout = PageLayout::kDiv1;
+    arbiter = std::make_unique<SharedMemoryArbiter>(shm->start(), shm->size(), 32768,
+                                                    sink.get(), options);
+  }
+  std::unique_ptr<SharedMemory> shm;
+  SharedMemoryAbi abi;
+  std::unique_ptr<FreeingSink> sink;
+  std::unique_ptr<SharedMemoryArbiter> arbiter;
+};
+
+Fixture* SharedFixture() {
+  static Fixture* fixture = new Fixture();  // Thread-safe init; lives for the process.
+  return fixture;
+}
+
+// payload 0: the small packet: 3 fields (timestamp, cpu in a nested bundle...)
+// kept to ~32 bytes. Otherwise a print event carrying `payload` bytes.
+inline void WritePacket(TraceWriter* writer, uint64_t i, const std::string& payload) {
+  auto packet = writer->NewTracePacket();
+  packet->WriteVarInt(TracePacket::kTimestampFieldNumber, 1000000000ull + i);
+  packet->BeginNested(TracePacket::kFtraceEventsFieldNumber);
+  packet->WriteVarInt(FtraceEventBundle::kCpuFieldNumber, 1);
+  packet->BeginNested(FtraceEventBundle::kEventFieldNumber);
+  packet->WriteVarInt(FtraceEvent::kPidFieldNumber, 4242);
+  if (!payload.empty()) {
+    packet->BeginNested(FtraceEvent::kPrintFieldNumber);
+    packet->WriteString(PrintFtraceEvent::kBufFieldNumber, payload);
+    packet->EndNested();
+  }
+  packet->EndNested();
+  packet->EndNested();
+}
+
+void BM_TraceWriter(benchmark::State& state) {
+  std::unique_ptr<TraceWriter> writer =
+      SharedFixture()->arbiter->CreateTraceWriter(0, BufferExhaustedPolicy::kStall);
+  size_t payload_size = static_cast<size_t>(state.range(0));
+  std::string payload(payload_size, 'p');
+  uint64_t i = 0;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    WritePacket(writer.get(), i++, payload);
+  }
+  bytes = i * (payload_size + 20);
+  state.SetItemsProcessed(static_cast<int64_t>(i));
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["lost"] = static_cast<double>(writer->packets_lost());
+}
+BENCHMARK(BM_TraceWriter)->Arg(0)->Arg(256)->Arg(4096)->Threads(1)->Threads(2)->UseRealTime();
+
+// Baseline: memcpy of a packet's bytes into a 32 KiB ring (what a copy of the
+// encoded packet would cost with no encoding at all).
+void BM_MemcpyBaseline(benchmark::State& state) {
+  size_t size = static_cast<size_t>(state.range(0)) + 20;
+  std::vector<uint8_t> src(size, 1);
+  std::vector<uint8_t> ring(32768 + size);
+  size_t off = 0;
+  for (auto _ : state) {
+    memcpy(ring.data() + off, src.data(), size);
+    benchmark::ClobberMemory();
+    off += size;
+    if (off > 32768) off = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
+}
+BENCHMARK(BM_MemcpyBaseline)->Arg(0)->Arg(256)->Arg(4096);
+
+}  // namespace
+}  // namespace sluice
+
+BENCHMARK_MAIN();

@@ -1,0 +1,244 @@
+#include "user/probes_producer.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "perfetto/config/data_source_config.pb.h"
+#include "sluice/bpf_config.pb.h"
+#include "user/system_info_data_source.h"
+
+namespace sluice {
+
+const std::vector<std::string>& ProbesProducer::DataSourceNames() {
+  static const std::vector<std::string> names = {"linux.ftrace", "linux.bpf",
+                                                 "linux.process_stats", "linux.system_info"};
+  return names;
+}
+
+ProbesProducer::ProbesProducer(ProbesProducerOptions options) : options_(std::move(options)) {
+  task_thread_ = std::thread([this] { RunTasks(); });
+}
+
+ProbesProducer::~ProbesProducer() {
+  Disconnect();
+  {
+    std::lock_guard<std::mutex> lock(tasks_mutex_);
+    stopping_ = true;
+  }
+  tasks_cv_.notify_all();
+  task_thread_.join();
+}
+
+void ProbesProducer::Warn(const std::string& message) {
+  if (options_.warn) options_.warn(message);
+  else fprintf(stderr, "sluice-probes: %s\n", message.c_str());
+}
+
+void ProbesProducer::Connect(ProducerConnection* connection) {
+  connection_ = connection;
+  arbiter_ = std::make_unique<SharedMemoryArbiter>(connection->shm_start(), connection->shm_size(),
+                                                   connection->shm_page_size(),
+                                                   connection->commit_data_sink());
+  for (const std::string& name : DataSourceNames()) {
+    DataSourceDescriptor d;
+    d.name = name;
+    d.will_notify_on_start = true;
+    d.will_notify_on_stop = true;
+    connection->RegisterDataSource(d);
+  }
+}
+
+void ProbesProducer::Disconnect() {
+  if (!connection_) return;
+  // Stop what still runs, on the task thread, and wait for it.
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  Post([&] {
+    std::vector<DataSourceInstanceId> ids;
+    {
+      std::lock_guard<std::mutex> lock(instances_mutex_);
+      for (auto& [id, inst] : instances_) ids.push_back(id);
+    }
+    for (DataSourceInstanceId id : ids) StopOnTaskThread(id);
+    std::lock_guard<std::mutex> lock(done_mutex);
+    done = true;
+    done_cv.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(done_mutex);
+    done_cv.wait(lock, [&] { return done; });
+  }
+  arbiter_.reset();
+  connection_ = nullptr;
+}
+
+void ProbesProducer::Post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(tasks_mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  tasks_cv_.notify_all();
+}
+
+void ProbesProducer::RunTasks() {
+  std::unique_lock<std::mutex> lock(tasks_mutex_);
+  for (;;) {
+    tasks_cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+    if (tasks_.empty()) return;  // stopping_
+    auto task = std::move(tasks_.front());
+    tasks_.pop_front();
+    lock.unlock();
+    task();
+    lock.lock();
+  }
+}
+
+void ProbesProducer::SetupDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) {
+  // Everything happens at start: setting up ftrace changes tracefs.
+}
+
+void ProbesProducer::StartDataSource(DataSourceInstanceId id,
+                                     const perfetto::protos::DataSourceConfig& config) {
+  Post([this, id, config] { StartOnTaskThread(id, config); });
+}
+
+void ProbesProducer::StartOnTaskThread(DataSourceInstanceId id,
+                                       const perfetto::protos::DataSourceConfig& config) {
+  if (!arbiter_) return;
+  const uint32_t target_buffer = config.target_buffer();
+  SharedMemoryArbiter* arbiter = arbiter_.get();
+  BufferExhaustedPolicy policy = options_.buffer_exhausted_policy;
+  auto make_writer = [arbiter, target_buffer, policy] {
+    return arbiter->CreateTraceWriter(target_buffer, policy);
+  };
+  Instance inst;
+  inst.name = config.name();
+  Status status;
+  if (config.name() == "linux.ftrace") {
+    auto ds = FtraceDataSource::Create(config.ftrace_config(), make_writer, options_.ftrace);
+    if (ds.ok()) {
+      status = (*ds)->Start();
+      if (status.ok()) inst.ftrace = std::move(ds.value());
+    } else {
+      status = ds.status();
+    }
+  } else if (config.name() == "linux.bpf") {
+    auto ds = BpfDataSource::Create(config.bpf_config(), make_writer, options_.bpf);
+    if (ds.ok()) {
+      status = (*ds)->Start();
+      if (status.ok()) inst.bpf = std::move(ds.value());
+    } else {
+      status = ds.status();
+    }
+  } else if (config.name() == "linux.process_stats") {
+    inst.process_stats =
+        std::make_unique<ProcessStatsDataSource>(config.process_stats_config(), make_writer());
+    inst.process_stats->Start();
+  } else if (config.name() == "linux.system_info") {
+    auto writer = make_writer();
+    WriteSystemInfoPacket(writer.get());
+  } else {
+    status = Status::Error("data source '" + config.name() + "' is not hosted by sluice-probes");
+  }
+  if (!status.ok()) {
+    std::string line = config.name() + ": " + status.message();
+    Warn(line);
+    std::lock_guard<std::mutex> lock(instances_mutex_);
+    start_errors_.push_back(line);
+  } else {
+    std::lock_guard<std::mutex> lock(instances_mutex_);
+    instances_[id] = std::move(inst);
+  }
+  // Started (or failed): the service must not wait for it either way.
+  if (connection_) connection_->NotifyDataSourceStarted(id);
+}
+
+void ProbesProducer::StopDataSource(DataSourceInstanceId id) {
+  Post([this, id] {
+    StopOnTaskThread(id);
+    if (connection_) connection_->NotifyDataSourceStopped(id);
+  });
+}
+
+void ProbesProducer::StopOnTaskThread(DataSourceInstanceId id) {
+  Instance inst;
+  {
+    std::lock_guard<std::mutex> lock(instances_mutex_);
+    auto it = instances_.find(id);
+    if (it == instances_.end()) return;
+    inst = std::move(it->second);
+    instances_.erase(it);
+  }
+  if (inst.ftrace) inst.ftrace->Stop();
+  if (inst.bpf) inst.bpf->Stop();
+  if (inst.process_stats) inst.process_stats->Stop();
+  {
+    std::lock_guard<std::mutex> lock(instances_mutex_);
+    AddCounters(inst, &retired_counters_);
+  }
+  // Destroying the data sources destroys their writers: their chunks and
+  // unregistrations are committed now.
+  inst = Instance{};
+  if (arbiter_) arbiter_->FlushPendingCommitData();
+}
+
+void ProbesProducer::Flush(FlushRequestId flush_id,
+                           const std::vector<DataSourceInstanceId>& ids) {
+  Post([this, flush_id, ids] {
+    for (DataSourceInstanceId id : ids) {
+      std::unique_lock<std::mutex> lock(instances_mutex_);
+      auto it = instances_.find(id);
+      if (it == instances_.end()) continue;
+      Instance* inst = &it->second;
+      lock.unlock();  // Only this thread erases instances.
+      if (inst->ftrace) inst->ftrace->Flush();
+      if (inst->bpf) inst->bpf->Flush();
+      if (inst->process_stats) inst->process_stats->Flush();
+    }
+    if (arbiter_) arbiter_->FlushPendingCommitData(flush_id);
+    if (connection_) connection_->NotifyFlushComplete(flush_id);
+  });
+}
+
+void ProbesProducer::ClearIncrementalState(const std::vector<DataSourceInstanceId>&) {
+  // No data source here keeps incremental state across packets: every
+  // bundle is self-contained (compact_sched interns per bundle).
+}
+
+void ProbesProducer::OnDisconnect(const std::string& reason) {
+  Warn("disconnected by the service: " + reason);
+}
+
+void ProbesProducer::AddCounters(const Instance& inst, ProbesCounters* c) {
+  if (inst.ftrace) {
+    FtraceSourceCounters f = inst.ftrace->counters();
+    c->ftrace_events += f.events;
+    c->ftrace_lost_event_pages += f.lost_event_pages;
+    c->ftrace_parse_errors += f.parse_errors;
+  }
+  if (inst.bpf) {
+    BpfSourceCounters b = inst.bpf->counters();
+    c->bpf_events += b.total.delivered;
+    c->bpf_dropped += b.total.dropped;
+  }
+}
+
+ProbesCounters ProbesProducer::counters() const {
+  std::lock_guard<std::mutex> lock(instances_mutex_);
+  ProbesCounters c = retired_counters_;
+  for (const auto& [id, inst] : instances_) AddCounters(inst, &c);
+  return c;
+}
+
+std::vector<std::string> ProbesProducer::start_errors() const {
+  std::lock_guard<std::mutex> lock(instances_mutex_);
+  return start_errors_;
+}
+
+size_t ProbesProducer::running_instances() const {
+  std::lock_guard<std::mutex> lock(instances_mutex_);
+  return instances_.size();
+}
+
+}  // namespace sluice

@@ -1,0 +1,126 @@
+// ProbesProducer: the producer that hosts sluice's kernel data sources.
+//
+//   linux.ftrace         FtraceDataSource (user/ftrace_data_source.h)
+//   linux.bpf            BpfDataSource (user/bpf_data_source.h)
+//   linux.process_stats  ProcessStatsDataSource
+//   linux.system_info    WriteSystemInfoPacket
+//
+// It is the same object in `sluice-probes` (connected to sluiced through the
+// producer socket) and in `sluice record` (connected to an in-process
+// TracingService). It implements ProducerEndpoint: the service tells it to
+// start, flush and stop data source instances; each instance writes through
+// TraceWriters from the SharedMemoryArbiter over this connection's SMB.
+//
+// Threads: every ProducerEndpoint call is queued to the producer's own task
+// thread and answered from there, so the caller (the service loop or the IPC
+// client's thread) never waits for a data source to start or drain. The data
+// sources run their own reader threads; their Flush()/Stop() are synchronous.
+#ifndef SLUICE_USER_PROBES_PRODUCER_H_
+#define SLUICE_USER_PROBES_PRODUCER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "service/service_endpoints.h"
+#include "shm/shared_memory_arbiter.h"
+#include "user/bpf_data_source.h"
+#include "user/ftrace_data_source.h"
+#include "user/process_stats_data_source.h"
+
+namespace sluice {
+
+struct ProbesProducerOptions {
+  FtraceDataSourceOptions ftrace;
+  BpfDataSourceOptions bpf;
+  BufferExhaustedPolicy buffer_exhausted_policy = BufferExhaustedPolicy::kStall;
+  // Reports problems that did not stop a data source (one line each).
+  std::function<void(const std::string&)> warn;
+};
+
+// What the status line shows, summed over running instances.
+struct ProbesCounters {
+  uint64_t ftrace_events = 0;
+  uint64_t ftrace_lost_event_pages = 0;
+  uint64_t ftrace_parse_errors = 0;
+  uint64_t bpf_events = 0;
+  uint64_t bpf_dropped = 0;
+  uint64_t writer_packets_lost = 0;
+};
+
+class ProbesProducer : public ProducerEndpoint {
+ public:
+  explicit ProbesProducer(ProbesProducerOptions options);
+  ~ProbesProducer() override;
+
+  // Takes the connection (from TracingService::ConnectProducer or the IPC
+  // client), builds the arbiter over its SMB and registers the data sources.
+  // `connection` must outlive this object's Disconnect().
+  void Connect(ProducerConnection* connection);
+  // Stops every instance, destroys the writers and the arbiter. Call before
+  // destroying the connection.
+  void Disconnect();
+
+  ProbesCounters counters() const;
+  // Errors that made a data source instance fail to start (one line each).
+  std::vector<std::string> start_errors() const;
+  // Number of instances that are running.
+  size_t running_instances() const;
+
+  // ProducerEndpoint.
+  void SetupDataSource(DataSourceInstanceId id,
+                       const perfetto::protos::DataSourceConfig& config) override;
+  void StartDataSource(DataSourceInstanceId id,
+                       const perfetto::protos::DataSourceConfig& config) override;
+  void StopDataSource(DataSourceInstanceId id) override;
+  void Flush(FlushRequestId id, const std::vector<DataSourceInstanceId>& instances) override;
+  void ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) override;
+  void OnDisconnect(const std::string& reason) override;
+
+  static const std::vector<std::string>& DataSourceNames();
+
+ private:
+  struct Instance {
+    std::string name;
+    std::unique_ptr<FtraceDataSource> ftrace;
+    std::unique_ptr<BpfDataSource> bpf;
+    std::unique_ptr<ProcessStatsDataSource> process_stats;
+  };
+
+  void Post(std::function<void()> task);
+  void RunTasks();
+  void StartOnTaskThread(DataSourceInstanceId id, const perfetto::protos::DataSourceConfig& config);
+  void StopOnTaskThread(DataSourceInstanceId id);
+  void Warn(const std::string& message);
+  static void AddCounters(const Instance& inst, ProbesCounters* c);
+
+  ProbesProducerOptions options_;
+  ProducerConnection* connection_ = nullptr;
+  std::unique_ptr<SharedMemoryArbiter> arbiter_;
+
+  // Instances: touched only on the task thread, except counters() which
+  // takes instances_mutex_.
+  mutable std::mutex instances_mutex_;
+  std::map<DataSourceInstanceId, Instance> instances_;
+  std::vector<std::string> start_errors_;
+  // Totals of instances already stopped, so the final summary has them.
+  ProbesCounters retired_counters_;
+  std::atomic<uint64_t> writer_packets_lost_{0};
+
+  std::mutex tasks_mutex_;
+  std::condition_variable tasks_cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::thread task_thread_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_PROBES_PRODUCER_H_

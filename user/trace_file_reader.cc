@@ -1,0 +1,154 @@
+#include "user/trace_file_reader.h"
+
+#include <zlib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "perfetto/trace/trace_packet.pb.h"
+
+namespace sluice {
+namespace {
+
+constexpr uint8_t kTracePacketTag = 0x0a;  // Trace.packet: field 1, length-delimited.
+constexpr uint64_t kMaxInflatedBytes = 256ull << 20;
+
+// Reads a varint at bytes[*pos]; false if it runs off the end or is too long.
+bool ReadVarInt(std::string_view bytes, size_t* pos, uint64_t* value) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*pos >= bytes.size()) return false;
+    uint8_t b = static_cast<uint8_t>(bytes[(*pos)++]);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *value = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+StatusOr<std::string> Inflate(std::string_view in) {
+  z_stream zs{};
+  if (inflateInit(&zs) != Z_OK) return Status::Error("zlib inflateInit failed");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  std::string out;
+  char buf[65536];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof(buf);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&zs);
+      return Status::Error("compressed_packets do not inflate (zlib error " + std::to_string(rc) + ")");
+    }
+    out.append(buf, sizeof(buf) - zs.avail_out);
+    if (out.size() > kMaxInflatedBytes) {
+      inflateEnd(&zs);
+      return Status::Error("compressed_packets inflate to more than 256 MiB");
+    }
+    if (rc != Z_STREAM_END && zs.avail_in == 0 && zs.avail_out != 0) {
+      inflateEnd(&zs);
+      return Status::Error("compressed_packets are cut off");
+    }
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+Status ReadRecords(std::string_view bytes, int depth,
+                   const std::function<void(std::string_view)>& on_packet,
+                   TraceFileSummary* summary, bool top_level) {
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    size_t record_start = pos;
+    uint8_t tag = static_cast<uint8_t>(bytes[pos++]);
+    uint64_t len = 0;
+    if (tag != kTracePacketTag) {
+      return Status::Error("byte " + std::to_string(record_start) +
+                           " is not a Trace.packet record (tag 0x" +
+                           [&] { char b[8]; snprintf(b, sizeof(b), "%02x", tag); return std::string(b); }() +
+                           "): not a Perfetto trace, or corrupt");
+    }
+    if (!ReadVarInt(bytes, &pos, &len) || len > bytes.size() - pos) {
+      if (!top_level) return Status::Error("a compressed container holds a cut-off packet");
+      summary->truncated = true;
+      return Status::Ok();
+    }
+    std::string_view packet = bytes.substr(pos, len);
+    pos += len;
+    if (top_level) summary->valid_bytes = pos;
+    // A compressed container: field 50, bytes.
+    perfetto::protos::TracePacket probe;
+    bool is_container = false;
+    if (packet.size() >= 2 && static_cast<uint8_t>(packet[0]) == 0x92 &&
+        static_cast<uint8_t>(packet[1]) == 0x03) {
+      is_container = probe.ParseFromArray(packet.data(), static_cast<int>(packet.size())) &&
+                     probe.has_compressed_packets();
+    }
+    if (is_container) {
+      if (depth > 0) return Status::Error("nested compressed_packets are not allowed");
+      summary->compressed_containers++;
+      auto inflated = Inflate(probe.compressed_packets());
+      if (!inflated.ok()) return inflated.status();
+      SLUICE_RETURN_IF_ERROR(ReadRecords(*inflated, depth + 1, on_packet, summary, false));
+      continue;
+    }
+    summary->packets++;
+    on_packet(packet);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadTraceBytes(std::string_view bytes,
+                      const std::function<void(std::string_view packet)>& on_packet,
+                      TraceFileSummary* summary) {
+  *summary = TraceFileSummary{};
+  summary->bytes = bytes.size();
+  return ReadRecords(bytes, 0, on_packet, summary, true);
+}
+
+Status ReadTraceFile(const std::string& path,
+                     const std::function<void(std::string_view packet)>& on_packet,
+                     TraceFileSummary* summary) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::Error("cannot open trace file " + path + ": check the path");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string bytes = ss.str();
+  Status s = ReadTraceBytes(bytes, on_packet, summary);
+  if (!s.ok()) return Status::Error(path + ": " + s.message());
+  return s;
+}
+
+void AppendTracePacketRecordTo(std::string_view packet, std::string* out) {
+  out->push_back(static_cast<char>(kTracePacketTag));
+  uint64_t len = packet.size();
+  while (len >= 0x80) {
+    out->push_back(static_cast<char>(len | 0x80));
+    len >>= 7;
+  }
+  out->push_back(static_cast<char>(len));
+  out->append(packet);
+}
+
+StatusOr<std::string> CompressPacketRecords(std::string_view records) {
+  uLongf bound = compressBound(static_cast<uLong>(records.size()));
+  std::string deflated(bound, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(deflated.data()), &bound,
+                reinterpret_cast<const Bytef*>(records.data()), static_cast<uLong>(records.size()),
+                Z_DEFAULT_COMPRESSION) != Z_OK)
+    return Status::Error("zlib compression failed");
+  deflated.resize(bound);
+  perfetto::protos::TracePacket container;
+  container.set_compressed_packets(deflated);
+  std::string out;
+  AppendTracePacketRecordTo(container.SerializeAsString(), &out);
+  return out;
+}
+
+}  // namespace sluice

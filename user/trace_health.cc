@@ -1,0 +1,227 @@
+#include "user/trace_health.h"
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "perfetto/common/trace_stats.pb.h"
+#include "perfetto/trace/ftrace/ftrace_event.pb.h"
+#include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
+#include "perfetto/trace/ftrace/ftrace_stats.pb.h"
+#include "perfetto/trace/trace_packet.pb.h"
+#include "sluice/bpf.pb.h"
+
+namespace sluice {
+namespace {
+
+using perfetto::protos::FtraceEvent;
+using perfetto::protos::FtraceStats;
+using perfetto::protos::TracePacket;
+using perfetto::protos::TraceStats;
+
+constexpr char kLoss[] = "data_loss";
+constexpr char kError[] = "error";
+constexpr char kInfo[] = "info";
+
+struct Collector {
+  TraceHealth health;
+  FtraceStats ftrace_start, ftrace_end;
+  bool has_ftrace_start = false;
+  TraceStats trace_stats;
+  sluice::protos::BpfStats bpf_end;
+  bool has_bpf = false;
+  std::map<uint32_t, uint64_t> lost_event_bundles;  // cpu -> bundles
+  std::map<uint32_t, uint64_t> dropped_on_sequence;  // seq id -> packets flagged
+  std::set<uint32_t> sequences;
+  uint64_t unparsable = 0;
+
+  void Add(std::string_view bytes) {
+    TracePacket p;
+    if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      unparsable++;
+      return;
+    }
+    if (p.has_trusted_packet_sequence_id()) {
+      sequences.insert(p.trusted_packet_sequence_id());
+      // The service marks the first packet it reads of every sequence, as
+      // Perfetto's buffer does: a loss only when it is not the first packet.
+      if (p.previous_packet_dropped() && !p.first_packet_on_sequence())
+        dropped_on_sequence[p.trusted_packet_sequence_id()]++;
+    }
+    if (p.has_ftrace_events()) {
+      const auto& b = p.ftrace_events();
+      if (b.lost_events()) lost_event_bundles[b.cpu()]++;
+      for (const FtraceEvent& e : b.event()) {
+        health.ftrace_events++;
+        const auto* field = FtraceEvent::descriptor()->FindFieldByNumber(e.event_case());
+        health.events_by_name[field ? field->name() : "unknown"]++;
+      }
+      if (b.has_compact_sched()) {
+        uint64_t sw = static_cast<uint64_t>(b.compact_sched().switch_timestamp_size());
+        uint64_t wk = static_cast<uint64_t>(b.compact_sched().waking_timestamp_size());
+        health.ftrace_events += sw + wk;
+        if (sw) health.events_by_name["sched_switch"] += sw;
+        if (wk) health.events_by_name["sched_waking"] += wk;
+      }
+    }
+    if (p.has_ftrace_stats()) {
+      if (p.ftrace_stats().phase() == FtraceStats::START_OF_TRACE) {
+        // Several ftrace instances each write one; keep the first per phase.
+        if (!has_ftrace_start) ftrace_start = p.ftrace_stats();
+        has_ftrace_start = true;
+      } else if (p.ftrace_stats().phase() == FtraceStats::END_OF_TRACE) {
+        ftrace_end = p.ftrace_stats();
+        health.has_ftrace_stats_end = true;
+      }
+    }
+    if (p.has_trace_stats()) {
+      trace_stats = p.trace_stats();
+      health.has_trace_stats = true;
+    }
+    if (p.has_bpf_stats()) {
+      bpf_end = p.bpf_stats();
+      has_bpf = true;
+    }
+  }
+
+  void Row(const std::string& name, int64_t idx, const char* severity, const char* source,
+           int64_t value, const std::string& explanation) {
+    if (value == 0) return;
+    health.rows.push_back(HealthRow{name, idx, severity, source, value, explanation});
+  }
+
+  void Finish() {
+    health.sequences = sequences.size();
+    Row("packets_unparsable", -1, kError, "trace file", static_cast<int64_t>(unparsable),
+        "packets that are not valid TracePackets: a producer bug; report it");
+    if (health.file.truncated)
+      Row("trace_file_truncated", -1, kLoss, "trace file", 1,
+          "the file ends inside a packet (recorder killed while writing); everything before is valid");
+    if (!health.has_trace_stats)
+      Row("trace_stats_missing", -1, kError, "service", 1,
+          "no TraceStats packet: the recording did not end cleanly, losses after the last flush are unknown");
+
+    for (int i = 0; i < trace_stats.buffer_stats_size(); i++) {
+      const auto& b = trace_stats.buffer_stats(i);
+      const char* src = "central buffer";
+      Row("traced_buf_chunks_overwritten", i, kLoss, src, static_cast<int64_t>(b.chunks_overwritten()),
+          "the central buffer wrapped before its data reached the file: raise buffers.size_kb (-b) "
+          "or lower file_write_period_ms");
+      Row("traced_buf_chunks_discarded", i, kLoss, src, static_cast<int64_t>(b.chunks_discarded()),
+          "the central buffer (fill_policy DISCARD) was full: raise buffers.size_kb (-b)");
+      Row("traced_buf_patches_failed", i, kLoss, src, static_cast<int64_t>(b.patches_failed()),
+          "a patch arrived after its chunk left the buffer: raise buffers.size_kb or flush_period_ms");
+      Row("traced_buf_abi_violations", i, kLoss, src, static_cast<int64_t>(b.abi_violations()),
+          "a producer wrote malformed chunks into shared memory: a producer bug");
+      Row("traced_buf_trace_writer_packet_loss", i, kLoss, "producer shared memory",
+          static_cast<int64_t>(b.trace_writer_packet_loss()),
+          "a producer found its shared memory full and dropped packets: raise the shared memory "
+          "size (sluice record --smb) or lower drain_period_ms");
+    }
+    Row("traced_chunks_discarded", -1, kLoss, "service", static_cast<int64_t>(trace_stats.chunks_discarded()),
+        "chunks refused by the service (bad target buffer or producer fault)");
+    Row("traced_patches_discarded", -1, kLoss, "service", static_cast<int64_t>(trace_stats.patches_discarded()),
+        "patches refused by the service");
+    Row("traced_invalid_packets", -1, kLoss, "service", static_cast<int64_t>(trace_stats.invalid_packets()),
+        "packets dropped by the service as malformed");
+    Row("traced_flushes_failed", -1, kError, "service", static_cast<int64_t>(trace_stats.flushes_failed()),
+        "a data source did not answer a flush in time: raise flush_timeout_ms");
+    if (trace_stats.final_flush_outcome() == TraceStats::FINAL_FLUSH_FAILED)
+      Row("traced_final_flush_failed", -1, kLoss, "service", 1,
+          "the final flush timed out: the last data of some source may be missing; raise flush_timeout_ms");
+
+    for (const auto& [seq, n] : dropped_on_sequence)
+      Row("packets_dropped_before", seq, kLoss, "producer shared memory", static_cast<int64_t>(n),
+          "packets on this sequence follow a loss (previous_packet_dropped): raise the shared "
+          "memory size (sluice record --smb)");
+
+    // ftrace: the kernel counters are cumulative; the trace's share is end - start.
+    std::map<uint64_t, perfetto::protos::FtraceCpuStats> start_by_cpu;
+    for (const auto& c : ftrace_start.cpu_stats()) start_by_cpu[c.cpu()] = c;
+    for (const auto& c : ftrace_end.cpu_stats()) {
+      const auto& s = start_by_cpu[c.cpu()];
+      auto delta = [](uint64_t end, uint64_t start) {
+        return static_cast<int64_t>(end >= start ? end - start : 0);
+      };
+      int64_t cpu = static_cast<int64_t>(c.cpu());
+      Row("ftrace_cpu_overrun_delta", cpu, kLoss, "kernel ftrace buffer",
+          delta(c.overrun(), s.overrun()),
+          "the kernel's per-CPU buffer wrapped before sluice read it: raise buffer_size_kb or "
+          "lower drain_period_ms");
+      Row("ftrace_cpu_commit_overrun_delta", cpu, kLoss, "kernel ftrace buffer",
+          delta(c.commit_overrun(), s.commit_overrun()),
+          "events lost inside the kernel while writing (nested writers on a full page): raise buffer_size_kb");
+      Row("ftrace_cpu_dropped_events_delta", cpu, kLoss, "kernel ftrace buffer",
+          delta(c.dropped_events(), s.dropped_events()),
+          "events the kernel dropped because the buffer was full in no-overwrite mode: raise buffer_size_kb");
+    }
+    for (const auto& [cpu, n] : lost_event_bundles)
+      Row("ftrace_bundles_after_lost_events", cpu, kInfo, "kernel ftrace buffer", static_cast<int64_t>(n),
+          "pages on this CPU that followed a kernel-side loss (counted in ftrace_cpu_overrun_delta)");
+    Row("ftrace_parse_errors", -1, kError, "ftrace reader",
+        static_cast<int64_t>(ftrace_end.ftrace_parse_errors_size()),
+        "pages or records sluice could not decode: report with the kernel version (sluice ftrace-formats)");
+    Row("ftrace_unknown_events", -1, kInfo, "ftrace config",
+        static_cast<int64_t>(ftrace_end.unknown_ftrace_events_size()),
+        "requested events this kernel does not have (see sluice doctor)");
+    Row("ftrace_failed_events", -1, kError, "ftrace config",
+        static_cast<int64_t>(ftrace_end.failed_ftrace_events_size()),
+        "events that exist but could not be enabled: permissions or another tracer");
+    if (!ftrace_end.atrace_errors().empty())
+      Row("ftrace_atrace_errors", -1, kError, "ftrace config", 1, ftrace_end.atrace_errors());
+
+    if (has_bpf) {
+      for (const auto& c : bpf_end.cpu_stats()) {
+        Row("bpf_ringbuf_dropped", c.cpu(), kLoss, "BPF ring buffer", static_cast<int64_t>(c.dropped()),
+            "the BPF ring buffer was full: raise bpf_config.ringbuf_size_kb");
+        Row("bpf_decode_errors", c.cpu(), kError, "BPF reader", static_cast<int64_t>(c.decode_errors()),
+            "BPF records sluice could not decode: a bug; report it");
+      }
+      Row("bpf_unaccounted", -1, kLoss, "BPF ring buffer", bpf_end.unaccounted(),
+          "records produced but neither delivered nor counted as dropped");
+    }
+  }
+};
+
+}  // namespace
+
+uint64_t TraceHealth::data_loss_total() const {
+  uint64_t total = 0;
+  for (const HealthRow& r : rows)
+    if (r.severity == kLoss) total += static_cast<uint64_t>(r.value);
+  return total;
+}
+
+StatusOr<TraceHealth> AnalyzeTraceBytes(std::string_view bytes) {
+  Collector c;
+  SLUICE_RETURN_IF_ERROR(
+      ReadTraceBytes(bytes, [&](std::string_view p) { c.Add(p); }, &c.health.file));
+  c.Finish();
+  return std::move(c.health);
+}
+
+StatusOr<TraceHealth> AnalyzeTraceFile(const std::string& path) {
+  Collector c;
+  SLUICE_RETURN_IF_ERROR(
+      ReadTraceFile(path, [&](std::string_view p) { c.Add(p); }, &c.health.file));
+  c.Finish();
+  return std::move(c.health);
+}
+
+std::string FormatHealthTable(const TraceHealth& h) {
+  std::ostringstream out;
+  char line[512];
+  snprintf(line, sizeof(line), "%-36s %5s %-9s %-24s %12s\n", "name", "idx", "severity", "source",
+           "value");
+  out << line;
+  for (const HealthRow& r : h.rows) {
+    snprintf(line, sizeof(line), "%-36s %5s %-9s %-24s %12lld\n", r.name.c_str(),
+             r.index < 0 ? "-" : std::to_string(r.index).c_str(), r.severity.c_str(),
+             r.source.c_str(), static_cast<long long>(r.value));
+    out << line << "    " << r.explanation << "\n";
+  }
+  if (h.rows.empty()) out << "(no losses, no errors)\n";
+  return out.str();
+}
+
+}  // namespace sluice

@@ -1,0 +1,46 @@
+// TraceHealth: the loss and health figures of a finished trace, read from the
+// trace alone (the same figures Perfetto's trace_processor puts in its `stats`
+// table). Used by `sluice stats`, by the summary `sluice record` prints, and by
+// the end-to-end tests and vm-test checkers.
+#ifndef SLUICE_USER_TRACE_HEALTH_H_
+#define SLUICE_USER_TRACE_HEALTH_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "shm/status.h"
+#include "user/trace_file_reader.h"
+
+namespace sluice {
+
+struct HealthRow {
+  std::string name;      // Stat name, e.g. "ftrace_cpu_overrun_delta".
+  int64_t index = -1;    // CPU or buffer index; -1 when the stat has none.
+  std::string severity;  // "data_loss", "error" or "info".
+  std::string source;    // Stage: "kernel ftrace buffer", "central buffer", ...
+  int64_t value = 0;
+  std::string explanation;  // What it means and which knob fixes it.
+};
+
+struct TraceHealth {
+  TraceFileSummary file;
+  std::vector<HealthRow> rows;  // Non-zero figures only.
+  uint64_t ftrace_events = 0;   // Events in FtraceEventBundles (incl. compact_sched).
+  std::map<std::string, uint64_t> events_by_name;
+  uint64_t sequences = 0;
+  bool has_trace_stats = false;
+  bool has_ftrace_stats_end = false;
+  uint64_t data_loss_total() const;
+};
+
+StatusOr<TraceHealth> AnalyzeTraceFile(const std::string& path);
+StatusOr<TraceHealth> AnalyzeTraceBytes(std::string_view bytes);
+
+// Prints the table (name, idx, severity, source, value) with explanations.
+std::string FormatHealthTable(const TraceHealth& health);
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_TRACE_HEALTH_H_
