@@ -1,5 +1,6 @@
 #include "user/ftrace_compact_sched.h"
 
+#include <iterator>
 #include <string>
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
@@ -70,18 +71,31 @@ CompactSchedFormat CompactSchedFormat::FromTable(const FtraceFormatTable& table,
 CompactSchedBuffer::CompactSchedBuffer() = default;
 
 uint32_t CompactSchedBuffer::Intern(const uint8_t* comm_untrusted, uint32_t available) {
-  // Normalise: the bytes up to the first NUL, zero-padded to 16, so that
-  // stale bytes after the NUL (older kernels do not clear them) do not make
-  // equal comms differ.
-  char key[CompactSchedFormat::kCommSize] = {};
-  uint32_t max = available < CompactSchedFormat::kCommSize ? available
-                                                           : CompactSchedFormat::kCommSize;
-  uint32_t len = static_cast<uint32_t>(
-      strnlen(reinterpret_cast<const char*>(comm_untrusted), max));
-  memcpy(key, comm_untrusted, len);
-  uint64_t a, b;
-  memcpy(&a, key, 8);
-  memcpy(&b, key + 8, 8);
+  // Key: the bytes up to the first NUL, zero-padded to 16, as two words, so
+  // that stale bytes after the NUL (older kernels do not clear them) do not
+  // make equal comms differ. Read as words straight from the record (no
+  // byte copies that the word loads would have to wait for).
+  uint64_t a = 0, b = 0;
+  if (available >= CompactSchedFormat::kCommSize) {
+    memcpy(&a, comm_untrusted, 8);
+    memcpy(&b, comm_untrusted + 8, 8);
+  } else {
+    uint8_t tmp[CompactSchedFormat::kCommSize] = {};
+    memcpy(tmp, comm_untrusted, available);
+    memcpy(&a, tmp, 8);
+    memcpy(&b, tmp + 8, 8);
+  }
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  uint32_t len = 16;
+  if (uint64_t z = (a - kOnes) & ~a & kHighs) {
+    len = static_cast<uint32_t>(__builtin_ctzll(z)) / 8;
+    a &= len ? ~0ull >> (64 - 8 * len) : 0;
+    b = 0;
+  } else if (uint64_t zb = (b - kOnes) & ~b & kHighs) {
+    uint32_t n = static_cast<uint32_t>(__builtin_ctzll(zb)) / 8;
+    len = 8 + n;
+    b &= n ? ~0ull >> (64 - 8 * n) : 0;
+  }
   uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
   h ^= h >> 29;
   size_t slot = static_cast<size_t>(h) & (kHashSlots - 1);
@@ -89,13 +103,14 @@ uint32_t CompactSchedBuffer::Intern(const uint8_t* comm_untrusted, uint32_t avai
     Slot& s = slots_[slot];
     if (s.generation != generation_) {
       uint16_t index = static_cast<uint16_t>(comm_count_++);
-      memcpy(comms_[index], key, sizeof(key));
+      comms_[index][0] = a;
+      comms_[index][1] = b;
       comm_len_[index] = static_cast<uint8_t>(len);
       s.generation = generation_;
       s.index = index;
       return index;
     }
-    if (memcmp(comms_[s.index], key, sizeof(key)) == 0) return s.index;
+    if (comms_[s.index][0] == a && comms_[s.index][1] == b) return s.index;
     slot = (slot + 1) & (kHashSlots - 1);
   }
 }
@@ -137,7 +152,7 @@ void CompactSchedBuffer::WriteAndReset(ProtoWriter* w) {
   if (!empty()) {
     w->BeginNested(perfetto::protos::FtraceEventBundle::kCompactSchedFieldNumber);
     for (size_t i = 0; i < comm_count_; i++)
-      w->WriteBytes(CompactSched::kInternTableFieldNumber, comms_[i], comm_len_[i]);
+      w->WriteBytes(CompactSched::kInternTableFieldNumber, comms_[i], comm_len_[i]);  // LE words.
     auto column = [w](uint32_t field, const Column& c) {
       if (c.size) w->WriteBytes(field, c.bytes, c.size);
     };
@@ -155,6 +170,33 @@ void CompactSchedBuffer::WriteAndReset(ProtoWriter* w) {
     w->EndNested();
   }
   Reset();
+}
+
+CompactSchedBuffer::Mark CompactSchedBuffer::GetMark() const {
+  Mark m;
+  m.switch_count = switch_count_;
+  m.waking_count = waking_count_;
+  m.switch_last_ts = switch_last_ts_;
+  m.waking_last_ts = waking_last_ts_;
+  const Column* cols[] = {&switch_ts_,  &switch_prev_state_, &switch_next_pid_,
+                          &switch_next_prio_, &switch_comm_index_, &waking_ts_,
+                          &waking_pid_, &waking_target_cpu_, &waking_prio_,
+                          &waking_comm_index_, &waking_flags_};
+  static_assert(std::size(cols) == std::size(Mark{}.sizes));
+  for (size_t i = 0; i < std::size(cols); i++) m.sizes[i] = cols[i]->size;
+  return m;
+}
+
+void CompactSchedBuffer::Rollback(const Mark& m) {
+  switch_count_ = m.switch_count;
+  waking_count_ = m.waking_count;
+  switch_last_ts_ = m.switch_last_ts;
+  waking_last_ts_ = m.waking_last_ts;
+  Column* cols[] = {&switch_ts_,  &switch_prev_state_, &switch_next_pid_,
+                    &switch_next_prio_, &switch_comm_index_, &waking_ts_,
+                    &waking_pid_, &waking_target_cpu_, &waking_prio_,
+                    &waking_comm_index_, &waking_flags_};
+  for (size_t i = 0; i < std::size(cols); i++) cols[i]->size = m.sizes[i];
 }
 
 void CompactSchedBuffer::Reset() {

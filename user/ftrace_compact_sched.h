@@ -93,6 +93,16 @@ class CompactSchedBuffer {
   void AppendSwitch(const CompactSchedFormat& f, const FtraceRecord& r);
   void AppendWaking(const CompactSchedFormat& f, const FtraceRecord& r);
 
+  // A point to come back to (the encoder undoes a malformed page). Comms
+  // interned since stay in the table (unused entries are harmless).
+  struct Mark {
+    size_t switch_count = 0, waking_count = 0;
+    uint64_t switch_last_ts = 0, waking_last_ts = 0;
+    size_t sizes[11] = {};
+  };
+  Mark GetMark() const;
+  void Rollback(const Mark& mark);
+
   // Writes FtraceEventBundle.compact_sched (if not empty) and resets.
   void WriteAndReset(ProtoWriter* writer);
   void Reset();
@@ -126,7 +136,8 @@ class CompactSchedBuffer {
   };
   size_t comm_count_ = 0;
   uint32_t generation_ = 1;
-  char comms_[kMaxComms][CompactSchedFormat::kCommSize];
+  uint64_t comms_[kMaxComms][2];  // The 16 comm bytes (little-endian words).
+  static_assert(CompactSchedFormat::kCommSize == 16);
   uint8_t comm_len_[kMaxComms];
   Slot slots_[kHashSlots];
 };

@@ -81,8 +81,8 @@ std::string_view FtraceEventTranslator::ReadString(const FtraceFieldFormat& fiel
     default:
       return {};
   }
-  const char* s = reinterpret_cast<const char*>(data + start);
-  return std::string_view(s, strnlen(s, len));
+  return std::string_view(reinterpret_cast<const char*>(data + start),
+                          BoundedStrLen(data + start, len));
 }
 
 FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : table_(table) {
@@ -116,6 +116,8 @@ FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : t
       t->proto_name = "FtraceEvent.generic";
       BuildGeneric(t.get());
     }
+    ComputeBounds(t.get());
+    BuildOps(t.get());
     if (format->id >= by_id_.size()) by_id_.resize(format->id + 1, nullptr);
     by_id_[format->id] = t.get();
     translations_.push_back(std::move(t));
@@ -185,17 +187,271 @@ void FtraceEventTranslator::BuildGeneric(FtraceEventTranslation* t) {
   }
 }
 
-bool FtraceEventTranslator::WriteEvent(const FtraceEventTranslation& t,
-                                       const FtraceRecord& record, ProtoWriter* w) const {
+namespace {
+
+// Worst-case bytes of a tag, a varint, a length prefix.
+constexpr uint32_t kMaxTag = 5;
+constexpr uint32_t kMaxVarInt = 10;
+
+inline uint8_t* PutTag(uint8_t* p, uint32_t field, uint32_t wire) {
+  return ProtoWriter::EncodeVarInt(ProtoWriter::MakeTag(field, wire), p);
+}
+inline uint8_t* PutVarIntField(uint8_t* p, uint32_t field, uint64_t v) {
+  return ProtoWriter::EncodeVarInt(v, PutTag(p, field, ProtoWriter::kWireVarInt));
+}
+inline uint8_t* PutBytesField(uint8_t* p, uint32_t field, std::string_view s) {
+  p = PutTag(p, field, ProtoWriter::kWireLengthDelimited);
+  p = ProtoWriter::EncodeVarInt(s.size(), p);
+  FtraceEventTranslator::CopySmall(p, reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  return p + s.size();
+}
+// `v` < 2^14 as exactly two varint bytes.
+inline void Put2ByteVarInt(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v | 0x80);
+  p[1] = static_cast<uint8_t>(v >> 7);
+}
+inline uint64_t ZigZag(uint64_t v) {
+  return (v << 1) ^ static_cast<uint64_t>(static_cast<int64_t>(v) >> 63);
+}
+bool IsDynamicString(const FtraceFieldFormat& f) {
+  return f.IsString() && f.kind != FtraceFieldKind::kFixedString;
+}
+
+}  // namespace
+
+// static
+void FtraceEventTranslator::ComputeBounds(FtraceEventTranslation* t) {
+  uint32_t fixed = static_cast<uint32_t>(t->generic_name_bytes.size());
+  for (const FtraceFieldTranslation& f : t->fields) {
+    const FtraceFieldFormat& ff = *f.format;
+    uint32_t value = kMaxTag + kMaxVarInt;
+    if (f.wire == FtraceFieldTranslation::Wire::kRepeatedVarInt) {
+      value = (kMaxTag + kMaxVarInt) * (ff.element_size ? ff.size / ff.element_size : 0);
+    } else if (ff.IsString()) {
+      if (IsDynamicString(ff))
+        t->dynamic_strings++;
+      else
+        value += ff.size;
+    }
+    if (!f.generic_name_bytes.empty())  // Field { name, value } wrapper.
+      value += kMaxTag + kMaxVarInt + static_cast<uint32_t>(f.generic_name_bytes.size());
+    fixed += value;
+  }
+  t->max_fixed_bytes = fixed;
+}
+
+// static
+void FtraceEventTranslator::BuildOps(FtraceEventTranslation* t) {
+  {
+    uint8_t tag[10];
+    uint8_t* end = PutTag(tag, t->proto_field, ProtoWriter::kWireLengthDelimited);
+    t->event_tag_size = static_cast<uint8_t>(end - tag);
+    memcpy(t->event_tag, tag, std::min<size_t>(t->event_tag_size, sizeof(t->event_tag)));
+  }
+  for (const FtraceFieldTranslation& f : t->fields) {
+    const FtraceFieldFormat& ff = *f.format;
+    FtraceFieldOp op;
+    op.offset = ff.offset;
+    op.size = ff.size;
+    op.is_signed = ff.is_signed;
+    op.element_size = static_cast<uint8_t>(ff.element_size);
+    op.field = &f;
+    using W = FtraceFieldTranslation::Wire;
+    uint32_t wire = ProtoWriter::kWireVarInt;
+    switch (f.wire) {
+      case W::kVarInt:
+        switch (ff.size) {
+          case 1: op.op = ff.is_signed ? FtraceFieldOp::kS8 : FtraceFieldOp::kU8; break;
+          case 2: op.op = ff.is_signed ? FtraceFieldOp::kS16 : FtraceFieldOp::kU16; break;
+          case 4: op.op = ff.is_signed ? FtraceFieldOp::kS32 : FtraceFieldOp::kU32; break;
+          default: op.op = FtraceFieldOp::kU64; break;
+        }
+        break;
+      case W::kZigZag: op.op = FtraceFieldOp::kZigZag; break;
+      case W::kString:
+        op.op = ff.kind == FtraceFieldKind::kFixedString ? FtraceFieldOp::kFixedString
+                                                          : FtraceFieldOp::kString;
+        wire = ProtoWriter::kWireLengthDelimited;
+        break;
+      case W::kRepeatedVarInt: op.op = FtraceFieldOp::kRepeated; break;
+      case W::kGenericString:
+      case W::kGenericInt:
+      case W::kGenericUint: op.op = FtraceFieldOp::kGeneric; break;
+    }
+    uint8_t tag[10];
+    uint8_t* end = ProtoWriter::EncodeVarInt(ProtoWriter::MakeTag(f.proto_field, wire), tag);
+    op.tag_size = static_cast<uint8_t>(end - tag);
+    if (op.tag_size > sizeof(op.tag)) continue;  // Field numbers < 2^25 only.
+    memcpy(op.tag, tag, op.tag_size);
+    t->ops.push_back(op);
+  }
+}
+
+// static
+uint8_t* FtraceEventTranslator::EncodeFields(const FtraceEventTranslation& t,
+                                             const FtraceRecord& record, uint8_t* p) {
   const uint8_t* data = record.data;
   const uint32_t size = record.size;
-  if (size < t.format->min_size) return false;
+  if (t.generic) {
+    memcpy(p, t.generic_name_bytes.data(), t.generic_name_bytes.size());
+    p += t.generic_name_bytes.size();
+  }
+  // record.size >= min_size was checked: fixed fields are inside the record.
+  for (const FtraceFieldOp& op : t.ops) {
+    const uint8_t* src = data + op.offset;
+    uint64_t v = 0;
+    switch (op.op) {
+      case FtraceFieldOp::kU8:
+        v = *src;
+        break;
+      case FtraceFieldOp::kU16: {
+        uint16_t x;
+        memcpy(&x, src, 2);
+        v = x;
+        break;
+      }
+      case FtraceFieldOp::kU32: {
+        uint32_t x;
+        memcpy(&x, src, 4);
+        v = x;
+        break;
+      }
+      case FtraceFieldOp::kU64:
+        memcpy(&v, src, 8);
+        break;
+      case FtraceFieldOp::kS8:
+        v = static_cast<uint64_t>(int64_t{static_cast<int8_t>(*src)});
+        break;
+      case FtraceFieldOp::kS16: {
+        int16_t x;
+        memcpy(&x, src, 2);
+        v = static_cast<uint64_t>(int64_t{x});
+        break;
+      }
+      case FtraceFieldOp::kS32: {
+        int32_t x;
+        memcpy(&x, src, 4);
+        v = static_cast<uint64_t>(int64_t{x});
+        break;
+      }
+      case FtraceFieldOp::kZigZag:
+        v = ZigZag(ReadInt(data, size, op.offset, op.size, op.is_signed));
+        break;
+      case FtraceFieldOp::kFixedString: {
+        const uint32_t len = BoundedStrLen(src, op.size);
+        memcpy(p, op.tag, sizeof(op.tag));
+        p += op.tag_size;
+        p = ProtoWriter::EncodeVarInt(len, p);
+        CopySmall(p, src, len);
+        p += len;
+        continue;
+      }
+      case FtraceFieldOp::kString:
+        p = PutBytesField(p, op.field->proto_field, ReadString(*op.field->format, data, size));
+        continue;
+      case FtraceFieldOp::kRepeated: {
+        const uint32_t n = op.element_size ? op.size / op.element_size : 0;
+        for (uint32_t i = 0; i < n; i++)
+          p = PutVarIntField(p, op.field->proto_field,
+                             ReadInt(data, size, op.offset + i * op.element_size,
+                                     op.element_size, op.is_signed));
+        continue;
+      }
+      case FtraceFieldOp::kGeneric:
+        p = EncodeGenericField(*op.field, data, size, p);
+        continue;
+    }
+    memcpy(p, op.tag, sizeof(op.tag));  // Room checked: kMaxTag per field.
+    p += op.tag_size;
+    p = ProtoWriter::EncodeVarInt(v, p);
+  }
+  return p;
+}
+
+// static
+uint8_t* FtraceEventTranslator::EncodeGenericField(const FtraceFieldTranslation& f,
+                                                   const uint8_t* data, uint32_t size,
+                                                   uint8_t* p) {
+  const FtraceFieldFormat& ff = *f.format;
+  // Field { name = 1; value }: encode the value's tag (and length), then the
+  // wrapper's tag and length, the pre-encoded name, the value.
+  uint8_t value[kMaxTag + kMaxVarInt];
+  uint8_t* v = value;
+  std::string_view str;
+  if (f.wire == FtraceFieldTranslation::Wire::kGenericString) {
+    str = ReadString(ff, data, size);
+    v = PutTag(v, f.proto_field, ProtoWriter::kWireLengthDelimited);
+    v = ProtoWriter::EncodeVarInt(str.size(), v);
+  } else {
+    v = PutVarIntField(v, f.proto_field, ReadInt(data, size, ff.offset, ff.size, ff.is_signed));
+  }
+  const size_t head = static_cast<size_t>(v - value);
+  const size_t body = f.generic_name_bytes.size() + head + str.size();
+  p = PutTag(p, GenericFtraceEvent::kFieldFieldNumber, ProtoWriter::kWireLengthDelimited);
+  p = ProtoWriter::EncodeVarInt(body, p);
+  memcpy(p, f.generic_name_bytes.data(), f.generic_name_bytes.size());
+  p += f.generic_name_bytes.size();
+  memcpy(p, value, head);
+  p += head;
+  memcpy(p, str.data(), str.size());
+  return p + str.size();
+}
+
+bool FtraceEventTranslator::WriteEvent(const FtraceEventTranslation& t,
+                                       const FtraceRecord& record, ProtoWriter* w) const {
+  const size_t bound = EncodedSizeBound(t, record);
+  if (bound == 0) return false;
+  if (bound > kMaxEncodedEventBytes) {
+    WriteEventNested(t, record, w);
+    return true;
+  }
+  uint8_t scratch[kMaxEncodedEventBytes];
+  uint8_t* end = EncodeEvent(t, record, scratch);
+  w->WriteRaw(scratch, static_cast<size_t>(end - scratch));
+  return true;
+}
+
+// static
+uint8_t* FtraceEventTranslator::EncodeEvent(const FtraceEventTranslation& t,
+                                            const FtraceRecord& record, uint8_t* dst) {
+  static_assert(kMaxEncodedEventBytes < (1u << 14), "lengths must fit 2-byte varints");
+  const uint8_t* data = record.data;
+  const uint32_t size = record.size;
+  uint8_t* p = PutTag(dst, FtraceEventBundle::kEventFieldNumber, ProtoWriter::kWireLengthDelimited);
+  uint8_t* const event_len = p;
+  p += 2;
+  p = PutVarIntField(p, FtraceEvent::kTimestampFieldNumber, record.timestamp);
+  if (t.pid_size == 4) {  // Every kernel so far: int common_pid.
+    uint32_t pid;
+    memcpy(&pid, data + t.pid_offset, 4);  // Inside: size >= min_size.
+    p = PutVarIntField(p, FtraceEvent::kPidFieldNumber, pid);
+  } else if (t.pid_size) {
+    p = PutVarIntField(p, FtraceEvent::kPidFieldNumber,
+                       static_cast<uint32_t>(ReadInt(data, size, t.pid_offset, t.pid_size, true)));
+  }
+  if (t.write_common_flags)
+    p = PutVarIntField(p, FtraceEvent::kCommonFlagsFieldNumber,
+                       ReadInt(data, size, t.flags_offset, t.flags_size, false));
+  memcpy(p, t.event_tag, sizeof(t.event_tag));
+  p += t.event_tag_size;
+  uint8_t* const body_len = p;
+  p += 2;
+  uint8_t* const body = p;
+  p = EncodeFields(t, record, p);
+  Put2ByteVarInt(body_len, static_cast<uint32_t>(p - body));
+  Put2ByteVarInt(event_len, static_cast<uint32_t>(p - (event_len + 2)));
+  return p;
+}
+
+void FtraceEventTranslator::WriteEventNested(const FtraceEventTranslation& t,
+                                             const FtraceRecord& record, ProtoWriter* w) const {
+  const uint8_t* data = record.data;
+  const uint32_t size = record.size;
   w->BeginNested(FtraceEventBundle::kEventFieldNumber);
   w->WriteVarInt(FtraceEvent::kTimestampFieldNumber, record.timestamp);
-  if (t.pid_size) {
-    uint64_t pid = ReadInt(data, size, t.pid_offset, t.pid_size, true);
-    w->WriteVarInt(FtraceEvent::kPidFieldNumber, static_cast<uint32_t>(pid));
-  }
+  if (t.pid_size)
+    w->WriteVarInt(FtraceEvent::kPidFieldNumber,
+                   static_cast<uint32_t>(ReadInt(data, size, t.pid_offset, t.pid_size, true)));
   if (t.write_common_flags)
     w->WriteVarInt(FtraceEvent::kCommonFlagsFieldNumber,
                    ReadInt(data, size, t.flags_offset, t.flags_size, false));
@@ -208,8 +464,7 @@ bool FtraceEventTranslator::WriteEvent(const FtraceEventTranslation& t,
         w->WriteVarInt(f.proto_field, ReadInt(data, size, ff.offset, ff.size, ff.is_signed));
         break;
       case FtraceFieldTranslation::Wire::kZigZag:
-        w->WriteSInt(f.proto_field, static_cast<int64_t>(
-                                        ReadInt(data, size, ff.offset, ff.size, ff.is_signed)));
+        w->WriteVarInt(f.proto_field, ZigZag(ReadInt(data, size, ff.offset, ff.size, ff.is_signed)));
         break;
       case FtraceFieldTranslation::Wire::kString:
         w->WriteString(f.proto_field, ReadString(ff, data, size));
@@ -236,7 +491,6 @@ bool FtraceEventTranslator::WriteEvent(const FtraceEventTranslation& t,
   }
   w->EndNested();
   w->EndNested();
-  return true;
 }
 
 }  // namespace sluice

@@ -39,7 +39,12 @@ static_assert(kFtraceParseStatusCount == perfetto::protos::FtraceParseStatus_ARR
 
 FtracePageEncoder::FtracePageEncoder(const FtraceFormatTable* table, uint32_t cpu,
                                      FtraceEncodeOptions options)
-    : table_(table), cpu_(cpu), options_(options), translator_(table) {
+    : table_(table),
+      cpu_(cpu),
+      options_(options),
+      translator_(table),
+      staging_(new uint8_t[kStagingBytes]),
+      staged_end_(staging_.get()) {
   if (options_.compact_sched) {
     compact_format_ = CompactSchedFormat::FromTable(*table);
     compact_switch_ = compact_format_.switch_valid;
@@ -72,6 +77,7 @@ void FtracePageEncoder::BeginBundle(TraceWriter* writer, bool lost_events) {
 }
 
 void FtracePageEncoder::EndBundle() {
+  FlushStaged();
   if (compact_) compact_->WriteAndReset(bundle_);
   bundle_->EndNested();
   bundle_ = nullptr;
@@ -81,6 +87,7 @@ void FtracePageEncoder::EndBundle() {
 void FtracePageEncoder::NoteError(FtraceParseStatus status, uint64_t timestamp) {
   stats_.parse_errors++;
   stats_.errors_by_status[static_cast<size_t>(status)]++;
+  FlushStaged();
   bundle_->BeginNested(FtraceEventBundle::kErrorFieldNumber);
   bundle_->WriteVarInt(FtraceEventBundle_FtraceError::kTimestampFieldNumber, timestamp);
   bundle_->WriteVarInt(FtraceEventBundle_FtraceError::kStatusFieldNumber,
@@ -96,9 +103,6 @@ void FtracePageEncoder::EncodePages(const uint8_t* pages, size_t page_count, siz
     stats_.pages++;
     FtracePageHeader header;
     FtraceParseStatus status = FtracePageParser::ParseHeader(format, page, page_size, &header);
-    // Validate the whole page first so that a bad page is skipped whole.
-    if (status == FtraceParseStatus::kOk)
-      status = FtracePageParser::ForEachRecord(format, header, page, [](const FtraceRecord&) {});
     if (status != FtraceParseStatus::kOk) {
       if (!bundle_) BeginBundle(writer, false);
       uint64_t ts = 0;
@@ -118,53 +122,112 @@ void FtracePageEncoder::EncodePages(const uint8_t* pages, size_t page_count, siz
       EndBundle();
       BeginBundle(writer, false);
     }
-    EncodeValidPage(header, page, writer);
+    status = EncodePage(header, page, writer);
+    if (status != FtraceParseStatus::kOk) NoteError(status, header.timestamp);
   }
   if (bundle_) EndBundle();
 }
 
-void FtracePageEncoder::EncodeValidPage(const FtracePageHeader& header, const uint8_t* page,
-                                        TraceWriter* writer) {
-  FtracePageParser::ForEachRecord(table_->header(), header, page, [&](const FtraceRecord& r) {
-    uint32_t id = 0;
-    FtraceEventTranslator::ReadEventId(r, &id);  // size >= 2: checked by the parser.
-    if (compact_) {
-      const bool is_switch = compact_switch_ && id == compact_format_.switch_id;
-      const bool is_waking = compact_waking_ && id == compact_format_.waking_id;
-      if (is_switch || is_waking) {
-        if (r.size < (is_switch ? compact_format_.switch_min_size
-                                : compact_format_.waking_min_size)) {
+FtraceParseStatus FtracePageEncoder::EncodePage(const FtracePageHeader& header,
+                                                const uint8_t* page, TraceWriter* writer) {
+  const FtraceHeaderFormat& format = table_->header();
+  // One pass, with a way back: until something of this page leaves the
+  // staging buffer (a flush, a big event, a compact bundle ending), all of
+  // it can be undone if the page turns out malformed. Before the first such
+  // point the whole page is validated (a second, header-only pass), so a bad
+  // page is skipped whole either way; the common page needs one pass only.
+  const Mark mark = GetMark();
+  bool validated = false;
+  FtraceParseStatus invalid = FtraceParseStatus::kOk;
+  auto may_commit = [&]() -> bool {
+    if (!validated) {
+      validated = true;
+      invalid = FtracePageParser::ForEachRecord(format, header, page, [](const FtraceRecord&) {});
+    }
+    return invalid == FtraceParseStatus::kOk;
+  };
+  FtraceParseStatus status = FtracePageParser::ForEachRecord(
+      format, header, page, [&](const FtraceRecord& r) -> bool {
+        uint32_t id = 0;
+        FtraceEventTranslator::ReadEventId(r, &id);  // size >= 2: checked by the parser.
+        if (compact_) {
+          const bool is_switch = compact_switch_ && id == compact_format_.switch_id;
+          const bool is_waking = compact_waking_ && id == compact_format_.waking_id;
+          if (is_switch || is_waking) {
+            if (r.size < (is_switch ? compact_format_.switch_min_size
+                                    : compact_format_.waking_min_size)) {
+              stats_.invalid_events++;
+              return true;
+            }
+            if (compact_->full()) {
+              if (!may_commit()) return false;
+              EndBundle();
+              BeginBundle(writer, false);
+            }
+            if (is_switch) {
+              compact_->AppendSwitch(compact_format_, r);
+              stats_.compact_switch++;
+            } else {
+              compact_->AppendWaking(compact_format_, r);
+              stats_.compact_waking++;
+            }
+            stats_.events++;
+            last_event_ts_ = r.timestamp;
+            return true;
+          }
+        }
+        const FtraceEventTranslation* t = translator_.Find(id);
+        if (t == nullptr) {
+          stats_.unknown_event_ids++;
+          return true;
+        }
+        const size_t bound = FtraceEventTranslator::EncodedSizeBound(*t, r);
+        if (bound == 0) {
           stats_.invalid_events++;
-          return;
+          return true;
         }
-        if (compact_->full()) {
-          EndBundle();
-          BeginBundle(writer, false);
-        }
-        if (is_switch) {
-          compact_->AppendSwitch(compact_format_, r);
-          stats_.compact_switch++;
+        if (bound > FtraceEventTranslator::kMaxEncodedEventBytes) {
+          if (!may_commit()) return false;
+          FlushStaged();
+          translator_.WriteEventNested(*t, r, bundle_);
         } else {
-          compact_->AppendWaking(compact_format_, r);
-          stats_.compact_waking++;
+          if (bound > static_cast<size_t>(staging_.get() + kStagingBytes - staged_end_)) {
+            if (!may_commit()) return false;
+            FlushStaged();
+          }
+          staged_end_ = FtraceEventTranslator::EncodeEvent(*t, r, staged_end_);
         }
         stats_.events++;
         last_event_ts_ = r.timestamp;
-        return;
-      }
-    }
-    const FtraceEventTranslation* t = translator_.Find(id);
-    if (t == nullptr) {
-      stats_.unknown_event_ids++;
-      return;
-    }
-    if (!translator_.WriteEvent(*t, r, bundle_)) {
-      stats_.invalid_events++;
-      return;
-    }
-    stats_.events++;
-    last_event_ts_ = r.timestamp;
-  });
+        return true;
+      });
+  if (invalid != FtraceParseStatus::kOk) status = invalid;
+  if (status == FtraceParseStatus::kOk) return status;
+  // Malformed: nothing of the page has left the staging buffer.
+  Rollback(mark);
+  return status;
+}
+
+FtracePageEncoder::Mark FtracePageEncoder::GetMark() const {
+  Mark m;
+  m.staged_end = staged_end_;
+  m.stats = stats_;
+  m.last_event_ts = last_event_ts_;
+  if (compact_) m.compact = compact_->GetMark();
+  return m;
+}
+
+void FtracePageEncoder::Rollback(const Mark& m) {
+  staged_end_ = m.staged_end;
+  // Keep the page counters; undo what the page's events added.
+  const FtraceParseStats now = stats_;
+  stats_ = m.stats;
+  stats_.pages = now.pages;
+  stats_.lost_event_pages = now.lost_event_pages;
+  stats_.lost_events_known = now.lost_events_known;
+  stats_.bundles = now.bundles;
+  last_event_ts_ = m.last_event_ts;
+  if (compact_) compact_->Rollback(m.compact);
 }
 
 }  // namespace sluice

@@ -19,10 +19,11 @@
 // upstream does; with a clock snapshot (SetClockSnapshot) also the
 // ftrace_timestamp/boot_timestamp pair.
 //
-// Bad input. Each page is validated (header and every event header) before
-// any of it is encoded: a malformed page is skipped whole, counted in
-// stats() by reason, and noted in the bundle as an FtraceError (timestamp of
-// the page, status). Records whose id has no loaded format are counted
+// Bad input. A malformed page is skipped whole: its events are encoded into
+// a staging buffer and undone if a bad event header turns up (the page is
+// validated up front only if something must leave the staging buffer
+// mid-page). It is counted in stats() by reason and noted in the bundle as
+// an FtraceError (timestamp of the page, status). Records whose id has no loaded format are counted
 // (unknown_event_ids) and skipped; records shorter than their format's fixed
 // fields are counted (invalid_events) and skipped. Nothing here crashes on
 // any input (tests/fuzz/ftrace_page_fuzzer.cc).
@@ -96,8 +97,26 @@ class FtracePageEncoder {
  private:
   void BeginBundle(TraceWriter* writer, bool lost_events);
   void EndBundle();
-  void EncodeValidPage(const FtracePageHeader& header, const uint8_t* page, TraceWriter* writer);
+  // Encodes the records of a page whose header is valid; on a malformed
+  // event header undoes the page and returns the status.
+  FtraceParseStatus EncodePage(const FtracePageHeader& header, const uint8_t* page,
+                               TraceWriter* writer);
+  struct Mark {
+    uint8_t* staged_end = nullptr;
+    FtraceParseStats stats;
+    uint64_t last_event_ts = 0;
+    CompactSchedBuffer::Mark compact;
+  };
+  Mark GetMark() const;
+  void Rollback(const Mark& mark);
   void NoteError(FtraceParseStatus status, uint64_t timestamp);
+  // Hands the staged events to the bundle's writer.
+  void FlushStaged() {
+    if (staged_end_ != staging_.get()) {
+      bundle_->WriteRaw(staging_.get(), static_cast<size_t>(staged_end_ - staging_.get()));
+      staged_end_ = staging_.get();
+    }
+  }
 
   const FtraceFormatTable* table_;
   const uint32_t cpu_;
@@ -113,6 +132,14 @@ class FtracePageEncoder {
   // The bundle being written, if any.
   TraceWriter::Packet packet_;
   ProtoWriter* bundle_ = nullptr;
+  // Encoded events not yet handed to bundle_. Events are encoded here and
+  // copied to the writer a page (or kStagingBytes) at a time: one large copy
+  // instead of one small copy per event, each of which would have to wait
+  // for the bytes just stored (store-to-load forwarding fails on such
+  // copies). Flushed before anything else is written to the bundle.
+  static constexpr size_t kStagingBytes = 16 * 1024;
+  std::unique_ptr<uint8_t[]> staging_;
+  uint8_t* staged_end_ = nullptr;
   // Timestamp of the last event written on this CPU: while a bundle is being
   // begun, that of the previous bundle's last event.
   uint64_t last_event_ts_ = 0;

@@ -45,6 +45,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "user/ftrace_format.h"
 
@@ -122,9 +123,11 @@ class FtracePageParser {
   }
 
   // Calls `visitor(const FtraceRecord&)` for each data record of the page in
-  // order. Returns kOk, or the status of the first malformed event header
-  // (records before it were delivered). `*end_timestamp` (if not null)
-  // receives the running timestamp where parsing stopped.
+  // order; a visitor that returns bool stops the walk by returning false
+  // (then the result is kOk). Returns kOk, or the status of the first
+  // malformed event header (records before it were delivered).
+  // `*end_timestamp` (if not null) receives the running timestamp where
+  // parsing stopped.
   template <typename Visitor>
   static FtraceParseStatus ForEachRecord(const FtraceHeaderFormat& format,
                                          const FtracePageHeader& header,
@@ -195,7 +198,11 @@ FtraceParseStatus FtracePageParser::ForEachRecord(const FtraceHeaderFormat& form
       record.timestamp = ts;
       record.data = data;
       record.size = size;
-      visitor(record);
+      if constexpr (std::is_same_v<decltype(visitor(record)), bool>) {
+        if (!visitor(record)) break;  // The visitor stopped the walk.
+      } else {
+        visitor(record);
+      }
       continue;
     }
     if (type_len == kTypePadding) {
