@@ -275,6 +275,74 @@ TEST_F(SyntheticTest, MalformedPageIsSkippedWholeAndNoted) {
   EXPECT_EQ(enc.stats().pages, 4u);
 }
 
+TEST_F(SyntheticTest, MalformedPageIsUndoneInCompactMode) {
+  auto good = PageBuilder(h(), 1000).Data(1, Switch(5, "a")).Data(1, Waking(6, "b")).Build();
+  auto bad = PageBuilder(h(), 2000)
+                 .Data(1, Switch(7, "c"))
+                 .Data(1, Waking(8, "d"))
+                 .Data(1, Print("gone"))
+                 .RawBytes({30, 0, 0, 0})
+                 .Build();
+  auto pages = Join({good, bad, good});
+  FtraceEncodeOptions opt;
+  opt.compact_sched = true;
+  FtracePageEncoder enc(&table_, 0, opt);
+  HeapTraceWriter w;
+  enc.EncodePages(pages.data(), 3, 4096, &w);
+  auto b = Bundles(w);
+  ASSERT_EQ(b.size(), 1u);
+  auto s = SchedEvents(b);
+  ASSERT_EQ(s.size(), 4u);
+  for (const Sched& e : s) EXPECT_TRUE(e.pid == 5 || e.pid == 6) << e.pid;
+  EXPECT_EQ(b[0].event_size(), 0);  // The print of the bad page is gone too.
+  ASSERT_EQ(b[0].error_size(), 1);
+  EXPECT_EQ(b[0].error(0).status(), perfetto::protos::FTRACE_STATUS_ABI_SHORT_TIME_EXTEND);
+  EXPECT_EQ(enc.stats().events, 4u);
+  EXPECT_EQ(enc.stats().compact_switch, 2u);
+  EXPECT_EQ(enc.last_event_timestamp(), 1002u);
+}
+
+TEST_F(SyntheticTest, BigEventsStreamAndMalformedPagesAfterThemAreStillSkipped) {
+  // A print longer than the fast path takes is streamed through nested
+  // messages, which needs the page validated first.
+  std::string big(3000, 'z');
+  auto good = PageBuilder(h(), 1000).Data(1, Print("small")).Data(1, Print(big)).Build();
+  auto bad = PageBuilder(h(), 2000).Data(1, Print(big)).RawBytes({31, 0, 0, 0}).Build();
+  auto pages = Join({good, bad});
+  FtracePageEncoder enc(&table_, 0, FtraceEncodeOptions());
+  HeapTraceWriter w;
+  enc.EncodePages(pages.data(), 2, 4096, &w);
+  auto b = Bundles(w);
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_EQ(b[0].event_size(), 2);
+  EXPECT_EQ(b[0].event(0).print().buf(), "small");
+  EXPECT_EQ(b[0].event(1).print().buf(), big);
+  EXPECT_EQ(b[0].event(1).timestamp(), 1002u);
+  ASSERT_EQ(b[0].error_size(), 1);
+  EXPECT_EQ(b[0].error(0).status(), perfetto::protos::FTRACE_STATUS_ABI_SHORT_TIME_STAMP);
+  EXPECT_EQ(enc.stats().events, 2u);
+}
+
+TEST_F(SyntheticTest, ManyPagesFlushTheStagingBufferInOrder) {
+  std::vector<std::vector<uint8_t>> pages;
+  int n = 0;
+  for (int p = 0; p < 20; p++) {
+    PageBuilder b(h(), static_cast<uint64_t>(p) * 1000000);
+    while (b.used() + 80 < h().data_size) {
+      b.Data(1, Switch(n, "c" + std::to_string(n % 7)));
+      n++;
+    }
+    pages.push_back(b.Build());
+  }
+  auto all = Join(pages);
+  FtracePageEncoder enc(&table_, 0, FtraceEncodeOptions());
+  HeapTraceWriter w;
+  enc.EncodePages(all.data(), pages.size(), 4096, &w);
+  auto s = SchedEvents(Bundles(w));
+  ASSERT_EQ(static_cast<int>(s.size()), n);
+  for (int i = 0; i < n; i++) EXPECT_EQ(s[static_cast<size_t>(i)].pid, i);
+}
+
 TEST_F(SyntheticTest, UnknownIdsAndShortRecordsAreCounted) {
   std::vector<uint8_t> unknown = {0x34, 0x12, 0, 0, 0, 0, 0, 0};
   std::vector<uint8_t> short_switch = Switch(1, "x");
