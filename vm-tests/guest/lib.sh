@@ -1,4 +1,5 @@
-# Helpers for guest scenarios (busybox sh). Sourced as
+# Helpers for guest scenarios (busybox sh). Every helper keeps its variables
+# "local": a scenario's own variables must survive the calls. Sourced as
 #   . /usr/share/sluice-vm/lib.sh
 # by every vm-tests/scenarios/*.sh. $1 of the scenario is its output dir,
 # which the host receives as results/<scenario>/.
@@ -30,50 +31,47 @@ capture_formats() {
   sh /usr/share/sluice-vm/capture-formats.sh "$TRACEFS" "$1"
 }
 
-# Waits until tracefs shows that a recorder switched EVENT (group/name) on,
-# at most SECS seconds. Returns 1 on timeout.
-wait_event_enabled() {
-  ev=$1 secs=${2:-20} i=0
-  while [ "$(cat "$TRACEFS/events/$ev/enable" 2>/dev/null)" != 1 ]; do
-    i=$((i + 1))
-    [ $i -gt $((secs * 10)) ] && return 1
+# wait_for SECS WHAT CMD...: runs CMD every 0.1 s until it succeeds; fails
+# the scenario after SECS seconds of the guest clock (not loop counts: under
+# TCG one round can take far longer than its sleep), or at once when the
+# recorder started by start_record has exited, with the end of its log.
+wait_for() {
+  local secs=$1 what=$2 deadline
+  shift 2
+  deadline=$(($(cut -d. -f1 /proc/uptime) + secs))
+  until "$@"; do
+    if [ -n "${RECORD_PID:-}" ] && ! kill -0 "$RECORD_PID" 2>/dev/null; then
+      wait "$RECORD_PID"
+      echo $? >"$OUT/record.rc"
+      fail "sluice record exited (rc $(cat "$OUT/record.rc")) before $what: $(tail -n 1 "$OUT/record.log")"
+    fi
+    [ "$(cut -d. -f1 /proc/uptime)" -ge "$deadline" ] && fail "no $what within ${secs}s (see record.log)"
     usleep 100000
   done
-  return 0
 }
 
-# Waits until some process holds per_cpu/cpuN/trace_pipe_raw open for every
-# CPU, i.e. the ftrace readers of sluice are running; at most SECS seconds.
-wait_ftrace_readers() {
-  secs=${1:-20} i=0
+# event_enabled EVENT: the recorder switched EVENT (group/name) on, in the
+# root instance or any other.
+event_enabled() { cat "$TRACEFS/events/$1/enable" "$TRACEFS"/instances/*/events/"$1"/enable 2>/dev/null | grep -q 1; }
+
+# ftrace_readers_open: some process holds per_cpu/cpuN/trace_pipe_raw open
+# for every CPU, i.e. the ftrace readers of the recorder are running.
+ftrace_readers_open() {
+  local want
   want=$(ls -d "$TRACEFS"/per_cpu/cpu* | wc -l)
-  while [ "$(ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -o 'cpu[0-9]*/trace_pipe_raw' | sort -u | wc -l)" -lt "$want" ]; do
-    i=$((i + 1))
-    [ $i -gt $((secs * 10)) ] && return 1
-    usleep 100000
-  done
-  return 0
+  [ "$(ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -o 'cpu[0-9]*/trace_pipe_raw' | sort -u | wc -l)" -ge "$want" ]
 }
 
-# Waits until some process holds a BPF link or a loaded BPF program
-# (fdinfo shows link_type: or prog_type:), i.e. the loader got that far;
-# callers give it a moment to attach. At most SECS seconds.
-wait_bpf_attached() {
-  secs=${1:-20} i=0
-  while ! cat /proc/[0-9]*/fdinfo/* 2>/dev/null | grep -Eq '^(link_type|prog_type):'; do
-    i=$((i + 1))
-    [ $i -gt $((secs * 10)) ] && return 1
-    usleep 100000
-  done
-  return 0
-}
+# bpf_loaded: some process holds a BPF link or a loaded BPF program (fdinfo
+# shows link_type: or prog_type:); callers give it a moment to attach.
+bpf_loaded() { cat /proc/[0-9]*/fdinfo/* 2>/dev/null | grep -Eq '^(link_type|prog_type):'; }
 
 # write_markers PREFIX FIRST LAST: writes the lines "PREFIX<n>" for n = FIRST
 # .. LAST to trace_marker through one open fd (busybox echo is a builtin, so
 # no process is created per marker). Adds the number of successful and
 # failed writes to OUT/markers_written and OUT/markers_failed.
 write_markers() {
-  prefix=$1 n=$2 last=$3 ok=0 bad=0
+  local prefix=$1 n=$2 last=$3 ok=0 bad=0
   exec 3>"$TRACEFS/trace_marker" || fail "cannot open $TRACEFS/trace_marker"
   while [ "$n" -le "$last" ]; do
     if echo "$prefix$n" >&3 2>/dev/null; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
@@ -94,6 +92,7 @@ start_record() {
 # Waits for the recorder started by start_record; writes OUT/record.rc and
 # fails the scenario if it exited non-zero.
 finish_record() {
+  local rc
   wait "$RECORD_PID"
   rc=$?
   echo "$rc" >"$OUT/record.rc"

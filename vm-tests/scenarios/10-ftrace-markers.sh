@@ -11,8 +11,8 @@ markers=${SLUICE_VM_MARKERS:-2000}
 echo "sluice-seq=" >"$OUT/marker_prefix"
 
 start_record -o "$OUT/trace.pftrace" -t 5s sched/sched_switch ftrace/print
-wait_ftrace_readers 20 || fail "sluice record did not open trace_pipe_raw within 20s (see record.log)"
-wait_event_enabled sched/sched_switch 5 || fail "sluice record did not enable sched/sched_switch (see record.log)"
+wait_for 20 "trace_pipe_raw open for every CPU" ftrace_readers_open
+wait_for 5 "sched/sched_switch enabled" event_enabled sched/sched_switch
 usleep 300000
 write_markers "sluice-seq=" 1 "$markers"
 still_recording

@@ -24,7 +24,7 @@ data_sources {
 duration_ms: 10000
 CFG
 start_record -c "$OUT/config.pbtx" --txt -o "$OUT/trace.pftrace"
-wait_ftrace_readers 20 || fail "sluice record did not open trace_pipe_raw within 20s (see record.log)"
+wait_for 20 "trace_pipe_raw open for every CPU" ftrace_readers_open
 # Pinned after the recorder started, so the recorder keeps both CPUs.
 taskset -p -c 0 $$ >/dev/null || fail "cannot pin the marker writer to CPU 0"
 sleep 1

@@ -1,11 +1,13 @@
 #!/bin/sh
-# Captures "sluice doctor" (what this kernel supports, per feature) and
-# "sluice stats" output. The host check wants both to run without crashing
-# and doctor to name each feature.
+# Captures what sluice says about this kernel: "sluice doctor" (features
+# supported, with fixes), "sluice ftrace-formats" (the event layouts it reads
+# from this kernel's tracefs) and "sluice version". "sluice stats" output is
+# captured by the recording scenarios (stats.txt next to each trace).
 . /usr/share/sluice-vm/lib.sh
 need_sluice
 
 run_doctor
-sluice stats >"$OUT/stats.txt" 2>&1
-echo $? >"$OUT/stats.rc"
-note "doctor rc=$(cat "$OUT/doctor.rc"), stats rc=$(cat "$OUT/stats.rc")"
+sluice ftrace-formats >"$OUT/ftrace_formats.txt" 2>&1
+echo $? >"$OUT/ftrace_formats.rc"
+sluice version >"$OUT/version.txt" 2>&1
+note "doctor rc=$(cat "$OUT/doctor.rc"), ftrace-formats rc=$(cat "$OUT/ftrace_formats.rc")"
