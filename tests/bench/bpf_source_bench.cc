@@ -9,6 +9,8 @@
 //   BM_PingPongCost/<mode>/<wakeup>  root: the whole source under a ping-pong
 //                                    workload: BPF program run time +
 //                                    reader CPU time per event
+//   BM_WriteSyscallTax/<on>          root: write(2) to /dev/null without and
+//                                    with the trace_marker program attached
 //
 // <mode>: 0 = per-CPU rings, 1 = one shared ring. <sink>: 0 = null sink
 // (encodes into a reused buffer), 1 = HeapTraceWriter (one std::string per
@@ -263,6 +265,36 @@ void BM_PingPongCost(benchmark::State& state) {
 BENCHMARK(BM_PingPongCost)
     ->Args({0, 25})->Args({1, 25})->Args({0, 0})->Args({1, 0})
     ->Iterations(3)->Unit(benchmark::kMillisecond);
+
+
+// What watching trace_marker through sys_enter_write costs every other
+// write(2) on the machine: write(2) of 1 byte to /dev/null, without and with
+// the source (ftrace/print only).
+void BM_WriteSyscallTax(benchmark::State& state) {
+  if (!CanRunKernel(state)) return;
+  std::unique_ptr<BpfDataSource> source;
+  if (state.range(0)) {
+    protos::BpfConfig config;
+    config.add_events("ftrace/print");
+    BpfDataSourceOptions o;
+    o.warn = [](const std::string&) {};
+    auto s = BpfDataSource::Create(config, [] { return MakeSink(0); }, o);
+    if (!s.ok()) {
+      state.SkipWithError(s.status().message().c_str());
+      return;
+    }
+    source = std::move(*s);
+    (void)source->Start();
+  }
+  int fd = open("/dev/null", O_WRONLY);
+  char c = 'x';
+  for (auto _ : state) {
+    if (write(fd, &c, 1) != 1) abort();
+  }
+  close(fd);
+  if (source) source->Stop();
+}
+BENCHMARK(BM_WriteSyscallTax)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace sluice
