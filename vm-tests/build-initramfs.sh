@@ -42,6 +42,9 @@ mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
 install -m 755 "$here/guest/init" "$root/init"
 install -m 644 "$here/guest/lib.sh" "$root/usr/share/sluice-vm/lib.sh"
 install -m 755 "$here/guest/capture-formats.sh" "$root/usr/share/sluice-vm/capture-formats.sh"
+# The kconfig fragments, where sluice doctor looks for them.
+mkdir -p "$root/usr/share/sluice/kconfigs"
+cp "$here"/../kconfigs/*.config "$root/usr/share/sluice/kconfigs/"
 for s in "$here"/scenarios/*.sh; do
   install -m 755 "$s" "$root/scenarios/"
 done

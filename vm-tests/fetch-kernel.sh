@@ -86,6 +86,15 @@ debian_kernel() {
     "$(cat "$dir/release")" "$pkg ($(cat "$dir/deb"))"
 }
 
+# The release (uname -r) a bzImage will report, read from its boot header:
+# "HdrS" at 0x202, and at 0x20e the offset (minus 0x200) of the version string.
+bzimage_release() {
+  local off
+  [ "$(dd if="$1" bs=1 skip=514 count=4 2>/dev/null)" = HdrS ] || { echo -; return; }
+  off=$(od -An -tu2 -j 526 -N 2 "$1" | tr -d ' ')
+  dd if="$1" bs=1 skip=$((off + 512)) count=200 2>/dev/null | tr '\0' '\n' | head -n 1 | cut -d' ' -f1
+}
+
 case "$spec" in
   debian-[0-9]*)
     ver=${spec#debian-}
@@ -142,7 +151,7 @@ case "$spec" in
     # A name safe for a directory: the tree's (or file's) base name.
     base=${img%/arch/x86/boot/bzImage}
     name=local-$(basename "$base" | tr -c 'A-Za-z0-9._+\n-' '_')
-    printf '%s\t%s\t%s\t-\t%s\n' "$name" "$(realpath "$img")" \
-      "$( [ "$cfg" = - ] && echo - || realpath "$cfg")" "local kernel $img"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(realpath "$img")" \
+      "$( [ "$cfg" = - ] && echo - || realpath "$cfg")" "$(bzimage_release "$img")" "local kernel $img"
     ;;
 esac

@@ -71,6 +71,19 @@ if [ "$config" != - ]; then
   bash "$root/kconfigs/check.sh" "$config" >"$out/kconfig-check.txt" 2>&1
 fi
 
+# Per kernel, a second gzip'ed cpio appended to the shared initramfs (the
+# kernel unpacks concatenated archives in order) adds the kernel's config as
+# /boot/config-<release>, where sluice doctor looks for it.
+if [ "$config" != - ] && [ "$release" != - ]; then
+  extra=$(mktemp -d)
+  mkdir -p "$extra/boot"
+  cp "$config" "$extra/boot/config-$release"
+  (cd "$extra" && find . | cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$out/extra.cpio.gz"
+  rm -rf "$extra"
+  cat "$initramfs" "$out/extra.cpio.gz" >"$out/initramfs.cpio.gz"
+  initramfs=$out/initramfs.cpio.gz
+fi
+
 console=$out/console.log
 results=$out/results.b64
 # no_timer_check: under TCG on a busy host the boot-time IO-APIC timer test
