@@ -1,0 +1,234 @@
+#!/bin/bash
+# sluice record vs trace-cmd record on the same workload (root).
+#
+#   tests/bench/record_vs_tracecmd.sh            # from the project root
+#   DURATION=10 REPS=3 SWITCH="--switch 1" MARKER_RATE=20000 tests/bench/record_vs_tracecmd.sh
+#
+# Workload (the same for every run): stress-ng's context-switch stressor
+# (pipe ping-pong between two processes: sched_switch + sched_waking) for
+# DURATION seconds, plus a small C program writing MARKER_RATE numbered
+# trace_marker lines per second (ftrace/print). Runs, REPS times each:
+#   none      the workload alone (tracefs untouched): its baseline speed
+#   sluice    build/sluice record -k 1mb sched/sched_switch sched/sched_waking ftrace/print
+#             (default compact_sched; plus the process_stats and system_info
+#             sources sluice record always adds)
+#   trace-cmd trace-cmd record -b 1024 -e sched:sched_switch -e sched:sched_waking
+#             (ftrace/print has no enable switch: trace_marker lines are
+#             always recorded while tracing is on)
+# Both recorders start 2 s before the workload and stop 2 s after it.
+#
+# Reported per run: events in the file and the achieved rate during the
+# workload, events lost, the recorder's own CPU time (user+sys of the whole
+# process tree, /usr/bin/time) per million events, file bytes per event, the
+# workload's bogo ops/s (stress-ng) and its slowdown against `none`.
+# Events: sluice from `sluice stats`; trace-cmd from the per-CPU "read events"
+# of `trace-cmd report --stat` (lost = overrun + commit overrun + dropped).
+#
+# trace-cmd 3.1.6 on this host: it insists on writing
+# /proc/sys/kernel/ftrace_enabled and on resetting set_ftrace_filter /
+# set_ftrace_notrace / set_ftrace_pid at exit, and the kernel refuses those
+# writes (EPERM: function tracing is locked here). trace-cmd then dies after
+# recording. We run it in a private mount namespace with /dev/null
+# bind-mounted over those files, which changes nothing it records.
+#
+# tracefs (tracing_on, buffer_size_kb, trace_clock, set_event) is saved at the
+# start and put back after every run (trace-cmd leaves buffer_size_kb at its
+# -b value). The root instance is used: do not run other tracers meanwhile.
+set -u
+
+DURATION=${DURATION:-10}
+REPS=${REPS:-3}
+SWITCH=${SWITCH:---switch 1}
+MARKER_RATE=${MARKER_RATE:-20000}
+KBUF_KB=${KBUF_KB:-1024}
+BUILD_DIR=${BUILD_DIR:-build}
+SLUICE=${SLUICE:-$BUILD_DIR/sluice}
+MODES=${MODES:-none sluice trace-cmd}
+T=/sys/kernel/tracing
+WORK=$(mktemp -d /tmp/sluice-bench.XXXXXX)
+
+die() { echo "record_vs_tracecmd: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (tracefs)"
+[ -w $T/trace_marker ] || die "no tracefs at $T"
+[ -x "$SLUICE" ] || die "$SLUICE not built: make $SLUICE"
+for t in stress-ng trace-cmd /usr/bin/time unshare cc; do
+  command -v $t >/dev/null || die "$t missing: apt-get install stress-ng trace-cmd time util-linux gcc"
+done
+
+# --- tracefs save / restore -------------------------------------------------
+SAVED_ON=$(cat $T/tracing_on)
+SAVED_KB=$(sed 's/.*expanded: \([0-9]*\).*/\1/' $T/buffer_size_kb)
+SAVED_CLOCK=$(sed 's/.*\[\(.*\)\].*/\1/' $T/trace_clock)
+cp $T/set_event "$WORK/set_event.saved"
+restore_tracefs() {
+  : > $T/set_event
+  while read -r e; do [ -n "$e" ] && echo "$e" >> $T/set_event; done < "$WORK/set_event.saved"
+  echo "$SAVED_CLOCK" > $T/trace_clock
+  [ "$(cat $T/buffer_size_kb)" = "$SAVED_KB" ] || echo "$SAVED_KB" > $T/buffer_size_kb
+  echo "$SAVED_ON" > $T/tracing_on
+}
+cleanup() { restore_tracefs; rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- the marker writer ------------------------------------------------------
+cat > "$WORK/markers.c" <<'EOF'
+// markers RATE SECONDS: writes RATE numbered trace_marker lines per second,
+// in 1 ms batches, for SECONDS; prints how many it wrote.
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  long rate = atol(argv[1]), secs = atol(argv[2]);
+  int fd = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
+  if (fd < 0) { perror("trace_marker"); return 1; }
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  long written = 0, per_ms = rate / 1000;
+  char buf[64];
+  for (long ms = 0; ms < secs * 1000; ms++) {
+    for (long i = 0; i < per_ms; i++) {
+      int n = snprintf(buf, sizeof(buf), "bench-marker %ld", written);
+      if (write(fd, buf, n) == n) written++;
+    }
+    next.tv_nsec += 1000000;
+    if (next.tv_nsec >= 1000000000) { next.tv_sec++; next.tv_nsec -= 1000000000; }
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+  }
+  printf("%ld\n", written);
+  return 0;
+}
+EOF
+cc -O2 -o "$WORK/markers" "$WORK/markers.c" || die "cannot compile the marker writer"
+
+# trace-cmd's wrapper: see the header comment.
+cat > "$WORK/tcwrap.sh" <<EOF
+#!/bin/sh
+for f in /proc/sys/kernel/ftrace_enabled $T/set_ftrace_filter $T/set_ftrace_notrace \\
+         $T/set_ftrace_pid $T/set_ftrace_notrace_pid; do
+  [ -e "\$f" ] && mount --bind /dev/null "\$f"
+done
+exec "\$@"
+EOF
+chmod +x "$WORK/tcwrap.sh"
+
+# --- one run ------------------------------------------------------------------
+# CPU ticks (user+sys) of PID and all its live descendants.
+tree_ticks() {
+  awk -v root="$1" '
+    { line = $0; pid = $1; sub(/^.*\) /, "", line); split(line, f, " ")
+      ppid[pid] = f[2]; ticks[pid] = f[12] + f[13] }
+    END {
+      in_tree[root] = 1
+      do { changed = 0
+           for (p in ppid) if (!(p in in_tree) && (ppid[p] in in_tree)) { in_tree[p] = 1; changed = 1 }
+      } while (changed)
+      for (p in in_tree) s += ticks[p]
+      print s + 0
+    }' /proc/[0-9]*/stat 2>/dev/null
+}
+HZ=$(getconf CLK_TCK)
+
+# run MODE REP -> one result line on stdout
+run() {
+  local mode=$1 rep=$2 dir="$WORK/$1-$2" rec_pid=
+  mkdir -p "$dir"
+  local rec_secs=$((DURATION + 4))
+  case $mode in
+    sluice)
+      /usr/bin/time -f "%e %U %S" -o "$dir/time" \
+        "$SLUICE" record -o "$dir/trace.pftrace" -t ${rec_secs}s -k ${KBUF_KB}kb -q \
+        sched/sched_switch sched/sched_waking ftrace/print >"$dir/rec.out" 2>"$dir/rec.err" &
+      rec_pid=$! ;;
+    trace-cmd)
+      /usr/bin/time -f "%e %U %S" -o "$dir/time" \
+        unshare --mount --propagation private "$WORK/tcwrap.sh" \
+        trace-cmd record -b $KBUF_KB -e sched:sched_switch -e sched:sched_waking \
+        -o "$dir/trace.dat" sleep $rec_secs >"$dir/rec.out" 2>"$dir/rec.err" &
+      rec_pid=$! ;;
+  esac
+  sleep 2
+  local ctxt0 ctxt1 win0=0 win1=0
+  [ -n "$rec_pid" ] && win0=$(tree_ticks $rec_pid)
+  ctxt0=$(awk '/^ctxt/{print $2}' /proc/stat)
+  "$WORK/markers" $MARKER_RATE $DURATION >"$dir/markers.out" 2>&1 &
+  local mk_pid=$!
+  # shellcheck disable=SC2086
+  stress-ng $SWITCH -t ${DURATION}s --metrics-brief >"$dir/stress.out" 2>&1
+  wait $mk_pid
+  ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
+  [ -n "$rec_pid" ] && win1=$(tree_ticks $rec_pid)
+  local rec_rc=0
+  if [ -n "$rec_pid" ]; then wait $rec_pid; rec_rc=$?; fi
+  local bogo
+  bogo=$(awk '/metrc:.* switch +[0-9]/{print $(NF-1); exit}' "$dir/stress.out")
+  local ctxt_rate=$(( (ctxt1 - ctxt0) / DURATION ))
+  local events=0 lost=0 bytes=0 u=0 s=0 elapsed=0
+  case $mode in
+    sluice)
+      "$SLUICE" stats "$dir/trace.pftrace" >"$dir/stats.out" 2>&1
+      events=$(sed -n 's/.* \([0-9]*\) ftrace events.*/\1/p' "$dir/stats.out" | head -1)
+      lost=$(sed -n 's/^data loss: \([0-9]*\).*/\1/p' "$dir/stats.out")
+      bytes=$(stat -c %s "$dir/trace.pftrace") ;;
+    trace-cmd)
+      trace-cmd report --stat -i "$dir/trace.dat" >"$dir/stats.out" 2>&1
+      events=$(awk '/^read events:/{s+=$3} END{print s+0}' "$dir/stats.out")
+      lost=$(awk '/^overrun:/{s+=$2} /^commit overrun:/{s+=$3} /^dropped events:/{s+=$3} END{print s+0}' "$dir/stats.out")
+      bytes=$(stat -c %s "$dir/trace.dat") ;;
+  esac
+  [ -n "$rec_pid" ] && read -r elapsed u s < "$dir/time"
+  [ "${KEEP:-0}" = 1 ] && cp -r "$dir" /tmp/ 2>/dev/null
+  awk -v mode=$mode -v rep=$rep -v ev=${events:-0} -v lost=${lost:-0} -v bytes=$bytes \
+      -v u=${u:-0} -v s=${s:-0} -v win=$(( win1 - win0 )) -v hz=$HZ -v dur=$DURATION \
+      -v bogo=${bogo:-0} -v rc=$rec_rc -v ctxt=$ctxt_rate -v mk="$(cat "$dir/markers.out")" 'BEGIN {
+    if (mode == "none") {
+      printf "%-9s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f\n", mode, rep, ctxt, mk, bogo
+      exit
+    }
+    cpu = u + s; wcpu = win / hz
+    printf "%-9s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  events %9d (%.2f M/s)  lost %d  cpu %.2f s (workload window %.2f s) = %.3f s/M (window %.3f)  %.1f B/ev  rc %d\n",
+      mode, rep, ctxt, mk, bogo, ev, ev / dur / 1e6, lost, cpu, wcpu, ev ? cpu / (ev / 1e6) : 0,
+      ev ? wcpu / (ev / 1e6) : 0, ev ? bytes / ev : 0, rc
+  }'
+  restore_tracefs
+}
+
+echo "# $(date -u +%FT%TZ)  $(uname -r)  $(nproc) CPUs  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# workload: stress-ng $SWITCH -t ${DURATION}s + $MARKER_RATE markers/s; kernel buffer ${KBUF_KB} KiB/CPU"
+for rep in $(seq 1 "$REPS"); do
+  for mode in $MODES; do
+    run "$mode" "$rep" | tee -a "$WORK/results"
+  done
+done
+echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# Medians per mode, and the slowdown against `none`.
+awk '
+  { mode = $1
+    for (i = 2; i <= NF; i++) {
+      if ($i == "ops/s") bogo[mode, ++nb[mode]] = $(i + 1)
+      if ($i == "events") ev[mode, ++ne[mode]] = $(i + 1)
+      if ($i == "lost") lost[mode, ++nl[mode]] = $(i + 1)
+      if ($i == "s/M") spm[mode, ++ns[mode]] = $(i - 1)
+      if ($i == "(window") { w = $(i + 1); sub(/\)/, "", w); wspm[mode, ++nw[mode]] = w }
+      if ($i == "B/ev") bpe[mode, ++np[mode]] = $(i - 1)
+    }
+    modes[mode] = 1 }
+  function median(arr, mode, n,   i, j, t, v) {
+    for (i = 1; i <= n; i++) v[i] = arr[mode, i] + 0
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+    return n ? (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) : 0
+  }
+  END {
+    base = median(bogo, "none", nb["none"])
+    print "# medians"
+    for (m in modes) {
+      b = median(bogo, m, nb[m])
+      if (m == "none") { printf "%-9s bogo ops/s %10.0f\n", m, b; continue }
+        printf "%-9s bogo ops/s %10.0f (%+.1f%% vs none)  events %9.0f  lost %d  %.3f CPU s per M events (%.3f in the workload window)  %.1f bytes/event\n",
+        m, b, base ? 100 * (b - base) / base : 0, median(ev, m, ne[m]), median(lost, m, nl[m]),
+        median(spm, m, ns[m]), median(wspm, m, nw[m]), median(bpe, m, np[m])
+    }
+  }' "$WORK/results"

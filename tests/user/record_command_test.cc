@@ -1,0 +1,367 @@
+// Unit tests for user/record_command.h: the flag parsers and the TraceConfig
+// that `sluice record` builds from flags or reads from -c. No kernel needed;
+// the end-to-end runs are in record_kernel_test.cc.
+//
+// Config files are read from tests/data/configs/ (tests run from the project
+// root; SLUICE_TEST_DATA_DIR overrides tests/data).
+#include "user/record_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace sluice {
+namespace {
+
+using perfetto::protos::DataSourceConfig;
+using perfetto::protos::TraceConfig;
+
+std::string DataPath(const std::string& name) {
+  std::string dir = "tests/data";
+  if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) dir = env;
+  return dir + "/configs/" + name;
+}
+
+// ParseRecordArgs sees argv as RunRecordCommand does: argv[0] is "record".
+StatusOr<RecordArgs> Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "record");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return ParseRecordArgs(static_cast<int>(args.size()), argv.data());
+}
+
+const DataSourceConfig* FindSource(const TraceConfig& config, const std::string& name) {
+  const DataSourceConfig* found = nullptr;
+  for (const auto& ds : config.data_sources()) {
+    if (ds.config().name() == name) {
+      EXPECT_EQ(found, nullptr) << "data source " << name << " twice";
+      found = &ds.config();
+    }
+  }
+  return found;
+}
+
+std::vector<std::string> Sorted(const google::protobuf::RepeatedPtrField<std::string>& v) {
+  std::vector<std::string> out(v.begin(), v.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(RecordCommandTest, ParseDurationMs) {
+  const std::pair<const char*, uint32_t> good[] = {
+      {"10s", 10000}, {"500ms", 500},     {"2m", 120000}, {"2min", 120000},
+      {"1h", 3600000}, {"3", 3000},       {"1.5s", 1500}, {"0", 0},
+      {"0.25", 250},  {"4000000s", 4000000000u}};
+  for (const auto& [text, ms] : good) {
+    auto r = ParseDurationMs(text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.status().message();
+    EXPECT_EQ(*r, ms) << text;
+  }
+  for (const char* bad : {"", "s", "abc", "10x", "10 s", "-1s", "10sec", "5000000s", "2000h"}) {
+    auto r = ParseDurationMs(bad);
+    EXPECT_FALSE(r.ok()) << "'" << bad << "' parsed as " << (r.ok() ? *r : 0);
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find(bad), std::string::npos)
+          << "the error should quote the input: " << r.status().message();
+    }
+  }
+}
+
+TEST(RecordCommandTest, ParseSizeKb) {
+  const std::pair<const char*, uint64_t> good[] = {
+      {"64mb", 65536}, {"512kb", 512},     {"1gb", 1048576}, {"4096", 4096},
+      {"1MB", 1024},   {"2k", 2},          {"1m", 1024},     {"2G", 2097152},
+      {"1.5mb", 1536}, {"1KB", 1}};
+  for (const auto& [text, kb] : good) {
+    auto r = ParseSizeKb(text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.status().message();
+    EXPECT_EQ(*r, kb) << text;
+  }
+  for (const char* bad : {"", "mb", "0", "0mb", "-5mb", "10tb", "10 mb", "1mib"}) {
+    auto r = ParseSizeKb(bad);
+    EXPECT_FALSE(r.ok()) << "'" << bad << "' parsed as " << (r.ok() ? *r : 0);
+  }
+}
+
+// DISABLED: bug in user/record_command.cc (owned by the lead). strtod()
+// accepts "nan", "inf" and "1e300"; ParseDurationMs lets NaN through its
+// range check (NaN > 4e9 is false) and ParseSizeKb has no upper bound, so
+// both then cast a non-finite or out-of-range double to an integer
+// (undefined behaviour), and ParseRecordArgs narrows -k/--smb to uint32
+// without a check ("-k 5000gb" wraps). Fix: reject !std::isfinite(v) and
+// sizes above a cap in both parsers, and range-check -k/--smb before the
+// static_cast<uint32_t>. Enable this test with the fix.
+TEST(RecordCommandTest, DISABLED_RejectsNonFiniteAndHugeNumbers) {
+  for (const char* bad : {"nan", "inf", "nans", "infs", "1e300s"})
+    EXPECT_FALSE(ParseDurationMs(bad).ok()) << bad;
+  for (const char* bad : {"nan", "inf", "nanmb", "1e300", "1e30gb"})
+    EXPECT_FALSE(ParseSizeKb(bad).ok()) << bad;
+  EXPECT_FALSE(Parse({"-k", "5000gb"}).ok()) << "-k wraps at 4 TiB";
+  EXPECT_FALSE(Parse({"--smb", "5000gb"}).ok()) << "--smb wraps at 4 TiB";
+}
+
+TEST(RecordCommandTest, ParseRecordArgsDefaults) {
+  auto a = Parse({"-o", "x.pftrace"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->output, "x.pftrace");
+  EXPECT_EQ(a->duration_ms, 10000u);
+  EXPECT_FALSE(a->duration_set);
+  EXPECT_EQ(a->buffer_kb, 64u * 1024);
+  EXPECT_EQ(a->kernel_buffer_kb, 2048u);
+  EXPECT_EQ(a->smb_kb, 8u * 1024);
+  EXPECT_FALSE(a->bpf || a->daemon || a->quiet || a->compress || a->no_compact_sched ||
+               a->config_is_text);
+  EXPECT_TRUE(a->events.empty());
+  EXPECT_TRUE(a->config_path.empty());
+}
+
+TEST(RecordCommandTest, ParseRecordArgsAllFlags) {
+  auto a = Parse({"--out", "y.pftrace", "-t", "5s", "-b", "32mb", "-k", "1mb", "--smb", "4mb",
+                  "--bpf", "-q", "--compress", "--no-compact-sched", "--daemon",
+                  "--consumer-socket", "/tmp/c.sock", "sched/sched_switch", "ftrace/print"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->output, "y.pftrace");
+  EXPECT_EQ(a->duration_ms, 5000u);
+  EXPECT_TRUE(a->duration_set);
+  EXPECT_EQ(a->buffer_kb, 32u * 1024);
+  EXPECT_TRUE(a->buffer_set);
+  EXPECT_EQ(a->kernel_buffer_kb, 1024u);
+  EXPECT_EQ(a->smb_kb, 4096u);
+  EXPECT_TRUE(a->bpf && a->quiet && a->compress && a->no_compact_sched && a->daemon);
+  EXPECT_EQ(a->consumer_socket, "/tmp/c.sock");
+  EXPECT_EQ(a->events, (std::vector<std::string>{"sched/sched_switch", "ftrace/print"}));
+
+  auto long_forms = Parse({"--time", "2m", "--buffer", "1gb", "--kernel-buffer", "512kb",
+                           "--config", "c.pbtx", "--txt", "--quiet"});
+  ASSERT_TRUE(long_forms.ok()) << long_forms.status().message();
+  EXPECT_EQ(long_forms->duration_ms, 120000u);
+  EXPECT_EQ(long_forms->buffer_kb, 1024u * 1024);
+  EXPECT_EQ(long_forms->kernel_buffer_kb, 512u);
+  EXPECT_EQ(long_forms->config_path, "c.pbtx");
+  EXPECT_TRUE(long_forms->config_is_text && long_forms->quiet);
+}
+
+TEST(RecordCommandTest, ParseRecordArgsErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message_has;
+  };
+  const Case cases[] = {
+      {{"--frobnicate"}, "--frobnicate"},
+      {{"-o"}, "-o needs a value"},
+      {{"-o", "x", "-t"}, "-t needs a value"},
+      {{"-t", "soon"}, "soon"},
+      {{"-b", "lots"}, "lots"},
+      {{"-k", "0"}, "0"},
+      {{"-c", "cfg.pbtx", "sched/sched_switch"}, "not both"},
+  };
+  for (const Case& c : cases) {
+    auto a = Parse(c.args);
+    ASSERT_FALSE(a.ok()) << c.args[0];
+    EXPECT_NE(a.status().message().find(c.message_has), std::string::npos)
+        << a.status().message();
+  }
+  for (const char* help : {"-h", "--help"}) {
+    auto a = Parse({help});
+    ASSERT_FALSE(a.ok());
+    EXPECT_EQ(a.status().message(), "help");
+  }
+}
+
+TEST(RecordCommandTest, DefaultConfig) {
+  auto args = Parse({"-o", "x.pftrace"});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  ASSERT_EQ(config->buffers_size(), 1);
+  EXPECT_EQ(config->buffers(0).size_kb(), 64u * 1024);
+  EXPECT_EQ(config->buffers(0).fill_policy(), TraceConfig::BufferConfig::RING_BUFFER);
+  EXPECT_EQ(config->duration_ms(), 10000u);
+  EXPECT_EQ(config->data_sources_size(), 3);
+
+  const DataSourceConfig* ftrace = FindSource(*config, "linux.ftrace");
+  ASSERT_NE(ftrace, nullptr);
+  std::vector<std::string> want = DefaultRecordEvents();
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(Sorted(ftrace->ftrace_config().ftrace_events()), want);
+  EXPECT_EQ(ftrace->ftrace_config().buffer_size_kb(), 2048u);
+  EXPECT_TRUE(ftrace->ftrace_config().compact_sched().enabled());
+  EXPECT_EQ(FindSource(*config, "linux.bpf"), nullptr);
+
+  const DataSourceConfig* ps = FindSource(*config, "linux.process_stats");
+  ASSERT_NE(ps, nullptr);
+  EXPECT_TRUE(ps->process_stats_config().scan_all_processes_on_start());
+  EXPECT_TRUE(ps->process_stats_config().record_thread_names());
+  EXPECT_NE(FindSource(*config, "linux.system_info"), nullptr);
+}
+
+TEST(RecordCommandTest, DefaultEventsCoverWhatTheUiNeeds) {
+  const auto& e = DefaultRecordEvents();
+  for (const char* needed : {"sched/sched_switch", "sched/sched_waking", "ftrace/print",
+                             "task/task_rename", "task/task_newtask", "sched/sched_process_exit"})
+    EXPECT_NE(std::find(e.begin(), e.end(), needed), e.end()) << needed;
+  EXPECT_EQ(std::set<std::string>(e.begin(), e.end()).size(), e.size()) << "duplicates";
+}
+
+TEST(RecordCommandTest, FlagsShapeTheConfig) {
+  auto args = Parse({"-o", "x", "-t", "3s", "-b", "8mb", "-k", "1mb", "--no-compact-sched",
+                     "sched/sched_switch", "irq/irq_handler_entry"});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->duration_ms(), 3000u);
+  EXPECT_EQ(config->buffers(0).size_kb(), 8192u);
+  const DataSourceConfig* ftrace = FindSource(*config, "linux.ftrace");
+  ASSERT_NE(ftrace, nullptr);
+  EXPECT_EQ(Sorted(ftrace->ftrace_config().ftrace_events()),
+            (std::vector<std::string>{"irq/irq_handler_entry", "sched/sched_switch"}));
+  EXPECT_EQ(ftrace->ftrace_config().buffer_size_kb(), 1024u);
+  EXPECT_TRUE(ftrace->ftrace_config().has_compact_sched());
+  EXPECT_FALSE(ftrace->ftrace_config().compact_sched().enabled());
+}
+
+TEST(RecordCommandTest, BpfSplitsEventsBetweenSources) {
+  auto args = Parse({"-o", "x", "--bpf"});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const DataSourceConfig* ftrace = FindSource(*config, "linux.ftrace");
+  const DataSourceConfig* bpf = FindSource(*config, "linux.bpf");
+  ASSERT_NE(ftrace, nullptr);
+  ASSERT_NE(bpf, nullptr);
+  std::vector<std::string> f = Sorted(ftrace->ftrace_config().ftrace_events());
+  std::vector<std::string> b = Sorted(bpf->bpf_config().events());
+  // The BPF source takes what it implements, ftrace the rest; every default
+  // event goes to exactly one of them.
+  for (const char* e : {"sched/sched_switch", "sched/sched_waking", "ftrace/print",
+                        "task/task_rename", "sched/sched_process_exit"})
+    EXPECT_TRUE(std::binary_search(b.begin(), b.end(), e)) << e << " should go to BPF";
+  for (const char* e : {"power/cpu_frequency", "power/cpu_idle", "task/task_newtask"})
+    EXPECT_TRUE(std::binary_search(f.begin(), f.end(), e)) << e << " should stay on ftrace";
+  std::vector<std::string> both;
+  std::set_intersection(f.begin(), f.end(), b.begin(), b.end(), std::back_inserter(both));
+  EXPECT_TRUE(both.empty()) << "in both sources: " << both[0];
+  std::vector<std::string> all = f;
+  all.insert(all.end(), b.begin(), b.end());
+  std::sort(all.begin(), all.end());
+  std::vector<std::string> want = DefaultRecordEvents();
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(all, want);
+
+  // Only BPF events: no ftrace data source at all.
+  auto only_bpf = Parse({"-o", "x", "--bpf", "sched/sched_switch", "ftrace/print"});
+  ASSERT_TRUE(only_bpf.ok());
+  auto c2 = BuildRecordConfig(*only_bpf);
+  ASSERT_TRUE(c2.ok());
+  EXPECT_EQ(FindSource(*c2, "linux.ftrace"), nullptr);
+  ASSERT_NE(FindSource(*c2, "linux.bpf"), nullptr);
+  EXPECT_EQ(FindSource(*c2, "linux.bpf")->bpf_config().events_size(), 2);
+}
+
+TEST(RecordCommandTest, TextConfigFile) {
+  auto args = Parse({"-c", DataPath("record_streaming.pbtx"), "--txt", "-o", "x"});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->duration_ms(), 30000u);
+  EXPECT_TRUE(config->write_into_file());
+  EXPECT_EQ(config->file_write_period_ms(), 200u);
+  EXPECT_EQ(config->buffers(0).size_kb(), 16384u);
+  const DataSourceConfig* ftrace = FindSource(*config, "linux.ftrace");
+  ASSERT_NE(ftrace, nullptr);
+  EXPECT_EQ(ftrace->ftrace_config().ftrace_events_size(), 4);
+
+  // -t overrides the file's duration.
+  auto with_t = Parse({"-c", DataPath("record_streaming.pbtx"), "--txt", "-t", "2s"});
+  ASSERT_TRUE(with_t.ok());
+  auto c2 = BuildRecordConfig(*with_t);
+  ASSERT_TRUE(c2.ok());
+  EXPECT_EQ(c2->duration_ms(), 2000u);
+}
+
+TEST(RecordCommandTest, BrokenTextConfigNamesLineAndColumn) {
+  const std::string path = DataPath("record_broken.pbtx");
+  auto args = Parse({"-c", path, "--txt"});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  ASSERT_FALSE(config.ok());
+  const std::string& m = config.status().message();
+  EXPECT_NE(m.find(path), std::string::npos) << m;
+  EXPECT_NE(m.find("line 5, column 12"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+}
+
+TEST(RecordCommandTest, MissingConfigFile) {
+  auto args = Parse({"-c", "/nonexistent/sluice.pbtx", "--txt"});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("/nonexistent/sluice.pbtx"), std::string::npos);
+}
+
+TEST(RecordCommandTest, BinaryConfigFile) {
+  TraceConfig want;
+  want.add_buffers()->set_size_kb(4096);
+  want.set_duration_ms(1234);
+  auto* ds = want.add_data_sources()->mutable_config();
+  ds->set_name("linux.ftrace");
+  ds->mutable_ftrace_config()->add_ftrace_events("sched/sched_switch");
+  char path[] = "/tmp/sluice-record-config-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  std::string bytes = want.SerializeAsString();
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  auto args = Parse({"-c", path});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  unlink(path);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->SerializeAsString(), bytes);
+}
+
+TEST(RecordCommandTest, TextConfigWithoutTxtIsAnErrorOrHarmless) {
+  // A text file read as binary usually fails to parse; whatever libprotobuf
+  // makes of it, there is no crash and a failure says to add --txt.
+  auto args = Parse({"-c", DataPath("record_broken.pbtx")});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  if (!config.ok()) {
+    EXPECT_NE(config.status().message().find("--txt"), std::string::npos);
+  }
+}
+
+TEST(RecordCommandTest, PerfettoAndroidConfigParses) {
+  // A config written for Android's perfetto: data sources sluice lacks are
+  // kept in the config (record reports and skips them), unknown fields are
+  // skipped with a warning, and the Linux parts are read.
+  auto args = Parse({"-c", DataPath("android_full.pbtx"), "--txt"});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->buffers_size(), 2);
+  EXPECT_EQ(config->duration_ms(), 10000u);
+  EXPECT_NE(FindSource(*config, "android.log"), nullptr);
+  EXPECT_NE(FindSource(*config, "android.power"), nullptr);
+  EXPECT_NE(FindSource(*config, "track_event"), nullptr);
+  const DataSourceConfig* ftrace = FindSource(*config, "linux.ftrace");
+  ASSERT_NE(ftrace, nullptr);
+  EXPECT_EQ(ftrace->ftrace_config().ftrace_events_size(), 12);
+  EXPECT_EQ(ftrace->ftrace_config().buffer_size_kb(), 2048u);
+  EXPECT_TRUE(ftrace->ftrace_config().compact_sched().enabled());
+  const DataSourceConfig* ps = FindSource(*config, "linux.process_stats");
+  ASSERT_NE(ps, nullptr);
+  EXPECT_EQ(ps->target_buffer(), 1u);
+}
+
+}  // namespace
+}  // namespace sluice

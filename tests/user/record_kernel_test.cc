@@ -1,0 +1,724 @@
+// `sluice record` end to end on the real kernel (root, tracefs).
+//
+// The recorder runs as a subprocess, exactly as a user runs it: build/sluice
+// (found next to this test binary, /proc/self/exe's directory), and for
+// --daemon also build/sluiced and build/sluice-probes. The test process is
+// the workload:
+//   - two threads named by prctl(PR_SET_NAME) ping-pong a byte through two
+//     pipes kRounds times (context switches and wakeups between known
+//     threads);
+//   - two threads write kMarkers sequence-numbered trace_marker lines
+//     "sluice-e2e-<run>-<seq>".
+// Both are paced to a busy-but-sane rate (see Pacer for why).
+// The workload starts only once the recorder is up: the test writes
+// "sluice-e2e-<run>-ready" markers every 100 ms until one shows up in the
+// output file (the file is streamed while recording), so the whole data path
+// (kernel -> reader -> SMB -> central buffer -> file) is known to be live.
+//
+// The file is then decoded packet by packet with libprotobuf and checked:
+// every marker exactly once (ftrace and BPF both encode markers as
+// PrintFtraceEvent.buf, the kernel adds a trailing newline), the ping-pong
+// threads' names present (compact_sched intern table, sched_switch comms,
+// task_rename, or ProcessTree), zero data_loss rows from AnalyzeTraceFile, a
+// valid Trace up to its last byte, and TraceStats, ClockSnapshot, SystemInfo
+// and TraceConfig packets present.
+//
+// Cases: in-process (default), --daemon (sluiced + sluice-probes as
+// subprocesses on sockets in a temp dir), --bpf (markers caught by the BPF
+// source through sys_enter_write), SIGINT (clean stop, complete file), and a
+// streaming text config killed with SIGKILL (file valid up to its last
+// complete packet).
+//
+// tracefs is compared before and after every test: tracing_on,
+// buffer_size_kb, trace_clock, set_event, instances. Known limitation: a
+// recorder killed with SIGKILL cannot restore tracefs (its events stay
+// enabled, its clock and buffer size stay set). The SIGKILL test restores the
+// snapshot itself before comparing; a user who SIGKILLs `sluice record` must
+// do the same (or run another `sluice record`, which restores what it found,
+// i.e. the dirty state). A never-used root buffer reads "7 (expanded: 1408)"
+// until something sizes it and the kernel cannot go back: the comparison
+// treats the two as equal.
+//
+// All cases use the root instance (where apps' trace_marker writes land), so
+// another tracer using the root instance at the same time makes them fail.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "perfetto/trace/trace_packet.pb.h"
+#include "tests/kernel_test_util.h"
+#include "user/ftrace_format.h"
+#include "user/trace_file_reader.h"
+#include "user/trace_health.h"
+#include "user/tracefs.h"
+
+namespace sluice {
+namespace {
+
+constexpr char kTracefs[] = "/sys/kernel/tracing";
+constexpr uint32_t kMarkers = 20000;  // Total, over two writer threads.
+constexpr uint32_t kRounds = 20000;   // Ping-pong round trips.
+// Paced rates (see Pacer): about 160k sched events/s from the ping-pong and
+// 40k markers/s, i.e. a busy system, for about half a second.
+constexpr double kRoundsPerSecond = 40000;
+constexpr double kMarkersPerSecondPerThread = 20000;
+
+uint64_t NowMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+std::string ReadFileOr(const std::string& path, const std::string& fallback = "<missing>") {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return fallback;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool WriteFile(const std::string& path, const std::string& text, int flags = O_TRUNC) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | flags);
+  if (fd < 0) return false;
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+// ---------------------------------------------------------------------------
+// tracefs state: what sluice may touch, as comparable text.
+
+struct TracefsState {
+  std::string tracing_on, buffer_size_kb, trace_clock, set_event, instances;
+  bool operator==(const TracefsState&) const = default;
+  std::string ToString() const {
+    return "tracing_on=" + tracing_on + " buffer_size_kb=" + buffer_size_kb +
+           " trace_clock=" + trace_clock + " set_event=[" + set_event + "] instances=[" +
+           instances + "]";
+  }
+};
+
+// buffer_size_kb as the per-CPU size the buffer has once expanded: the
+// kernel rounds "7 (expanded: 1408)" up to whole data pages (1410 here).
+std::string NormalizedBufferSizeKb(const std::string& dir) {
+  auto size = ParseBufferSize(ReadFileOr(dir + "/buffer_size_kb"));
+  if (!size.ok()) return "?";
+  if (size->per_cpu_differs) return "X";
+  uint64_t kb = size->kb;
+  auto header = FtraceFormatTable::ParseHeaders(ReadFileOr(dir + "/events/header_page"),
+                                                ReadFileOr(dir + "/events/header_event"));
+  if (!size->expanded && header.ok() && header->data_size > 0) {
+    const uint64_t data = header->data_size;
+    kb = (kb * 1024 + data - 1) / data * data / 1024;
+  }
+  return std::to_string(kb);
+}
+
+TracefsState ReadTracefsState() {
+  const std::string dir = kTracefs;
+  TracefsState s;
+  s.tracing_on = ReadFileOr(dir + "/tracing_on");
+  s.buffer_size_kb = NormalizedBufferSizeKb(dir);
+  s.trace_clock = ReadFileOr(dir + "/trace_clock");
+  s.set_event = ReadFileOr(dir + "/set_event");
+  std::vector<std::string> names;
+  if (DIR* d = opendir((dir + "/instances").c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) s.instances += n + " ";
+  return s;
+}
+
+// Puts back `saved` after a recorder that could not clean up (SIGKILL).
+void RestoreTracefsState(const TracefsState& saved) {
+  const std::string dir = kTracefs;
+  // set_event opened with O_TRUNC disables every event; then re-enable the
+  // saved ones line by line.
+  EXPECT_TRUE(WriteFile(dir + "/set_event", "\n", O_TRUNC));
+  std::istringstream lines(saved.set_event);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) {
+      EXPECT_TRUE(WriteFile(dir + "/set_event", line + "\n", O_APPEND)) << line;
+    }
+  }
+  std::string clock = ParseSelectedTraceClock(saved.trace_clock);
+  if (!clock.empty()) {
+    EXPECT_TRUE(WriteFile(dir + "/trace_clock", clock));
+  }
+  if (saved.buffer_size_kb != "?" && saved.buffer_size_kb != "X" &&
+      NormalizedBufferSizeKb(dir) != saved.buffer_size_kb) {
+    EXPECT_TRUE(WriteFile(dir + "/buffer_size_kb", saved.buffer_size_kb));
+  }
+  EXPECT_TRUE(WriteFile(dir + "/tracing_on", std::string(TrimWhitespace(saved.tracing_on))));
+}
+
+// ---------------------------------------------------------------------------
+// Subprocesses.
+
+// The directory of this test binary: build/sluice_tests -> build/.
+std::string SelfDir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, static_cast<size_t>(n));
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+class Child {
+ public:
+  // Starts argv[0] with stdout and stderr going to files; stdin is /dev/null.
+  bool Start(const std::vector<std::string>& argv, const std::string& out_path,
+             const std::string& err_path) {
+    out_path_ = out_path;
+    err_path_ = err_path;
+    std::vector<char*> cargv;
+    for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (in < 0 || out < 0 || err < 0) return false;
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ == 0) {
+      // Async-signal-safe calls only from here to exec.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // Never outlive a crashed test.
+      if (getppid() != parent) _exit(127);
+      dup2(in, 0);
+      dup2(out, 1);
+      dup2(err, 2);
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    close(in);
+    close(out);
+    close(err);
+    return pid_ > 0;
+  }
+  ~Child() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  bool running() {
+    Poll();
+    return !exited_;
+  }
+  void Signal(int sig) {
+    if (pid_ > 0 && !exited_) kill(pid_, sig);
+  }
+  // Waits up to timeout_ms; true once it exited (status in wait_status()).
+  bool Wait(uint64_t timeout_ms) {
+    const uint64_t deadline = NowMs() + timeout_ms;
+    while (!exited_) {
+      Poll();
+      if (exited_ || NowMs() >= deadline) break;
+      usleep(10 * 1000);
+    }
+    return exited_;
+  }
+  // Sends SIGTERM, then SIGKILL after timeout_ms.
+  void Terminate(uint64_t timeout_ms) {
+    Signal(SIGTERM);
+    if (!Wait(timeout_ms)) {
+      Signal(SIGKILL);
+      Wait(5000);
+    }
+  }
+  int wait_status() const { return status_; }
+  bool exited_normally_with(int code) const {
+    return exited_ && WIFEXITED(status_) && WEXITSTATUS(status_) == code;
+  }
+  std::string Describe() const {
+    std::string s = "pid " + std::to_string(pid_);
+    if (!exited_) return s + " still running";
+    if (WIFEXITED(status_)) s += " exited " + std::to_string(WEXITSTATUS(status_));
+    if (WIFSIGNALED(status_)) s += " killed by signal " + std::to_string(WTERMSIG(status_));
+    return s + "\n--- stdout ---\n" + ReadFileOr(out_path_) + "\n--- stderr ---\n" +
+           ReadFileOr(err_path_);
+  }
+  std::string Stderr() const { return ReadFileOr(err_path_, ""); }
+
+ private:
+  void Poll() {
+    if (pid_ <= 0 || exited_) return;
+    if (waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
+  }
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int status_ = 0;
+  std::string out_path_, err_path_;
+};
+
+// ---------------------------------------------------------------------------
+// The workload.
+
+// Keeps a loop at `per_second` iterations per second. Unpaced, the ping-pong
+// does 1.5 M sched events/s on one CPU, which fills a 2 MiB kernel buffer in
+// about 20 ms: on a loaded machine (other builds running) the reader thread
+// is not always scheduled that soon and the kernel overwrites events (seen:
+// 25k lost at load 17, correctly reported as ftrace_cpu_overrun_delta). These
+// tests check correctness, so they run at a busy-but-sane rate; loss at high
+// rates is measured by tests/bench/record_vs_tracecmd.sh. A pacer that falls
+// behind (the thread was not scheduled) forgets the deficit instead of
+// bursting to catch up.
+class Pacer {
+ public:
+  explicit Pacer(double per_second) : ns_per_op_(1e9 / per_second), start_(Now()) {}
+  void Tick() {
+    ops_++;
+    const double due = start_ + static_cast<double>(ops_) * ns_per_op_;
+    const double now = Now();
+    if (now + 1e6 < due) {
+      usleep(static_cast<useconds_t>((due - now) / 1000));
+    } else if (now > due + 5e6) {
+      start_ = now - static_cast<double>(ops_) * ns_per_op_;  // Forget the deficit.
+    }
+  }
+
+ private:
+  static double Now() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+  }
+  double ns_per_op_;
+  double start_;
+  uint64_t ops_ = 0;
+};
+
+struct Workload {
+  std::string prefix;     // "sluice-e2e-<run>-"
+  std::string ping_name;  // Thread names (<= 15 bytes: TASK_COMM_LEN).
+  std::string pong_name;
+  uint32_t markers = kMarkers;
+  uint32_t rounds = kRounds;
+};
+
+// Writes "<prefix>ready" every 100 ms until it shows up in `trace_path` (the
+// recorder streams the file), or timeout_ms passes.
+bool WaitUntilRecording(const Workload& w, const std::string& trace_path, uint64_t timeout_ms,
+                        Child* recorder) {
+  const std::string ready = w.prefix + "ready";
+  int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const uint64_t deadline = NowMs() + timeout_ms;
+  bool seen = false;
+  while (!seen && NowMs() < deadline && recorder->running()) {
+    (void)!write(fd, ready.data(), ready.size());
+    usleep(100 * 1000);
+    seen = ReadFileOr(trace_path, "").find(ready) != std::string::npos;
+  }
+  close(fd);
+  return seen;
+}
+
+// Runs the ping-pong pair and the two marker writers; blocks until done.
+void RunWorkload(const Workload& w) {
+  int ab[2], ba[2];
+  ASSERT_EQ(pipe2(ab, O_CLOEXEC), 0);
+  ASSERT_EQ(pipe2(ba, O_CLOEXEC), 0);
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    prctl(PR_SET_NAME, w.ping_name.c_str());
+    Pacer pacer(kRoundsPerSecond);
+    char c = 'x';
+    for (uint32_t i = 0; i < w.rounds; i++) {
+      if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1) break;
+      pacer.Tick();
+    }
+  });
+  threads.emplace_back([&] {
+    prctl(PR_SET_NAME, w.pong_name.c_str());
+    char c;
+    for (uint32_t i = 0; i < w.rounds; i++) {
+      if (read(ab[0], &c, 1) != 1 || write(ba[1], &c, 1) != 1) break;
+    }
+  });
+  std::atomic<int> marker_errors{0};
+  const uint32_t per_thread = w.markers / 2;
+  for (uint32_t t = 0; t < 2; t++) {
+    threads.emplace_back([&, t] {
+      int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) {
+        marker_errors++;
+        return;
+      }
+      Pacer pacer(kMarkersPerSecondPerThread);
+      char buf[96];
+      for (uint32_t i = 0; i < per_thread; i++) {
+        int n = snprintf(buf, sizeof(buf), "%s%u", w.prefix.c_str(), t * per_thread + i);
+        if (write(fd, buf, static_cast<size_t>(n)) != n) marker_errors++;
+        pacer.Tick();
+      }
+      close(fd);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int fd : {ab[0], ab[1], ba[0], ba[1]}) close(fd);
+  EXPECT_EQ(marker_errors.load(), 0) << "trace_marker writes failed";
+}
+
+// ---------------------------------------------------------------------------
+// Decoding the trace.
+
+struct Decoded {
+  Status status;
+  TraceFileSummary summary;
+  uint64_t bad_packets = 0;
+  std::map<uint32_t, uint32_t> marker_count;  // seq -> times seen.
+  uint64_t malformed_markers = 0;             // Our prefix, not a number.
+  std::set<std::string> comms;
+  bool trace_stats = false, clock_snapshot = false, system_info = false,
+       trace_config = false, process_tree = false, bpf_stats = false;
+  uint64_t ftrace_events = 0;
+};
+
+void AddPrint(const std::string& prefix, std::string buf, Decoded* d) {
+  if (buf.compare(0, prefix.size(), prefix) != 0) return;
+  while (!buf.empty() && (buf.back() == '\n' || buf.back() == '\0')) buf.pop_back();
+  std::string rest = buf.substr(prefix.size());
+  if (rest == "ready") return;
+  char* end = nullptr;
+  unsigned long seq = strtoul(rest.c_str(), &end, 10);
+  if (rest.empty() || *end != '\0') {
+    d->malformed_markers++;
+    return;
+  }
+  d->marker_count[static_cast<uint32_t>(seq)]++;
+}
+
+Decoded DecodeTrace(const std::string& path, const std::string& prefix) {
+  Decoded d;
+  d.status = ReadTraceFile(
+      path,
+      [&](std::string_view bytes) {
+        perfetto::protos::TracePacket p;
+        if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+          d.bad_packets++;
+          return;
+        }
+        d.trace_stats |= p.has_trace_stats();
+        d.clock_snapshot |= p.has_clock_snapshot();
+        d.system_info |= p.has_system_info();
+        d.trace_config |= p.has_trace_config();
+        d.bpf_stats |= p.has_bpf_stats();
+        if (p.has_process_tree()) {
+          d.process_tree = true;
+          for (const auto& t : p.process_tree().threads()) d.comms.insert(t.name());
+        }
+        if (!p.has_ftrace_events()) return;
+        const auto& bundle = p.ftrace_events();
+        for (const std::string& s : bundle.compact_sched().intern_table()) d.comms.insert(s);
+        for (const auto& e : bundle.event()) {
+          d.ftrace_events++;
+          if (e.has_print()) AddPrint(prefix, e.print().buf(), &d);
+          if (e.has_sched_switch()) {
+            d.comms.insert(e.sched_switch().prev_comm());
+            d.comms.insert(e.sched_switch().next_comm());
+          }
+          if (e.has_sched_waking()) d.comms.insert(e.sched_waking().comm());
+          if (e.has_task_rename()) d.comms.insert(e.task_rename().newcomm());
+          if (e.has_task_newtask()) d.comms.insert(e.task_newtask().comm());
+        }
+      },
+      &d.summary);
+  return d;
+}
+
+// Every seq in [0, n) exactly once, nothing else with our prefix.
+void ExpectMarkersExactlyOnce(const Decoded& d, uint32_t n) {
+  uint32_t missing = 0, duplicated = 0, foreign = 0;
+  std::string examples;
+  for (uint32_t seq = 0; seq < n; seq++) {
+    auto it = d.marker_count.find(seq);
+    uint32_t c = it == d.marker_count.end() ? 0 : it->second;
+    if (c == 0) missing++;
+    if (c > 1) duplicated += c - 1;
+    if (c != 1 && examples.size() < 200) examples += " " + std::to_string(seq) + "x" + std::to_string(c);
+  }
+  for (const auto& [seq, c] : d.marker_count) foreign += seq >= n ? c : 0;
+  EXPECT_EQ(missing, 0u) << "markers missing, e.g.:" << examples;
+  EXPECT_EQ(duplicated, 0u) << "markers duplicated, e.g.:" << examples;
+  EXPECT_EQ(foreign, 0u) << "markers with a seq never written";
+  EXPECT_EQ(d.malformed_markers, 0u);
+}
+
+void ExpectNoDataLoss(const std::string& path) {
+  auto health = AnalyzeTraceFile(path);
+  ASSERT_TRUE(health.ok()) << health.status().message();
+  std::vector<std::string> loss;
+  for (const HealthRow& r : health->rows) {
+    if (r.severity == "data_loss") loss.push_back(r.name + "[" + std::to_string(r.index) + "]=" +
+                                                  std::to_string(r.value));
+  }
+  EXPECT_TRUE(loss.empty()) << "data loss reported:\n" << FormatHealthTable(*health);
+  EXPECT_TRUE(health->has_trace_stats);
+}
+
+// The checks every complete recording passes.
+void ExpectCompleteTrace(const std::string& path, const Workload& w, const Decoded& d) {
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  EXPECT_FALSE(d.summary.truncated);
+  EXPECT_EQ(d.summary.valid_bytes, d.summary.bytes) << "file not a valid Trace to its last byte";
+  EXPECT_EQ(d.bad_packets, 0u);
+  EXPECT_TRUE(d.trace_stats) << "no TraceStats packet";
+  EXPECT_TRUE(d.clock_snapshot) << "no ClockSnapshot packet";
+  EXPECT_TRUE(d.system_info) << "no SystemInfo packet";
+  EXPECT_TRUE(d.trace_config) << "no TraceConfig packet";
+  EXPECT_TRUE(d.process_tree) << "no ProcessTree packet";
+  ExpectMarkersExactlyOnce(d, w.markers);
+  EXPECT_TRUE(d.comms.count(w.ping_name)) << "thread name " << w.ping_name << " not in the trace";
+  EXPECT_TRUE(d.comms.count(w.pong_name)) << "thread name " << w.pong_name << " not in the trace";
+  ExpectNoDataLoss(path);
+}
+
+// ---------------------------------------------------------------------------
+
+class RecordKernelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) SLUICE_KERNEL_SKIP("needs root to control tracefs");
+    if (access((std::string(kTracefs) + "/trace_marker").c_str(), W_OK) != 0)
+      SLUICE_KERNEL_SKIP("no tracefs at /sys/kernel/tracing");
+    bin_dir_ = SelfDir();
+    if (const char* env = std::getenv("SLUICE_BIN_DIR")) bin_dir_ = env;
+    for (const char* name : {"sluice", "sluiced", "sluice-probes"}) {
+      if (access((bin_dir_ + "/" + name).c_str(), X_OK) != 0)
+        SLUICE_KERNEL_SKIP(bin_dir_ + "/" + name +
+                           " not found: build it (make) or set SLUICE_BIN_DIR");
+    }
+    char tmpl[] = "/tmp/sluice-record-e2e-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    static int run = 0;
+    run_ = std::to_string(getpid()) + "." + std::to_string(++run);
+    workload_.prefix = "sluice-e2e-" + run_ + "-";
+    // <= 15 bytes: "ping" + up to 4 + "-" + pid (<= 7 digits).
+    const std::string tag = std::to_string(run % 1000) + "-" + std::to_string(getpid());
+    workload_.ping_name = "ping" + tag;
+    workload_.pong_name = "pong" + tag;
+    before_ = ReadTracefsState();
+    armed_ = true;
+  }
+
+  void TearDown() override {
+    if (!armed_) return;
+    TracefsState after = ReadTracefsState();
+    EXPECT_EQ(after, before_) << "tracefs not left as found\nbefore: " << before_.ToString()
+                              << "\nafter:  " << after.ToString();
+    if (!HasFailure() && !dir_.empty()) {
+      if (DIR* d = opendir(dir_.c_str())) {
+        while (struct dirent* e = readdir(d)) {
+          if (e->d_name[0] != '.') unlink((dir_ + "/" + e->d_name).c_str());
+        }
+        closedir(d);
+      }
+      rmdir(dir_.c_str());
+    } else if (!dir_.empty()) {
+      fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
+    }
+  }
+
+  std::string Bin(const char* name) const { return bin_dir_ + "/" + name; }
+  std::string Path(const char* name) const { return dir_ + "/" + name; }
+
+  // Starts `sluice record ARGS -o trace`, waits until it records, runs the
+  // workload. Returns false (with a failure) if the recorder never came up.
+  bool StartAndRunWorkload(std::vector<std::string> args, Child* recorder,
+                           uint64_t* workload_end_ms) {
+    std::vector<std::string> argv = {Bin("sluice"), "record"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-o", Path("trace.pftrace")});
+    start_ms_ = NowMs();
+    EXPECT_TRUE(recorder->Start(argv, Path("record.out"), Path("record.err")));
+    if (!WaitUntilRecording(workload_, Path("trace.pftrace"), 20000, recorder)) {
+      ADD_FAILURE() << "the recorder did not start recording within 20 s: "
+                    << recorder->Describe();
+      return false;
+    }
+    ready_ms_ = NowMs();
+    RunWorkload(workload_);
+    *workload_end_ms = NowMs();
+    return true;
+  }
+
+  // Runs a recording with `-t duration_s` and checks the complete trace.
+  void RecordForDuration(std::vector<std::string> args, uint32_t duration_s) {
+    args.insert(args.end(), {"-t", std::to_string(duration_s) + "s", "-q"});
+    Child recorder;
+    uint64_t workload_end = 0;
+    if (!StartAndRunWorkload(args, &recorder, &workload_end)) return;
+    ASSERT_TRUE(recorder.Wait((duration_s + 30) * 1000ull)) << recorder.Describe();
+    EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
+    EXPECT_EQ(recorder.Stderr().find("failed to start"), std::string::npos) << recorder.Stderr();
+    // The recorder started before start_ms_; it stops duration_s after it
+    // enabled tracing, which was before ready_ms_ (leave 500 ms for the last
+    // reads). If the workload overran, say so instead of a list of missing
+    // markers.
+    ASSERT_LT(workload_end, start_ms_ + duration_s * 1000ull - 500)
+        << "the workload ended " << (workload_end - start_ms_)
+        << " ms after the recorder started (ready after " << (ready_ms_ - start_ms_)
+        << " ms): the machine is too loaded for a " << duration_s << " s recording";
+    Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+    ExpectCompleteTrace(Path("trace.pftrace"), workload_, d);
+  }
+
+  std::string bin_dir_, dir_, run_;
+  Workload workload_;
+  TracefsState before_;
+  bool armed_ = false;
+  uint64_t start_ms_ = 0, ready_ms_ = 0;
+};
+
+TEST_F(RecordKernelTest, DefaultConfigInProcess) {
+  RecordForDuration({}, 6);
+}
+
+TEST_F(RecordKernelTest, BpfMarkersExactlyOnce) {
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    SLUICE_KERNEL_SKIP("no /sys/kernel/btf/vmlinux: the BPF source needs BTF");
+  RecordForDuration({"--bpf"}, 6);
+  Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  EXPECT_TRUE(d.bpf_stats) << "no bpf_stats packet: did the BPF source run?";
+}
+
+TEST_F(RecordKernelTest, ThroughDaemon) {
+  Child sluiced, probes;
+  ASSERT_TRUE(sluiced.Start({Bin("sluiced"), "--foreground", "--producer-socket",
+                             Path("producer.sock"), "--consumer-socket", Path("consumer.sock")},
+                            Path("sluiced.out"), Path("sluiced.err")));
+  // sluice-probes retries until sluiced listens.
+  ASSERT_TRUE(probes.Start({Bin("sluice-probes"), "--producer-socket", Path("producer.sock")},
+                           Path("probes.out"), Path("probes.err")));
+  const uint64_t deadline = NowMs() + 15000;
+  auto connected = [&] {
+    std::string log = sluiced.Stderr();
+    size_t p = log.find("producer ");
+    return p != std::string::npos && log.find("connected", p) != std::string::npos;
+  };
+  while (!connected() && NowMs() < deadline && sluiced.running() && probes.running())
+    usleep(20 * 1000);
+  ASSERT_TRUE(connected()) << "sluice-probes did not connect:\n"
+                           << sluiced.Describe() << "\n" << probes.Describe();
+
+  RecordForDuration({"--daemon", "--consumer-socket", Path("consumer.sock")}, 6);
+
+  probes.Terminate(10000);
+  sluiced.Terminate(10000);
+  EXPECT_TRUE(probes.exited_normally_with(0)) << probes.Describe();
+  EXPECT_TRUE(sluiced.exited_normally_with(0)) << sluiced.Describe();
+}
+
+TEST_F(RecordKernelTest, SigintStopsCleanly) {
+  Child recorder;
+  uint64_t workload_end = 0;
+  if (!StartAndRunWorkload({"-t", "60s", "-q"}, &recorder, &workload_end)) return;
+  const uint64_t sigint_ms = NowMs();
+  recorder.Signal(SIGINT);
+  ASSERT_TRUE(recorder.Wait(20000)) << "no exit 20 s after SIGINT: " << recorder.Describe();
+  const uint64_t stop_ms = NowMs() - sigint_ms;
+  EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
+  EXPECT_LT(stop_ms, 10000u) << "stopping took too long";
+  Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ExpectCompleteTrace(Path("trace.pftrace"), workload_, d);
+}
+
+// A text config that streams into the file every 200 ms, as a user would
+// write it for `perfetto -c cfg --txt` (tests/data/configs/record_streaming.pbtx
+// is the same config for reading; this test writes its own copy so it runs
+// from any directory, e.g. inside vm-tests).
+constexpr char kStreamingConfig[] = R"(
+buffers { size_kb: 16384 fill_policy: RING_BUFFER }
+duration_ms: 30000
+write_into_file: true
+file_write_period_ms: 200
+data_sources {
+  config {
+    name: "linux.ftrace"
+    ftrace_config {
+      ftrace_events: "sched/sched_switch"
+      ftrace_events: "sched/sched_waking"
+      ftrace_events: "task/task_rename"
+      ftrace_events: "ftrace/print"
+      buffer_size_kb: 2048
+    }
+  }
+}
+data_sources { config { name: "linux.process_stats" } }
+data_sources { config { name: "linux.system_info" } }
+)";
+
+TEST_F(RecordKernelTest, StreamingConfigSurvivesSigkill) {
+  ASSERT_TRUE(WriteFile(Path("streaming.pbtx"), kStreamingConfig, O_CREAT | O_TRUNC));
+  workload_.markers = 2000;
+  workload_.rounds = 2000;
+  Child recorder;
+  uint64_t workload_end = 0;
+  if (!StartAndRunWorkload({"-c", Path("streaming.pbtx"), "--txt", "-q"}, &recorder,
+                           &workload_end)) {
+    RestoreTracefsState(before_);
+    return;
+  }
+  // Wait until the last marker of each writer is in the file (streamed every
+  // 200 ms), and at least 2 s since the start, then kill.
+  const std::string last0 = workload_.prefix + std::to_string(workload_.markers / 2 - 1);
+  const std::string last1 = workload_.prefix + std::to_string(workload_.markers - 1);
+  const uint64_t deadline = NowMs() + 15000;
+  for (;;) {
+    std::string bytes = ReadFileOr(Path("trace.pftrace"), "");
+    bool both = bytes.find(last0) != std::string::npos && bytes.find(last1) != std::string::npos;
+    if ((both && NowMs() >= start_ms_ + 2000) || NowMs() >= deadline) break;
+    usleep(50 * 1000);
+  }
+  EXPECT_TRUE(recorder.running()) << recorder.Describe();
+  recorder.Signal(SIGKILL);
+  ASSERT_TRUE(recorder.Wait(5000));
+  EXPECT_TRUE(WIFSIGNALED(recorder.wait_status()));
+
+  // The recorder could not clean up: its events are still enabled. Restore
+  // the snapshot (TearDown then checks it took).
+  TracefsState dirty = ReadTracefsState();
+  EXPECT_NE(dirty.set_event, before_.set_event) << "expected the killed recorder's events";
+  RestoreTracefsState(before_);
+
+  Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(d.status.ok()) << d.status.message();  // Truncated is fine.
+  EXPECT_EQ(d.bad_packets, 0u);
+  EXPECT_GT(d.summary.packets, 0u);
+  EXPECT_TRUE(d.trace_config);
+  ExpectMarkersExactlyOnce(d, workload_.markers);
+  auto health = AnalyzeTraceFile(Path("trace.pftrace"));
+  EXPECT_TRUE(health.ok()) << health.status().message();
+}
+
+}  // namespace
+}  // namespace sluice
