@@ -392,6 +392,15 @@ FtraceSourceCounters FtraceDataSource::counters() const {
   return c;
 }
 
+std::vector<uint32_t> FtraceDataSource::ReadingCpusForTesting() const {
+  std::lock_guard<std::mutex> lock(readers_mutex_);
+  std::vector<uint32_t> cpus;
+  for (const auto& s : cpus_) {
+    if (s && s->reader) cpus.push_back(s->cpu);
+  }
+  return cpus;
+}
+
 std::vector<std::string> FtraceDataSource::warnings() const {
   std::lock_guard<std::mutex> lock(warnings_mutex_);
   return warnings_;

@@ -119,6 +119,8 @@ class FtraceDataSource {
   uint32_t page_size() const { return page_size_; }
   // Problems that did not stop the trace (restore errors, reader errors).
   std::vector<std::string> warnings() const;
+  // CPUs that have a running reader now (hotplug tests).
+  std::vector<uint32_t> ReadingCpusForTesting() const;
 
  private:
   struct CpuState {
@@ -166,7 +168,7 @@ class FtraceDataSource {
   // Index = CPU number. Once the drain thread runs, only it changes cpus_
   // (slots and readers), holding readers_mutex_; it reads without the lock.
   // Other threads (SetReadingPausedForTesting) read under the lock.
-  std::mutex readers_mutex_;
+  mutable std::mutex readers_mutex_;
   std::vector<std::unique_ptr<CpuState>> cpus_;
   DrainSignal signal_;
   std::thread drain_thread_;
