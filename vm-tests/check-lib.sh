@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for host-side scenario checks (scenarios/NN-name.check), sourced
 # as  . "$(dirname "$0")/../check-lib.sh"  and run by check_results.sh as
 #   bash NN-name.check RESULT_DIR
@@ -32,7 +33,7 @@ check_markers() {
     pass "$(tail -n 1 "$RES/trace_check.txt")"
   fi
   local seen="$RES/markers_seen.txt" distinct total missing reported a b
-  grep -ao "$prefix[0-9]*" "$trace" | sed "s/^$prefix//" | sort -n >"$seen"
+  grep -ao "${prefix}[0-9]*" "$trace" | sed "s/^${prefix}//" | sort -n >"$seen"
   total=$(wc -l <"$seen")
   distinct=$(uniq "$seen" | wc -l)
   missing=$((n - distinct))

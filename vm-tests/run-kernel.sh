@@ -110,7 +110,7 @@ qpid=$!
 
 # Watch the console: stop at a panic, a missed deadline, or after poweroff
 # when the guest cannot power itself off.
-verdict= boot_ms= poweroff_ms=
+verdict="" boot_ms="" poweroff_ms=""
 panic_re='Kernel panic - not syncing|end Kernel panic'
 while kill -0 $qpid 2>/dev/null; do
   sleep 0.5
