@@ -48,6 +48,12 @@ bool IsIntegerType(FieldDescriptor::Type t) {
 
 bool IsIntSize(uint32_t size) { return size == 1 || size == 2 || size == 4 || size == 8; }
 
+// An empty string that still points somewhere (memcpy(dst, nullptr, 0) is
+// undefined behaviour).
+std::string_view Empty(const uint8_t* data) {
+  return std::string_view(reinterpret_cast<const char*>(data), 0);
+}
+
 }  // namespace
 
 // static
@@ -57,29 +63,29 @@ std::string_view FtraceEventTranslator::ReadString(const FtraceFieldFormat& fiel
   uint32_t start = 0, len = 0;
   switch (field.kind) {
     case FtraceFieldKind::kFixedString:
-      if (field.offset >= record_size) return {};
+      if (field.offset >= record_size) return Empty(data);
       start = field.offset;
       len = std::min(field.size, record_size - field.offset);
       break;
     case FtraceFieldKind::kTrailingString:
-      if (field.offset >= record_size) return {};
+      if (field.offset >= record_size) return Empty(data);
       start = field.offset;
       len = record_size - field.offset;
       break;
     case FtraceFieldKind::kDataLocString:
     case FtraceFieldKind::kRelLocString: {
-      if (field.offset > record_size || record_size - field.offset < 4) return {};
+      if (field.offset > record_size || record_size - field.offset < 4) return Empty(data);
       uint32_t loc;
       memcpy(&loc, data + field.offset, 4);
       start = loc & 0xffff;
       len = loc >> 16;
       // __rel_loc counts from the end of the 4-byte field.
       if (field.kind == FtraceFieldKind::kRelLocString) start += field.offset + 4;
-      if (start > record_size || len > record_size - start) return {};
+      if (start > record_size || len > record_size - start) return Empty(data);
       break;
     }
     default:
-      return {};
+      return Empty(data);
   }
   return std::string_view(reinterpret_cast<const char*>(data + start),
                           BoundedStrLen(data + start, len));
@@ -393,7 +399,7 @@ uint8_t* FtraceEventTranslator::EncodeGenericField(const FtraceFieldTranslation&
   p += f.generic_name_bytes.size();
   memcpy(p, value, head);
   p += head;
-  memcpy(p, str.data(), str.size());
+  if (!str.empty()) memcpy(p, str.data(), str.size());
   return p + str.size();
 }
 

@@ -39,14 +39,23 @@ static_assert(kFtraceParseStatusCount == perfetto::protos::FtraceParseStatus_ARR
 
 FtracePageEncoder::FtracePageEncoder(const FtraceFormatTable* table, uint32_t cpu,
                                      FtraceEncodeOptions options)
-    : table_(table),
+    : FtracePageEncoder(new FtraceEventTranslator(table), cpu, options, true) {}
+
+FtracePageEncoder::FtracePageEncoder(const FtraceEventTranslator* translator, uint32_t cpu,
+                                     FtraceEncodeOptions options)
+    : FtracePageEncoder(translator, cpu, options, false) {}
+
+FtracePageEncoder::FtracePageEncoder(const FtraceEventTranslator* translator, uint32_t cpu,
+                                     FtraceEncodeOptions options, bool owned)
+    : table_(&translator->table()),
       cpu_(cpu),
       options_(options),
-      translator_(table),
+      owned_translator_(owned ? translator : nullptr),
+      translator_(translator),
       staging_(new uint8_t[kStagingBytes]),
       staged_end_(staging_.get()) {
   if (options_.compact_sched) {
-    compact_format_ = CompactSchedFormat::FromTable(*table);
+    compact_format_ = CompactSchedFormat::FromTable(*table_);
     compact_switch_ = compact_format_.switch_valid;
     compact_waking_ = compact_format_.waking_valid;
     if (compact_switch_ || compact_waking_) compact_ = std::make_unique<CompactSchedBuffer>();
@@ -176,7 +185,7 @@ FtraceParseStatus FtracePageEncoder::EncodePage(const FtracePageHeader& header,
             return true;
           }
         }
-        const FtraceEventTranslation* t = translator_.Find(id);
+        const FtraceEventTranslation* t = translator_->Find(id);
         if (t == nullptr) {
           stats_.unknown_event_ids++;
           return true;
@@ -189,7 +198,7 @@ FtraceParseStatus FtracePageEncoder::EncodePage(const FtracePageHeader& header,
         if (bound > FtraceEventTranslator::kMaxEncodedEventBytes) {
           if (!may_commit()) return false;
           FlushStaged();
-          translator_.WriteEventNested(*t, r, bundle_);
+          translator_->WriteEventNested(*t, r, bundle_);
         } else {
           if (bound > static_cast<size_t>(staging_.get() + kStagingBytes - staged_end_)) {
             if (!may_commit()) return false;

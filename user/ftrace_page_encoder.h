@@ -69,8 +69,12 @@ struct FtraceParseStats {
 
 class FtracePageEncoder {
  public:
-  // `table` must outlive the encoder.
+  // `table` must outlive the encoder. Builds its own translator.
   FtracePageEncoder(const FtraceFormatTable* table, uint32_t cpu, FtraceEncodeOptions options);
+  // Shares `translator` (and its table), which must outlive the encoder:
+  // one translator for all CPUs saves building it per CPU.
+  FtracePageEncoder(const FtraceEventTranslator* translator, uint32_t cpu,
+                    FtraceEncodeOptions options);
   ~FtracePageEncoder();
 
   // A pair of readings of the ftrace clock and CLOCK_BOOTTIME taken at the
@@ -87,7 +91,7 @@ class FtracePageEncoder {
                    TraceWriter* writer);
 
   const FtraceParseStats& stats() const { return stats_; }
-  const FtraceEventTranslator& translator() const { return translator_; }
+  const FtraceEventTranslator& translator() const { return *translator_; }
   // True if sched_switch / sched_waking are written in compact form.
   bool compact_switch() const { return compact_switch_; }
   bool compact_waking() const { return compact_waking_; }
@@ -95,6 +99,8 @@ class FtracePageEncoder {
   uint64_t last_event_timestamp() const { return last_event_ts_; }
 
  private:
+  FtracePageEncoder(const FtraceEventTranslator* translator, uint32_t cpu,
+                    FtraceEncodeOptions options, bool owned);
   void BeginBundle(TraceWriter* writer, bool lost_events);
   void EndBundle();
   // Encodes the records of a page whose header is valid; on a malformed
@@ -121,7 +127,8 @@ class FtracePageEncoder {
   const FtraceFormatTable* table_;
   const uint32_t cpu_;
   const FtraceEncodeOptions options_;
-  FtraceEventTranslator translator_;
+  std::unique_ptr<const FtraceEventTranslator> owned_translator_;
+  const FtraceEventTranslator* translator_;
   CompactSchedFormat compact_format_;
   bool compact_switch_ = false;
   bool compact_waking_ = false;
