@@ -77,8 +77,14 @@ static __always_inline int emit_wakeup(__u16 type, const __u64 comm[2], __s32 pi
   e.ctr = sluice_counters_get();
   if (!e.ctr) return 0;
   if (sluice_filters_active() && !sluice_task_wanted(pid, tgid, comm)) {
-    count_filtered(e.ctr);
-    return 0;
+    /* The waker (current) counts too: who wakes a wanted task is part of
+     * its story, and the fallback cannot see the wakee's tgid. */
+    __u64 cur_comm[2];
+    bpf_get_current_comm(cur_comm, sizeof(cur_comm));
+    if (!sluice_task_wanted((__u32)bpf_get_current_pid_tgid(), current_tgid(), cur_comm)) {
+      count_filtered(e.ctr);
+      return 0;
+    }
   }
   __u64 ts = bpf_ktime_get_boot_ns();
   if (!sluice_rate_ok(e.ctr, ts)) return 0;
