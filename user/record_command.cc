@@ -447,6 +447,17 @@ int RunRecordCommand(int argc, char** argv) {
   }
   const bool live = !args.quiet && isatty(STDOUT_FILENO);
   const uint64_t start = NowMs();
+  // One line on stderr once every data source is running (or failed), so
+  // scripts know when to start their workload.
+  bool said_ready = probes == nullptr;
+  const size_t expected_sources = [&] {
+    size_t n = 0;
+    for (const auto& ds : config.data_sources())
+      if (std::find(hosted.begin(), hosted.end(), ds.config().name()) != hosted.end() &&
+          ds.config().name() != "linux.system_info")
+        n++;
+    return n;
+  }();
   uint64_t last = start;
   LiveFigures before;
   bool stop_sent = false;
@@ -458,6 +469,10 @@ int RunRecordCommand(int argc, char** argv) {
       if (live) fputs("\nstopping: final flush...\n", stdout);
       Status s = consumer->DisableTracing();
       if (!s.ok()) fprintf(stderr, "sluice record: %s\n", s.message().c_str());
+    }
+    if (!said_ready && probes->running_instances() + probes->start_errors().size() >= expected_sources) {
+      fputs("sluice: recording\n", stderr);
+      said_ready = true;
     }
     uint64_t now = NowMs();
     if (live && now - last >= 1000) {
