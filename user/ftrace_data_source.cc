@@ -69,6 +69,12 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
 
 FtraceDataSource::~FtraceDataSource() {
   if (started_) Stop();
+  {
+    // Joins any reader left by a failed Start() and closes its files: an
+    // instance with open files cannot be removed.
+    std::lock_guard<std::mutex> lock(readers_mutex_);
+    cpus_.clear();
+  }
   controller_.reset();  // Restores if Start() failed half-way.
   if (tracefs_) (void)tracefs_->RemoveCreatedInstance();
 }
