@@ -164,6 +164,27 @@ TEST_F(FtraceDataSourceTest, RecordsCapturedPagesAndFollowsHotplug) {
   EXPECT_EQ(fake_.Read("events/sched/sched_wakeup/enable"), "1\n");
 }
 
+TEST_F(FtraceDataSourceTest, CompactSchedReachesTheEncoder) {
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("sched/sched_switch");
+  config.add_ftrace_events("sched/sched_waking");
+  config.add_ftrace_events("ftrace/print");
+  config.mutable_compact_sched()->set_enabled(true);
+  auto ds = FtraceDataSource::Create(config, collector_.Factory(), Options());
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->Start().ok());
+  (*ds)->Stop();
+  EXPECT_EQ((*ds)->counters().events, expected_events_);
+  uint64_t compact_switches = 0;
+  for (const auto& p : collector_.Packets()) {
+    if (p.has_ftrace_events() && p.ftrace_events().has_compact_sched()) {
+      compact_switches += static_cast<uint64_t>(
+          p.ftrace_events().compact_sched().switch_timestamp_size());
+    }
+  }
+  EXPECT_GT(compact_switches, 0u);
+}
+
 TEST_F(FtraceDataSourceTest, StartFailsCleanlyWithoutHeaderPage) {
   std::filesystem::remove(fake_.Path("events/header_page"));
   perfetto::protos::FtraceConfig config;
