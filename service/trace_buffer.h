@@ -26,10 +26,10 @@
 //          │ size|kind, chunk id,        │ chunk's payload)     │ 16 B      │
 //          │ producer, writer, id high   │                      │ alignment │
 //          └─────────────────────────────┴─────────────────────┴───────────┘
-//   size|kind: the record size (a multiple of 16) with the kind in the low 4
-//   bits: Empty (never written: all-zero memory), Live (an unread chunk),
+//   size|kind: the record size (a multiple of 16) with, in the low 4 bits, the
+//   kind: Empty (never written: all-zero memory), Live (an unread chunk),
 //   Consumed (read; its space is free), Padding, Tombstone (a chunk dropped for
-//   an ABI violation, kept so the reader knows it existed), plus a Fence bit.
+//   an ABI violation, kept so the reader knows it existed); and a Fence bit.
 //
 // Index. A hash map (producer, writer) -> SequenceState. Each sequence keeps
 // its unread chunks in a circular array sorted by chunk id (ChunkMeta: record
@@ -39,13 +39,12 @@
 // compares across the 2^32 wrap. In-order commits append in O(1); overwrites
 // and reads pop the front in O(1); out-of-order commits insert in O(n).
 //
-// Writing (CopyChunkUntrusted). The payload is copied once, bounds-checked,
-// into a new record at the write cursor; the copy (never the producer's
-// memory, which may still change) is then validated: fragment count against
-// the 10-bit limit, every size header with ReadPacketSizeUntrusted, every size
-// against the payload end, flags against the fragment count. A chunk that fails
-// becomes a Tombstone and counts abi_violations. A bad writer id (0 or above
-// kMaxWriterId) is dropped outright. Before writing, the records in the way are
+// Writing (CopyChunkUntrusted). The header fields are checked first: writer
+// id in 1..kMaxWriterId (else the chunk is dropped outright), packet count
+// within 10 bits, no continuation or patch flag on a chunk without fragments,
+// payload not larger than the ring; a chunk that fails becomes a Tombstone and
+// counts abi_violations. The payload is copied once, bounds-checked, into a
+// new record at the write cursor. Before writing, the records in the way are
 // cleared: an unread chunk counts chunks_overwritten/bytes_overwritten
 // (RING_BUFFER) or makes the write fail (DISCARD); read chunks and padding are
 // free space (padding_bytes_cleared). A record that does not fit before the end
@@ -56,8 +55,8 @@
 // Fill policies. RING_BUFFER overwrites the oldest records. DISCARD keeps the
 // oldest data: the first chunk that would overwrite an unread chunk is dropped
 // (chunks_discarded) and so is every later new chunk, even after a read made
-// room (upstream's rule: once a sequence lost a chunk the rest of it would be
-// held back anyway). Recommits and patches of chunks already stored still work.
+// room (upstream V1's rule: resuming would leave a hole in every sequence).
+// Recommits and patches of chunks already stored still work.
 //
 // Reading (BeginRead, then ReadNextTracePacket until false). Per sequence, from
 // the oldest unread chunk:
@@ -78,6 +77,16 @@
 //    recommit.
 // A fully read chunk is removed from the index and its record marked Consumed
 // (chunks_read, bytes_read): its space is reusable, in both policies.
+//
+// Framing. Only the copy is ever parsed (never the producer's memory, which
+// may still change), fragment by fragment as it is read: each 4-byte size
+// header with ReadPacketSizeUntrusted, each size against the payload end, the
+// packet count against what the payload holds. At the first malformed fragment
+// the rest of the chunk is dropped (abi_violations); what was read before it
+// stays read, as upstream. Checking while reading keeps the copy a plain
+// memcpy (the service's SMB reader has checked its copy already) and skips
+// chunks that are overwritten unread. A patch that breaks the framing is
+// caught the same way.
 //
 // Gaps (upstream docs/concepts/buffers.md, "Atomicity and ordering"). If the
 // next unread chunk is not the last read chunk + 1, chunks are missing: with
@@ -123,8 +132,9 @@
 //                                  bounds; chunks consumed with patches still
 //                                  pending (final read)
 //   readaheads_succeeded/failed    joins of a multi-chunk packet done / waiting
-//   abi_violations                 chunks or recommits dropped as malformed;
-//                                  patches that break a chunk's framing
+//   abi_violations                 chunks with bad header fields (on copy) or
+//                                  a malformed fragment (while read, once per
+//                                  chunk); recommits rejected as inconsistent
 //   trace_writer_packet_loss       fragment chains broken between consecutive
 //                                  chunk ids (the writer dropped data)
 //
@@ -256,8 +266,11 @@ class TraceBuffer {
 
   // Writing.
   SequenceState* FindSequence(ProducerId producer, WriterId writer);
+  SequenceState* FindSequenceSlow(uint32_t key);
   SequenceState* FindOrCreateSequence(ProducerId producer, WriterId writer);
+  SequenceState* CreateSequence(ProducerId producer, WriterId writer);
   bool MakeRoom(uint32_t record_size, uint32_t* clear_end);
+  bool WrapCursor(uint32_t record_size);
   bool HasUnreadRecords(uint32_t begin, uint32_t end) const;
   uint32_t ClearRange(uint32_t begin, uint32_t end);
   void RemoveOverwritten(ProducerId producer, WriterId writer, uint64_t ext, bool live,
@@ -287,13 +300,12 @@ class TraceBuffer {
   TraceBufferStats stats_;
 
   std::unordered_map<uint32_t, std::unique_ptr<SequenceState>> sequences_;
-  uint32_t cached_key_ = 0;               // One-entry lookup cache.
-  SequenceState* cached_seq_ = nullptr;
+  SequenceState* seq_cache_[16] = {};  // Direct-mapped lookup cache.
 
   std::vector<SequenceState*> read_list_;  // Sequences of the current pass.
   size_t read_index_ = 0;
   bool final_read_ = false;
-  std::vector<uint8_t> scratch_;  // Recommits are validated here first.
+  std::vector<uint8_t> scratch_;  // Recommits are checked here first.
 };
 
 }  // namespace sluice

@@ -580,6 +580,8 @@ struct Malformed {
   uint16_t flags;
   std::string payload;
   bool tombstone;  // Kept as a marker (a valid writer id).
+  bool stored;     // Header fine: stored; the framing fails while it is read.
+  Strings good;    // Fragments before the malformed one: read, as upstream.
 };
 
 TEST_F(TraceBufferTest, MalformedChunksAreDroppedAndCounted) {
@@ -590,17 +592,17 @@ TEST_F(TraceBufferTest, MalformedChunksAreDroppedAndCounted) {
   std::string too_long = Frag("abcd");
   too_long.pop_back();
   const std::vector<Malformed> cases = {
-      {"count beyond fragments", 1, 3, 0, Payload({"a", "b"}), true},
-      {"bad varint", 1, 1, 0, bad_varint, true},
-      {"varint never ends", 1, 1, 0, last_byte_continues, true},
-      {"size past payload end", 1, 1, 0, too_long, true},
-      {"header cut short", 1, 2, 0, Payload({"a"}) + "\x81\x80", true},
-      {"count above 10 bits", 1, 1024, 0, Payload({"a"}), true},
-      {"continues without fragments", 1, 0, kFirst, "", true},
-      {"patching without fragments", 1, 0, kPatch, "", true},
-      {"too big for the ring", 1, 1, 0, Payload({std::string(5000, 'z')}), true},
-      {"writer 0", 0, 1, 0, Payload({"a"}), false},
-      {"writer above 1023", 1024, 1, 0, Payload({"a"}), false},
+      {"count beyond fragments", 1, 3, 0, Payload({"a", "b"}), true, true, {"a", "b"}},
+      {"bad varint", 1, 1, 0, bad_varint, true, true, {}},
+      {"varint never ends", 1, 1, 0, last_byte_continues, true, true, {}},
+      {"size past payload end", 1, 1, 0, too_long, true, true, {}},
+      {"header cut short", 1, 2, 0, Payload({"a"}) + "\x81\x80", true, true, {"a"}},
+      {"count above 10 bits", 1, 1024, 0, Payload({"a"}), true, false, {}},
+      {"continues without fragments", 1, 0, kFirst, "", true, false, {}},
+      {"patching without fragments", 1, 0, kPatch, "", true, false, {}},
+      {"too big for the ring", 1, 1, 0, Payload({std::string(5000, 'z')}), true, false, {}},
+      {"writer 0", 0, 1, 0, Payload({"a"}), false, false, {}},
+      {"writer above 1023", 1024, 1, 0, Payload({"a"}), false, false, {}},
   };
   for (const Malformed& m : cases) {
     SCOPED_TRACE(m.name);
@@ -608,9 +610,12 @@ TEST_F(TraceBufferTest, MalformedChunksAreDroppedAndCounted) {
     Copy(1, 1, {"before"});
     CopyRaw(m.writer, 2, m.count, m.flags, m.payload);
     if (m.tombstone) {
-      // The dropped chunk 2 is a known loss: 3 is read at once, marked.
+      // The dropped (part of) chunk 2 is a known loss: 3 is read at once, marked.
       Copy(1, 3, {"after"});
-      EXPECT_EQ(ReadMarked(), (Strings{"!before", "!after"}));
+      Strings expected = {"!before"};
+      expected.insert(expected.end(), m.good.begin(), m.good.end());
+      expected.push_back("!after");
+      EXPECT_EQ(ReadMarked(), expected);
     } else {
       // Not part of writer 1's sequence at all.
       Copy(1, 2, {"after"});
@@ -622,6 +627,12 @@ TEST_F(TraceBufferTest, MalformedChunksAreDroppedAndCounted) {
     e.bytes_written = Rec({"before"}) + Rec({"after"});
     e.chunks_read = 2;
     e.bytes_read = e.bytes_written;
+    if (m.stored) {  // Stored and read (up to its malformed fragment).
+      e.chunks_written++;
+      e.bytes_written += Rec(m.payload.size());
+      e.chunks_read++;
+      e.bytes_read = e.bytes_written;
+    }
     ExpectStats(tb_->stats(), e);
     EXPECT_TRUE(tb_->CheckInvariantsForTesting());
   }
@@ -750,11 +761,38 @@ TEST_F(TraceBufferTest, BrokenFragmentChainsCountWriterPacketLoss) {
 TEST_F(TraceBufferTest, TombstoneInAChainIsAViolationNotWriterLoss) {
   Make(4096);
   Copy(1, 1, {"a", "x:1"}, kLast);
-  CopyRaw(1, 2, 2, kFirst, Payload({"x:2"}));  // Count lies.
+  CopyRaw(1, 2, 1024, kFirst, Payload({"x:2"}));  // Count above 10 bits: dropped.
   Copy(1, 3, {"b"});
   EXPECT_EQ(ReadMarked(), (Strings{"!a", "!b"}));
   EXPECT_EQ(tb_->stats().abi_violations, 1u);
   EXPECT_EQ(tb_->stats().trace_writer_packet_loss, 0u);
+}
+
+TEST_F(TraceBufferTest, MalformedPieceBreaksTheJoinAndCountsOnce) {
+  Make(4096);
+  Copy(1, 1, {"a", "x:1"}, kLast);
+  std::string bad = Frag("x:2");
+  bad[0] = 0x05;  // Not a redundant varint.
+  CopyRaw(1, 2, 2, kFirst, bad + Frag("c"));
+  Copy(1, 3, {"d"});
+  EXPECT_EQ(ReadMarked(), (Strings{"!a", "!d"}));  // c is behind the bad fragment.
+  TraceBufferStats e = Expected();
+  e.chunks_written = 3;
+  e.bytes_written = Rec({"a", "x:1"}) + Rec(bad.size() + 5) + Rec({"d"});
+  e.chunks_read = 3;
+  e.bytes_read = e.bytes_written;
+  e.abi_violations = 1;
+  ExpectStats(tb_->stats(), e);
+}
+
+TEST_F(TraceBufferTest, CountThatLiesAfterAJoinedTailCountsOnce) {
+  Make(4096);
+  Copy(1, 1, {"a", "x:1"}, kLast);
+  CopyRaw(1, 2, 2, kFirst, Payload({"x:2"}));  // Ends the packet, then lies.
+  Copy(1, 3, {"b"});
+  EXPECT_EQ(ReadMarked(), (Strings{"!a", "x:1x:2", "!b"}));
+  EXPECT_EQ(tb_->stats().abi_violations, 1u);
+  EXPECT_EQ(tb_->stats().readaheads_succeeded, 1u);
 }
 
 // --- Interleaving and larger workloads. ---
