@@ -28,7 +28,7 @@
 // fields are counted (invalid_events) and skipped. Nothing here crashes on
 // any input (tests/fuzz/ftrace_page_fuzzer.cc).
 //
-// Hot path: EncodePages() is allocation-free (the compact_sched columns are
+// See docs/FTRACE.md. Hot path: EncodePages() is allocation-free (the compact_sched columns are
 // allocated once, in the constructor). Thread-safety: none; one encoder per
 // CPU worker.
 #ifndef SLUICE_USER_FTRACE_PAGE_ENCODER_H_

@@ -38,7 +38,7 @@
 // FtraceParseStatus (records before it were well formed and were delivered).
 //
 // Hot path: allocation-free, no virtual calls; ForEachRecord is a template so
-// the visitor inlines.
+// the visitor inlines. Described with diagrams in docs/FTRACE.md.
 #ifndef SLUICE_USER_FTRACE_PAGE_PARSER_H_
 #define SLUICE_USER_FTRACE_PAGE_PARSER_H_
 
