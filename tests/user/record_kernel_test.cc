@@ -632,6 +632,13 @@ TEST_F(RecordKernelTest, ThroughDaemon) {
 
   RecordForDuration({"--daemon", "--consumer-socket", Path("consumer.sock")}, 6);
 
+  // The session is over: sluice-probes, still running, must have put tracefs
+  // back already (not only when it exits).
+  const uint64_t restore_deadline = NowMs() + 3000;
+  while (!(ReadTracefsState() == before_) && NowMs() < restore_deadline) usleep(20 * 1000);
+  EXPECT_EQ(ReadTracefsState(), before_) << "tracefs not restored at the end of the session";
+  EXPECT_TRUE(probes.running()) << probes.Describe();
+
   probes.Terminate(10000);
   sluiced.Terminate(10000);
   EXPECT_TRUE(probes.exited_normally_with(0)) << probes.Describe();
