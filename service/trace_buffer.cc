@@ -31,7 +31,7 @@ enum Kind : uint32_t { kEmpty = 0, kLive = 1, kConsumed = 2, kPadding = 3, kTomb
 constexpr uint8_t kIncomplete = 1 << 0;   // Copied with chunk_complete=false.
 constexpr uint8_t kDroppedLast = 1 << 1;  // Its last fragment was ignored at copy.
 constexpr uint8_t kDead = 1 << 2;         // Tombstone: dropped for an ABI violation.
-constexpr uint8_t kCorrupt = 1 << 3;      // A patch broke its framing: rest dropped.
+constexpr uint8_t kCorrupt = 1 << 3;      // A malformed fragment: the rest is dropped.
 
 constexpr size_t kSeqCacheSize = 16;
 size_t SeqCacheSlot(uint32_t key) { return (key * 0x9e3779b1u) >> 28; }
@@ -292,8 +292,10 @@ bool TraceBuffer::HasUnreadRecords(uint32_t begin, uint32_t end) const {
   return false;
 }
 
-SLUICE_HOT_INLINE void TraceBuffer::RemoveOverwritten(ProducerId producer, WriterId writer, uint64_t ext,
-                                    bool live, uint32_t offset, uint32_t size) {
+// Takes an overwritten Live or Tombstone record out of its sequence's index.
+SLUICE_HOT_INLINE void TraceBuffer::RemoveOverwritten(ProducerId producer, WriterId writer,
+                                                      uint64_t ext, bool live, uint32_t offset,
+                                                      uint32_t size) {
   SequenceState* seq = FindSequence(producer, writer);
   assert(seq != nullptr);
   if (seq == nullptr) return;
@@ -318,7 +320,6 @@ SLUICE_HOT_INLINE void TraceBuffer::RemoveOverwritten(ProducerId producer, Write
   seq->loss_pending = true;
   q.pop_front();
 }
-
 
 // Removes every record that starts in [begin, end) from the index; returns
 // where the last of them ends (>= end), or `end` at never-written memory.
@@ -347,7 +348,6 @@ SLUICE_HOT_INLINE uint32_t TraceBuffer::ClearRange(uint32_t begin, uint32_t end)
   }
   return pos;
 }
-
 
 // Makes room for a record of `record_size` at the write cursor (wrapping if
 // needed). False under DISCARD when that would overwrite an unread chunk.
@@ -416,7 +416,7 @@ void TraceBuffer::CopyChunkUntrusted(ProducerId producer, uint32_t producer_uid,
   seq->gone = false;
   const uint64_t ext = seq->Unwrap(chunk_id);
   if (ChunkMeta* existing = seq->chunks.Find(ext)) {
-    Recommit(seq, existing, num_fragments, chunk_flags, payload, size, chunk_complete);
+    Recommit(existing, num_fragments, chunk_flags, payload, size, chunk_complete);
     return;
   }
   if (seq->has_position && ext <= seq->read_pos_ext) return DropLate(seq, ext);
@@ -490,10 +490,8 @@ void TraceBuffer::DropLate(SequenceState* seq, uint64_t ext) {
 // A second copy of a chunk id still in the buffer. Only a copy scraped while
 // being written is replaced, in place, and only by one that agrees with what
 // was read of it already.
-void TraceBuffer::Recommit(SequenceState* seq, ChunkMeta* existing, uint16_t num_fragments,
-                           uint16_t chunk_flags, const uint8_t* payload, size_t size,
-                           bool chunk_complete) {
-  (void)seq;
+void TraceBuffer::Recommit(ChunkMeta* existing, uint16_t num_fragments, uint16_t chunk_flags,
+                           const uint8_t* payload, size_t size, bool chunk_complete) {
   if ((existing->state & (kDead | kIncomplete)) != kIncomplete) {
     stats_.chunks_rewritten++;  // The stored copy is final (it may carry patches).
     return;
@@ -555,11 +553,11 @@ bool TraceBuffer::TryPatchChunkContents(ProducerId producer, WriterId writer, Ch
   return true;
 }
 
-// Keeps the next `good` unread fragments of a chunk and drops the rest; the
-// loss is reported when the chunk is consumed.
-void TraceBuffer::TruncateCorrupt(ChunkMeta* c, uint32_t good) {
+// Drops the unread rest of a chunk whose next fragment is malformed; the loss
+// is reported when the chunk is consumed.
+void TraceBuffer::TruncateCorrupt(ChunkMeta* c) {
   c->state |= kCorrupt;
-  c->num_fragments = static_cast<uint16_t>(c->fragments_read + good);
+  c->num_fragments = c->fragments_read;
   c->flags &= static_cast<uint16_t>(~(kLastCont | kNeedsPatching));
 }
 
@@ -638,7 +636,7 @@ TraceBuffer::Step TraceBuffer::ReadStep(SequenceState* seq, bool final_read,
     // A malformed fragment, as committed or after a patch: the chunk is
     // dropped from here on (as upstream: what was read of it stays read).
     stats_.abi_violations++;
-    TruncateCorrupt(&c, 0);
+    TruncateCorrupt(&c);
     return Step::kContinue;
   }
   const bool first = c.fragments_read == 0;
@@ -699,7 +697,7 @@ TraceBuffer::Join TraceBuffer::TryJoin(SequenceState* seq, std::string* packet,
     uint32_t len = 0;
     if (!FragmentAt(ring_ + n.record_off + kHeaderSize, n.payload_size, 0, &len)) {
       stats_.abi_violations++;  // Its first fragment is malformed.
-      TruncateCorrupt(&n, 0);
+      TruncateCorrupt(&n);
       return Join::kBrokenByViolation;
     }
     if (n.num_fragments > 1) break;                    // Ends the packet; more follow.
@@ -827,7 +825,8 @@ bool TraceBuffer::CheckInvariantsForTesting() const {
     }
     if (seq->fence_in_buffer) {
       const RecordHeader h = LoadHeader(ring_, seq->fence_off);
-      if ((h.size_and_kind & kKindMask) != kConsumed || !(h.size_and_kind & kFenceBit)) return false;
+      if ((h.size_and_kind & kKindMask) != kConsumed || !(h.size_and_kind & kFenceBit))
+        return false;
     }
     records_in_index += q.size();
   }

@@ -278,15 +278,15 @@ class TraceBuffer {
   void WritePadding(uint32_t offset, uint32_t size);
   void FinishRecord(uint32_t next, uint32_t clear_end);
   void DropLate(SequenceState* seq, uint64_t ext);
-  void Recommit(SequenceState* seq, ChunkMeta* existing, uint16_t num_fragments,
-                uint16_t chunk_flags, const uint8_t* payload, size_t size, bool chunk_complete);
+  void Recommit(ChunkMeta* existing, uint16_t num_fragments, uint16_t chunk_flags,
+                const uint8_t* payload, size_t size, bool chunk_complete);
 
   // Reading.
   Step ReadStep(SequenceState* seq, bool final_read, std::string* packet, bool* dropped);
   Join TryJoin(SequenceState* seq, std::string* packet, bool* dropped);
   void TakeLoss(SequenceState* seq, bool* dropped);
   void Advance(SequenceState* seq, ChunkMeta* chunk, uint32_t len);
-  void TruncateCorrupt(ChunkMeta* chunk, uint32_t good);
+  void TruncateCorrupt(ChunkMeta* chunk);
   void ConsumeFront(SequenceState* seq);
   void ReleaseGap(SequenceState* seq, uint64_t next_ext);
   void DropFence(SequenceState* seq);

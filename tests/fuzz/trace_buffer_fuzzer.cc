@@ -53,7 +53,8 @@ std::string MakePayload(Input* in, uint16_t* count) {
   for (uint16_t i = 0; i < *count; i++) {
     uint32_t n = in->U8() % 80;
     if (in->U8() % 16 == 0) n += 1000;  // Past the end.
-    char header[4] = {static_cast<char>(0x80 | (n & 0x7f)), static_cast<char>(0x80 | ((n >> 7) & 0x7f)),
+    char header[4] = {static_cast<char>(0x80 | (n & 0x7f)),
+                      static_cast<char>(0x80 | ((n >> 7) & 0x7f)),
                       static_cast<char>(0x80 | ((n >> 14) & 0x7f)), static_cast<char>(n >> 21)};
     if (in->U8() % 32 == 0) header[in->U8() % 4] ^= static_cast<char>(0x80);  // Bad varint.
     p.append(header, 4);

@@ -22,8 +22,10 @@ constexpr uint16_t kPatch = ChunkHeader::kChunkNeedsPatching;
 // A fragment as it sits in a chunk payload: 4-byte redundant varint + bytes.
 std::string Frag(const std::string& data) {
   const uint32_t n = static_cast<uint32_t>(data.size());
-  std::string out = {static_cast<char>(0x80 | (n & 0x7f)), static_cast<char>(0x80 | ((n >> 7) & 0x7f)),
-                     static_cast<char>(0x80 | ((n >> 14) & 0x7f)), static_cast<char>((n >> 21) & 0x7f)};
+  std::string out = {static_cast<char>(0x80 | (n & 0x7f)),
+                     static_cast<char>(0x80 | ((n >> 7) & 0x7f)),
+                     static_cast<char>(0x80 | ((n >> 14) & 0x7f)),
+                     static_cast<char>((n >> 21) & 0x7f)};
   return out + data;
 }
 
@@ -707,7 +709,7 @@ TEST_F(TraceBufferTest, RecommitRules) {
   Copy(1, 1, {"x", "y"});  // A complete copy is final: ignored, counted.
   Copy(1, 2, {"c", "par"}, 0, 1, false);
   Copy(1, 2, {"c", "partial", "more", "than", "fits"});  // Larger than its record.
-  Copy(1, 2, {"C", "p"});                                 // Disagrees with... nothing read yet: fine.
+  Copy(1, 2, {"C", "p"});  // Differs, but nothing of it was read yet: replaces it.
   EXPECT_EQ(ReadMarked(), (Strings{"!a", "b", "C", "p"}));
   Copy(1, 3, {"e", "par"}, 0, 1, false, 32);
   EXPECT_EQ(ReadMarked(), (Strings{"e"}));
