@@ -12,6 +12,7 @@ namespace {
 using testing::PageBuilder;
 
 struct Parsed {
+  std::vector<uint8_t> page;  // Owns the bytes `records` point into.
   FtraceParseStatus header_status = FtraceParseStatus::kUnspecified;
   FtraceParseStatus status = FtraceParseStatus::kUnspecified;
   FtracePageHeader header;
@@ -19,12 +20,14 @@ struct Parsed {
   uint64_t end_ts = 0;
 };
 
-Parsed Parse(const FtraceHeaderFormat& h, const std::vector<uint8_t>& page) {
+Parsed Parse(const FtraceHeaderFormat& h, std::vector<uint8_t> page) {
   Parsed p;
-  p.header_status = FtracePageParser::ParseHeader(h, page.data(), page.size(), &p.header);
+  p.page = std::move(page);
+  p.header_status = FtracePageParser::ParseHeader(h, p.page.data(), p.page.size(), &p.header);
   if (p.header_status != FtraceParseStatus::kOk) return p;
   p.status = FtracePageParser::ForEachRecord(
-      h, p.header, page.data(), [&](const FtraceRecord& r) { p.records.push_back(r); }, &p.end_ts);
+      h, p.header, p.page.data(), [&](const FtraceRecord& r) { p.records.push_back(r); },
+      &p.end_ts);
   return p;
 }
 
