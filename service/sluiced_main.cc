@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "google/protobuf/stubs/logging.h"
 #include "service/event_loop.h"
 #include "service/ipc_server.h"
 #include "service/tracing_service.h"
@@ -141,6 +142,10 @@ int Main(int argc, char** argv) {
     if (daemon(0, 0) != 0) Die(std::string("daemon() failed: ") + strerror(errno));
   }
   service_options.log = LogLine;
+  // libprotobuf logs (e.g. invalid UTF-8 in a string field) for input a peer
+  // controls: a producer could flood our log. Its errors are already handled
+  // (the message is dropped or its field ignored), so silence them.
+  google::protobuf::SetLogHandler(nullptr);
 
   // SIGINT/SIGTERM end the loop; SIGPIPE is never wanted (sends use
   // MSG_NOSIGNAL, but be safe).

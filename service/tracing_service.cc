@@ -115,8 +115,9 @@ void TracingService::DisconnectProducer(ProducerId id) {
   std::unique_lock<std::mutex> lock(mu_);
   Producer* p = FindProducerLocked(id);
   if (!p) return;
-  // What the producer completed but never committed goes into the trace.
-  ScrapeProducerLocked(p, nullptr);
+  // What the producer completed but never committed goes into the trace
+  // (not for a producer dropped for its faults: nothing of it is read).
+  if (!p->kicked) ScrapeProducerLocked(p, nullptr);
   for (auto& [sid, s] : sessions_) {
     if (!s->producers.count(id)) continue;
     for (BufferId b : s->buffers) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "google/protobuf/stubs/logging.h"
 #include "perfetto/config/trace_config.pb.h"
 #include "service/event_loop.h"
 #include "service/ipc_consumer_port.h"
@@ -78,6 +79,8 @@ void RunOne(const uint8_t* data, size_t size) {
 }  // namespace sluice
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static bool quiet = (google::protobuf::SetLogHandler(nullptr), true);  // UTF-8 warnings
+  (void)quiet;
   sluice::RunOne(data, size);
   return 0;
 }
