@@ -34,11 +34,10 @@ uint64_t NowNs(clockid_t clock) {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// Totals, not per CPU: in shared-ring mode a record of a CPU without a
+// writer is delivered as "unrouted" and counted in the total only.
 bool IdentityHolds(const BpfSourceCounters& c) {
-  for (const BpfCpuCounters& cpu : c.per_cpu) {
-    if (cpu.produced != cpu.delivered + cpu.dropped) return false;
-  }
-  return true;
+  return c.total.produced == c.total.delivered + c.total.dropped;
 }
 
 }  // namespace
@@ -82,10 +81,16 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
   SLUICE_ASSIGN_OR_RETURN(loader_, BpfLoader::Load(settings_, lo));
   loader_info_ = loader_->info();
 
+  // A writer per CPU online now. Records of a CPU brought online later have
+  // no ring in per-CPU mode (counted as dropped); in shared mode they are
+  // counted as unrouted.
+  const std::vector<bool>& online = loader_->online_cpus();
+  bundles_.resize(num_cpus_);
   for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
+    if (cpu >= online.size() || !online[cpu]) continue;
     std::unique_ptr<TraceWriter> w = make_writer();
     if (!w) return Status::Error("linux.bpf: no trace writer available (CPU " + std::to_string(cpu) + ")");
-    bundles_.push_back(std::make_unique<BpfBundleWriter>(cpu, w.get(), options_.max_events_per_bundle));
+    bundles_[cpu] = std::make_unique<BpfBundleWriter>(cpu, w.get(), options_.max_events_per_bundle);
     writers_.push_back(std::move(w));
   }
   stats_writer_ = make_writer();
@@ -156,8 +161,9 @@ int BpfDataSource::OnRecord(void* ctx, void* data, size_t size) {
     cpu = static_cast<uint32_t>(rc->cpu);
   } else {
     BpfEventDecoder::Header h;
-    if (!BpfEventDecoder::ReadHeader(rec, size, &h) || h.cpu >= self->num_cpus_) {
-      self->unrouted_++;
+    if (!BpfEventDecoder::ReadHeader(rec, size, &h) || h.cpu >= self->num_cpus_ ||
+        !self->bundles_[h.cpu]) {
+      self->unrouted_.fetch_add(1, std::memory_order_relaxed);
       return 0;
     }
     cpu = h.cpu;
@@ -176,17 +182,20 @@ BpfDataSource::DrainResult BpfDataSource::Drain() {
 }
 
 void BpfDataSource::AfterDrain() {
-  for (auto& b : bundles_) b->Close();
+  for (auto& b : bundles_) {
+    if (b) b->Close();
+  }
   std::vector<BpfKernelCounters> k;
   if (loader_->ReadCounters(&k).ok()) {
     for (uint32_t cpu = 0; cpu < num_cpus_ && cpu < k.size(); cpu++) {
-      if (k[cpu].dropped > last_dropped_[cpu]) {
+      if (bundles_[cpu] && k[cpu].dropped > last_dropped_[cpu]) {
         bundles_[cpu]->MarkLost();
         last_dropped_[cpu] = k[cpu].dropped;
       }
     }
   }
   for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
+    if (!bundles_[cpu]) continue;
     // Pairs with the acquire loads in ReadCountersLocked().
     published_[cpu].delivered.store(bundles_[cpu]->delivered(), std::memory_order_release);
     published_[cpu].decode_errors.store(bundles_[cpu]->decode_errors(), std::memory_order_release);
@@ -314,6 +323,8 @@ BpfSourceCounters BpfDataSource::ReadCountersLocked() const {
   c.drain_cycles = drain_cycles_.load(std::memory_order_relaxed);
   c.reader_cpu_ns = reader_cpu_ns_.load(std::memory_order_relaxed);
   c.stats_packets = stats_packets_;
+  c.unrouted = unrouted_.load(std::memory_order_relaxed);
+  c.total.delivered += c.unrouted;
   return c;
 }
 
@@ -352,6 +363,7 @@ void BpfDataSource::WriteStatsPacket(bool final_phase) {
     s->set_wakeups(o.wakeups);
     s->set_decode_errors(o.decode_errors);
   }
+  if (c.unrouted) stats.set_unrouted(c.unrouted);
   stats.set_produced(c.total.produced);
   stats.set_delivered(c.total.delivered);
   stats.set_dropped(c.total.dropped);

@@ -13,7 +13,7 @@
 //     threshold)                      drop counters, flag lost_events on the
 //                                     next bundle of a CPU that dropped
 //
-// Writers. `make_writer` is called once per possible CPU (that CPU's bundles
+// Writers. `make_writer` is called once per online CPU (that CPU's bundles
 // form one sequence) and once more for the stats packets, all in Create().
 // Only the reader thread writes to them while it runs; Flush() and Stop()
 // hand over through the control channel and a join, so the writers are
@@ -100,6 +100,9 @@ struct BpfSourceCounters {
   uint64_t stats_packets = 0;
   // Reader thread CPU time (user + system), ns: for the benchmarks.
   uint64_t reader_cpu_ns = 0;
+  // Shared ring only: records read but not attributable to a CPU with a
+  // writer (included in total.delivered, not in per_cpu).
+  uint64_t unrouted = 0;
 };
 
 class BpfDataSource {
@@ -166,7 +169,9 @@ class BpfDataSource {
 
   // Reader-thread state.
   uint64_t consumed_in_cycle_ = 0;
-  uint64_t unrouted_ = 0;  // shared ring: record cpu out of range
+  // Shared ring: records of a CPU without a writer (hotplugged) or with a
+  // bad cpu field. Reader thread writes; counters() reads.
+  std::atomic<uint64_t> unrouted_{0};
   std::vector<uint64_t> last_dropped_;
   uint64_t stats_packets_ = 0;
 

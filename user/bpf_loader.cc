@@ -385,10 +385,11 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
     if (add_id(tgid, 2)) return Status::Error("linux.bpf: cannot fill the tgid filter: " + Errno(errno));
   }
 
+  online_ = OnlineCpus(num_cpus_);
   if (shared_ring_) {
     ring_fds_.push_back(bpf_map__fd(skel_->maps.sluice_ring));
   } else {
-    std::vector<bool> online = OnlineCpus(num_cpus_);
+    const std::vector<bool>& online = online_;
     int outer = bpf_map__fd(skel_->maps.sluice_rings);
     ring_fds_.assign(num_cpus_, -1);
     for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {

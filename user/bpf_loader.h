@@ -104,6 +104,9 @@ class BpfLoader {
   bool shared_ring() const { return shared_ring_; }
   // Per-CPU mode: fd of CPU i's ring or -1. Shared mode: one fd.
   const std::vector<int>& ring_fds() const { return ring_fds_; }
+  // CPUs online at load time (index = CPU): the ones with a ring (per-CPU
+  // mode) and the ones whose records the reader expects.
+  const std::vector<bool>& online_cpus() const { return online_; }
   const BpfAttachInfo& info() const { return info_; }
 
   // Per-CPU counters of the programs (index = CPU). Thread-safe.
@@ -120,6 +123,7 @@ class BpfLoader {
   uint32_t num_cpus_ = 0;
   bool shared_ring_ = false;
   std::vector<int> ring_fds_;
+  std::vector<bool> online_;
   int template_ring_fd_ = -1;
   int stats_fd_ = -1;
   std::vector<bpf_link*> links_;
