@@ -189,9 +189,9 @@ TEST(FtracePageEncoderTest, CompactSchedEncodesTheSameEvents) {
   EXPECT_GT(total, 500u);
 }
 
-class SyntheticTest : public ::testing::Test {
+class FtracePageEncoderSyntheticTest : public ::testing::Test {
  protected:
-  SyntheticTest() : table_(HostTable()) {}
+  FtracePageEncoderSyntheticTest() : table_(HostTable()) {}
   std::vector<uint8_t> Switch(int next_pid, const std::string& next_comm) {
     return RecordBuilder(*table_.FindByName("sched", "sched_switch"))
         .Int("common_pid", 1)
@@ -220,7 +220,7 @@ class SyntheticTest : public ::testing::Test {
   FtraceFormatTable table_;
 };
 
-TEST_F(SyntheticTest, LostEventsStartANewBundle) {
+TEST_F(FtracePageEncoderSyntheticTest, LostEventsStartANewBundle) {
   auto p1 = PageBuilder(h(), 1000).Data(1, Switch(5, "a")).Data(1, Print("x")).Build();
   auto p2 = PageBuilder(h(), 5000).Data(1, Switch(6, "b")).Missed(17).Build();
   auto p3 = PageBuilder(h(), 6000).Data(1, Switch(7, "c")).Build();
@@ -252,7 +252,7 @@ TEST_F(SyntheticTest, LostEventsStartANewBundle) {
   EXPECT_EQ(enc.stats().lost_events_known, 17u);
 }
 
-TEST_F(SyntheticTest, MalformedPageIsSkippedWholeAndNoted) {
+TEST_F(FtracePageEncoderSyntheticTest, MalformedPageIsSkippedWholeAndNoted) {
   auto good = PageBuilder(h(), 1000).Data(1, Switch(5, "a")).Build();
   // A good event followed by garbage: nothing of the page is written.
   auto bad = PageBuilder(h(), 2000).Data(1, Switch(6, "b")).RawBytes({0, 0, 0, 0}).Build();
@@ -275,7 +275,7 @@ TEST_F(SyntheticTest, MalformedPageIsSkippedWholeAndNoted) {
   EXPECT_EQ(enc.stats().pages, 4u);
 }
 
-TEST_F(SyntheticTest, MalformedPageIsUndoneInCompactMode) {
+TEST_F(FtracePageEncoderSyntheticTest, MalformedPageIsUndoneInCompactMode) {
   auto good = PageBuilder(h(), 1000).Data(1, Switch(5, "a")).Data(1, Waking(6, "b")).Build();
   auto bad = PageBuilder(h(), 2000)
                  .Data(1, Switch(7, "c"))
@@ -302,7 +302,7 @@ TEST_F(SyntheticTest, MalformedPageIsUndoneInCompactMode) {
   EXPECT_EQ(enc.last_event_timestamp(), 1002u);
 }
 
-TEST_F(SyntheticTest, BigEventsStreamAndMalformedPagesAfterThemAreStillSkipped) {
+TEST_F(FtracePageEncoderSyntheticTest, BigEventsStreamAndMalformedPagesAfterThemAreStillSkipped) {
   // A print longer than the fast path takes is streamed through nested
   // messages, which needs the page validated first.
   std::string big(3000, 'z');
@@ -323,7 +323,7 @@ TEST_F(SyntheticTest, BigEventsStreamAndMalformedPagesAfterThemAreStillSkipped) 
   EXPECT_EQ(enc.stats().events, 2u);
 }
 
-TEST_F(SyntheticTest, ManyPagesFlushTheStagingBufferInOrder) {
+TEST_F(FtracePageEncoderSyntheticTest, ManyPagesFlushTheStagingBufferInOrder) {
   std::vector<std::vector<uint8_t>> pages;
   int n = 0;
   for (int p = 0; p < 20; p++) {
@@ -343,7 +343,7 @@ TEST_F(SyntheticTest, ManyPagesFlushTheStagingBufferInOrder) {
   for (int i = 0; i < n; i++) EXPECT_EQ(s[static_cast<size_t>(i)].pid, i);
 }
 
-TEST_F(SyntheticTest, UnknownIdsAndShortRecordsAreCounted) {
+TEST_F(FtracePageEncoderSyntheticTest, UnknownIdsAndShortRecordsAreCounted) {
   std::vector<uint8_t> unknown = {0x34, 0x12, 0, 0, 0, 0, 0, 0};
   std::vector<uint8_t> short_switch = Switch(1, "x");
   short_switch.resize(12);
@@ -359,7 +359,7 @@ TEST_F(SyntheticTest, UnknownIdsAndShortRecordsAreCounted) {
   EXPECT_EQ(enc.stats().events, 1u);
 }
 
-TEST_F(SyntheticTest, FtraceClockOnlyWhenNotBoot) {
+TEST_F(FtracePageEncoderSyntheticTest, FtraceClockOnlyWhenNotBoot) {
   auto page = PageBuilder(h(), 0).Data(1, Print("x")).Build();
   HeapTraceWriter w;
   FtracePageEncoder boot(&table_, 0, FtraceEncodeOptions());
@@ -383,7 +383,7 @@ TEST_F(SyntheticTest, FtraceClockOnlyWhenNotBoot) {
   EXPECT_EQ(b[1].boot_timestamp(), 222);
 }
 
-TEST_F(SyntheticTest, CompactSchedDeltasAndInterning) {
+TEST_F(FtracePageEncoderSyntheticTest, CompactSchedDeltasAndInterning) {
   auto page = PageBuilder(h(), 1000)
                   .Data(10, Switch(5, "same"))
                   .Data(10, Waking(6, "same"))
@@ -416,7 +416,7 @@ TEST_F(SyntheticTest, CompactSchedDeltasAndInterning) {
   EXPECT_EQ(enc.last_event_timestamp(), 1050u);
 }
 
-TEST_F(SyntheticTest, CompactSchedEndsBundlesWhenFull) {
+TEST_F(FtracePageEncoderSyntheticTest, CompactSchedEndsBundlesWhenFull) {
   // 3000 sched_switch events with distinct comms over many pages.
   std::vector<std::vector<uint8_t>> pages;
   int pid = 0;
@@ -451,7 +451,7 @@ TEST_F(SyntheticTest, CompactSchedEndsBundlesWhenFull) {
   }
 }
 
-TEST_F(SyntheticTest, EightKiBSubBuffer) {
+TEST_F(FtracePageEncoderSyntheticTest, EightKiBSubBuffer) {
   auto t = FtraceFormatTable::Load(testing::kTreeHost, {"sched/sched_switch"}, nullptr);
   ASSERT_TRUE(t.ok());
   // What header_page says with buffer_subbuf_size_kb = 8.

@@ -46,12 +46,12 @@ std::vector<uint8_t> Payload(uint16_t id, size_t size, uint8_t fill = 0x11) {
   return p;
 }
 
-class PageParserTest : public ::testing::TestWithParam<int> {
+class FtracePageParserTest : public ::testing::TestWithParam<int> {
  protected:
   FtraceHeaderFormat h() const { return GetParam() == 8 ? Header64() : Header32(); }
 };
 
-TEST_P(PageParserTest, DataRecordsAndDeltas) {
+TEST_P(FtracePageParserTest, DataRecordsAndDeltas) {
   PageBuilder b(h(), 1000);
   b.Data(5, Payload(7, 12)).Data(10, Payload(8, 112)).Data(0, Payload(9, 6));
   auto p = Parse(h(), b.Build());
@@ -67,7 +67,7 @@ TEST_P(PageParserTest, DataRecordsAndDeltas) {
   EXPECT_FALSE(p.header.missed_events);
 }
 
-TEST_P(PageParserTest, LongEventsUseLengthWord) {
+TEST_P(FtracePageParserTest, LongEventsUseLengthWord) {
   PageBuilder b(h(), 0);
   b.Data(1, Payload(7, 200)).Data(2, Payload(8, 16), /*long_form=*/true);
   auto p = Parse(h(), b.Build());
@@ -81,7 +81,7 @@ TEST_P(PageParserTest, LongEventsUseLengthWord) {
   EXPECT_EQ(id, 8u);
 }
 
-TEST_P(PageParserTest, TimeExtend) {
+TEST_P(FtracePageParserTest, TimeExtend) {
   PageBuilder b(h(), 100);
   uint64_t big = (1ull << 40) + 12345;
   b.TimeExtend(big).Data(3, Payload(1, 8));
@@ -91,7 +91,7 @@ TEST_P(PageParserTest, TimeExtend) {
   EXPECT_EQ(p.records[0].timestamp, 100 + big + 3);
 }
 
-TEST_P(PageParserTest, AbsoluteTimestampMidPage) {
+TEST_P(FtracePageParserTest, AbsoluteTimestampMidPage) {
   PageBuilder b(h(), 5000);
   b.Data(10, Payload(1, 8)).AbsoluteTs(9000).Data(1, Payload(2, 8));
   auto p = Parse(h(), b.Build());
@@ -101,7 +101,7 @@ TEST_P(PageParserTest, AbsoluteTimestampMidPage) {
   EXPECT_EQ(p.records[1].timestamp, 9001u);
 }
 
-TEST_P(PageParserTest, AbsoluteTimestampTakesTopBitsFromRunningTime) {
+TEST_P(FtracePageParserTest, AbsoluteTimestampTakesTopBitsFromRunningTime) {
   // A clock with bits 59..63 set (e.g. a large counter): the absolute time
   // stamp event only holds 59 bits.
   const uint64_t msb = 0x18ull << 59;
@@ -118,7 +118,7 @@ TEST_P(PageParserTest, AbsoluteTimestampTakesTopBitsFromRunningTime) {
   EXPECT_EQ(FtracePageParser::FixAbsoluteTimestamp(42, 7), 42u);
 }
 
-TEST_P(PageParserTest, DiscardedEventCountsItsDeltaUnlessOne) {
+TEST_P(FtracePageParserTest, DiscardedEventCountsItsDeltaUnlessOne) {
   PageBuilder b(h(), 0);
   b.Data(5, Payload(1, 8)).Discarded(7, 20).Data(1, Payload(2, 8)).Discarded(1, 12).Data(
       1, Payload(3, 8));
@@ -130,7 +130,7 @@ TEST_P(PageParserTest, DiscardedEventCountsItsDeltaUnlessOne) {
   EXPECT_EQ(p.records[2].timestamp, 14u);
 }
 
-TEST_P(PageParserTest, NullPaddingEndsPage) {
+TEST_P(FtracePageParserTest, NullPaddingEndsPage) {
   PageBuilder b(h(), 0);
   b.Data(1, Payload(1, 8)).NullPadding(/*count_in_commit=*/true).RawBytes({1, 2, 3, 4, 5, 6, 7, 8});
   auto p = Parse(h(), b.Build());
@@ -144,7 +144,7 @@ TEST_P(PageParserTest, NullPaddingEndsPage) {
   EXPECT_EQ(p.records.size(), 1u);
 }
 
-TEST_P(PageParserTest, PaddingToEndOfPage) {
+TEST_P(FtracePageParserTest, PaddingToEndOfPage) {
   // The kernel pads the tail of a full page with a discarded event of
   // time_delta 1 running to the end of the page.
   PageBuilder b(h(), 0);
@@ -158,7 +158,7 @@ TEST_P(PageParserTest, PaddingToEndOfPage) {
   EXPECT_EQ(p.header.data_size, h().data_size);
 }
 
-TEST_P(PageParserTest, MissedEventsWithoutCount) {
+TEST_P(FtracePageParserTest, MissedEventsWithoutCount) {
   PageBuilder b(h(), 0);
   b.Data(1, Payload(1, 8)).Missed(std::nullopt);
   auto p = Parse(h(), b.Build());
@@ -169,7 +169,7 @@ TEST_P(PageParserTest, MissedEventsWithoutCount) {
   EXPECT_EQ(p.records.size(), 1u);
 }
 
-TEST_P(PageParserTest, MissedEventsWithStoredCount) {
+TEST_P(FtracePageParserTest, MissedEventsWithStoredCount) {
   PageBuilder b(h(), 0);
   b.Data(1, Payload(1, 8)).Missed(1234);
   auto p = Parse(h(), b.Build());
@@ -180,7 +180,7 @@ TEST_P(PageParserTest, MissedEventsWithStoredCount) {
   EXPECT_EQ(p.records.size(), 1u);
 }
 
-TEST_P(PageParserTest, StoredCountThatDoesNotFitIsIgnored) {
+TEST_P(FtracePageParserTest, StoredCountThatDoesNotFitIsIgnored) {
   PageBuilder b(h(), 0);
   b.Data(1, Payload(1, 8));
   b.CommitOverride(h().data_size | (1ull << 30) | (1ull << 31));
@@ -190,7 +190,7 @@ TEST_P(PageParserTest, StoredCountThatDoesNotFitIsIgnored) {
   EXPECT_FALSE(p.header.missed_stored);
 }
 
-TEST_P(PageParserTest, EmptyPage) {
+TEST_P(FtracePageParserTest, EmptyPage) {
   PageBuilder b(h(), 77);
   auto p = Parse(h(), b.Build());
   EXPECT_EQ(p.status, FtraceParseStatus::kOk);
@@ -198,7 +198,7 @@ TEST_P(PageParserTest, EmptyPage) {
   EXPECT_EQ(p.end_ts, 77u);
 }
 
-TEST_P(PageParserTest, MalformedPages) {
+TEST_P(FtracePageParserTest, MalformedPages) {
   struct Case {
     const char* what;
     std::function<void(PageBuilder&)> build;
@@ -248,17 +248,17 @@ TEST_P(PageParserTest, MalformedPages) {
   }
 }
 
-TEST_P(PageParserTest, ShortBufferIsInvalid) {
+TEST_P(FtracePageParserTest, ShortBufferIsInvalid) {
   std::vector<uint8_t> page(6, 0);
   FtracePageHeader header;
   EXPECT_EQ(FtracePageParser::ParseHeader(h(), page.data(), page.size(), &header),
             FtraceParseStatus::kAbiInvalidPageHeader);
 }
 
-INSTANTIATE_TEST_SUITE_P(CommitSize, PageParserTest, ::testing::Values(4, 8),
+INSTANTIATE_TEST_SUITE_P(CommitSize, FtracePageParserTest, ::testing::Values(4, 8),
                          [](const auto& info) { return "commit" + std::to_string(info.param); });
 
-TEST(PageParserSubBufferTest, EightKiBSubBuffer) {
+TEST(FtracePageParserSubBufferTest, EightKiBSubBuffer) {
   FtraceHeaderFormat h;
   h.data_size = 8192 - 16;
   PageBuilder b(h, 0);
@@ -278,7 +278,7 @@ TEST(PageParserSubBufferTest, EightKiBSubBuffer) {
 
 // Pages captured from the running kernel (tests/data/ftrace/): walk them
 // and compare with the kernel's own text rendering of the same events.
-TEST(PageParserCapturedTest, TimestampsMatchKernelText) {
+TEST(FtracePageParserCapturedTest, TimestampsMatchKernelText) {
   auto table = FtraceFormatTable::Load(testing::kTreeHost,
                                        {"sched/sched_switch", "sched/sched_waking", "ftrace/print"},
                                        nullptr);
@@ -318,7 +318,7 @@ TEST(PageParserCapturedTest, TimestampsMatchKernelText) {
   }
 }
 
-TEST(PageParserCapturedTest, OverrunPageSaysEventsWereMissed) {
+TEST(FtracePageParserCapturedTest, OverrunPageSaysEventsWereMissed) {
   auto table = FtraceFormatTable::Load(testing::kTreeHost, {}, nullptr);
   ASSERT_TRUE(table.ok());
   testing::CapturedPages cap =
