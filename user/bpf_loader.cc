@@ -72,10 +72,17 @@ class LibbpfLogCapture {
     for (std::string line; std::getline(in, line);) {
       if (!line.empty()) all.push_back(line);
     }
-    for (size_t i = all.size(); i-- > 1;) {
-      if (all[i].rfind("processed ", 0) == 0) return all[i - 1];
+    std::string program;  // from "libbpf: prog 'NAME': failed to load: -13"
+    for (const std::string& line : all) {
+      size_t at = line.find("prog '");
+      size_t end = at == std::string::npos ? at : line.find("': failed to load", at);
+      if (end != std::string::npos) program = line.substr(at + 6, end - at - 6);
     }
-    return all.empty() ? std::string() : all.back();
+    std::string prefix = program.empty() ? "" : "program " + program + ": ";
+    for (size_t i = all.size(); i-- > 1;) {
+      if (all[i].rfind("processed ", 0) == 0) return prefix + all[i - 1];
+    }
+    return all.empty() ? std::string() : prefix + all.back();
   }
 
  private:
