@@ -429,7 +429,11 @@ TEST_F(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
   EXPECT_EQ(a.EndSum(&perfetto::protos::FtraceCpuStats::dropped_events), 0u);
   // Each CPU whose buffer overran flags its first page after the loss.
   EXPECT_GE(a.lost_bundles, 1u);
-  EXPECT_EQ(counters.lost_events_known, a.Missing());
+  // The exact figure is the overrun delta (above). Whether a page also stores
+  // the count of events missed before it (RB_MISSED_STORED) depends on the
+  // kernel and on room left in the page: 6.18 stores it, Debian's 6.1 and
+  // 6.12 in QEMU did not (vm-tests). When stored, it must agree.
+  if (counters.lost_events_known != 0) EXPECT_EQ(counters.lost_events_known, a.Missing());
   ds->reset();
 }
 
