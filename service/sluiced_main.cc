@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ and fd 4 the consumer socket, and the path options are ignored.
 )";
 
 bool g_foreground = false;
+// Longest a session's stop may take: flush and stop timeouts (5 s each by
+// default) plus the last file write.
+constexpr int kShutdownGraceMs = 12000;
 
 void LogLine(const std::string& line) {
   if (g_foreground) {
@@ -163,11 +167,27 @@ int Main(int argc, char** argv) {
     TracingService service(&loop, service_options);
     auto server = IpcServer::Create(&service, ipc);
     if (!server.ok()) Die(server.status().message());
-    loop.AddFdWatch(sfd, EPOLLIN, [&loop, sfd](uint32_t) {
+    // First signal: stop the sessions properly (final flush, TraceStats,
+    // files closed), for at most kShutdownGraceMs; a second signal: now.
+    int signals = 0;
+    std::function<void(int)> wait_for_sessions = [&](int left_ms) {
+      if (service.AllSessionsDisabled() || left_ms <= 0) {
+        loop.Quit();
+        return;
+      }
+      loop.PostDelayedTask([&, left_ms] { wait_for_sessions(left_ms - 50); }, 50);
+    };
+    loop.AddFdWatch(sfd, EPOLLIN, [&](uint32_t) {
       signalfd_siginfo info;
       while (read(sfd, &info, sizeof(info)) == sizeof(info)) {
-        LogLine(std::string("sluiced: ") + strsignal(static_cast<int>(info.ssi_signo)) + ", exiting");
-        loop.Quit();
+        LogLine(std::string("sluiced: ") + strsignal(static_cast<int>(info.ssi_signo)) +
+                (signals == 0 ? ", stopping sessions and exiting" : ", exiting now"));
+        if (signals++ > 0) {
+          loop.Quit();
+          continue;
+        }
+        service.DisableAllSessions();
+        wait_for_sessions(kShutdownGraceMs);
       }
     });
     LogLine("sluiced: listening on " +

@@ -173,6 +173,11 @@ class TracingService {
   StatusOr<perfetto::protos::TraceStats> GetTraceStats(ConsumerId consumer);
   Status FreeBuffers(ConsumerId consumer);
 
+  // Shutdown: stops every session as DisableTracing would (final flush,
+  // stop, trailer, file closed); AllSessionsDisabled() tells when done.
+  void DisableAllSessions();
+  bool AllSessionsDisabled();
+
   ServiceState QueryServiceState();
   ServiceStats GetServiceStats();
   // Called by the IPC layer when it drops a connection for a bad frame.

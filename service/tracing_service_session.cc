@@ -276,6 +276,18 @@ Status TracingService::DisableTracing(ConsumerId consumer) {
   return Status::Ok();
 }
 
+void TracingService::DisableAllSessions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [sid, s] : sessions_) DisableTracingLocked(s.get(), "");
+}
+
+bool TracingService::AllSessionsDisabled() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [sid, s] : sessions_)
+    if (s->state != SessionState::kDisabled) return false;
+  return true;
+}
+
 void TracingService::DisableTracingLocked(TracingSession* s, const std::string& error) {
   if (!error.empty() && s->disable_error.empty()) s->disable_error = error;
   const TracingSessionId sid = s->id;

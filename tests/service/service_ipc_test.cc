@@ -269,7 +269,9 @@ class ServiceIpcTest : public ::testing::Test {
   Child* Spawn(std::vector<std::string> env) {
     int fds[2];
     EXPECT_EQ(pipe2(fds, O_CLOEXEC), 0);
-    env.push_back("SLUICE_CHILD_SOCKET=" + producer_socket());
+    bool has_socket = false;
+    for (auto& e : env) has_socket |= e.rfind("SLUICE_CHILD_SOCKET=", 0) == 0;
+    if (!has_socket) env.push_back("SLUICE_CHILD_SOCKET=" + producer_socket());
     std::vector<std::string> env_all;
     for (char** e = environ; *e; e++) env_all.push_back(*e);
     for (auto& e : env) env_all.push_back(e);
@@ -591,6 +593,84 @@ TEST_F(ServiceIpcTest, ConsumerErrorsTravelBack) {
   } else {
     EXPECT_FALSE(path_st.ok());
   }
+}
+
+// The sluiced binary itself (built next to the test binary): it serves
+// producers and consumers, logs connects, and on SIGTERM stops the session
+// properly, so a write_into_file trace ends with its TraceStats.
+TEST_F(ServiceIpcTest, SluicedBinaryStopsSessionsOnSigterm) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  ASSERT_GT(n, 0);
+  exe[n] = 0;
+  std::string sluiced = std::string(exe).substr(0, std::string(exe).rfind('/')) + "/sluiced";
+  if (access(sluiced.c_str(), X_OK) != 0) GTEST_SKIP() << "no sluiced binary next to the test binary";
+  std::string psock = dir_ + "/d/producer.sock", csock = dir_ + "/d/consumer.sock";
+  std::string log = dir_ + "/sluiced.log";
+  std::vector<std::string> args = {sluiced, "--foreground", "--producer-socket", psock,
+                                   "--consumer-socket", csock};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t daemon = -1;
+  ASSERT_EQ(posix_spawn(&daemon, sluiced.c_str(), &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  std::unique_ptr<ConsumerIpcClient> consumer;
+  for (int i = 0; i < 500 && !consumer; i++) {
+    auto c = ConsumerIpcClient::Connect(csock);
+    if (c.ok()) consumer = std::move(c.value());
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(consumer) << "sluiced did not come up";
+  struct stat st;
+  ASSERT_EQ(stat(psock.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+
+  std::string path = dir_ + "/daemon.pftrace";
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  auto config = Config(4096);
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(100);
+  ASSERT_TRUE(consumer->EnableTracing(config, fd).ok());
+  close(fd);
+  Child* c = Spawn({"SLUICE_CHILD_ROLE=good", "SLUICE_CHILD_TAG=5", "SLUICE_CHILD_PACKETS=800",
+                    "SLUICE_CHILD_SOCKET=" + psock});
+  ASSERT_TRUE(WaitResult(c));
+  kill(daemon, SIGTERM);
+  std::string error;
+  EXPECT_TRUE(consumer->WaitForTracingDisabled(30000, &error));
+  int status = 0;
+  ASSERT_EQ(waitpid(daemon, &status, 0), daemon);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(WaitExit(c), 0);
+  EXPECT_NE(access(psock.c_str(), F_OK), 0) << "socket files are removed";
+
+  std::string bytes;
+  {
+    int rfd = open(path.c_str(), O_RDONLY);
+    char buf[1 << 16];
+    ssize_t r;
+    while ((r = read(rfd, buf, sizeof(buf))) > 0) bytes.append(buf, static_cast<size_t>(r));
+    close(rfd);
+  }
+  bool ok = false;
+  Collected got = Collect(testing::ParseTraceBytes(bytes, &ok));
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(got.seqs[std::make_pair(5u, 0u)].size(), 800u);
+  EXPECT_EQ(got.stats_packets, 1);
+  std::string log_text;
+  {
+    int lfd = open(log.c_str(), O_RDONLY);
+    char buf[4096];
+    ssize_t r;
+    while ((r = read(lfd, buf, sizeof(buf))) > 0) log_text.append(buf, static_cast<size_t>(r));
+    close(lfd);
+  }
+  EXPECT_NE(log_text.find("producer 1 'child' connected"), std::string::npos) << log_text;
 }
 
 }  // namespace
