@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -209,7 +210,8 @@ void PrintSummary(const std::string& path, const ProbesCounters* counters) {
 StatusOr<uint32_t> ParseDurationMs(const std::string& text) {
   char* end = nullptr;
   double v = strtod(text.c_str(), &end);
-  if (end == text.c_str() || v < 0) return Status::Error("bad duration '" + text + "': use e.g. 10s, 500ms, 2m");
+  if (end == text.c_str() || !std::isfinite(v) || v < 0)
+    return Status::Error("bad duration '" + text + "': use e.g. 10s, 500ms, 2m");
   std::string unit(end);
   double ms;
   if (unit.empty() || unit == "s") ms = v * 1000;
@@ -224,7 +226,8 @@ StatusOr<uint32_t> ParseDurationMs(const std::string& text) {
 StatusOr<uint64_t> ParseSizeKb(const std::string& text) {
   char* end = nullptr;
   double v = strtod(text.c_str(), &end);
-  if (end == text.c_str() || v <= 0) return Status::Error("bad size '" + text + "': use e.g. 64mb, 512kb");
+  if (end == text.c_str() || !std::isfinite(v) || v <= 0)
+    return Status::Error("bad size '" + text + "': use e.g. 64mb, 512kb");
   std::string unit(end);
   for (char& c : unit) c = static_cast<char>(tolower(c));
   double kb;
@@ -232,6 +235,8 @@ StatusOr<uint64_t> ParseSizeKb(const std::string& text) {
   else if (unit == "m" || unit == "mb") kb = v * 1024;
   else if (unit == "g" || unit == "gb") kb = v * 1024 * 1024;
   else return Status::Error("bad size unit in '" + text + "': use kb, mb or gb");
+  // 1 TiB: more than any buffer sluice can use, and safe to convert.
+  if (kb > 1024.0 * 1024 * 1024) return Status::Error("size '" + text + "' is too large");
   return static_cast<uint64_t>(kb);
 }
 
@@ -265,10 +270,12 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
     } else if (arg == "-k" || arg == "--kernel-buffer") {
       SLUICE_ASSIGN_OR_RETURN(std::string v, value("-k"));
       SLUICE_ASSIGN_OR_RETURN(uint64_t kb, ParseSizeKb(v));
+      if (kb > (1u << 22)) return Status::Error("-k " + v + " is too large (at most 4gb per CPU)");
       a.kernel_buffer_kb = static_cast<uint32_t>(kb);
     } else if (arg == "--smb") {
       SLUICE_ASSIGN_OR_RETURN(std::string v, value("--smb"));
       SLUICE_ASSIGN_OR_RETURN(uint64_t kb, ParseSizeKb(v));
+      if (kb > (1u << 20)) return Status::Error("--smb " + v + " is too large (at most 1gb)");
       a.smb_kb = static_cast<uint32_t>(kb);
     } else if (arg == "-c" || arg == "--config") {
       SLUICE_ASSIGN_OR_RETURN(a.config_path, value("-c"));

@@ -433,7 +433,9 @@ TEST_F(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
   // the count of events missed before it (RB_MISSED_STORED) depends on the
   // kernel and on room left in the page: 6.18 stores it, Debian's 6.1 and
   // 6.12 in QEMU did not (vm-tests). When stored, it must agree.
-  if (counters.lost_events_known != 0) EXPECT_EQ(counters.lost_events_known, a.Missing());
+  if (counters.lost_events_known != 0) {
+    EXPECT_EQ(counters.lost_events_known, a.Missing());
+  }
   ds->reset();
 }
 
