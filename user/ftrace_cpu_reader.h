@@ -146,7 +146,8 @@ class FtraceCpuReader {
   ReadResult ReadAvailable(bool include_partial);
   // Reads one page with read(2) into the slot at head_; false if none.
   bool ReadOnePage(uint8_t* slot);
-  void WaitForWake(bool include_trace_fd);
+  // True if trace_pipe_raw was polled and reported readable.
+  bool WaitForWake(bool include_trace_fd);
   void DrainEventfd();
   uint8_t* Slot(uint64_t position) const {
     return pool_.get() + (position % pool_pages_) * static_cast<size_t>(page_size_);
