@@ -15,7 +15,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -61,7 +63,17 @@ std::string TracefsState() {
   for (const char* f : {"tracing_on", "trace_clock", "buffer_size_kb", "current_tracer",
                         "set_event", "events/syscalls/sys_enter_write/enable",
                         "events/sched/sched_switch/enable"}) {
-    s += std::string(f) + "=" + ReadFile(std::string(kTracefs) + "/" + f) + ";";
+    std::string value = ReadFile(std::string(kTracefs) + "/" + f);
+    // "7 (expanded: 1408)" (never used yet) and "1408" are the same buffer
+    // to its next user; see CompareSchedSwitchWithFtrace().
+    // Sizes are compared in 16 KiB steps: the kernel rounds a written size
+    // up to whole sub-buffers (1408 reads back as 1410).
+    if (std::string(f) == "buffer_size_kb") {
+      size_t at = value.find("(expanded: ");
+      int kb = atoi(value.c_str() + (at == std::string::npos ? 0 : at + 11));
+      if (kb > 0 || value.rfind("0", 0) == 0) value = std::to_string(kb / 16) + "x16\n";
+    }
+    s += std::string(f) + "=" + value + ";";
   }
   s += "instances=";
   if (DIR* d = opendir((std::string(kTracefs) + "/instances").c_str())) {
@@ -138,11 +150,14 @@ std::string RunToken() {
 
 // Two threads bounce a byte through two pipes `rounds` times. Each thread
 // records its tid and the context switches the kernel counted for it
-// (getrusage(RUSAGE_THREAD): nvcsw + nivcsw) between two trace_marker
-// fences, so the test can compare with the sched_switch events in between.
+// (getrusage(RUSAGE_THREAD): nvcsw + nivcsw), read between trace_marker
+// fences: outer_begin, [count], inner_begin ... inner_end, [count],
+// outer_end. The sched_switch events of the thread between the inner fences
+// can only be fewer, and between the outer fences only more, than the
+// count: a preemption right next to a count is the only slack.
 struct PingPongThread {
   pid_t tid = 0;
-  std::string fence_begin, fence_end;
+  std::string outer_begin, inner_begin, inner_end, outer_end;
   long switches = 0;
 };
 
@@ -166,10 +181,14 @@ void PingPong(int rounds, const std::string& token, PingPongThread out[2],
     int marker = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
     PingPongThread& me = out[idx];
     me.tid = gettid();
-    me.fence_begin = "pp-begin " + token + " " + std::to_string(idx);
-    me.fence_end = "pp-end " + token + " " + std::to_string(idx);
+    const std::string id = token + " " + std::to_string(idx);
+    me.outer_begin = "pp-outer-begin " + id;
+    me.inner_begin = "pp-inner-begin " + id;
+    me.inner_end = "pp-inner-end " + id;
+    me.outer_end = "pp-outer-end " + id;
+    WriteMarker(marker, me.outer_begin);
     long before = ThreadSwitches();
-    WriteMarker(marker, me.fence_begin);
+    WriteMarker(marker, me.inner_begin);
     char c = 'x';
     for (int i = 0; i < rounds; i++) {
       if (first) {
@@ -180,8 +199,9 @@ void PingPong(int rounds, const std::string& token, PingPongThread out[2],
         ASSERT_EQ(write(wfd, &c, 1), 1);
       }
     }
-    WriteMarker(marker, me.fence_end);
+    WriteMarker(marker, me.inner_end);
     me.switches = ThreadSwitches() - before;
+    WriteMarker(marker, me.outer_end);
     close(marker);
   };
   std::thread t0(body, 0, b[0], a[1], true);
@@ -293,29 +313,33 @@ void RunPingPongAndMarkers(const BpfDataSourceOptions& options) {
   EXPECT_EQ(markers.count(big.substr(0, 1024) + "\n"), 1u);
 
   // sched_switch: per ping-pong thread, the events between its fences are
-  // the context switches the kernel counted for it.
+  // the context switches the kernel counted for it (see PingPongThread).
   for (const PingPongThread& t : pp_threads) {
-    uint64_t begin_ts = 0, end_ts = 0;
+    std::map<std::string, uint64_t> fence_ts;
     for (const Event& e : cap.events) {
-      if (!e.ev.has_print()) continue;
-      if (e.ev.print().buf() == t.fence_begin + "\n") begin_ts = e.ev.timestamp();
-      if (e.ev.print().buf() == t.fence_end + "\n") end_ts = e.ev.timestamp();
+      if (e.ev.has_print()) fence_ts[e.ev.print().buf()] = e.ev.timestamp();
     }
-    ASSERT_TRUE(begin_ts && end_ts);
-    long switches = 0, wakings = 0;
+    uint64_t outer_begin = fence_ts[t.outer_begin + "\n"], inner_begin = fence_ts[t.inner_begin + "\n"];
+    uint64_t inner_end = fence_ts[t.inner_end + "\n"], outer_end = fence_ts[t.outer_end + "\n"];
+    ASSERT_TRUE(outer_begin && inner_begin && inner_end && outer_end);
+    long inner = 0, outer = 0, wakings = 0;
     std::set<std::pair<uint64_t, uint32_t>> seen;
     for (const Event& e : cap.events) {
-      if (e.ev.timestamp() <= begin_ts || e.ev.timestamp() >= end_ts) continue;
+      uint64_t ts = e.ev.timestamp();
+      if (ts <= outer_begin || ts >= outer_end) continue;
       if (e.ev.has_sched_switch() && e.ev.sched_switch().prev_pid() == t.tid) {
-        switches++;
-        EXPECT_TRUE(seen.insert({e.ev.timestamp(), e.cpu}).second) << "duplicate switch";
+        outer++;
+        if (ts > inner_begin && ts < inner_end) inner++;
+        EXPECT_TRUE(seen.insert({ts, e.cpu}).second) << "duplicate switch";
         EXPECT_EQ(e.ev.pid(), static_cast<uint32_t>(t.tid));  // prev is current
         EXPECT_EQ(e.ev.sched_switch().prev_comm().substr(0, 3), "sl-");
       }
       if (e.ev.has_sched_waking() && e.ev.sched_waking().pid() == t.tid) wakings++;
     }
-    EXPECT_EQ(switches, t.switches) << "tid " << t.tid;
-    EXPECT_GT(switches, kRounds / 4) << "tid " << t.tid;  // the pipe blocks
+    EXPECT_LE(inner, t.switches) << "tid " << t.tid;
+    EXPECT_GE(outer, t.switches) << "tid " << t.tid;
+    EXPECT_LE(outer - inner, 4) << "tid " << t.tid;  // preemptions next to the counts only
+    EXPECT_GT(inner, kRounds / 4) << "tid " << t.tid;  // the pipe blocks
     EXPECT_GT(wakings, 0) << "tid " << t.tid;
   }
   // The threads were renamed: task_rename events with the new names.
@@ -403,14 +427,25 @@ bool WriteFile(const std::string& path, const std::string& value) {
   return ok;
 }
 
-TEST(BpfDataSourceKernelTest, SchedSwitchMatchesFtrace) {
-  SKIP_WITHOUT_BPF();
-  const std::string before = TracefsState();
+void CompareSchedSwitchWithFtrace() {
   const std::string inst = std::string(kTracefs) + "/instances/sluice-bpf-test-" + std::to_string(getpid());
   ASSERT_EQ(mkdir(inst.c_str(), 0755), 0) << strerror(errno);
+  // Removes the instance. On kernels before 6.x creating an instance sets the
+  // global "buffers expanded" flag without growing the never-used root
+  // buffer, which then reads "7" instead of "7 (expanded: 1408)" and would
+  // stay at 7 KiB: grow it to the size it would have expanded to, the
+  // closest the kernel allows to how it was.
   struct RemoveInstance {
     std::string path;
-    ~RemoveInstance() { rmdir(path.c_str()); }
+    std::string root_size_before = ReadFile(std::string(kTracefs) + "/buffer_size_kb");
+    ~RemoveInstance() {
+      rmdir(path.c_str());
+      std::string root = std::string(kTracefs) + "/buffer_size_kb";
+      size_t at = root_size_before.find("(expanded: ");
+      if (at != std::string::npos && ReadFile(root).find("(expanded: ") == std::string::npos) {
+        WriteFile(root, std::to_string(atoi(root_size_before.c_str() + at + 11)));
+      }
+    }
   } remove_instance{inst};
   ASSERT_TRUE(WriteFile(inst + "/tracing_on", "0"));
   ASSERT_TRUE(WriteFile(inst + "/trace_clock", "boot"));
@@ -463,8 +498,21 @@ TEST(BpfDataSourceKernelTest, SchedSwitchMatchesFtrace) {
     from_ftrace.insert(line);
   }
   EXPECT_GT(from_ftrace.size(), 1000u);
-  EXPECT_EQ(from_bpf, from_ftrace);
-  rmdir(inst.c_str());
+  std::vector<std::string> only_bpf, only_ftrace;
+  std::set_difference(from_bpf.begin(), from_bpf.end(), from_ftrace.begin(), from_ftrace.end(),
+                      std::back_inserter(only_bpf));
+  std::set_difference(from_ftrace.begin(), from_ftrace.end(), from_bpf.begin(), from_bpf.end(),
+                      std::back_inserter(only_ftrace));
+  EXPECT_TRUE(only_bpf.empty() && only_ftrace.empty())
+      << only_bpf.size() << " only from BPF, first: " << (only_bpf.empty() ? "" : only_bpf[0])
+      << "; " << only_ftrace.size() << " only from ftrace, first: "
+      << (only_ftrace.empty() ? "" : only_ftrace[0]);
+}
+
+TEST(BpfDataSourceKernelTest, SchedSwitchMatchesFtrace) {
+  SKIP_WITHOUT_BPF();
+  const std::string before = TracefsState();
+  CompareSchedSwitchWithFtrace();  // its instance is gone when it returns
   EXPECT_EQ(TracefsState(), before);
 }
 
