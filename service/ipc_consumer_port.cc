@@ -69,26 +69,29 @@ void IpcConsumerPort::OnFrame(std::string_view frame) {
       break;
     }
     case protos::ConsumerToService::kReadBuffers: {
-      std::vector<std::string> packets;
-      Status st = service_->ReadBuffers(id_, &packets);
-      if (!st.ok()) return fail(st);
       auto* rb = reply.mutable_read_buffers();
       size_t frame_bytes = 0;
-      for (const std::string& p : packets) {
-        size_t off = 0;
-        do {  // Once for an empty packet.
-          size_t n = std::min(p.size() - off, kReadBuffersSliceBytes);
-          if (frame_bytes > 0 && frame_bytes + n > kReadBuffersSliceBytes) {
-            channel_->Send(reply);
-            rb->clear_slices();
-            frame_bytes = 0;
-          }
-          auto* slice = rb->add_slices();
-          slice->set_data(p.data() + off, n);
-          off += n;
-          slice->set_last_slice_for_packet(off == p.size());
-          frame_bytes += n + 16;  // Slice overhead, generously.
-        } while (off < p.size());
+      bool more = true;
+      while (more) {
+        std::vector<std::string> packets;
+        Status st = service_->ReadBuffers(id_, &packets, &more);
+        if (!st.ok()) return fail(st);
+        for (const std::string& p : packets) {
+          size_t off = 0;
+          do {  // Once for an empty packet.
+            size_t n = std::min(p.size() - off, kReadBuffersSliceBytes);
+            if (frame_bytes > 0 && frame_bytes + n > kReadBuffersSliceBytes) {
+              channel_->Send(reply);
+              rb->clear_slices();
+              frame_bytes = 0;
+            }
+            auto* slice = rb->add_slices();
+            slice->set_data(p.data() + off, n);
+            off += n;
+            slice->set_last_slice_for_packet(off == p.size());
+            frame_bytes += n + 16;  // Slice overhead, generously.
+          } while (off < p.size());
+        }
       }
       rb->set_last(true);
       break;

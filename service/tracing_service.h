@@ -167,9 +167,13 @@ class TracingService {
   Status StartTracing(ConsumerId consumer);
   void Flush(ConsumerId consumer, uint32_t timeout_ms, std::function<void(bool success)> done);
   Status DisableTracing(ConsumerId consumer);
-  // Appends every readable packet (stamped, without the Trace record
-  // header) to *packets. Not for write_into_file sessions.
-  Status ReadBuffers(ConsumerId consumer, std::vector<std::string>* packets);
+  // Appends readable packets (stamped, without the Trace record header) to
+  // *packets, about `max_bytes` of them; *more says that more may follow:
+  // call again (the service mutex is released in between, so commits go on).
+  // Not for write_into_file sessions.
+  static constexpr size_t kReadSliceBytes = 4u << 20;
+  Status ReadBuffers(ConsumerId consumer, std::vector<std::string>* packets, bool* more,
+                     size_t max_bytes = kReadSliceBytes);
   StatusOr<perfetto::protos::TraceStats> GetTraceStats(ConsumerId consumer);
   Status FreeBuffers(ConsumerId consumer);
 
@@ -248,6 +252,9 @@ class TracingService {
     std::string end_clock_snapshot;
     bool header_emitted = false;   // Trace config + start snapshot.
     bool trailer_emitted = false;  // End snapshot + TraceStats.
+    // A read in slices: the buffer being read and whether its pass is open.
+    size_t read_buffer_index = 0;
+    bool read_pass_open = false;
     bool stop_phase = false;       // StopDataSource sent to every instance.
     bool finalize_posted = false;
     std::string disable_error;
@@ -328,10 +335,17 @@ class TracingService {
   void PeriodicFlush(TracingSessionId id);
   void PeriodicClearIncrementalState(TracingSessionId id);
   void PeriodicWriteIntoFile(TracingSessionId id);
-  // Collects readable packets (plus the service packets due) into *out; the
-  // end-of-session packets go to *trailer if given, else to *out.
-  void ReadPacketsLocked(TracingSession* session, std::vector<std::string>* out,
-                         std::vector<std::string>* trailer);
+  // Reads the session in slices and writes them (no lock held while
+  // writing) until nothing is left, the file is full, or byte_limit bytes.
+  // False if the session went away.
+  bool WriteSlicesIntoFile(TracingSessionId id, TraceFileWriter* file, uint64_t byte_limit,
+                           Status* status);
+  // Collects readable packets (plus the service packets due) into *out, up
+  // to about max_bytes; true if it stopped at the budget (more may follow).
+  // The end-of-session packets go to *trailer if given, else to *out, once
+  // everything else was read.
+  bool ReadPacketsLocked(TracingSession* session, std::vector<std::string>* out,
+                         std::vector<std::string>* trailer, size_t max_bytes);
   perfetto::protos::TraceStats GetTraceStatsLocked(TracingSession* session);
   void NotifyConsumerLocked(TracingSession* session, const std::string& error);
 

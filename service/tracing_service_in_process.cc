@@ -167,9 +167,13 @@ class TracingService::InProcessConsumer : public ConsumerConnection, public Cons
   }
 
   Status ReadBuffers(const std::function<void(std::string_view)>& on_packet) override {
-    std::vector<std::string> packets;
-    SLUICE_RETURN_IF_ERROR(service_->ReadBuffers(id_, &packets));
-    for (const std::string& p : packets) on_packet(p);
+    // In slices: the service mutex is free between them.
+    bool more = true;
+    while (more) {
+      std::vector<std::string> packets;
+      SLUICE_RETURN_IF_ERROR(service_->ReadBuffers(id_, &packets, &more));
+      for (const std::string& p : packets) on_packet(p);
+    }
     return Status::Ok();
   }
 

@@ -350,7 +350,6 @@ void TracingService::StopDataSourcesLocked(TracingSession* s) {
 }
 
 void TracingService::FinalizeSession(TracingSessionId sid) {
-  std::vector<std::string> packets, trailer;
   std::shared_ptr<TraceFileWriter> file;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -363,16 +362,32 @@ void TracingService::FinalizeSession(TracingSessionId sid) {
       for (BufferId b : s->buffers) p->allowed_buffers.erase(b);
     s->end_clock_snapshot = MakeClockSnapshotPacket();
     s->state = SessionState::kDisabled;
+    // The final read starts a fresh pass (kFinal), whatever was open.
+    s->read_pass_open = false;
+    s->read_buffer_index = 0;
     if (s->file) {
-      ReadPacketsLocked(s, &packets, &trailer);
       file = s->file;
     } else {
       NotifyConsumerLocked(s, s->disable_error);
     }
   }
   if (!file) return;
-  // Service thread, no lock: the file write may take a while.
-  Status st = file->WritePackets(packets);
+  // Service thread, no lock held while writing. Nothing is committed into a
+  // disabled session, so this ends.
+  Status st;
+  if (!WriteSlicesIntoFile(sid, file.get(), ~0ull, &st)) return;
+  // The cap stopped the slices early: read the rest (not written) to get
+  // the trailer.
+  std::vector<std::string> trailer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TracingSession* s = FindSessionLocked(sid);
+    if (!s) return;
+    if (!s->trailer_emitted) {
+      std::vector<std::string> rest;
+      ReadPacketsLocked(s, &rest, &trailer, ~size_t{0});
+    }
+  }
   Status st_trailer = file->WritePackets(trailer, /*trailer=*/true);
   std::lock_guard<std::mutex> lock(mu_);
   TracingSession* s = FindSessionLocked(sid);
@@ -514,8 +529,8 @@ void TracingService::PeriodicClearIncrementalState(TracingSessionId sid) {
 
 // ---- Reading ------------------------------------------------------------------
 
-void TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::string>* out,
-                                       std::vector<std::string>* trailer) {
+bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::string>* out,
+                                       std::vector<std::string>* trailer, size_t max_bytes) {
   const auto& builtin = s->config.builtin_data_sources();
   if (!s->header_emitted) {
     if (!builtin.disable_trace_config()) out->push_back(MakeTraceConfigPacket(s->config));
@@ -523,16 +538,20 @@ void TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
       out->push_back(s->start_clock_snapshot);
     s->header_emitted = true;
   }
+  size_t bytes = 0;
   std::string packet;
-  for (BufferId b : s->buffers) {
-    TraceBuffer* buffer = buffers_[b].buffer.get();
-    // After the end of the session nothing more will come: the final read
-    // releases gaps and drops what can never be completed (counted).
-    buffer->BeginRead(s->state == SessionState::kDisabled ? TraceBuffer::ReadMode::kFinal
-                                                          : TraceBuffer::ReadMode::kIncremental);
+  while (s->read_buffer_index < s->buffers.size()) {
+    TraceBuffer* buffer = buffers_[s->buffers[s->read_buffer_index]].buffer.get();
+    if (!s->read_pass_open) {
+      // After the end of the session nothing more will come: the final read
+      // releases gaps and drops what can never be completed (counted).
+      buffer->BeginRead(s->state == SessionState::kDisabled ? TraceBuffer::ReadMode::kFinal
+                                                            : TraceBuffer::ReadMode::kIncremental);
+      s->read_pass_open = true;
+    }
     TraceBuffer::PacketSequenceProperties seq{};
     bool dropped = false;
-    while (buffer->ReadNextTracePacket(&packet, &seq, &dropped)) {
+    while (bytes < max_bytes && buffer->ReadNextTracePacket(&packet, &seq, &dropped)) {
       uint32_t key = (static_cast<uint32_t>(seq.producer) << 16) | seq.writer;
       auto [it, inserted] = s->sequence_ids.try_emplace(key, s->next_sequence_id);
       if (inserted) s->next_sequence_id++;
@@ -546,43 +565,76 @@ void TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
         s->invalid_packets++;
         continue;
       }
+      bytes += packet.size();
       out->push_back(std::move(packet));
       packet.clear();
     }
+    if (bytes >= max_bytes) return true;  // The pass stays open for the next call.
+    s->read_pass_open = false;
+    s->read_buffer_index++;
   }
+  s->read_buffer_index = 0;
   if (s->state == SessionState::kDisabled && !s->trailer_emitted) {
     std::vector<std::string>* dst = trailer ? trailer : out;
     if (!builtin.disable_clock_snapshotting()) dst->push_back(s->end_clock_snapshot);
     dst->push_back(MakeTraceStatsPacket(GetTraceStatsLocked(s)));
     s->trailer_emitted = true;
   }
+  return false;
 }
 
-Status TracingService::ReadBuffers(ConsumerId consumer, std::vector<std::string>* packets) {
+Status TracingService::ReadBuffers(ConsumerId consumer, std::vector<std::string>* packets,
+                                   bool* more, size_t max_bytes) {
   std::lock_guard<std::mutex> lock(mu_);
+  *more = false;
   TracingSession* s = SessionForConsumerLocked(consumer);
   if (!s) return Status::Error("no tracing session: call EnableTracing first");
   if (s->config.write_into_file())
     return Status::Error("the session writes into a file (write_into_file); read the file instead");
-  ReadPacketsLocked(s, packets, nullptr);
+  *more = ReadPacketsLocked(s, packets, nullptr, max_bytes);
   return Status::Ok();
 }
 
+// Reads the session in slices of kReadSliceBytes and writes each slice
+// without the service mutex held. Returns false if the session is gone.
+bool TracingService::WriteSlicesIntoFile(TracingSessionId sid, TraceFileWriter* file,
+                                         uint64_t byte_limit, Status* status) {
+  uint64_t done = 0;
+  for (;;) {
+    std::vector<std::string> packets, trailer;
+    bool more;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      TracingSession* s = FindSessionLocked(sid);
+      if (!s) return false;
+      more = ReadPacketsLocked(s, &packets, &trailer, kReadSliceBytes);
+    }
+    for (const std::string& p : packets) done += p.size();
+    *status = file->WritePackets(packets);
+    // The trailer (only once the session is disabled) may use the reserve.
+    if (status->ok() && !trailer.empty()) *status = file->WritePackets(trailer, /*trailer=*/true);
+    if (!status->ok() || file->full() || !more || done >= byte_limit) return true;
+  }
+}
+
 void TracingService::PeriodicWriteIntoFile(TracingSessionId sid) {
-  std::vector<std::string> packets;
   std::shared_ptr<TraceFileWriter> file;
   uint32_t period = kDefaultFileWritePeriodMs;
+  uint64_t limit = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     TracingSession* s = FindSessionLocked(sid);
     // kDisabled: FinalizeSession wrote the rest.
     if (!s || !s->file || s->state == SessionState::kDisabled) return;
-    ReadPacketsLocked(s, &packets, nullptr);
     file = s->file;
     if (s->config.file_write_period_ms())
       period = std::max(s->config.file_write_period_ms(), kMinFileWritePeriodMs);
+    // At most a buffers' worth per period, so a producer that writes as fast
+    // as we read cannot keep the service thread here.
+    for (BufferId b : s->buffers) limit += buffers_[b].size_bytes;
   }
-  Status st = file->WritePackets(packets);
+  Status st;
+  if (!WriteSlicesIntoFile(sid, file.get(), limit, &st)) return;
   std::lock_guard<std::mutex> lock(mu_);
   TracingSession* s = FindSessionLocked(sid);
   if (!s) return;

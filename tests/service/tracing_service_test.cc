@@ -724,6 +724,47 @@ TEST_F(TracingServiceTest, QueryServiceState) {
   producer.Detach();
 }
 
+TEST_F(TracingServiceTest, ReadBuffersInSlices) {
+  StartService();
+  TestProducer producer;
+  ConnectProducer(&producer);
+  struct Observer : ConsumerObserver {
+    std::atomic<bool> disabled{false};
+    void OnTracingDisabled(const std::string&) override { disabled = true; }
+  } observer;
+  ConsumerId id = service_->AddConsumer(&observer, PeerCredentials{});
+  ASSERT_TRUE(service_->EnableTracing(id, MakeConfig(4096, "test.ds"), ScopedFd()).ok());
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  {
+    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+    for (uint32_t i = 0; i < 500; i++) testing::WriteTestPacket(writer.get(), {1, 0, i});
+    writer->Flush();
+  }
+  ASSERT_TRUE(service_->DisableTracing(id).ok());
+  for (int i = 0; i < 1000 && !observer.disabled; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(observer.disabled);
+  std::vector<TracePacket> packets;
+  int calls = 0;
+  for (bool more = true; more;) {
+    std::vector<std::string> slice;
+    ASSERT_TRUE(service_->ReadBuffers(id, &slice, &more, 10000).ok());
+    calls++;
+    for (const std::string& b : slice) {
+      packets.emplace_back();
+      packets.back().ParseFromString(b);
+    }
+  }
+  EXPECT_GE(calls, 25);
+  TraceSummary s = Summarize(packets);
+  EXPECT_EQ(s.seqs[std::make_pair(1u, 0u)].size(), 500u);
+  EXPECT_EQ(s.stats_packets, 1);
+  EXPECT_TRUE(s.stats_last);
+  service_->RemoveConsumer(id);
+  producer.Detach();
+}
+
 // Many threads commit through one arbiter while the consumer reads: run
 // under TSan (make SANITIZE=thread) this checks the service's locking.
 TEST_F(TracingServiceTest, ConcurrentWritersAndReader) {
