@@ -177,6 +177,12 @@ void PingPong(int rounds, const std::string& token, PingPongThread out[2],
   ASSERT_EQ(pipe(a), 0);
   ASSERT_EQ(pipe(b), 0);
   auto body = [&](int idx, int rfd, int wfd, bool first) {
+    // Closing the write end on any exit (a failed ASSERT included) makes the
+    // partner's read return 0 instead of blocking forever.
+    struct CloseOnExit {
+      int fd;
+      ~CloseOnExit() { close(fd); }
+    } close_wfd{wfd};
     pthread_setname_np(pthread_self(), idx == 0 ? name0 : name1);
     int marker = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
     PingPongThread& me = out[idx];
@@ -208,7 +214,7 @@ void PingPong(int rounds, const std::string& token, PingPongThread out[2],
   std::thread t1(body, 1, a[0], b[1], false);
   t0.join();
   t1.join();
-  for (int fd : {a[0], a[1], b[0], b[1]}) close(fd);
+  for (int fd : {a[0], b[0]}) close(fd);  // the write ends closed themselves
 }
 
 // `threads` threads each write `per_thread` markers "<token> <t> <i>".
@@ -468,11 +474,13 @@ void CompareSchedSwitchWithFtrace() {
   cap.Parse();
   std::string text = ReadFile(inst + "/trace");
 
+  // A thread's last switch (prev_state X, after it woke its joiner) may
+  // come after tracing_on=0: leave those out of both sides.
   auto ours = [&](long pid) { return pid == pp_threads[0].tid || pid == pp_threads[1].tid; };
   std::multiset<std::string> from_bpf, from_ftrace;
   for (const Event& e : cap.events) {
     const auto& s = e.ev.sched_switch();
-    if (!ours(s.prev_pid()) && !ours(s.next_pid())) continue;
+    if ((!ours(s.prev_pid()) && !ours(s.next_pid())) || StateLetters(s.prev_state()) == "X") continue;
     char line[256];
     snprintf(line, sizeof(line), "%u %s %d %d %s %s %d %d", e.cpu, s.prev_comm().c_str(), s.prev_pid(),
              s.prev_prio(), StateLetters(s.prev_state()).c_str(), s.next_comm().c_str(), s.next_pid(),
@@ -492,7 +500,7 @@ void CompareSchedSwitchWithFtrace() {
     if (sscanf(l.c_str() + sw, "sched_switch: prev_comm=%31s prev_pid=%d prev_prio=%d prev_state=%7s ==> "
                "next_comm=%31s next_pid=%d next_prio=%d", pc, &pp, &ppr, st, nc, &np, &npr) != 7)
       continue;
-    if (!ours(pp) && !ours(np)) continue;
+    if ((!ours(pp) && !ours(np)) || std::string(st) == "X") continue;
     char line[256];
     snprintf(line, sizeof(line), "%u %s %d %d %s %s %d %d", cpu, pc, pp, ppr, st, nc, np, npr);
     from_ftrace.insert(line);
@@ -570,7 +578,15 @@ TEST(BpfDataSourceKernelTest, PidFilterKeepsOtherTasksOutOfTheRing) {
   int a[2], b[2];
   ASSERT_EQ(pipe(a), 0);
   ASSERT_EQ(pipe(b), 0);
+  // Each thread closes its pipe's write end when it exits, so a failure in
+  // one cannot leave the other blocked; the guard below releases and joins
+  // them on every path out of the test.
+  struct CloseOnExit {
+    int fd;
+    ~CloseOnExit() { close(fd); }
+  };
   std::thread worker([&] {
+    CloseOnExit close_wfd{a[1]};
     worker_tid = gettid();
     while (!go) usleep(1000);
     int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
@@ -583,6 +599,7 @@ TEST(BpfDataSourceKernelTest, PidFilterKeepsOtherTasksOutOfTheRing) {
     close(fd);
   });
   std::thread partner([&] {  // not in the filter
+    CloseOnExit close_wfd{b[1]};
     char c;
     int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY);
     for (int i = 0; i < 300; i++) {
@@ -592,6 +609,16 @@ TEST(BpfDataSourceKernelTest, PidFilterKeepsOtherTasksOutOfTheRing) {
     }
     close(fd);
   });
+  struct Release {
+    std::atomic<bool>& go;
+    std::thread& worker;
+    std::thread& partner;
+    ~Release() {
+      go = true;
+      if (worker.joinable()) worker.join();
+      if (partner.joinable()) partner.join();
+    }
+  } release{go, worker, partner};
   while (!worker_tid) usleep(1000);
 
   protos::BpfConfig config;
@@ -609,7 +636,7 @@ TEST(BpfDataSourceKernelTest, PidFilterKeepsOtherTasksOutOfTheRing) {
   WriteMarkers(2, 100, token);  // other threads
   (*source)->Stop();
   cap.Parse();
-  for (int fd : {a[0], a[1], b[0], b[1]}) close(fd);
+  for (int fd : {a[0], b[0]}) close(fd);
 
   const uint32_t tid = static_cast<uint32_t>(worker_tid.load());
   int markers = 0;
