@@ -3,16 +3,21 @@
  * `print` event).
  *
  * Two ways in; the loader (user/bpf_loader.cc) probes and keeps one:
- *  - fentry/tracing_mark_write: runs only for trace_marker writes (and
- *    writev, which the VFS splits into ->write calls). Needs BPF
- *    trampolines (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS); cheapest.
+ *  - fentry/vfs_write: runs for writes that reach vfs_write() (write(2),
+ *    pwrite(2)) and gets the struct file directly. Needs BPF trampolines
+ *    (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS); cheapest, and it leaves the
+ *    syscall entry path alone. (Not fentry/tracing_mark_write: kernel/trace/
+ *    is built without ftrace instrumentation, so no function there can be an
+ *    fentry target; attaching fails with EBUSY.)
  *  - tracepoint/syscalls/sys_enter_write: runs for every write(2) on the
- *    machine and recognises trace_marker by the *file* behind the fd, read
- *    in-kernel: current->files->fdt->fd[fd]->f_inode, compared by (i_ino,
- *    i_sb->s_dev) with the files user space resolved with fstat() (and
- *    passed as rodata in the kernel's dev_t encoding). Paths, dup()ed fds,
- *    /sys/kernel/debug/tracing vs /sys/kernel/tracing all resolve to the
- *    same inode. Misses writev/pwrite (other syscalls), see docs/BPF.md.
+ *    machine, and turning it on makes every syscall of every task take the
+ *    syscall-tracing slow path. It recognises trace_marker by the *file*
+ *    behind the fd, read in-kernel: current->files->fdt->fd[fd]->f_inode.
+ * Both compare (i_ino, i_sb->s_dev) with the files user space resolved with
+ * stat() (and passed as rodata in the kernel's dev_t encoding). Paths, dup()ed
+ * fds, /sys/kernel/debug/tracing vs /sys/kernel/tracing all resolve to the
+ * same inode. Neither sees writev(2) (vfs_writev, sys_enter_writev), see
+ * docs/BPF.md.
  *
  * Payload. The record is reserved in one of three size classes (small,
  * medium, marker_payload_bytes) so short atrace markers do not each take a
@@ -122,10 +127,10 @@ int sluice_tp_sys_enter_write(struct syscall_trace_enter *ctx) {
   return emit_marker((const char *)ubuf, count, (__u16)index, 0);
 }
 
-SEC("fentry/tracing_mark_write")
-int BPF_PROG(sluice_fentry_tracing_mark_write, struct file *filp, const char *ubuf,
-             size_t cnt) {
-  int index = marker_index(BPF_CORE_READ(filp, f_inode));
+SEC("fentry/vfs_write")
+int BPF_PROG(sluice_fentry_vfs_write, struct file *file, const char *ubuf, size_t count) {
+  if (!marker_count) return 0;
+  int index = marker_index(file->f_inode);
   if (index < 0) return 0;
-  return emit_marker(ubuf, cnt, (__u16)index, SLUICE_MARKER_FENTRY);
+  return emit_marker(ubuf, count, (__u16)index, SLUICE_MARKER_FENTRY);
 }

@@ -11,7 +11,7 @@
 
 /* sluice_trace_marker.flags */
 #define SLUICE_MARKER_READ_FAULT 0x1u /* payload unreadable: captured == 0 */
-#define SLUICE_MARKER_FENTRY 0x2u     /* seen by fentry/tracing_mark_write */
+#define SLUICE_MARKER_FENTRY 0x2u     /* seen by fentry/vfs_write */
 
 struct sluice_trace_marker {            /* SLUICE_REC_TRACE_MARKER */
   struct sluice_record_header hdr;

@@ -45,6 +45,13 @@ void BpfBundleWriter::Append(const uint8_t* record_untrusted, size_t size) {
   if (++events_in_bundle_ >= max_events_) Close();
 }
 
+void BpfBundleWriter::FlushPendingLoss() {
+  if (!lost_pending_) return;
+  Close();
+  Open();
+  Close();
+}
+
 void BpfBundleWriter::Close() {
   if (!open_) return;
   packet_->EndNested();

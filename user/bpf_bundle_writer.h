@@ -48,6 +48,9 @@ class BpfBundleWriter {
   void Close();
   // The next bundle carries lost_events = true.
   void MarkLost() { lost_pending_ = true; }
+  // If a loss is pending, writes an empty bundle carrying it, so a loss at
+  // the very end of a trace is not left unsaid (Stop()).
+  void FlushPendingLoss();
 
   uint32_t cpu() const { return cpu_; }
   TraceWriter* writer() const { return writer_; }

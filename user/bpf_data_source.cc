@@ -70,6 +70,7 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
   lo.wakeup_fill_percent = options_.wakeup_fill_percent;
   lo.force_tracepoint = options_.force_tracepoint;
   lo.force_marker_tracepoint = options_.force_marker_tracepoint;
+  lo.fentry_on_rt = options_.fentry_on_rt;
   lo.verbose = options_.verbose;
   lo.enable_run_time_stats = options_.enable_run_time_stats;
   lo.tracefs_root = options_.tracefs_root;
@@ -194,6 +195,15 @@ void BpfDataSource::AfterDrain() {
       }
     }
   }
+  // Skipped invocations cannot be pinned to a CPU: flag every CPU's next
+  // bundle.
+  uint64_t misses = 0;
+  if (loader_->ReadMisses(&misses).ok() && misses > last_misses_) {
+    for (auto& b : bundles_) {
+      if (b) b->MarkLost();
+    }
+    last_misses_ = misses;
+  }
   for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
     if (!bundles_[cpu]) continue;
     // Pairs with the acquire loads in ReadCountersLocked().
@@ -276,6 +286,9 @@ void BpfDataSource::Stop() {
       if (IdentityHolds(c) || std::chrono::steady_clock::now() > deadline) break;
       usleep(1000);
     }
+    for (auto& b : bundles_) {
+      if (b) b->FlushPendingLoss();
+    }
     WriteStatsPacket(/*final_phase=*/true);
     FlushWriters();
   }
@@ -324,6 +337,7 @@ BpfSourceCounters BpfDataSource::ReadCountersLocked() const {
   c.reader_cpu_ns = reader_cpu_ns_.load(std::memory_order_relaxed);
   c.stats_packets = stats_packets_;
   c.unrouted = unrouted_.load(std::memory_order_relaxed);
+  if (loader_) (void)loader_->ReadMisses(&c.program_misses);
   c.total.delivered += c.unrouted;
   return c;
 }
@@ -364,6 +378,7 @@ void BpfDataSource::WriteStatsPacket(bool final_phase) {
     s->set_decode_errors(o.decode_errors);
   }
   if (c.unrouted) stats.set_unrouted(c.unrouted);
+  stats.set_program_misses(c.program_misses);
   stats.set_produced(c.total.produced);
   stats.set_delivered(c.total.delivered);
   stats.set_dropped(c.total.dropped);

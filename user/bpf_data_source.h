@@ -76,6 +76,7 @@ struct BpfDataSourceOptions {
   std::string tracefs_root;  // "" = find it
   bool force_tracepoint = false;         // tests: classic tracepoints only
   bool force_marker_tracepoint = false;  // tests: no fentry probe
+  bool fentry_on_rt = false;             // see BpfLoaderOptions
   bool verbose = false;                  // libbpf debug output to stderr
   bool enable_run_time_stats = false;    // benchmarks: BPF program run time
   std::function<void(const std::string&)> warn;  // default: stderr
@@ -103,6 +104,9 @@ struct BpfSourceCounters {
   // Shared ring only: records read but not attributable to a CPU with a
   // writer (included in total.delivered, not in per_cpu).
   uint64_t unrouted = 0;
+  // Program invocations the kernel skipped (BpfLoader::ReadMisses): events
+  // lost before a program could count them; CPU unknown.
+  uint64_t program_misses = 0;
 };
 
 class BpfDataSource {
@@ -173,6 +177,7 @@ class BpfDataSource {
   // bad cpu field. Reader thread writes; counters() reads.
   std::atomic<uint64_t> unrouted_{0};
   std::vector<uint64_t> last_dropped_;
+  uint64_t last_misses_ = 0;
   uint64_t stats_packets_ = 0;
 
   // Published by the reader after each drain for counters().

@@ -202,6 +202,18 @@ std::vector<bool> OnlineCpus(uint32_t num_possible) {
 
 std::string Errno(int err) { return strerror(err < 0 ? -err : err); }
 
+// PREEMPT_RT kernels say so in /sys/kernel/realtime (the RT patch set, and
+// mainline since v6.12) and in the version string.
+bool KernelIsPreemptRt() {
+  std::ifstream rt("/sys/kernel/realtime");
+  std::string v;
+  if (std::getline(rt, v) && v == "1") return true;
+  std::ifstream version("/proc/version");
+  std::string text;
+  std::getline(version, text);
+  return text.find("PREEMPT_RT") != std::string::npos;
+}
+
 struct EventPrograms {
   BpfEvent event;
   bpf_program* btf;  // tp_btf program, or null
@@ -296,14 +308,15 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
   }
 
   if (settings.has(BpfEvent::kPrint)) {
-    int mark_id = btf__find_by_name_kind(vmlinux, "tracing_mark_write", BTF_KIND_FUNC);
-    bool fentry_ok = !options.force_marker_tracepoint && mark_id > 0 &&
-                     ProbeTracingProgram(mark_id, BPF_TRACE_FENTRY, /*attach=*/true);
+    int write_id = btf__find_by_name_kind(vmlinux, "vfs_write", BTF_KIND_FUNC);
+    const bool rt = KernelIsPreemptRt() && !options.fentry_on_rt;
+    bool fentry_ok = !options.force_marker_tracepoint && !rt && write_id > 0 &&
+                     ProbeTracingProgram(write_id, BPF_TRACE_FENTRY, /*attach=*/true);
     if (options.marker_files.empty()) {
       info_.skipped.push_back("ftrace/print: no trace_marker file resolved");
       warn_("linux.bpf: skipping ftrace/print: no trace_marker file to watch");
     } else if (fentry_ok) {
-      bpf_program__set_autoload(p->sluice_fentry_tracing_mark_write, true);
+      bpf_program__set_autoload(p->sluice_fentry_vfs_write, true);
       info_.marker_attach = "fentry";
       info_.events.push_back(BpfEvent::kPrint);
     } else if (TracefsHasEvent(tracefs, "syscalls", "sys_enter_write")) {
@@ -311,7 +324,7 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
       info_.marker_attach = "sys_enter_write";
       info_.events.push_back(BpfEvent::kPrint);
     } else {
-      std::string why = "ftrace/print: neither fentry/tracing_mark_write nor the "
+      std::string why = "ftrace/print: neither fentry/vfs_write nor the "
                         "syscalls/sys_enter_write tracepoint (CONFIG_FTRACE_SYSCALLS) is available";
       warn_("linux.bpf: skipping " + why);
       info_.skipped.push_back(why);
@@ -473,6 +486,22 @@ Status BpfLoader::ReadCounters(std::vector<BpfKernelCounters>* out) const {
     c.marker_truncated = v.marker_truncated;
     c.marker_read_faults = v.marker_read_faults;
     c.wakeups = v.wakeups;
+  }
+  return Status::Ok();
+}
+
+Status BpfLoader::ReadMisses(uint64_t* misses) const {
+  *misses = 0;
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, skel_->obj) {
+    int fd = bpf_program__fd(prog);
+    if (fd < 0) continue;
+    bpf_prog_info info = {};
+    __u32 len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) {
+      return Status::Error("linux.bpf: cannot read program info: " + Errno(errno));
+    }
+    *misses += info.recursion_misses;
   }
   return Status::Ok();
 }

@@ -8,8 +8,9 @@
 //                        BTF-typed raw tracepoint and has btf_trace_<name>,
 //                        else the classic tracepoint if tracefs has it, else
 //                        skip it with one warning; trace_marker: fentry on
-//                        tracing_mark_write if a probe program can be loaded
-//                        *and attached*, else syscalls/sys_enter_write.
+//                        vfs_write if a probe program can be loaded *and
+//                        attached* and the kernel is not PREEMPT_RT, else
+//                        syscalls/sys_enter_write.
 //                        The programs not chosen get autoload = false.
 //            settings    rodata (filters, wake-up threshold, marker files,
 //                        sched_switch argument count), map sizes, rings
@@ -58,6 +59,10 @@ struct BpfLoaderOptions {
   bool force_tracepoint = false;
   // Do not probe fentry; use sys_enter_write for trace_marker (tests).
   bool force_marker_tracepoint = false;
+  // Use fentry for trace_marker even on PREEMPT_RT kernels, where fentry
+  // programs run preemptibly and the kernel skips (and counts as recursion
+  // misses) an invocation that finds the program busy on its CPU.
+  bool fentry_on_rt = false;
   // Forward libbpf's debug output to stderr.
   bool verbose = false;
   // Count program run time (BPF_ENABLE_STATS) while loaded: benchmarks.
@@ -114,6 +119,11 @@ class BpfLoader {
   // Summed run time and run count of the attached programs (needs
   // enable_run_time_stats). Thread-safe.
   Status ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) const;
+  // Summed recursion misses of the loaded programs: invocations the kernel
+  // skipped because the same program was already running on that CPU (on
+  // PREEMPT_RT an fentry program can be preempted by another task that
+  // enters it). Events lost before any counter of ours saw them. Thread-safe.
+  Status ReadMisses(uint64_t* misses) const;
 
  private:
   BpfLoader() = default;

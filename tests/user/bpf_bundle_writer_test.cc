@@ -100,5 +100,21 @@ TEST(BpfBundleWriterTest, BadRecordsAreCountedNotWritten) {
   EXPECT_EQ(bundles[0].event(0).timestamp(), 2u);
 }
 
+
+TEST(BpfBundleWriterTest, PendingLossAtTheEndBecomesAnEmptyBundle) {
+  HeapTraceWriter w;
+  BpfBundleWriter b(2, &w);
+  b.FlushPendingLoss();  // nothing pending: nothing written
+  EXPECT_TRUE(w.packets().empty());
+  b.MarkLost();
+  b.FlushPendingLoss();
+  b.FlushPendingLoss();  // once
+  auto bundles = Bundles(w);
+  ASSERT_EQ(bundles.size(), 1u);
+  EXPECT_EQ(bundles[0].cpu(), 2u);
+  EXPECT_TRUE(bundles[0].lost_events());
+  EXPECT_EQ(bundles[0].event_size(), 0);
+}
+
 }  // namespace
 }  // namespace sluice

