@@ -14,7 +14,9 @@
 //
 // <mode>: 0 = per-CPU rings, 1 = one shared ring. <sink>: 0 = null sink
 // (encodes into a reused buffer), 1 = HeapTraceWriter (one std::string per
-// packet). <wakeup>: fill threshold percent, 0 = kernel default policy.
+// packet), 2 = SmbTraceWriter into a 4 MiB shared memory buffer whose
+// committed chunks a stand-in service frees at once (no copy: the producer's
+// cost only). <wakeup>: fill threshold percent, 0 = kernel default policy.
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -26,6 +28,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include "shm/commit_data.h"
+#include "shm/shared_memory.h"
+#include "shm/shared_memory_arbiter.h"
+#include "shm/shm_abi.h"
 #include "shm/trace_writer.h"
 #include "sluice/bpf_config.pb.h"
 #include "user/bpf_bundle_writer.h"
@@ -64,8 +70,46 @@ class NullTraceWriter : public TraceWriter, public ProtoWriterSink {
   uint64_t bytes_ = 0;
 };
 
+// The service's side of the SMB reduced to freeing each committed chunk.
+class FreeChunksService : public CommitDataSink {
+ public:
+  explicit FreeChunksService(SharedMemoryAbi* abi) : abi_(abi) {}
+  void CommitData(const CommitDataRequest& request) override {
+    for (const ChunkToMove& m : request.chunks_to_move) {
+      PageLayout layout;
+      if (abi_->TryAcquireChunkForReading(m.page, m.chunk, &layout) ==
+          SharedMemoryAbi::AcquireResult::kOk)
+        abi_->ReleaseChunkAsFree(m.page, m.chunk);
+    }
+  }
+  void RegisterTraceWriter(uint16_t, uint32_t) override {}
+  void UnregisterTraceWriter(uint16_t) override {}
+
+ private:
+  SharedMemoryAbi* abi_;
+};
+
+struct Smb {
+  static constexpr uint32_t kPageSize = 32768;
+  Smb()
+      : shm(std::move(SharedMemory::Create(4 << 20).value())),
+        abi(shm->start(), shm->size(), kPageSize),
+        service(&abi),
+        arbiter(shm->start(), shm->size(), kPageSize, &service) {}
+  std::unique_ptr<SharedMemory> shm;
+  SharedMemoryAbi abi;
+  FreeChunksService service;
+  SharedMemoryArbiter arbiter;
+};
+
+Smb* TheSmb() {
+  static Smb* smb = new Smb();  // lives for the process
+  return smb;
+}
+
 std::unique_ptr<TraceWriter> MakeSink(int sink) {
   if (sink == 0) return std::make_unique<NullTraceWriter>();
+  if (sink == 2) return TheSmb()->arbiter.CreateTraceWriter(0, BufferExhaustedPolicy::kStall);
   return std::make_unique<HeapTraceWriter>();
 }
 
@@ -123,7 +167,7 @@ void BM_DecodeRecords(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(recs.size()));
 }
-BENCHMARK(BM_DecodeRecords)->Arg(0)->Arg(1);
+BENCHMARK(BM_DecodeRecords)->Arg(0)->Arg(1)->Arg(2);
 
 // ---- Kernel benchmarks (root). ----
 
@@ -197,7 +241,7 @@ void BM_DrainKernelRings(benchmark::State& state) {
   state.counters["reader_ns_per_record"] = static_cast<double>(cpu_ns) / static_cast<double>(records);
 }
 BENCHMARK(BM_DrainKernelRings)
-    ->Args({0, 0})->Args({0, 1})->Args({1, 0})->Args({1, 1})
+    ->Args({0, 0})->Args({0, 1})->Args({0, 2})->Args({1, 0})->Args({1, 1})->Args({1, 2})
     ->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);
 
 uint64_t ProcessCpuNs() {
