@@ -485,6 +485,15 @@ void CompareSchedSwitchWithFtrace() {
   (*source)->Stop();
   cap.Parse();
   std::string text = ReadFile(inst + "/trace");
+  // ftrace overwrites its oldest events when its buffer fills (a busy
+  // machine, a slow sanitizer build): then it may lack events we have.
+  uint64_t ftrace_overrun = 0;
+  for (int cpu = 0; cpu < 1024; cpu++) {
+    std::string stats = ReadFile(inst + "/per_cpu/cpu" + std::to_string(cpu) + "/stats");
+    if (stats == "<missing>") break;
+    size_t at = stats.find("overrun: ");
+    if (at != std::string::npos) ftrace_overrun += strtoull(stats.c_str() + at + 9, nullptr, 10);
+  }
 
   // A thread's last switch (prev_state X, after it woke its joiner) may
   // come after tracing_on=0: leave those out of both sides.
@@ -528,8 +537,10 @@ void CompareSchedSwitchWithFtrace() {
   // ftrace's own buffer did not record; we have not found why.
   EXPECT_TRUE(only_ftrace.empty())
       << only_ftrace.size() << " only from ftrace, first: " << only_ftrace[0];
-  EXPECT_LE(only_bpf.size(), 2u) << only_bpf.size()
-                                 << " only from BPF, first: " << only_bpf[0];
+  if (ftrace_overrun == 0) {
+    EXPECT_LE(only_bpf.size(), 2u) << only_bpf.size()
+                                   << " only from BPF, first: " << only_bpf[0];
+  }
   if (!only_bpf.empty()) printf("note: %zu switch(es) only from BPF, first: %s\n", only_bpf.size(), only_bpf[0].c_str());
 }
 
