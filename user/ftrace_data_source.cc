@@ -354,6 +354,7 @@ void FtraceDataSource::PublishCounters() {
     c.bundles += p.bundles;
     c.lost_event_pages += p.lost_event_pages;
     c.lost_events_known += p.lost_events_known;
+    c.lost_event_pages_uncounted += p.lost_event_pages_uncounted;
     c.parse_errors += p.parse_errors;
     c.unknown_event_ids += p.unknown_event_ids;
     FtraceCpuReaderStats r = s->retired_reader_stats;
@@ -376,6 +377,7 @@ void FtraceDataSource::PublishCounters() {
   counters_.bundles.store(c.bundles, kRelaxed);
   counters_.lost_event_pages.store(c.lost_event_pages, kRelaxed);
   counters_.lost_events_known.store(c.lost_events_known, kRelaxed);
+  counters_.lost_event_pages_uncounted.store(c.lost_event_pages_uncounted, kRelaxed);
   counters_.parse_errors.store(c.parse_errors, kRelaxed);
   counters_.unknown_event_ids.store(c.unknown_event_ids, kRelaxed);
   counters_.pool_full.store(c.pool_full, kRelaxed);
@@ -391,6 +393,7 @@ FtraceSourceCounters FtraceDataSource::counters() const {
   c.bundles = counters_.bundles.load(kRelaxed);
   c.lost_event_pages = counters_.lost_event_pages.load(kRelaxed);
   c.lost_events_known = counters_.lost_events_known.load(kRelaxed);
+  c.lost_event_pages_uncounted = counters_.lost_event_pages_uncounted.load(kRelaxed);
   c.parse_errors = counters_.parse_errors.load(kRelaxed);
   c.unknown_event_ids = counters_.unknown_event_ids.load(kRelaxed);
   c.pool_full = counters_.pool_full.load(kRelaxed);

@@ -81,6 +81,9 @@ struct FtraceSourceCounters {
   uint64_t bundles = 0;            // FtraceEventBundle packets written.
   uint64_t lost_event_pages = 0;   // Pages the kernel flagged as after a loss.
   uint64_t lost_events_known = 0;  // Events the kernel said it lost (stored counts).
+  // Flagged pages whose count the kernel could not store (the page was too
+  // full): lost_events_known is then a lower bound.
+  uint64_t lost_event_pages_uncounted = 0;
   uint64_t parse_errors = 0;       // Malformed pages skipped.
   uint64_t unknown_event_ids = 0;  // Records of events we have no format for.
   uint64_t pool_full = 0;          // Times a reader waited for pool space.
@@ -190,7 +193,7 @@ class FtraceDataSource {
   // Published by the drain thread (relaxed).
   struct AtomicCounters {
     std::atomic<uint64_t> events{0}, pages{0}, bytes{0}, bundles{0}, lost_event_pages{0},
-        lost_events_known{0}, parse_errors{0}, unknown_event_ids{0}, pool_full{0}, read_errors{0};
+        lost_events_known{0}, lost_event_pages_uncounted{0}, parse_errors{0}, unknown_event_ids{0}, pool_full{0}, read_errors{0};
   } counters_;
 };
 

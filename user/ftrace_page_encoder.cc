@@ -122,7 +122,11 @@ void FtracePageEncoder::EncodePages(const uint8_t* pages, size_t page_count, siz
     }
     if (header.missed_events) {
       stats_.lost_event_pages++;
-      if (header.missed_stored) stats_.lost_events_known += header.missed_count;
+      if (header.missed_stored) {
+        stats_.lost_events_known += header.missed_count;
+      } else {
+        stats_.lost_event_pages_uncounted++;
+      }
       if (bundle_) EndBundle();
       BeginBundle(writer, true);
     } else if (!bundle_) {
@@ -234,6 +238,7 @@ void FtracePageEncoder::Rollback(const Mark& m) {
   stats_.pages = now.pages;
   stats_.lost_event_pages = now.lost_event_pages;
   stats_.lost_events_known = now.lost_events_known;
+  stats_.lost_event_pages_uncounted = now.lost_event_pages_uncounted;
   stats_.bundles = now.bundles;
   last_event_ts_ = m.last_event_ts;
   if (compact_) compact_->Rollback(m.compact);

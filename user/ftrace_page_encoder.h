@@ -58,6 +58,7 @@ struct FtraceParseStats {
   uint64_t events = 0;            // Records written (compact ones included).
   uint64_t lost_event_pages = 0;  // Pages flagged RB_MISSED_EVENTS.
   uint64_t lost_events_known = 0; // Sum of the stored missed counts.
+  uint64_t lost_event_pages_uncounted = 0;  // Flagged, but no room for the count.
   uint64_t parse_errors = 0;      // Malformed pages (skipped).
   uint64_t errors_by_status[kFtraceParseStatusCount] = {};
   uint64_t unknown_event_ids = 0; // Records with an id without format.

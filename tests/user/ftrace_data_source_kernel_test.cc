@@ -433,8 +433,14 @@ TEST_F(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
   // the count of events missed before it (RB_MISSED_STORED) depends on the
   // kernel and on room left in the page: 6.18 stores it, Debian's 6.1 and
   // 6.12 in QEMU did not (vm-tests). When stored, it must agree.
-  if (counters.lost_events_known != 0) {
+  // A page too full for the count is flagged without it: then the stored
+  // counts are a lower bound.
+  std::printf("[   INFO   ] %" PRIu64 " flagged pages without a stored count\n",
+              counters.lost_event_pages_uncounted);
+  if (counters.lost_event_pages_uncounted == 0 && counters.lost_events_known != 0) {
     EXPECT_EQ(counters.lost_events_known, a.Missing());
+  } else {
+    EXPECT_LE(counters.lost_events_known, a.Missing());
   }
   ds->reset();
 }

@@ -238,6 +238,7 @@ TEST_F(FtracePageEncoderSyntheticTest, LostEventsStartANewBundle) {
   EXPECT_EQ(b[1].previous_bundle_end_timestamp(), 1002u);
   EXPECT_EQ(enc.stats().lost_event_pages, 1u);
   EXPECT_EQ(enc.stats().lost_events_known, 17u);
+  EXPECT_EQ(enc.stats().lost_event_pages_uncounted, 0u);
   EXPECT_EQ(enc.last_event_timestamp(), 6001u);
 
   // The next call's bundle points at the last event of this one; a first
@@ -250,6 +251,7 @@ TEST_F(FtracePageEncoderSyntheticTest, LostEventsStartANewBundle) {
   EXPECT_EQ(b[0].previous_bundle_end_timestamp(), 6001u);
   EXPECT_EQ(enc.stats().lost_event_pages, 2u);
   EXPECT_EQ(enc.stats().lost_events_known, 17u);
+  EXPECT_EQ(enc.stats().lost_event_pages_uncounted, 1u);
 }
 
 TEST_F(FtracePageEncoderSyntheticTest, MalformedPageIsSkippedWholeAndNoted) {
