@@ -11,7 +11,7 @@
 #   make V=1             show full commands
 #
 # Outputs live under $(BUILD_DIR) only. Header dependencies are tracked with
-# -MMD -MP, so touching a header rebuilds what includes it.
+# -MD -MP, so touching a header (or a .proto) rebuilds what includes it.
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -54,7 +54,10 @@ OPT ?= -O2 -g
 GEN_DIR := $(BUILD_DIR)/gen
 OBJ_DIR := $(BUILD_DIR)/obj
 
-CPPFLAGS += -I. -isystem $(GEN_DIR) -MMD -MP
+# -MD, not -MMD: the generated protobuf headers come in through -isystem (their
+# warnings are not ours), and -MMD leaves system headers out of the .d files,
+# so an edited .proto would not rebuild the objects that include its header.
+CPPFLAGS += -I. -isystem $(GEN_DIR) -MD -MP
 CXXFLAGS += -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread $(SAN_FLAGS)
 # Generated protobuf code is not ours to fix: no -Werror there.
 GEN_CXXFLAGS := -std=c++20 $(OPT) -w -pthread $(SAN_FLAGS)

@@ -76,8 +76,14 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
   lo.tracefs_root = options_.tracefs_root;
   lo.warn = options_.warn;
   if (settings_.has(BpfEvent::kPrint)) {
-    SLUICE_ASSIGN_OR_RETURN(lo.marker_files,
-                            ResolveMarkerFiles(options_.tracefs_root, options_.marker_instances));
+    std::vector<std::string> instances = options_.marker_instances;
+    if (config.trace_marker_instances_size() > 0) {
+      instances.clear();
+      for (const std::string& name : config.trace_marker_instances()) {
+        instances.push_back(name == "root" ? "" : name);
+      }
+    }
+    SLUICE_ASSIGN_OR_RETURN(lo.marker_files, ResolveMarkerFiles(options_.tracefs_root, instances));
   }
   SLUICE_ASSIGN_OR_RETURN(loader_, BpfLoader::Load(settings_, lo));
   loader_info_ = loader_->info();

@@ -71,7 +71,7 @@ struct BpfDataSourceOptions {
   uint32_t wakeup_fill_percent = 25;
   uint32_t max_events_per_bundle = BpfBundleWriter::kDefaultMaxEvents;
   // tracefs instances whose trace_marker writes become print events
-  // ("" = the root instance). BpfConfig has no field for this yet.
+  // ("" = the root instance), unless BpfConfig.trace_marker_instances is set.
   std::vector<std::string> marker_instances = {""};
   std::string tracefs_root;  // "" = find it
   bool force_tracepoint = false;         // tests: classic tracepoints only

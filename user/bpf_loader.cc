@@ -12,6 +12,7 @@
 #include <cstdarg>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 
@@ -490,38 +491,33 @@ Status BpfLoader::ReadCounters(std::vector<BpfKernelCounters>* out) const {
   return Status::Ok();
 }
 
-Status BpfLoader::ReadMisses(uint64_t* misses) const {
-  *misses = 0;
+Status BpfLoader::ForEachProgramInfo(const std::function<void(const bpf_prog_info&)>& visit) const {
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
     int fd = bpf_program__fd(prog);
-    if (fd < 0) continue;
+    if (fd < 0) continue;  // Not loaded (its event is missing here).
     bpf_prog_info info = {};
     __u32 len = sizeof(info);
     if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) {
       return Status::Error("linux.bpf: cannot read program info: " + Errno(errno));
     }
-    *misses += info.recursion_misses;
+    visit(info);
   }
   return Status::Ok();
+}
+
+Status BpfLoader::ReadMisses(uint64_t* misses) const {
+  *misses = 0;
+  return ForEachProgramInfo([&](const bpf_prog_info& info) { *misses += info.recursion_misses; });
 }
 
 Status BpfLoader::ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) const {
   *run_time_ns = 0;
   *run_count = 0;
-  bpf_program* prog;
-  bpf_object__for_each_program(prog, skel_->obj) {
-    int fd = bpf_program__fd(prog);
-    if (fd < 0) continue;
-    bpf_prog_info info = {};
-    __u32 len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) {
-      return Status::Error("linux.bpf: cannot read program info: " + Errno(errno));
-    }
+  return ForEachProgramInfo([&](const bpf_prog_info& info) {
     *run_time_ns += info.run_time_ns;
     *run_count += info.run_cnt;
-  }
-  return Status::Ok();
+  });
 }
 
 }  // namespace sluice

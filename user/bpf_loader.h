@@ -47,6 +47,7 @@
 
 struct sluice_events;     // build/bpf/sluice_events.skel.h
 struct bpf_link;
+struct bpf_prog_info;     // <linux/bpf.h>
 
 namespace sluice {
 
@@ -127,6 +128,8 @@ class BpfLoader {
 
  private:
   BpfLoader() = default;
+  // Calls `visit` with the kernel's info of each loaded program.
+  Status ForEachProgramInfo(const std::function<void(const bpf_prog_info&)>& visit) const;
   Status Open(const BpfSettings& settings, const BpfLoaderOptions& options);
 
   sluice_events* skel_ = nullptr;

@@ -269,9 +269,12 @@ void BpfChecks(const DoctorOptions& options, const std::string& root, const Kern
                                "tp_btf needs Linux 5.5+ with CONFIG_DEBUG_INFO_BTF=y"));
 
   // fentry: the attach says it all; the config says why where it fails.
-  BpfProbeResult fe = ProbeFentry(vmlinux, "tracing_mark_write");
+  // On vfs_write, where the BPF source's trace_marker program attaches
+  // (kernel/trace is built without ftrace hooks: tracing_mark_write never
+  // takes fentry; docs/BPF.md).
+  BpfProbeResult fe = ProbeFentry(vmlinux, "vfs_write");
   DoctorCheck fentry = BpfProbeCheck(
-      "kprobes", "fentry", fe, "fentry on tracing_mark_write",
+      "kprobes", "fentry", fe, "fentry on vfs_write",
       "kernel needs CONFIG_BPF_JIT=y, CONFIG_FUNCTION_TRACER=y, "
       "CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y");
   if (!fe.ok) {

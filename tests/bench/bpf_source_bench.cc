@@ -30,6 +30,7 @@
 
 #include "shm/commit_data.h"
 #include "shm/shared_memory.h"
+#include "tests/bench/freeing_commit_sink.h"
 #include "shm/shared_memory_arbiter.h"
 #include "shm/shm_abi.h"
 #include "shm/trace_writer.h"
@@ -70,25 +71,6 @@ class NullTraceWriter : public TraceWriter, public ProtoWriterSink {
   uint64_t bytes_ = 0;
 };
 
-// The service's side of the SMB reduced to freeing each committed chunk.
-class FreeChunksService : public CommitDataSink {
- public:
-  explicit FreeChunksService(SharedMemoryAbi* abi) : abi_(abi) {}
-  void CommitData(const CommitDataRequest& request) override {
-    for (const ChunkToMove& m : request.chunks_to_move) {
-      PageLayout layout;
-      if (abi_->TryAcquireChunkForReading(m.page, m.chunk, &layout) ==
-          SharedMemoryAbi::AcquireResult::kOk)
-        abi_->ReleaseChunkAsFree(m.page, m.chunk);
-    }
-  }
-  void RegisterTraceWriter(uint16_t, uint32_t) override {}
-  void UnregisterTraceWriter(uint16_t) override {}
-
- private:
-  SharedMemoryAbi* abi_;
-};
-
 struct Smb {
   static constexpr uint32_t kPageSize = 32768;
   Smb()
@@ -98,7 +80,7 @@ struct Smb {
         arbiter(shm->start(), shm->size(), kPageSize, &service) {}
   std::unique_ptr<SharedMemory> shm;
   SharedMemoryAbi abi;
-  FreeChunksService service;
+  FreeingCommitSink service;
   SharedMemoryArbiter arbiter;
 };
 

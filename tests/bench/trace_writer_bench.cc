@@ -17,6 +17,7 @@
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/shared_memory.h"
+#include "tests/bench/freeing_commit_sink.h"
 #include "shm/shared_memory_arbiter.h"
 
 namespace sluice {
@@ -27,30 +28,11 @@ using perfetto::protos::FtraceEventBundle;
 using perfetto::protos::PrintFtraceEvent;
 using perfetto::protos::TracePacket;
 
-// Frees committed chunks immediately (the cheapest possible service).
-class FreeingSink : public CommitDataSink {
- public:
-  explicit FreeingSink(SharedMemoryAbi* abi) : abi_(abi) {}
-  void CommitData(const CommitDataRequest& r) override {
-    for (const ChunkToMove& m : r.chunks_to_move) {
-      PageLayout layout;
-      if (abi_->TryAcquireChunkForReading(m.page, m.chunk, &layout) ==
-          SharedMemoryAbi::AcquireResult::kOk)
-        abi_->ReleaseChunkAsFree(m.page, m.chunk);
-    }
-  }
-  void RegisterTraceWriter(uint16_t, uint32_t) override {}
-  void UnregisterTraceWriter(uint16_t) override {}
-
- private:
-  SharedMemoryAbi* abi_;
-};
-
 struct Fixture {
   Fixture() {
     shm = std::move(SharedMemory::Create(4 << 20).value());
     abi = SharedMemoryAbi(shm->start(), shm->size(), 32768);
-    sink = std::make_unique<FreeingSink>(&abi);
+    sink = std::make_unique<FreeingCommitSink>(&abi);
     ArbiterOptions options;
     options.layout = PageLayout::kDiv1;
     arbiter = std::make_unique<SharedMemoryArbiter>(shm->start(), shm->size(), 32768,
@@ -58,7 +40,7 @@ struct Fixture {
   }
   std::unique_ptr<SharedMemory> shm;
   SharedMemoryAbi abi;
-  std::unique_ptr<FreeingSink> sink;
+  std::unique_ptr<FreeingCommitSink> sink;
   std::unique_ptr<SharedMemoryArbiter> arbiter;
 };
 

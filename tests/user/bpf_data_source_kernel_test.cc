@@ -445,26 +445,28 @@ bool WriteFile(const std::string& path, const std::string& value) {
   return ok;
 }
 
+// Removes a tracefs instance when it goes out of scope. On kernels before 6.x
+// creating an instance sets the global "buffers expanded" flag without growing
+// the never-used root buffer, which then reads "7" instead of
+// "7 (expanded: 1408)" and would stay at 7 KiB: grow it to the size it would
+// have expanded to, the closest the kernel allows to how it was.
+struct RemoveInstance {
+  std::string path;
+  std::string root_size_before = ReadFile(std::string(kTracefs) + "/buffer_size_kb");
+  ~RemoveInstance() {
+    rmdir(path.c_str());
+    std::string root = std::string(kTracefs) + "/buffer_size_kb";
+    size_t at = root_size_before.find("(expanded: ");
+    if (at != std::string::npos && ReadFile(root).find("(expanded: ") == std::string::npos) {
+      WriteFile(root, std::to_string(atoi(root_size_before.c_str() + at + 11)));
+    }
+  }
+};
+
 void CompareSchedSwitchWithFtrace() {
   const std::string inst = std::string(kTracefs) + "/instances/sluice-bpf-test-" + std::to_string(getpid());
   ASSERT_EQ(mkdir(inst.c_str(), 0755), 0) << strerror(errno);
-  // Removes the instance. On kernels before 6.x creating an instance sets the
-  // global "buffers expanded" flag without growing the never-used root
-  // buffer, which then reads "7" instead of "7 (expanded: 1408)" and would
-  // stay at 7 KiB: grow it to the size it would have expanded to, the
-  // closest the kernel allows to how it was.
-  struct RemoveInstance {
-    std::string path;
-    std::string root_size_before = ReadFile(std::string(kTracefs) + "/buffer_size_kb");
-    ~RemoveInstance() {
-      rmdir(path.c_str());
-      std::string root = std::string(kTracefs) + "/buffer_size_kb";
-      size_t at = root_size_before.find("(expanded: ");
-      if (at != std::string::npos && ReadFile(root).find("(expanded: ") == std::string::npos) {
-        WriteFile(root, std::to_string(atoi(root_size_before.c_str() + at + 11)));
-      }
-    }
-  } remove_instance{inst};
+  RemoveInstance remove_instance{inst};
   ASSERT_TRUE(WriteFile(inst + "/tracing_on", "0"));
   ASSERT_TRUE(WriteFile(inst + "/trace_clock", "boot"));
   ASSERT_TRUE(WriteFile(inst + "/buffer_size_kb", "8192"));
@@ -829,6 +831,53 @@ TEST(BpfDataSourceKernelTest, MissingCapabilitiesAreNamed) {
   t.join();
   EXPECT_NE(message.find("CAP_BPF and CAP_PERFMON"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// BpfConfig.trace_marker_instances picks whose trace_marker is captured:
+// here a private instance's, and the top-level one's not.
+void CheckMarkerInstancesFromConfig() {
+  const std::string name = "sluice-bpf-markers-" + std::to_string(getpid());
+  const std::string inst = std::string(kTracefs) + "/instances/" + name;
+  RemoveInstance remove_instance{inst};  // Declared first: removes it last.
+  ASSERT_EQ(mkdir(inst.c_str(), 0755), 0) << strerror(errno);
+  {
+    protos::BpfConfig config;
+    config.add_events("ftrace/print");
+    config.add_trace_marker_instances(name);
+    config.add_tgids(getpid());
+    Capture cap;
+    auto source = BpfDataSource::Create(config, cap.Maker(), TestOptions());
+    ASSERT_TRUE(source.ok()) << source.status().message();
+    ASSERT_TRUE((*source)->Start().ok());
+    const std::string tag = "sluice-instance-marker-" + std::to_string(getpid());
+    EXPECT_TRUE(WriteFile(inst + "/trace_marker", tag + "-instance"));
+    EXPECT_TRUE(WriteFile(std::string(kTracefs) + "/trace_marker", tag + "-root"));
+    (*source)->Stop();
+    cap.Parse();
+    int from_instance = 0, from_root = 0;
+    for (const Event& e : cap.events) {
+      if (!e.ev.has_print()) continue;
+      if (e.ev.print().buf() == tag + "-instance\n") from_instance++;
+      if (e.ev.print().buf() == tag + "-root\n") from_root++;
+    }
+    EXPECT_EQ(from_instance, 1);
+    EXPECT_EQ(from_root, 0);
+
+    protos::BpfConfig missing;
+    missing.add_events("ftrace/print");
+    missing.add_trace_marker_instances("sluice-no-such-instance-cfg");
+    auto bad = BpfDataSource::Create(missing, cap.Maker(), TestOptions());
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find("sluice-no-such-instance-cfg"), std::string::npos)
+        << bad.status().message();
+  }
+}
+
+TEST(BpfDataSourceKernelTest, MarkerInstancesFromConfig) {
+  SKIP_WITHOUT_BPF();
+  const std::string before = TracefsState();
+  CheckMarkerInstancesFromConfig();  // its instance is gone when it returns
+  EXPECT_EQ(TracefsState(), before);
 }
 
 TEST(BpfDataSourceKernelTest, StartupErrorsAreOneLine) {
