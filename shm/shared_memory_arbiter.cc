@@ -42,40 +42,47 @@ std::unique_ptr<TraceWriter> SharedMemoryArbiter::CreateTraceWriter(
   return std::make_unique<SmbTraceWriter>(this, id, target_buffer, policy);
 }
 
-SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk() {
+bool SharedMemoryArbiter::TryTakeChunkOf(uint32_t page, Chunk* chunk) {
+  // A few attempts: a CAS fails when another chunk of the same page changed
+  // state, which says nothing about the chunk we want.
+  for (int attempt = 0; attempt < 4; attempt++) {
+    uint32_t header = abi_.LoadHeaderRelaxed(page);
+    PageLayout layout = SharedMemoryAbi::LayoutOf(header);
+    uint32_t chunk_index = kMaxChunksPerPage;
+    if (layout == PageLayout::kNotPartitioned) {
+      if (!abi_.TryPartitionPage(page, options_.layout)) continue;
+      layout = options_.layout;
+      chunk_index = 0;
+    } else {
+      uint32_t n = SharedMemoryAbi::NumChunksOf(header);
+      for (uint32_t c = 0; c < n; c++) {
+        if (SharedMemoryAbi::StateOf(header, c) == ChunkState::kFree) {
+          chunk_index = c;
+          break;
+        }
+      }
+      if (chunk_index == kMaxChunksPerPage) return false;  // Page full.
+      if (!abi_.TryAcquireChunkForWriting(page, chunk_index, header)) continue;
+    }
+    chunk->begin = abi_.chunk_begin(page, layout, chunk_index);
+    chunk->size = ChunkSizeFor(abi_.page_size(), layout);
+    chunk->page = page;
+    chunk->index = chunk_index;
+    return true;
+  }
+  return false;
+}
+
+SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk(uint32_t preferred_page) {
   const uint32_t num_pages = abi_.num_pages();
-  if (num_pages == 0) return Chunk{};
+  Chunk chunk;
+  if (num_pages == 0) return chunk;
+  if (preferred_page < num_pages && TryTakeChunkOf(preferred_page, &chunk)) return chunk;
   uint32_t first = page_hint_.load(std::memory_order_relaxed) % num_pages;
   for (uint32_t i = 0; i < num_pages; i++) {
     uint32_t page = (first + i) % num_pages;
-    // A few attempts per page: a CAS fails when another chunk of the same
-    // page changed state, which says nothing about the chunk we want.
-    for (int attempt = 0; attempt < 4; attempt++) {
-      uint32_t header = abi_.LoadHeaderRelaxed(page);
-      PageLayout layout = SharedMemoryAbi::LayoutOf(header);
-      uint32_t chunk_index = kMaxChunksPerPage;
-      if (layout == PageLayout::kNotPartitioned) {
-        if (!abi_.TryPartitionPage(page, options_.layout)) continue;
-        layout = options_.layout;
-        chunk_index = 0;
-      } else {
-        uint32_t n = SharedMemoryAbi::NumChunksOf(header);
-        for (uint32_t c = 0; c < n; c++) {
-          if (SharedMemoryAbi::StateOf(header, c) == ChunkState::kFree) {
-            chunk_index = c;
-            break;
-          }
-        }
-        if (chunk_index == kMaxChunksPerPage) break;  // Page full: next page.
-        if (!abi_.TryAcquireChunkForWriting(page, chunk_index, header)) continue;
-      }
+    if (TryTakeChunkOf(page, &chunk)) {
       page_hint_.store(page, std::memory_order_relaxed);
-      chunks_acquired_.fetch_add(1, std::memory_order_relaxed);
-      Chunk chunk;
-      chunk.begin = abi_.chunk_begin(page, layout, chunk_index);
-      chunk.size = ChunkSizeFor(abi_.page_size(), layout);
-      chunk.page = page;
-      chunk.index = chunk_index;
       return chunk;
     }
   }
@@ -83,19 +90,23 @@ SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk() {
   return Chunk{};
 }
 
-void SharedMemoryArbiter::ReturnCompletedChunk(const Chunk& chunk, uint32_t target_buffer) {
+void SharedMemoryArbiter::ReturnCompletedChunk(const Chunk& chunk, uint32_t target_buffer,
+                                               const ChunkPatch* patches, uint32_t num_patches) {
   abi_.MarkChunkComplete(chunk.page, chunk.index);
   Entry e;
   e.kind = Entry::kMove;
   e.move = ChunkToMove{chunk.page, chunk.index, target_buffer};
+  e.num_patches = static_cast<uint8_t>(std::min(num_patches, kPatchesPerEntry));
+  std::copy(patches, patches + e.num_patches, e.patches);
   Push(e);
   MaybeDrain();
 }
 
-void SharedMemoryArbiter::QueuePatch(const ChunkPatch& patch) {
+void SharedMemoryArbiter::QueuePatches(const ChunkPatch* patches, uint32_t count) {
   Entry e;
   e.kind = Entry::kPatch;
-  e.patch = patch;
+  e.num_patches = static_cast<uint8_t>(std::min(count, kPatchesPerEntry));
+  std::copy(patches, patches + e.num_patches, e.patches);
   Push(e);
 }
 
@@ -151,9 +162,12 @@ void SharedMemoryArbiter::DrainHeld(uint64_t flush_request_id) {
     switch (e.kind) {
       case Entry::kMove:
         request_.chunks_to_move.push_back(e.move);
+        request_.chunks_to_patch.insert(request_.chunks_to_patch.end(), e.patches,
+                                        e.patches + e.num_patches);
         break;
       case Entry::kPatch:
-        request_.chunks_to_patch.push_back(e.patch);
+        request_.chunks_to_patch.insert(request_.chunks_to_patch.end(), e.patches,
+                                        e.patches + e.num_patches);
         break;
       case Entry::kRegister:
         send();
@@ -215,7 +229,6 @@ void SharedMemoryArbiter::FreeWriterIdBit(uint16_t writer_id) {
 
 ArbiterStats SharedMemoryArbiter::stats() const {
   ArbiterStats s;
-  s.chunks_acquired = chunks_acquired_.load(std::memory_order_relaxed);
   s.chunks_committed = chunks_committed_.load(std::memory_order_relaxed);
   s.patches_committed = patches_committed_.load(std::memory_order_relaxed);
   s.chunk_acquire_failures = chunk_acquire_failures_.load(std::memory_order_relaxed);

@@ -7,9 +7,14 @@
 // commit protocol with a sequence diagram.
 //
 // Threads and ownership:
-//  - Chunk acquisition (GetNewChunk) is lock-free: a writer scans the pages
-//    from a rotating hint and takes a Free chunk by CAS on the page header
-//    (shm/shm_abi.h has the memory orders).
+//  - Chunk acquisition (GetNewChunk) is lock-free: a writer first tries the
+//    page it wrote kRecentPages chunks ago (its own, long since committed),
+//    then scans the pages from a rotating hint, and takes a Free chunk by CAS
+//    on the page header (shm/shm_abi.h has the memory orders). The first try
+//    keeps each writer thread on pages whose cache lines it already owns: with
+//    a shared scan every page alternated between threads and each 4 KiB
+//    packet paid for pulling its lines from the other core (2 threads ran at
+//    0.56x one thread's throughput with 4 KiB packets; docs/PERFORMANCE.md).
 //  - Completed chunks, patches and writer (un)registrations go into one
 //    lock-free FIFO (BoundedQueue). Its capacity exceeds the number of chunks
 //    in the SMB plus the patch slots of every writer, and an entry for a chunk
@@ -56,7 +61,6 @@ struct ArbiterOptions {
 };
 
 struct ArbiterStats {
-  uint64_t chunks_acquired = 0;
   uint64_t chunks_committed = 0;
   uint64_t patches_committed = 0;
   uint64_t chunk_acquire_failures = 0;  // No free chunk at that moment.
@@ -102,11 +106,19 @@ class SharedMemoryArbiter {
   const ArbiterOptions& options() const { return options_; }
 
   // --- For SmbTraceWriter. ---
-  // Takes a Free chunk (lock-free). Invalid Chunk if none is free now.
-  Chunk GetNewChunk();
-  // Marks the chunk Complete and queues its move to `target_buffer`.
-  void ReturnCompletedChunk(const Chunk& chunk, uint32_t target_buffer);
-  void QueuePatch(const ChunkPatch& patch);
+  static constexpr uint32_t kNoPage = ~0u;
+  // Takes a Free chunk (lock-free), from `preferred_page` if it has one.
+  // Invalid Chunk if none is free now.
+  Chunk GetNewChunk(uint32_t preferred_page = kNoPage);
+  // Marks the chunk Complete and queues its move to `target_buffer`, with up
+  // to kPatchesPerEntry patches (of earlier chunks) in the same entry.
+  void ReturnCompletedChunk(const Chunk& chunk, uint32_t target_buffer,
+                            const ChunkPatch* patches = nullptr, uint32_t num_patches = 0);
+  // Queues up to kPatchesPerEntry patches as one queue entry (one push:
+  // every push pulls the queue's cache lines from the last core that used
+  // them, so the patches of a packet go together).
+  static constexpr uint32_t kPatchesPerEntry = 4;
+  void QueuePatches(const ChunkPatch* patches, uint32_t count);
   // Drains if enough is queued and no one else is draining. Never waits.
   void MaybeDrain();
   // Drains whatever is queued unless someone else is draining. Never waits.
@@ -117,18 +129,25 @@ class SharedMemoryArbiter {
   // current owner calls these).
   uint16_t AcquireWriterId(uint32_t target_buffer);
   void ReleaseWriterId(uint16_t writer_id);  // Queued behind its commits.
-  uint32_t NextChunkId(uint16_t writer_id) { return next_chunk_id_[writer_id]++; }
+  // The writer keeps the counter while it owns the id (a shared array
+  // written per chunk would put writers on one cache line) and hands it back
+  // before ReleaseWriterId; the id bitmap's acquire/release orders both.
+  uint32_t LoadNextChunkId(uint16_t writer_id) const { return next_chunk_id_[writer_id]; }
+  void StoreNextChunkId(uint16_t writer_id, uint32_t next) { next_chunk_id_[writer_id] = next; }
 
  private:
   struct Entry {
     enum Kind : uint8_t { kMove, kPatch, kRegister, kUnregister };
     Kind kind = kMove;
+    uint8_t num_patches = 0;
     ChunkToMove move;
-    ChunkPatch patch;
+    ChunkPatch patches[kPatchesPerEntry];
     uint16_t writer_id = 0;
     uint32_t target_buffer = 0;
   };
 
+  // A Free chunk of `page`, taken by CAS; false if it has none.
+  bool TryTakeChunkOf(uint32_t page, Chunk* chunk);
   void Push(const Entry& entry);
   // Requires draining_ held. Empties the queue into sink calls.
   void DrainHeld(uint64_t flush_request_id);
@@ -157,7 +176,6 @@ class SharedMemoryArbiter {
   uint32_t next_chunk_id_[kMaxWriterId + 1] = {};
 
   // Stats: relaxed counters, read only as a snapshot for reports.
-  std::atomic<uint64_t> chunks_acquired_{0};
   std::atomic<uint64_t> chunks_committed_{0};
   std::atomic<uint64_t> patches_committed_{0};
   std::atomic<uint64_t> chunk_acquire_failures_{0};

@@ -11,7 +11,9 @@ SmbTraceWriter::SmbTraceWriter(SharedMemoryArbiter* arbiter, uint16_t writer_id,
     : arbiter_(writer_id == 0 ? nullptr : arbiter),
       writer_id_(arbiter == nullptr ? 0 : writer_id),
       target_buffer_(target_buffer),
-      policy_(policy) {}
+      policy_(policy) {
+  if (arbiter_ != nullptr) next_chunk_id_ = arbiter_->LoadNextChunkId(writer_id_);
+}
 
 SmbTraceWriter::~SmbTraceWriter() {
   if (arbiter_ == nullptr) return;
@@ -19,6 +21,7 @@ SmbTraceWriter::~SmbTraceWriter() {
   // goes), so every patch slot is filled.
   if (chunk_.valid()) ReturnChunk();
   SendReadyPatches();
+  arbiter_->StoreNextChunkId(writer_id_, next_chunk_id_);
   arbiter_->ReleaseWriterId(writer_id_);
   arbiter_->FlushPendingCommitData();
 }
@@ -28,9 +31,13 @@ bool SmbTraceWriter::AcquireChunk() {
   Clock::time_point deadline{};
   std::chrono::microseconds backoff(20);
   for (;;) {
-    chunk_ = arbiter_->GetNewChunk();
+    const uint32_t slot = static_cast<uint32_t>(chunks_taken_ % kRecentPages);
+    chunk_ = arbiter_->GetNewChunk(chunks_taken_ >= kRecentPages ? recent_pages_[slot]
+                                                                 : SharedMemoryArbiter::kNoPage);
     if (chunk_.valid()) {
-      chunk_id_ = arbiter_->NextChunkId(writer_id_);
+      recent_pages_[slot] = chunk_.page;
+      chunks_taken_++;
+      chunk_id_ = next_chunk_id_++;
       // Plain stores: the chunk is BeingWritten and ours; the release CAS to
       // Complete publishes them.
       ChunkHeader* header = chunk_.header();
@@ -58,8 +65,14 @@ bool SmbTraceWriter::AcquireChunk() {
 
 void SmbTraceWriter::ReturnChunk() {
   chunk_.header()->packets = ChunkHeader::PackPackets(chunk_packets_, chunk_flags_);
-  arbiter_->ReturnCompletedChunk(chunk_, target_buffer_);
+  // Filled patches ride along with the move (one queue push for both). They
+  // are never late: they belong to a packet that ended in this chunk, which
+  // the service cannot emit before this chunk arrives anyway.
+  ChunkPatch ready[SharedMemoryArbiter::kPatchesPerEntry];
+  const uint32_t count = TakeReadyPatches(ready);
+  arbiter_->ReturnCompletedChunk(chunk_, target_buffer_, ready, count);
   chunk_ = SharedMemoryArbiter::Chunk{};
+  SendReadyPatches();  // More than fitted (rare).
 }
 
 void SmbTraceWriter::WriteSequenceFlags() {
@@ -117,10 +130,8 @@ void SmbTraceWriter::EndPacket() {
   write_ptr_ = end;
   first_packet_ = false;
   previous_packet_dropped_ = false;
-  if (packet_fragmented_) {
-    SendReadyPatches();
-    arbiter_->MaybeDrain();
-  }
+  // A fragmented packet's patches (if any) go with this chunk's move:
+  // ReturnChunk().
 }
 
 ByteRange SmbTraceWriter::GetNewRange(ProtoWriter* writer, uint8_t* used_end) {
@@ -136,7 +147,6 @@ ByteRange SmbTraceWriter::GetNewRange(ProtoWriter* writer, uint8_t* used_end) {
   // 3. Hand the old chunk over; take a new one.
   write_ptr_ = used_end;
   ReturnChunk();
-  SendReadyPatches();
   packet_fragmented_ = true;
   if (!AcquireChunk()) {
     // The fragments already committed end in a chain the service will see
@@ -166,12 +176,14 @@ uint8_t* SmbTraceWriter::RelocateToPatchSlot(uint8_t* size_field) {
   return scratch_;
 }
 
-void SmbTraceWriter::SendReadyPatches() {
+uint32_t SmbTraceWriter::TakeReadyPatches(ChunkPatch* out) {
+  uint32_t count = 0;
   for (PatchSlot& slot : patch_slots_) {
+    if (count == SharedMemoryArbiter::kPatchesPerEntry) break;
     // A filled redundant varint always has the continuation bit in byte 0.
     if (!slot.in_use || slot.data[0] == 0) continue;
     slot.in_use = false;
-    ChunkPatch patch;
+    ChunkPatch& patch = out[count++];
     patch.target_buffer = target_buffer_;
     patch.writer_id = writer_id_;
     patch.chunk_id = slot.chunk_id;
@@ -181,13 +193,19 @@ void SmbTraceWriter::SendReadyPatches() {
     for (const PatchSlot& other : patch_slots_) {
       if (other.in_use && other.chunk_id == slot.chunk_id) patch.has_more_patches = true;
     }
-    arbiter_->QueuePatch(patch);
   }
+  return count;
+}
+
+void SmbTraceWriter::SendReadyPatches() {
+  ChunkPatch ready[SharedMemoryArbiter::kPatchesPerEntry];
+  while (uint32_t count = TakeReadyPatches(ready)) arbiter_->QueuePatches(ready, count);
 }
 
 void SmbTraceWriter::Flush() {
   if (arbiter_ == nullptr) return;
   if (!packet_open_ && chunk_.valid() && chunk_packets_ > 0) ReturnChunk();
+  SendReadyPatches();
   arbiter_->FlushPendingCommitData();
 }
 

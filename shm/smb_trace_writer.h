@@ -74,6 +74,8 @@ class SmbTraceWriter final : public TraceWriter, public ProtoWriterSink {
   bool AcquireChunk();
   // Writes the chunk header's packet count and flags, returns it Complete.
   void ReturnChunk();
+  // Moves up to kPatchesPerEntry filled patch slots into `out`; the count.
+  uint32_t TakeReadyPatches(ChunkPatch* out);
   // Sends filled patch slots.
   void SendReadyPatches();
   uint8_t* RelocateToPatchSlot(uint8_t* size_field);
@@ -87,6 +89,14 @@ class SmbTraceWriter final : public TraceWriter, public ProtoWriterSink {
 
   SharedMemoryArbiter::Chunk chunk_;
   uint32_t chunk_id_ = 0;
+  uint32_t next_chunk_id_ = 0;  // Continues the id's sequence across reuse.
+  // Pages of this writer's last kRecentPages chunks, a ring indexed by
+  // chunks_taken_: the oldest is the preferred page of the next chunk
+  // (SharedMemoryArbiter: page affinity). More than a commit batch, so it
+  // has normally been freed by then.
+  static constexpr uint32_t kRecentPages = 32;
+  uint32_t recent_pages_[kRecentPages];
+  uint64_t chunks_taken_ = 0;
   uint16_t chunk_packets_ = 0;
   uint16_t chunk_flags_ = 0;
   uint8_t* write_ptr_ = nullptr;  // Next free byte of chunk_ between packets.

@@ -74,6 +74,7 @@ void BM_TraceWriter(benchmark::State& state) {
   std::string payload(payload_size, 'p');
   uint64_t i = 0;
   uint64_t bytes = 0;
+  const ArbiterStats before = SharedFixture()->arbiter->stats();
   for (auto _ : state) {
     WritePacket(writer.get(), i++, payload);
   }
@@ -81,8 +82,25 @@ void BM_TraceWriter(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(i));
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.counters["lost"] = static_cast<double>(writer->packets_lost());
+  if (state.thread_index() == 0) {
+    // Shared-state traffic per packet (all threads; approximate when threads
+    // end at different times).
+    const ArbiterStats after = SharedFixture()->arbiter->stats();
+    const double packets = static_cast<double>(i) * state.threads();
+    state.counters["chunks/pkt"] = (after.chunks_committed - before.chunks_committed) / packets;
+    state.counters["patches/pkt"] = (after.patches_committed - before.patches_committed) / packets;
+    state.counters["commits/pkt"] = (after.commit_calls - before.commit_calls) / packets;
+    state.counters["acq_fail/pkt"] =
+        (after.chunk_acquire_failures - before.chunk_acquire_failures) / packets;
+  }
 }
-BENCHMARK(BM_TraceWriter)->Arg(0)->Arg(256)->Arg(4096)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_TraceWriter)
+    ->Arg(0)
+    ->Arg(256)
+    ->Arg(4096)
+    ->Threads(1)
+    ->Threads(2)
+    ->UseRealTime();
 
 // Baseline: memcpy of a packet's bytes into a 32 KiB ring (what a copy of the
 // encoded packet would cost with no encoding at all).
@@ -100,7 +118,7 @@ void BM_MemcpyBaseline(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
 }
-BENCHMARK(BM_MemcpyBaseline)->Arg(0)->Arg(256)->Arg(4096);
+BENCHMARK(BM_MemcpyBaseline)->Arg(0)->Arg(256)->Arg(4096)->Threads(1)->Threads(2)->UseRealTime();
 
 }  // namespace
 }  // namespace sluice
