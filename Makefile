@@ -58,6 +58,10 @@ OBJ_DIR := $(BUILD_DIR)/obj
 # warnings are not ours), and -MMD leaves system headers out of the .d files,
 # so an edited .proto would not rebuild the objects that include its header.
 CPPFLAGS += -I. -isystem $(GEN_DIR) -MD -MP
+# Object trees built with -MMD lack those dependencies: rebuild them once.
+ifeq ($(wildcard $(OBJ_DIR)/.deps-with-system-headers),)
+  $(shell rm -rf $(OBJ_DIR) && mkdir -p $(OBJ_DIR) && touch $(OBJ_DIR)/.deps-with-system-headers)
+endif
 CXXFLAGS += -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread $(SAN_FLAGS)
 # Generated protobuf code is not ours to fix: no -Werror there.
 GEN_CXXFLAGS := -std=c++20 $(OPT) -w -pthread $(SAN_FLAGS)

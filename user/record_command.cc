@@ -101,8 +101,13 @@ Status CompressFileInPlace(const std::string& path) {
   SLUICE_RETURN_IF_ERROR(ReadTraceFile(
       path,
       [&](std::string_view packet) {
+        // Upstream wants each compressed_packets under 512 KiB: group at
+        // most 500 KiB of input, so even incompressible data stays under it
+        // (a single larger packet goes on its own).
+        constexpr size_t kMaxRunBytes = 500u << 10;
+        if (!records.empty() && records.size() + packet.size() + 16 > kMaxRunBytes && inner.ok())
+          inner = flush_run();
         AppendTracePacketRecordTo(packet, &records);
-        if (records.size() >= (1u << 20) && inner.ok()) inner = flush_run();
       },
       &summary));
   SLUICE_RETURN_IF_ERROR(inner);
