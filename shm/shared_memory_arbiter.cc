@@ -96,8 +96,7 @@ void SharedMemoryArbiter::ReturnCompletedChunk(const Chunk& chunk, uint32_t targ
   Entry e;
   e.kind = Entry::kMove;
   e.move = ChunkToMove{chunk.page, chunk.index, target_buffer};
-  e.num_patches = static_cast<uint8_t>(std::min(num_patches, kPatchesPerEntry));
-  std::copy(patches, patches + e.num_patches, e.patches);
+  e.SetPatches(patches, num_patches);
   Push(e);
   MaybeDrain();
 }
@@ -105,8 +104,7 @@ void SharedMemoryArbiter::ReturnCompletedChunk(const Chunk& chunk, uint32_t targ
 void SharedMemoryArbiter::QueuePatches(const ChunkPatch* patches, uint32_t count) {
   Entry e;
   e.kind = Entry::kPatch;
-  e.num_patches = static_cast<uint8_t>(std::min(count, kPatchesPerEntry));
-  std::copy(patches, patches + e.num_patches, e.patches);
+  e.SetPatches(patches, count);
   Push(e);
 }
 
@@ -162,9 +160,7 @@ void SharedMemoryArbiter::DrainHeld(uint64_t flush_request_id) {
     switch (e.kind) {
       case Entry::kMove:
         request_.chunks_to_move.push_back(e.move);
-        request_.chunks_to_patch.insert(request_.chunks_to_patch.end(), e.patches,
-                                        e.patches + e.num_patches);
-        break;
+        [[fallthrough]];  // Its patches, if any, follow the move.
       case Entry::kPatch:
         request_.chunks_to_patch.insert(request_.chunks_to_patch.end(), e.patches,
                                         e.patches + e.num_patches);

@@ -34,6 +34,7 @@
 #define SLUICE_SHM_SHARED_MEMORY_ARBITER_H_
 
 #include <atomic>
+#include <cassert>
 #include <cstdint>
 #include <memory>
 
@@ -144,6 +145,14 @@ class SharedMemoryArbiter {
     ChunkPatch patches[kPatchesPerEntry];
     uint16_t writer_id = 0;
     uint32_t target_buffer = 0;
+
+    // Callers pass at most kPatchesPerEntry (SmbTraceWriter takes them in
+    // groups of that size).
+    void SetPatches(const ChunkPatch* from, uint32_t count) {
+      assert(count <= kPatchesPerEntry);
+      num_patches = static_cast<uint8_t>(count < kPatchesPerEntry ? count : kPatchesPerEntry);
+      for (uint32_t i = 0; i < num_patches; i++) patches[i] = from[i];
+    }
   };
 
   // A Free chunk of `page`, taken by CAS; false if it has none.
