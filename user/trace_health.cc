@@ -5,16 +5,14 @@
 #include <sstream>
 
 #include "perfetto/common/trace_stats.pb.h"
-#include "perfetto/trace/ftrace/ftrace_event.pb.h"
-#include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/bpf.pb.h"
+#include "user/trace_packet_scan.h"
 
 namespace sluice {
 namespace {
 
-using perfetto::protos::FtraceEvent;
 using perfetto::protos::FtraceStats;
 using perfetto::protos::TracePacket;
 using perfetto::protos::TraceStats;
@@ -33,36 +31,32 @@ struct Collector {
   std::map<uint32_t, uint64_t> lost_event_bundles;  // cpu -> bundles
   std::map<uint32_t, uint64_t> dropped_on_sequence;  // seq id -> packets flagged
   std::set<uint32_t> sequences;
+  std::map<uint32_t, uint64_t> events_by_field;  // FtraceEvent oneof field -> events
   uint64_t unparsable = 0;
+  TracePacketScan scan;  // Reused: its vector keeps its capacity.
 
   void Add(std::string_view bytes) {
-    TracePacket p;
-    if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    if (!ScanTracePacket(bytes, &scan)) {
       unparsable++;
       return;
     }
-    if (p.has_trusted_packet_sequence_id()) {
-      sequences.insert(p.trusted_packet_sequence_id());
+    TracePacket p;
+    // Only the small packets that carry stats are parsed in full.
+    if (scan.has_stats && !p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      unparsable++;
+      return;
+    }
+    if (scan.has_sequence_id) {
+      sequences.insert(scan.sequence_id);
       // The service marks the first packet it reads of every sequence, as
       // Perfetto's buffer does: a loss only when it is not the first packet.
-      if (p.previous_packet_dropped() && !p.first_packet_on_sequence())
-        dropped_on_sequence[p.trusted_packet_sequence_id()]++;
+      if (scan.previous_packet_dropped && !scan.first_packet_on_sequence)
+        dropped_on_sequence[scan.sequence_id]++;
     }
-    if (p.has_ftrace_events()) {
-      const auto& b = p.ftrace_events();
-      if (b.lost_events()) lost_event_bundles[b.cpu()]++;
-      for (const FtraceEvent& e : b.event()) {
-        health.ftrace_events++;
-        const auto* field = FtraceEvent::descriptor()->FindFieldByNumber(e.event_case());
-        health.events_by_name[field ? field->name() : "unknown"]++;
-      }
-      if (b.has_compact_sched()) {
-        uint64_t sw = static_cast<uint64_t>(b.compact_sched().switch_timestamp_size());
-        uint64_t wk = static_cast<uint64_t>(b.compact_sched().waking_timestamp_size());
-        health.ftrace_events += sw + wk;
-        if (sw) health.events_by_name["sched_switch"] += sw;
-        if (wk) health.events_by_name["sched_waking"] += wk;
-      }
+    if (scan.has_bundle) {
+      if (scan.bundle_lost_events) lost_event_bundles[scan.bundle_cpu]++;
+      health.ftrace_events += scan.events;
+      for (const auto& [field, n] : scan.events_by_field) events_by_field[field] += n;
     }
     if (p.has_ftrace_stats()) {
       if (p.ftrace_stats().phase() == FtraceStats::START_OF_TRACE) {
@@ -92,6 +86,7 @@ struct Collector {
 
   void Finish() {
     health.sequences = sequences.size();
+    for (const auto& [field, n] : events_by_field) health.events_by_name[FtraceEventFieldName(field)] += n;
     Row("packets_unparsable", -1, kError, "trace file", static_cast<int64_t>(unparsable),
         "packets that are not valid TracePackets: a producer bug; report it");
     if (health.file.truncated)

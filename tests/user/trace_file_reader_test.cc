@@ -1,0 +1,181 @@
+#include "user/trace_file_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "perfetto/trace/trace_packet.pb.h"
+
+namespace sluice {
+namespace {
+
+using perfetto::protos::TracePacket;
+
+std::string Packet(uint64_t timestamp) {
+  TracePacket p;
+  p.set_timestamp(timestamp);
+  return p.SerializeAsString();
+}
+
+std::string Records(const std::vector<std::string>& packets) {
+  std::string out;
+  for (const auto& p : packets) AppendTracePacketRecordTo(p, &out);
+  return out;
+}
+
+std::vector<std::string> ReadAll(std::string_view bytes, TraceFileSummary* summary, Status* status) {
+  std::vector<std::string> got;
+  *status = ReadTraceBytes(bytes, [&](std::string_view p) { got.emplace_back(p); }, summary);
+  return got;
+}
+
+TEST(TraceFileReaderTest, ReadsEveryPacketInOrder) {
+  std::vector<std::string> packets = {Packet(1), Packet(2), std::string(300, 'x'), ""};
+  std::string bytes = Records(packets);
+  TraceFileSummary s;
+  Status st;
+  EXPECT_EQ(ReadAll(bytes, &s, &st), packets);
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(s.packets, 4u);
+  EXPECT_EQ(s.bytes, bytes.size());
+  EXPECT_EQ(s.valid_bytes, bytes.size());
+  EXPECT_FALSE(s.truncated);
+}
+
+// A recorder killed mid-write leaves a partial record: everything before it
+// is returned and the cut is reported, for every possible cut point.
+TEST(TraceFileReaderTest, TruncatedTailIsReportedNotFatal) {
+  std::string first = Records({Packet(1)});
+  std::string bytes = first + Records({std::string(200, 'y')});
+  for (size_t cut = first.size() + 1; cut < bytes.size(); cut++) {
+    TraceFileSummary s;
+    Status st;
+    auto got = ReadAll(std::string_view(bytes).substr(0, cut), &s, &st);
+    ASSERT_TRUE(st.ok()) << "cut " << cut << ": " << st.message();
+    EXPECT_TRUE(s.truncated) << cut;
+    EXPECT_EQ(s.valid_bytes, first.size()) << cut;
+    EXPECT_EQ(got.size(), 1u) << cut;
+  }
+}
+
+TEST(TraceFileReaderTest, NotATraceNamesTheByte) {
+  std::string bytes = Records({Packet(1)}) + "\x12garbage";
+  TraceFileSummary s;
+  Status st;
+  ReadAll(bytes, &s, &st);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("not a Trace.packet record (tag 0x12)"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("byte " + std::to_string(Records({Packet(1)}).size())), std::string::npos);
+}
+
+TEST(TraceFileReaderTest, CompressedContainersInflateInOrder) {
+  std::vector<std::string> inner = {Packet(10), Packet(11), Packet(12)};
+  auto container = CompressPacketRecords(Records(inner));
+  ASSERT_TRUE(container.ok()) << container.status().message();
+  std::string bytes = Records({Packet(1)}) + *container + Records({Packet(2)});
+  TraceFileSummary s;
+  Status st;
+  auto got = ReadAll(bytes, &s, &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<std::string> want = {Packet(1), Packet(10), Packet(11), Packet(12), Packet(2)};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(s.compressed_containers, 1u);
+  EXPECT_EQ(s.packets, 5u);
+}
+
+TEST(TraceFileReaderTest, BadCompressedContainersFailWithTheCause) {
+  auto container_of = [](const std::string& payload) {
+    TracePacket p;
+    p.set_compressed_packets(payload);
+    return Records({p.SerializeAsString()});
+  };
+  // Not zlib.
+  TraceFileSummary s;
+  Status st;
+  ReadAll(container_of("not zlib at all"), &s, &st);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("do not inflate"), std::string::npos) << st.message();
+  // A container inside a container.
+  auto inner = CompressPacketRecords(Records({Packet(1)}));
+  ASSERT_TRUE(inner.ok());
+  auto nested = CompressPacketRecords(*inner);
+  ASSERT_TRUE(nested.ok());
+  ReadAll(*nested, &s, &st);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("nested compressed_packets"), std::string::npos) << st.message();
+  // Inflates to a cut-off record.
+  std::string cut = Records({std::string(100, 'z')});
+  cut.resize(cut.size() - 10);
+  auto cut_container = CompressPacketRecords(cut);
+  ASSERT_TRUE(cut_container.ok());
+  ReadAll(*cut_container, &s, &st);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cut-off packet"), std::string::npos) << st.message();
+}
+
+class TraceFileReaderFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/sluice-trace-reader-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { (void)!system(("rm -rf " + dir_).c_str()); }
+  std::string Write(const std::string& name, const std::string& bytes) {
+    std::string path = dir_ + "/" + name;
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    close(fd);
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST_F(TraceFileReaderFileTest, ReadsAFile) {
+  // Larger than one read(2) of a pipe-sized buffer, to cover the loop.
+  std::vector<std::string> packets;
+  for (int i = 0; i < 5000; i++) packets.push_back(Packet(static_cast<uint64_t>(i)) + std::string(40, 'p'));
+  std::string bytes = Records(packets);
+  std::string path = Write("t.pftrace", bytes);
+  TraceFileSummary s;
+  uint64_t n = 0;
+  Status st = ReadTraceFile(path, [&](std::string_view p) { EXPECT_EQ(p, packets[n++]); }, &s);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(n, packets.size());
+  EXPECT_EQ(s.bytes, bytes.size());
+}
+
+TEST_F(TraceFileReaderFileTest, EmptyFileHasNoPackets) {
+  TraceFileSummary s;
+  Status st = ReadTraceFile(Write("empty", ""), [](std::string_view) { ADD_FAILURE(); }, &s);
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(s.packets, 0u);
+}
+
+TEST_F(TraceFileReaderFileTest, MissingFileAndDirectoryAreOneLineErrors) {
+  TraceFileSummary s;
+  Status st = ReadTraceFile(dir_ + "/nope", [](std::string_view) {}, &s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot open trace file " + dir_ + "/nope"), std::string::npos) << st.message();
+  st = ReadTraceFile(dir_, [](std::string_view) {}, &s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot read trace file"), std::string::npos) << st.message();
+  EXPECT_EQ(st.message().find('\n'), std::string::npos);
+}
+
+TEST_F(TraceFileReaderFileTest, ErrorsNameTheFile) {
+  std::string path = Write("bad", "\x12junk");
+  TraceFileSummary s;
+  Status st = ReadTraceFile(path, [](std::string_view) {}, &s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind(path + ": ", 0), 0u) << st.message();
+}
+
+}  // namespace
+}  // namespace sluice

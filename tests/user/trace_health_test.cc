@@ -1,0 +1,142 @@
+#include "user/trace_health.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "perfetto/trace/trace_packet.pb.h"
+
+namespace sluice {
+namespace {
+
+using perfetto::protos::FtraceStats;
+using perfetto::protos::TracePacket;
+
+struct TraceBuilder {
+  std::string bytes;
+  void Add(const TracePacket& p) { AppendTracePacketRecordTo(p.SerializeAsString(), &bytes); }
+};
+
+std::map<std::string, int64_t> RowValues(const TraceHealth& h) {
+  std::map<std::string, int64_t> out;
+  for (const HealthRow& r : h.rows)
+    out[r.name + (r.index >= 0 ? "[" + std::to_string(r.index) + "]" : "")] = r.value;
+  return out;
+}
+
+TracePacket StatsPacket() {
+  TracePacket p;
+  p.mutable_trace_stats();
+  return p;
+}
+
+TracePacket FtraceStatsPacket(FtraceStats::Phase phase, uint64_t overrun0, uint64_t overrun1) {
+  TracePacket p;
+  auto* s = p.mutable_ftrace_stats();
+  s->set_phase(phase);
+  auto* c0 = s->add_cpu_stats();
+  c0->set_cpu(0);
+  c0->set_overrun(overrun0);
+  auto* c1 = s->add_cpu_stats();
+  c1->set_cpu(1);
+  c1->set_overrun(overrun1);
+  return p;
+}
+
+TEST(TraceHealthTest, CleanTraceHasNoRows) {
+  TraceBuilder t;
+  TracePacket b;
+  b.set_trusted_packet_sequence_id(3);
+  b.set_previous_packet_dropped(1);
+  b.set_first_packet_on_sequence(true);  // The first packet: not a loss.
+  b.mutable_ftrace_events()->set_cpu(0);
+  b.mutable_ftrace_events()->add_event()->mutable_sched_switch();
+  b.mutable_ftrace_events()->add_event()->mutable_print();
+  b.mutable_ftrace_events()->mutable_compact_sched()->add_waking_timestamp(5);
+  t.Add(b);
+  t.Add(StatsPacket());
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_TRUE(h->rows.empty()) << FormatHealthTable(*h);
+  EXPECT_EQ(h->ftrace_events, 3u);
+  std::map<std::string, uint64_t> want = {{"sched_switch", 1}, {"print", 1}, {"sched_waking", 1}};
+  EXPECT_EQ(h->events_by_name, want);
+  EXPECT_EQ(h->sequences, 1u);
+  EXPECT_EQ(h->data_loss_total(), 0u);
+  EXPECT_NE(FormatHealthTable(*h).find("(no losses, no errors)"), std::string::npos);
+}
+
+// Each loss stage shows up under its own name with the exact value.
+TEST(TraceHealthTest, EveryStageIsReported) {
+  TraceBuilder t;
+  t.Add(FtraceStatsPacket(FtraceStats::START_OF_TRACE, 100, 7));
+  TracePacket dropped;
+  dropped.set_trusted_packet_sequence_id(9);
+  dropped.set_previous_packet_dropped(1);
+  dropped.mutable_ftrace_events()->set_cpu(1);
+  dropped.mutable_ftrace_events()->set_lost_events(true);
+  t.Add(dropped);
+  t.Add(dropped);
+  t.Add(FtraceStatsPacket(FtraceStats::END_OF_TRACE, 130, 7));
+  TracePacket stats = StatsPacket();
+  auto* buf = stats.mutable_trace_stats()->add_buffer_stats();
+  buf->set_chunks_overwritten(4);
+  buf->set_trace_writer_packet_loss(2);
+  stats.mutable_trace_stats()->set_flushes_failed(1);
+  t.Add(stats);
+  TracePacket bpf;
+  auto* c = bpf.mutable_bpf_stats()->add_cpu_stats();
+  c->set_cpu(1);
+  c->set_dropped(11);
+  t.Add(bpf);
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  std::map<std::string, int64_t> want = {
+      {"ftrace_cpu_overrun_delta[0]", 30},
+      {"ftrace_bundles_after_lost_events[1]", 2},
+      {"packets_dropped_before[9]", 2},
+      {"traced_buf_chunks_overwritten[0]", 4},
+      {"traced_buf_trace_writer_packet_loss[0]", 2},
+      {"traced_flushes_failed", 1},
+      {"bpf_ringbuf_dropped[1]", 11},
+  };
+  EXPECT_EQ(RowValues(*h), want) << FormatHealthTable(*h);
+  EXPECT_EQ(h->data_loss_total(), 30u + 2 + 4 + 2 + 11);
+}
+
+TEST(TraceHealthTest, TruncatedAndIncompleteTracesSaySo) {
+  TraceBuilder t;
+  TracePacket b;
+  b.mutable_ftrace_events()->add_event()->mutable_print();
+  t.Add(b);
+  t.Add(b);
+  std::string cut = t.bytes.substr(0, t.bytes.size() - 1);
+  auto h = AnalyzeTraceBytes(cut);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  auto rows = RowValues(*h);
+  EXPECT_EQ(rows["trace_file_truncated"], 1);
+  EXPECT_EQ(rows["trace_stats_missing"], 1);  // Recorder died: no final stats.
+  EXPECT_EQ(h->ftrace_events, 1u);
+}
+
+TEST(TraceHealthTest, MalformedPacketsAreCountedNotFatal) {
+  TraceBuilder t;
+  AppendTracePacketRecordTo(std::string("\x0a\x05\x08", 3), &t.bytes);  // Bundle overruns packet.
+  AppendTracePacketRecordTo(std::string("\x00", 1), &t.bytes);          // Tag 0.
+  // A stats packet whose stats do not parse.
+  AppendTracePacketRecordTo(std::string("\x92\x02\x01\x08", 4), &t.bytes);
+  t.Add(StatsPacket());
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(RowValues(*h)["packets_unparsable"], 3) << FormatHealthTable(*h);
+}
+
+TEST(TraceHealthTest, NotATraceIsAnError) {
+  auto h = AnalyzeTraceBytes("hello, world");
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("not a Perfetto trace"), std::string::npos) << h.status().message();
+}
+
+}  // namespace
+}  // namespace sluice
