@@ -16,6 +16,18 @@ inline bool RunningUnderCi() {
   const char* ci = std::getenv("CI");
   return ci != nullptr && std::strcmp(ci, "true") == 0;
 }
+
+// The factor (0 < f <= 1, default 1) by which tests that drive a workload at
+// a fixed rate slow it down: SLUICE_TEST_WORKLOAD_SCALE. The rates are chosen
+// for real hardware; vm-tests set it for a guest under TCG, whose two vCPUs
+// share one host thread and run tens of times slower, so that "a busy system"
+// does not become "an overloaded one" there. The counts checked stay the same.
+inline double WorkloadScale() {
+  const char* env = std::getenv("SLUICE_TEST_WORKLOAD_SCALE");
+  if (!env) return 1.0;
+  double f = std::strtod(env, nullptr);
+  return f > 0 && f <= 1 ? f : 1.0;
+}
 }  // namespace sluice::testing
 
 #define SLUICE_KERNEL_SKIP(reason)                                        \

@@ -349,7 +349,7 @@ void RunWorkload(const Workload& w) {
   std::vector<std::thread> threads;
   threads.emplace_back([&] {
     prctl(PR_SET_NAME, w.ping_name.c_str());
-    Pacer pacer(kRoundsPerSecond);
+    Pacer pacer(kRoundsPerSecond * testing::WorkloadScale());
     char c = 'x';
     for (uint32_t i = 0; i < w.rounds; i++) {
       if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1) break;
@@ -372,7 +372,7 @@ void RunWorkload(const Workload& w) {
         marker_errors++;
         return;
       }
-      Pacer pacer(kMarkersPerSecondPerThread);
+      Pacer pacer(kMarkersPerSecondPerThread * testing::WorkloadScale());
       char buf[96];
       for (uint32_t i = 0; i < per_thread; i++) {
         int n = snprintf(buf, sizeof(buf), "%s%u", w.prefix.c_str(), t * per_thread + i);

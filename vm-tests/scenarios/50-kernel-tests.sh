@@ -9,8 +9,17 @@ command -v sluice_tests >/dev/null 2>&1 ||
 need_tracefs
 
 cd /tmp || fail "no /tmp"
-sluice_tests --gtest_filter='*KernelTest*' >"$OUT/gtest.txt" 2>&1
-rc=$?
+# Each test's start also goes to the console as a progress line, so that when
+# the kernel dies mid-run the host's verdict names the test that was running
+# (gtest.txt dies with the guest).
+{ sluice_tests --gtest_filter="${SLUICE_VM_GTEST_FILTER:-*KernelTest*}" 2>&1; echo $? >"$OUT/gtest.rc"; } |
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$OUT/gtest.txt"
+    case "$line" in
+      '[ RUN      ] '*) echo "SLUICE-VM: test ${line#\[ RUN      \] }" >/dev/console ;;
+    esac
+  done
+rc=$(cat "$OUT/gtest.rc" 2>/dev/null || echo 1)
 passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$OUT/gtest.txt")
 skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$OUT/gtest.txt")
 failed=$(grep '^\[  FAILED  \] [A-Za-z]' "$OUT/gtest.txt" | sed 's/^\[  FAILED  \] //; s/ .*//' | sort -u | tr '\n' ' ')
