@@ -35,6 +35,9 @@ constexpr int kBundleLostEvents = FtraceEventBundle::kLostEventsFieldNumber;
 constexpr int kBundleCompactSched = FtraceEventBundle::kCompactSchedFieldNumber;
 constexpr int kSwitchTimestamp = FtraceEventBundle::CompactSched::kSwitchTimestampFieldNumber;
 constexpr int kWakingTimestamp = FtraceEventBundle::CompactSched::kWakingTimestampFieldNumber;
+// The kinds compact_sched's switches and wakings count as.
+constexpr uint32_t kSchedSwitchEvent = FtraceEvent::kSchedSwitchFieldNumber;
+constexpr uint32_t kSchedWakingEvent = FtraceEvent::kSchedWakingFieldNumber;
 
 // TracePacket's `data` oneof: a member other than ftrace_events that arrives
 // after the bundle replaces it (libprotobuf clears the other members of a
@@ -85,24 +88,17 @@ class EventOneofTable {
     return table;
   }
   bool IsEvent(uint32_t field) const { return field < is_event_.size() && is_event_[field]; }
-  uint32_t switch_field() const { return switch_field_; }
-  uint32_t waking_field() const { return waking_field_; }
 
  private:
   EventOneofTable() {
-    const auto* d = FtraceEvent::descriptor();
-    for (int i = 0; i < d->field_count(); i++) {
-      const auto* f = d->field(i);
-      if (!f->containing_oneof()) continue;
-      auto n = static_cast<size_t>(f->number());
+    const auto* oneof = FtraceEvent::descriptor()->FindOneofByName("event");
+    for (int i = 0; oneof && i < oneof->field_count(); i++) {
+      auto n = static_cast<size_t>(oneof->field(i)->number());
       if (is_event_.size() <= n) is_event_.resize(n + 1);
       is_event_[n] = true;
     }
-    switch_field_ = static_cast<uint32_t>(FtraceEvent::kSchedSwitchFieldNumber);
-    waking_field_ = static_cast<uint32_t>(FtraceEvent::kSchedWakingFieldNumber);
   }
   std::vector<bool> is_event_;
-  uint32_t switch_field_ = 0, waking_field_ = 0;
 };
 
 // The bytes of a length-delimited field whose tag was just read, as a view
@@ -200,9 +196,8 @@ bool ScanCompactSched(std::string_view bytes, TracePacketScan* out) {
                                           : WireFormatLite::SkipField(&in, tag);
     if (!ok) return false;
   }
-  const auto& table = EventOneofTable::Get();
-  AddEvents(out, table.switch_field(), switches);
-  AddEvents(out, table.waking_field(), wakings);
+  AddEvents(out, kSchedSwitchEvent, switches);
+  AddEvents(out, kSchedWakingEvent, wakings);
   return true;
 }
 
