@@ -73,7 +73,7 @@ fi
 # every CPU resynchronise), and another vCPU still executed the stale int3
 # after the patcher had retired it. Real CPUs and KVM honour that protocol;
 # single-threaded TCG, where only one vCPU runs at a time, cannot break it
-# (0 oopses in 34 boots running the same tests). docs/vm-tests.md has more.
+# (0 oopses in 43 boots running the same tests). docs/vm-tests.md has more.
 #
 # The price: both vCPUs share one host thread, and the kernel tests' paced
 # workloads, sized for a busy real machine, saturate the guest; then the BPF
