@@ -151,7 +151,8 @@ while kill -0 $qpid 2>/dev/null; do
     # guest was doing (which scenario, and in 50-kernel-tests which test).
     oops=$(grep -Eao '(Oops|BUG|kernel BUG at)[: ].*' "$console" | head -n 1 | tr -d '\r')
     rip=$(grep -Eao 'RIP: 0010:[^ ]*' "$console" | head -n 1 | sed 's/RIP: 0010://')
-    verdict="kernel panic${oops:+: $oops}${rip:+ at $rip}; last progress: $(grep -a '^SLUICE-VM:' "$console" | tail -n 1 | tr -d '\r')"
+    progress=$(grep -a '^SLUICE-VM:' "$console" | tail -n 1 | tr -d '\r')
+    verdict="kernel panic${oops:+: $oops}${rip:+ at $rip}; ${progress:+last progress: }${progress:-before /init ran}"
     break
   fi
   if [ -z "$poweroff_ms" ] && grep -q '^SLUICE-VM: poweroff' "$console"; then poweroff_ms=$ms; fi
