@@ -20,8 +20,8 @@ inline bool RunningUnderCi() {
 // The factor (0 < f <= 1, default 1) by which tests that drive a workload at
 // a fixed rate slow it down: SLUICE_TEST_WORKLOAD_SCALE. The rates are chosen
 // for real hardware; vm-tests set it for a guest under TCG, whose two vCPUs
-// share one host thread and run tens of times slower, so that "a busy system"
-// does not become "an overloaded one" there. The counts checked stay the same.
+// share one host thread, so that "a busy system" does not become "an
+// overloaded one" there (docs/vm-tests.md). The counts checked stay the same.
 inline double WorkloadScale() {
   const char* env = std::getenv("SLUICE_TEST_WORKLOAD_SCALE");
   if (!env) return 1.0;
