@@ -1,6 +1,7 @@
 #include "user/trace_health.h"
 
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -40,9 +41,10 @@ struct Collector {
       unparsable++;
       return;
     }
-    TracePacket p;
     // Only the small packets that carry stats are parsed in full.
-    if (scan.has_stats && !p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    std::optional<TracePacket> stats;
+    if (scan.has_stats &&
+        !stats.emplace().ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
       unparsable++;
       return;
     }
@@ -58,6 +60,10 @@ struct Collector {
       health.ftrace_events += scan.events;
       for (const auto& [field, n] : scan.events_by_field) events_by_field[field] += n;
     }
+    if (stats) AddStats(*stats);
+  }
+
+  void AddStats(const TracePacket& p) {
     if (p.has_ftrace_stats()) {
       if (p.ftrace_stats().phase() == FtraceStats::START_OF_TRACE) {
         // Several ftrace instances each write one; keep the first per phase.
