@@ -100,8 +100,12 @@ $(OBJ_DIR)/gen/%.pb.o: $(GEN_DIR)/%.pb.cc | $(PROTO_STAMP)
 	$(Q)$(CXX) $(CPPFLAGS) $(GEN_CXXFLAGS) -c $< -o $@
 
 # ---- sources ---------------------------------------------------------------
-MAIN_SRCS := $(wildcard shm/*_main.cc user/*_main.cc service/*_main.cc)
-LIB_SRCS := $(filter-out $(MAIN_SRCS),$(wildcard shm/*.cc user/*.cc service/*.cc))
+# Every .cc under the source directories is part of the library, except a
+# binary's main (*_main.cc), which becomes the binary named after it.
+SRC_DIRS := shm service user
+ALL_SRCS := $(shell find $(SRC_DIRS) -name '*.cc' 2>/dev/null | sort)
+MAIN_SRCS := $(filter %_main.cc,$(ALL_SRCS))
+LIB_SRCS := $(filter-out $(MAIN_SRCS),$(ALL_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.cc=$(OBJ_DIR)/%.o)
 LIB := $(BUILD_DIR)/libsluice.a
 # sluice_probes_main.cc -> sluice-probes

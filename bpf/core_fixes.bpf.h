@@ -4,7 +4,7 @@
  * `___flavor` structs: libbpf matches them by the name before the triple
  * underscore and checks field existence against the running kernel's BTF.
  *
- * Not handled here but in user space (user/bpf_loader.cc), because it is a
+ * Not handled here but in user space (user/probes/bpf/bpf_loader.cc), because it is a
  * difference in a tracepoint's *arguments* rather than in a struct:
  *  - sched_switch's 4th argument `prev_state` (v5.18, commit fa2c3254d7cf
  *    "sched/tracing: Don't re-read p->state when emitting sched_switch

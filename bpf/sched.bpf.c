@@ -2,7 +2,7 @@
  * sched_waking, sched_wakeup_new, sched_process_fork, sched_process_exec,
  * sched_process_exit, task_rename, task_newtask.
  *
- * Each event has two programs, and the loader keeps one (user/bpf_loader.cc):
+ * Each event has two programs, and the loader keeps one (user/probes/bpf/bpf_loader.cc):
  *  - `tp_btf/<event>` (BTF-typed raw tracepoint, v5.5+): arguments are the
  *    kernel's own pointers, fields are read with direct CO-RE loads. The
  *    cheapest way in; preferred.
@@ -15,7 +15,7 @@
  *
  * Adding an event: a record in bpf/sched.h (or a new bpf/<probe>.h), an
  * emit_* function and the program(s) here, a decoder in
- * user/bpf_event_decoder.cc, a row in user/bpf_loader.cc's event table.
+ * user/probes/bpf/bpf_event_decoder.cc, a row in user/probes/bpf/bpf_loader.cc's event table.
  * docs/BPF.md walks through it. */
 #include "sluice_common.bpf.h"
 #include "core_fixes.bpf.h"

@@ -3,7 +3,7 @@
  * fields mirror the kernel's tracepoint format files (events/sched/<name>/
  * format) so that user space writes the same FtraceEvent as the ftrace
  * source does for the same event. Sizes are pinned on the C++ side
- * (user/bpf_event_decoder.cc). */
+ * (user/probes/bpf/bpf_event_decoder.cc). */
 #ifndef SLUICE_BPF_SCHED_H_
 #define SLUICE_BPF_SCHED_H_
 

@@ -30,7 +30,7 @@
 #endif
 
 /* Record types: one per event, in the order the decoders' table lists
- * them (user/bpf_event_decoder.cc). Never renumber: only append. */
+ * them (user/probes/bpf/bpf_event_decoder.cc). Never renumber: only append. */
 enum sluice_record_type {
   SLUICE_REC_NONE = 0,
   SLUICE_REC_SCHED_SWITCH = 1,

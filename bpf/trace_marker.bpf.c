@@ -2,7 +2,7 @@
  * process, becomes a record of bpf/trace_marker.h (decoded as an ftrace
  * `print` event).
  *
- * Two ways in; the loader (user/bpf_loader.cc) probes and keeps one:
+ * Two ways in; the loader (user/probes/bpf/bpf_loader.cc) probes and keeps one:
  *  - fentry/vfs_write: runs for writes that reach vfs_write() (write(2),
  *    pwrite(2)) and gets the struct file directly. Needs BPF trampolines
  *    (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS); cheapest, and it leaves the

@@ -3,7 +3,7 @@
 #   bpf/*.bpf.c ──clang -target bpf──▶ $(BPF_OUT)/obj/*.bpf.o      (one per unit, -MMD -MP)
 #               ──bpftool gen object─▶ $(BPF_OUT)/sluice_events.bpf.o  (static link: the units
 #                                        share maps and settings as externs, see bpf/sluice_common.bpf.h)
-#               ──bpftool gen skeleton▶ $(BPF_OUT)/sluice_events.skel.h (included by user/bpf_loader.cc)
+#               ──bpftool gen skeleton▶ $(BPF_OUT)/sluice_events.skel.h (included by user/probes/bpf/bpf_loader.cc)
 #
 # vmlinux.h is generated from the build host's kernel BTF into $(BPF_OUT), never
 # committed. It is regenerated when /sys/kernel/btf/vmlinux is newer (a reboot
@@ -59,9 +59,9 @@ $(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
 	$(call say,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*) > $@
 
-# The loader includes the skeleton; build it before any user/bpf_* object
-# (the .d files take over once the objects exist).
-BPF_USER_OBJS := $(patsubst %.cc,$(OBJ_DIR)/%.o,$(wildcard user/bpf_*.cc))
+# The loader includes the skeleton; build it before any object of the BPF
+# data source (the .d files take over once the objects exist).
+BPF_USER_OBJS := $(patsubst %.cc,$(OBJ_DIR)/%.o,$(wildcard user/probes/bpf/*.cc))
 $(BPF_USER_OBJS): $(BPF_SKELS)
 
 bpf: $(BPF_SKELS)

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "shm/commit_data.h"
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace perfetto::protos {
 class DataSourceConfig;

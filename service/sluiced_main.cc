@@ -18,7 +18,7 @@
 
 #include "google/protobuf/stubs/logging.h"
 #include "service/event_loop.h"
-#include "service/ipc_server.h"
+#include "service/ipc/ipc_server.h"
 #include "service/tracing_service.h"
 
 namespace sluice {

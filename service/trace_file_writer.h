@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "service/ipc_socket.h"
-#include "shm/status.h"
+#include "service/ipc/ipc_socket.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 

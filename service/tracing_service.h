@@ -11,7 +11,7 @@
 //
 // The same object serves in-process callers (ConnectProducer/ConnectConsumer
 // return objects implementing service_endpoints.h) and the sockets (IpcServer
-// in service/ipc_server.h adapts the sockets to the same calls). docs/SERVICE.md
+// in service/ipc/ipc_server.h adapts the sockets to the same calls). docs/SERVICE.md
 // has the session life cycle and the accounting; docs/IPC.md the wire side.
 //
 // Threads (the model; docs/SERVICE.md "Threads" has the picture):
@@ -59,12 +59,12 @@
 
 #include "perfetto/config/trace_config.pb.h"
 #include "service/event_loop.h"
-#include "service/ipc_socket.h"
+#include "service/ipc/ipc_socket.h"
 #include "service/service_endpoints.h"
 #include "service/trace_buffer.h"
 #include "shm/shared_memory.h"
 #include "shm/shm_abi.h"
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace perfetto::protos {
 class TraceStats;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "service/consumer_ipc_client.h"
+#include "service/ipc/consumer_ipc_client.h"
 
 #include <poll.h>
 

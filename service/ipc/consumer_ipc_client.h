@@ -7,14 +7,14 @@
 // notification read on the way is remembered for WaitForTracingDisabled.
 // Every wait has a deadline, so a wedged daemon gives an error rather than a
 // hang (kRequestTimeoutMs; Flush waits for its own timeout on top).
-#ifndef SLUICE_SERVICE_CONSUMER_IPC_CLIENT_H_
-#define SLUICE_SERVICE_CONSUMER_IPC_CLIENT_H_
+#ifndef SLUICE_SERVICE_IPC_CONSUMER_IPC_CLIENT_H_
+#define SLUICE_SERVICE_IPC_CONSUMER_IPC_CLIENT_H_
 
 #include <memory>
 #include <string>
 
-#include "service/ipc_frame.h"
-#include "service/ipc_socket.h"
+#include "service/ipc/ipc_frame.h"
+#include "service/ipc/ipc_socket.h"
 #include "service/service_endpoints.h"
 
 namespace sluice {
@@ -61,4 +61,4 @@ class ConsumerIpcClient : public ConsumerConnection {
 
 }  // namespace sluice
 
-#endif  // SLUICE_SERVICE_CONSUMER_IPC_CLIENT_H_
+#endif  // SLUICE_SERVICE_IPC_CONSUMER_IPC_CLIENT_H_

@@ -1,4 +1,4 @@
-#include "service/ipc_connection.h"
+#include "service/ipc/ipc_connection.h"
 
 #include <errno.h>
 #include <fcntl.h>

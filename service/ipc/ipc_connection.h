@@ -16,8 +16,8 @@
 //  - on EOF, error, a bad frame or Close(), stops watching the socket and
 //    reports OnClosed() from a fresh task, so a handler may close the
 //    connection from inside OnFrame and the owner may delete it then.
-#ifndef SLUICE_SERVICE_IPC_CONNECTION_H_
-#define SLUICE_SERVICE_IPC_CONNECTION_H_
+#ifndef SLUICE_SERVICE_IPC_IPC_CONNECTION_H_
+#define SLUICE_SERVICE_IPC_IPC_CONNECTION_H_
 
 #include <cstdint>
 #include <deque>
@@ -26,8 +26,8 @@
 #include <string_view>
 
 #include "service/event_loop.h"
-#include "service/ipc_frame.h"
-#include "service/ipc_socket.h"
+#include "service/ipc/ipc_frame.h"
+#include "service/ipc/ipc_socket.h"
 
 namespace google::protobuf {
 class MessageLite;
@@ -107,4 +107,4 @@ class IpcConnection : public IpcChannel {
 
 }  // namespace sluice
 
-#endif  // SLUICE_SERVICE_IPC_CONNECTION_H_
+#endif  // SLUICE_SERVICE_IPC_IPC_CONNECTION_H_

@@ -1,4 +1,4 @@
-#include "service/ipc_consumer_port.h"
+#include "service/ipc/ipc_consumer_port.h"
 
 #include <algorithm>
 

@@ -13,13 +13,13 @@
 // (last_slice_for_packet marks its end).
 //
 // Service thread only.
-#ifndef SLUICE_SERVICE_IPC_CONSUMER_PORT_H_
-#define SLUICE_SERVICE_IPC_CONSUMER_PORT_H_
+#ifndef SLUICE_SERVICE_IPC_IPC_CONSUMER_PORT_H_
+#define SLUICE_SERVICE_IPC_IPC_CONSUMER_PORT_H_
 
 #include <memory>
 #include <string_view>
 
-#include "service/ipc_connection.h"
+#include "service/ipc/ipc_connection.h"
 #include "service/tracing_service.h"
 
 namespace sluice {
@@ -45,4 +45,4 @@ class IpcConsumerPort : public IpcFrameHandler, public ConsumerObserver {
 
 }  // namespace sluice
 
-#endif  // SLUICE_SERVICE_IPC_CONSUMER_PORT_H_
+#endif  // SLUICE_SERVICE_IPC_IPC_CONSUMER_PORT_H_

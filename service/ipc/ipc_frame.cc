@@ -1,4 +1,4 @@
-#include "service/ipc_frame.h"
+#include "service/ipc/ipc_frame.h"
 
 #include <cstring>
 

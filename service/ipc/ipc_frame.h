@@ -17,8 +17,8 @@
 //
 // FrameReader is a plain byte-stream splitter with no I/O, so tests and the
 // fuzzer (tests/fuzz/ipc_frame_fuzzer.cc) feed it arbitrary bytes.
-#ifndef SLUICE_SERVICE_IPC_FRAME_H_
-#define SLUICE_SERVICE_IPC_FRAME_H_
+#ifndef SLUICE_SERVICE_IPC_IPC_FRAME_H_
+#define SLUICE_SERVICE_IPC_IPC_FRAME_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +30,7 @@ namespace sluice {
 
 inline constexpr uint32_t kFrameHeaderSize = 4;
 // Largest envelope either side accepts. ReadBuffers answers are split into
-// frames well below this (kReadBuffersSliceBytes in service/ipc_consumer_port.h).
+// frames well below this (kReadBuffersSliceBytes in service/ipc/ipc_consumer_port.h).
 inline constexpr uint32_t kMaxFrameSize = 4u << 20;
 // Protocol version in InitializeConnection / InitializeConnectionResponse.
 inline constexpr uint32_t kIpcVersion = 1;
@@ -75,4 +75,4 @@ class FrameReader {
 
 }  // namespace sluice
 
-#endif  // SLUICE_SERVICE_IPC_FRAME_H_
+#endif  // SLUICE_SERVICE_IPC_IPC_FRAME_H_

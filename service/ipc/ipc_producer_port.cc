@@ -1,8 +1,8 @@
-#include "service/ipc_producer_port.h"
+#include "service/ipc/ipc_producer_port.h"
 
 #include "perfetto/config/data_source_config.pb.h"
-#include "service/ipc_frame.h"
-#include "service/ipc_producer_protocol.h"
+#include "service/ipc/ipc_frame.h"
+#include "service/ipc/ipc_producer_protocol.h"
 #include "service/tracing_service.h"
 #include "sluice/ipc.pb.h"
 

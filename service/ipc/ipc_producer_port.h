@@ -18,13 +18,13 @@
 //     service scrapes the SMB's Complete chunks into the trace.
 //
 // Service thread only.
-#ifndef SLUICE_SERVICE_IPC_PRODUCER_PORT_H_
-#define SLUICE_SERVICE_IPC_PRODUCER_PORT_H_
+#ifndef SLUICE_SERVICE_IPC_IPC_PRODUCER_PORT_H_
+#define SLUICE_SERVICE_IPC_IPC_PRODUCER_PORT_H_
 
 #include <memory>
 #include <string_view>
 
-#include "service/ipc_connection.h"
+#include "service/ipc/ipc_connection.h"
 #include "service/service_endpoints.h"
 #include "shm/commit_data.h"
 
@@ -68,4 +68,4 @@ class IpcProducerPort : public IpcFrameHandler, public ProducerEndpoint {
 
 }  // namespace sluice
 
-#endif  // SLUICE_SERVICE_IPC_PRODUCER_PORT_H_
+#endif  // SLUICE_SERVICE_IPC_IPC_PRODUCER_PORT_H_

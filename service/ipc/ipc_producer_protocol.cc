@@ -1,4 +1,4 @@
-#include "service/ipc_producer_protocol.h"
+#include "service/ipc/ipc_producer_protocol.h"
 
 #include <cstring>
 

@@ -5,8 +5,8 @@
 // Writer (un)registrations travel as ProducerToService fields 8 and 9
 // (protos/sluice/service_extra.proto) until ipc.proto's oneof has them; the
 // functions below are the only code that knows how they are carried.
-#ifndef SLUICE_SERVICE_IPC_PRODUCER_PROTOCOL_H_
-#define SLUICE_SERVICE_IPC_PRODUCER_PROTOCOL_H_
+#ifndef SLUICE_SERVICE_IPC_IPC_PRODUCER_PROTOCOL_H_
+#define SLUICE_SERVICE_IPC_IPC_PRODUCER_PROTOCOL_H_
 
 #include <cstdint>
 
@@ -43,4 +43,4 @@ WriterEvent GetWriterEvent(const protos::ProducerToService& msg);
 
 }  // namespace sluice
 
-#endif  // SLUICE_SERVICE_IPC_PRODUCER_PROTOCOL_H_
+#endif  // SLUICE_SERVICE_IPC_IPC_PRODUCER_PROTOCOL_H_

@@ -1,9 +1,9 @@
-#include "service/ipc_server.h"
+#include "service/ipc/ipc_server.h"
 
 #include <sys/epoll.h>
 
-#include "service/ipc_consumer_port.h"
-#include "service/ipc_producer_port.h"
+#include "service/ipc/ipc_consumer_port.h"
+#include "service/ipc/ipc_producer_port.h"
 #include "service/tracing_service.h"
 
 namespace sluice {

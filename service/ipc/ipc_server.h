@@ -15,16 +15,16 @@
 //
 // Threads: create, use and destroy on the service thread, or while the loop
 // is not running (the destructor hops onto the loop thread if needed).
-#ifndef SLUICE_SERVICE_IPC_SERVER_H_
-#define SLUICE_SERVICE_IPC_SERVER_H_
+#ifndef SLUICE_SERVICE_IPC_IPC_SERVER_H_
+#define SLUICE_SERVICE_IPC_IPC_SERVER_H_
 
 #include <map>
 #include <memory>
 #include <string>
 
-#include "service/ipc_connection.h"
-#include "service/ipc_socket.h"
-#include "shm/status.h"
+#include "service/ipc/ipc_connection.h"
+#include "service/ipc/ipc_socket.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -71,4 +71,4 @@ class IpcServer {
 
 }  // namespace sluice
 
-#endif  // SLUICE_SERVICE_IPC_SERVER_H_
+#endif  // SLUICE_SERVICE_IPC_IPC_SERVER_H_

@@ -1,4 +1,4 @@
-#include "service/ipc_socket.h"
+#include "service/ipc/ipc_socket.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,8 +5,8 @@
 // Every socket is created close-on-exec, and every received fd too
 // (MSG_CMSG_CLOEXEC). Sends use MSG_NOSIGNAL: a peer that went away is an
 // error return, never SIGPIPE. docs/IPC.md lists paths and permissions.
-#ifndef SLUICE_SERVICE_IPC_SOCKET_H_
-#define SLUICE_SERVICE_IPC_SOCKET_H_
+#ifndef SLUICE_SERVICE_IPC_IPC_SOCKET_H_
+#define SLUICE_SERVICE_IPC_IPC_SOCKET_H_
 
 #include <sys/types.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -91,4 +91,4 @@ ssize_t RecvWithFds(int sock, void* buf, size_t size, std::vector<ScopedFd>* fds
 
 }  // namespace sluice
 
-#endif  // SLUICE_SERVICE_IPC_SOCKET_H_
+#endif  // SLUICE_SERVICE_IPC_IPC_SOCKET_H_

@@ -1,4 +1,4 @@
-#include "service/producer_ipc_client.h"
+#include "service/ipc/producer_ipc_client.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -6,8 +6,8 @@
 #include <chrono>
 
 #include "perfetto/config/data_source_config.pb.h"
-#include "service/ipc_frame.h"
-#include "service/ipc_producer_protocol.h"
+#include "service/ipc/ipc_frame.h"
+#include "service/ipc/ipc_producer_protocol.h"
 #include "sluice/ipc.pb.h"
 
 namespace sluice {

@@ -20,8 +20,8 @@
 // Destroy the client only after the SharedMemoryArbiter that uses its SMB,
 // and never from inside a ProducerEndpoint callback (the receive thread
 // would join itself).
-#ifndef SLUICE_SERVICE_PRODUCER_IPC_CLIENT_H_
-#define SLUICE_SERVICE_PRODUCER_IPC_CLIENT_H_
+#ifndef SLUICE_SERVICE_IPC_PRODUCER_IPC_CLIENT_H_
+#define SLUICE_SERVICE_IPC_PRODUCER_IPC_CLIENT_H_
 
 #include <atomic>
 #include <memory>
@@ -29,7 +29,7 @@
 #include <string>
 #include <thread>
 
-#include "service/ipc_socket.h"
+#include "service/ipc/ipc_socket.h"
 #include "service/service_endpoints.h"
 #include "shm/shared_memory.h"
 
@@ -86,4 +86,4 @@ class ProducerIpcClient : public ProducerConnection, public CommitDataSink {
 
 }  // namespace sluice
 
-#endif  // SLUICE_SERVICE_PRODUCER_IPC_CLIENT_H_
+#endif  // SLUICE_SERVICE_IPC_PRODUCER_IPC_CLIENT_H_

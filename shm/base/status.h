@@ -2,8 +2,8 @@
 // parsers of untrusted bytes) and for start-up errors that end in a one-line
 // message to the user. A Status carries one human-readable line that names the
 // cause and, where there is one, the fix.
-#ifndef SLUICE_SHM_STATUS_H_
-#define SLUICE_SHM_STATUS_H_
+#ifndef SLUICE_SHM_BASE_STATUS_H_
+#define SLUICE_SHM_BASE_STATUS_H_
 
 #include <optional>
 #include <string>
@@ -66,4 +66,4 @@ class [[nodiscard]] StatusOr {
     return SLUICE_CONCAT_(statusor_, __LINE__).status();                    \
   lhs = std::move(SLUICE_CONCAT_(statusor_, __LINE__)).value()
 
-#endif  // SLUICE_SHM_STATUS_H_
+#endif  // SLUICE_SHM_BASE_STATUS_H_

@@ -35,8 +35,8 @@
 #include "shm/shm_abi.h"
 #include "shm/trace_writer.h"
 #include "sluice/bpf_config.pb.h"
-#include "user/bpf_bundle_writer.h"
-#include "user/bpf_data_source.h"
+#include "user/probes/bpf/bpf_bundle_writer.h"
+#include "user/probes/bpf/bpf_data_source.h"
 
 extern "C" {
 #include "bpf/sched.h"

@@ -30,8 +30,8 @@ extern "C" {
 }
 
 #include "shm/trace_writer.h"
-#include "user/ftrace_format.h"
-#include "user/ftrace_page_encoder.h"
+#include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_page_encoder.h"
 
 namespace sluice {
 namespace {

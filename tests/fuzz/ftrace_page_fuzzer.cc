@@ -17,8 +17,8 @@
 
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/trace_writer.h"
-#include "user/ftrace_format.h"
-#include "user/ftrace_page_encoder.h"
+#include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_page_encoder.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "service/ipc_connection.h"
+#include "service/ipc/ipc_connection.h"
 #include "service/service_endpoints.h"
 
 namespace sluice {

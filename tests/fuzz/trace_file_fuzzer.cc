@@ -20,9 +20,9 @@
 
 #include "perfetto/trace/ftrace/ftrace_event.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
-#include "user/trace_file_reader.h"
-#include "user/trace_health.h"
-#include "user/trace_packet_scan.h"
+#include "user/trace/trace_file_reader.h"
+#include "user/trace/trace_health.h"
+#include "user/trace/trace_packet_scan.h"
 
 namespace {
 

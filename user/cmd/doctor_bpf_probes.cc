@@ -1,4 +1,4 @@
-#include "user/doctor_bpf_probes.h"
+#include "user/cmd/doctor_bpf_probes.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "user/tracefs.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 namespace {

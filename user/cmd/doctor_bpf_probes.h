@@ -13,8 +13,8 @@
 //
 // Probes return errno so the caller can name the fix: EPERM is privilege
 // (or policy), EINVAL/E2BIG/ENOTSUPP are the kernel lacking the feature.
-#ifndef SLUICE_USER_DOCTOR_BPF_PROBES_H_
-#define SLUICE_USER_DOCTOR_BPF_PROBES_H_
+#ifndef SLUICE_USER_CMD_DOCTOR_BPF_PROBES_H_
+#define SLUICE_USER_CMD_DOCTOR_BPF_PROBES_H_
 
 #include <string>
 
@@ -64,4 +64,4 @@ BpfProbeResult ProbeFentry(const struct btf* vmlinux, const char* function);
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_DOCTOR_BPF_PROBES_H_
+#endif  // SLUICE_USER_CMD_DOCTOR_BPF_PROBES_H_

@@ -1,4 +1,4 @@
-#include "user/doctor_command.h"
+#include "user/cmd/doctor_command.h"
 
 #include <bpf/btf.h>
 #include <errno.h>
@@ -15,9 +15,9 @@
 #include <memory>
 #include <set>
 
-#include "user/doctor_bpf_probes.h"
-#include "user/record_command.h"
-#include "user/tracefs.h"
+#include "user/cmd/doctor_bpf_probes.h"
+#include "user/cmd/record_command.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 namespace {

@@ -35,9 +35,9 @@
 // private), which disappears when the process exits, to tell "mountable"
 // from "missing" and to check events; nothing is mounted where anyone else
 // can see it. The BPF probes create and close trivial programs and maps
-// (user/doctor_bpf_probes.h).
-#ifndef SLUICE_USER_DOCTOR_COMMAND_H_
-#define SLUICE_USER_DOCTOR_COMMAND_H_
+// (user/cmd/doctor_bpf_probes.h).
+#ifndef SLUICE_USER_CMD_DOCTOR_COMMAND_H_
+#define SLUICE_USER_CMD_DOCTOR_COMMAND_H_
 
 #include <sys/types.h>
 
@@ -46,8 +46,8 @@
 #include <string_view>
 #include <vector>
 
-#include "shm/status.h"
-#include "user/doctor_kconfig.h"
+#include "shm/base/status.h"
+#include "user/cmd/doctor_kconfig.h"
 
 namespace sluice {
 
@@ -105,4 +105,4 @@ int RunDoctorCommand(int argc, char** argv);
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_DOCTOR_COMMAND_H_
+#endif  // SLUICE_USER_CMD_DOCTOR_COMMAND_H_

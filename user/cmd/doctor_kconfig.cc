@@ -1,4 +1,4 @@
-#include "user/doctor_kconfig.h"
+#include "user/cmd/doctor_kconfig.h"
 
 #include <dirent.h>
 #include <errno.h>

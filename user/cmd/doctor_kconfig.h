@@ -23,8 +23,8 @@
 // or /boot/config-$(uname -r); both are read through zlib's gzopen, which
 // passes uncompressed files through unchanged. Everything read here is
 // untrusted text: lines that are not options are ignored, sizes are capped.
-#ifndef SLUICE_USER_DOCTOR_KCONFIG_H_
-#define SLUICE_USER_DOCTOR_KCONFIG_H_
+#ifndef SLUICE_USER_CMD_DOCTOR_KCONFIG_H_
+#define SLUICE_USER_CMD_DOCTOR_KCONFIG_H_
 
 #include <map>
 #include <string>
@@ -32,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -102,4 +102,4 @@ KconfigFeatureReport CheckKconfigFragment(const KconfigFragment& fragment,
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_DOCTOR_KCONFIG_H_
+#endif  // SLUICE_USER_CMD_DOCTOR_KCONFIG_H_

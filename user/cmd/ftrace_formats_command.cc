@@ -1,4 +1,4 @@
-#include "user/ftrace_formats_command.h"
+#include "user/cmd/ftrace_formats_command.h"
 
 #include <sys/stat.h>
 
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "user/ftrace_event_translator.h"
+#include "user/probes/ftrace/ftrace_event_translator.h"
 
 namespace sluice {
 

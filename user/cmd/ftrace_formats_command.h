@@ -2,7 +2,7 @@
 // translation table sluice builds from a tracefs: the page and event header
 // layout from events/header_page and events/header_event, and for each event
 // its id and fields (offset, size, type, kind) with the proto field each is
-// written to (see user/ftrace_event_translator.h).
+// written to (see user/probes/ftrace/ftrace_event_translator.h).
 //
 // TRACEFS_ROOT is a tracefs mount (/sys/kernel/tracing), a copy of one, or
 // its events/ directory itself; without it, the running kernel's tracefs
@@ -10,13 +10,13 @@
 // GROUP/EVENT arguments narrow the listing.
 //
 // Off the hot path: a diagnostic tool.
-#ifndef SLUICE_USER_FTRACE_FORMATS_COMMAND_H_
-#define SLUICE_USER_FTRACE_FORMATS_COMMAND_H_
+#ifndef SLUICE_USER_CMD_FTRACE_FORMATS_COMMAND_H_
+#define SLUICE_USER_CMD_FTRACE_FORMATS_COMMAND_H_
 
 #include <string>
 #include <vector>
 
-#include "user/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_format.h"
 
 namespace sluice {
 
@@ -35,4 +35,4 @@ std::string DescribeFtraceFormats(const FtraceFormatTable& table,
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_FORMATS_COMMAND_H_
+#endif  // SLUICE_USER_CMD_FTRACE_FORMATS_COMMAND_H_

@@ -1,4 +1,4 @@
-#include "user/record_command.h"
+#include "user/cmd/record_command.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -18,13 +18,13 @@
 #include <google/protobuf/text_format.h>
 
 #include "perfetto/common/trace_stats.pb.h"
-#include "service/consumer_ipc_client.h"
+#include "service/ipc/consumer_ipc_client.h"
 #include "service/event_loop.h"
 #include "service/tracing_service.h"
 #include "sluice/bpf_config.pb.h"
-#include "user/probes_producer.h"
-#include "user/trace_file_reader.h"
-#include "user/trace_health.h"
+#include "user/probes/probes_producer.h"
+#include "user/trace/trace_file_reader.h"
+#include "user/trace/trace_health.h"
 
 namespace sluice {
 namespace {
@@ -51,7 +51,7 @@ constexpr char kUsage[] =
     "  -q, --quiet           no status line\n"
     "  EVENTS                ftrace events: sched/sched_switch, sched/*, ftrace/print\n";
 
-// Events the BPF source implements (user/bpf_settings.h).
+// Events the BPF source implements (user/probes/bpf/bpf_settings.h).
 const std::set<std::string>& BpfEvents() {
   static const std::set<std::string> events = {
       "sched/sched_switch",      "sched/sched_wakeup",        "sched/sched_waking",

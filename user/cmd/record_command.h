@@ -9,15 +9,15 @@
 // sluice-probes), so nothing needs to be started first. The trace streams into
 // the output file while recording (write_into_file), so it is valid up to the
 // last complete packet even if the recorder is killed.
-#ifndef SLUICE_USER_RECORD_COMMAND_H_
-#define SLUICE_USER_RECORD_COMMAND_H_
+#ifndef SLUICE_USER_CMD_RECORD_COMMAND_H_
+#define SLUICE_USER_CMD_RECORD_COMMAND_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "perfetto/config/trace_config.pb.h"
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -58,4 +58,4 @@ int RunRecordCommand(int argc, char** argv);
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_RECORD_COMMAND_H_
+#endif  // SLUICE_USER_CMD_RECORD_COMMAND_H_

@@ -3,10 +3,10 @@
 #include <cstring>
 #include <string>
 
-#include "user/doctor_command.h"
-#include "user/ftrace_formats_command.h"
-#include "user/record_command.h"
-#include "user/stats_command.h"
+#include "user/cmd/doctor_command.h"
+#include "user/cmd/ftrace_formats_command.h"
+#include "user/cmd/record_command.h"
+#include "user/cmd/stats_command.h"
 
 namespace {
 constexpr char kUsage[] =

@@ -1,9 +1,9 @@
-#include "user/stats_command.h"
+#include "user/cmd/stats_command.h"
 
 #include <cstdio>
 #include <string>
 
-#include "user/trace_health.h"
+#include "user/trace/trace_health.h"
 
 namespace sluice {
 

@@ -1,11 +1,11 @@
-#include "user/probes_producer.h"
+#include "user/probes/probes_producer.h"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "perfetto/config/data_source_config.pb.h"
 #include "sluice/bpf_config.pb.h"
-#include "user/system_info_data_source.h"
+#include "user/probes/system_info/system_info_data_source.h"
 
 namespace sluice {
 

@@ -1,7 +1,7 @@
 // ProbesProducer: the producer that hosts sluice's kernel data sources.
 //
-//   linux.ftrace         FtraceDataSource (user/ftrace_data_source.h)
-//   linux.bpf            BpfDataSource (user/bpf_data_source.h)
+//   linux.ftrace         FtraceDataSource (user/probes/ftrace/ftrace_data_source.h)
+//   linux.bpf            BpfDataSource (user/probes/bpf/bpf_data_source.h)
 //   linux.process_stats  ProcessStatsDataSource
 //   linux.system_info    WriteSystemInfoPacket
 //
@@ -15,8 +15,8 @@
 // thread and answered from there, so the caller (the service loop or the IPC
 // client's thread) never waits for a data source to start or drain. The data
 // sources run their own reader threads; their Flush()/Stop() are synchronous.
-#ifndef SLUICE_USER_PROBES_PRODUCER_H_
-#define SLUICE_USER_PROBES_PRODUCER_H_
+#ifndef SLUICE_USER_PROBES_PROBES_PRODUCER_H_
+#define SLUICE_USER_PROBES_PROBES_PRODUCER_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -31,9 +31,9 @@
 
 #include "service/service_endpoints.h"
 #include "shm/shared_memory_arbiter.h"
-#include "user/bpf_data_source.h"
-#include "user/ftrace_data_source.h"
-#include "user/process_stats_data_source.h"
+#include "user/probes/bpf/bpf_data_source.h"
+#include "user/probes/ftrace/ftrace_data_source.h"
+#include "user/probes/process_stats/process_stats_data_source.h"
 
 namespace sluice {
 
@@ -123,4 +123,4 @@ class ProbesProducer : public ProducerEndpoint {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_PROBES_PRODUCER_H_
+#endif  // SLUICE_USER_PROBES_PROBES_PRODUCER_H_

@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
-#include "service/producer_ipc_client.h"
-#include "user/probes_producer.h"
+#include "service/ipc/producer_ipc_client.h"
+#include "user/probes/probes_producer.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "user/tracefs.h"
+#include "user/probes/tracefs.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -22,9 +22,9 @@
 //   <dir>/buffer_size_kb             "1408" | "7 (expanded: 1408)" | "X"
 //   <dir>/buffer_subbuf_size_kb      "4"   (6.7+; absent before: one page)
 //   <dir>/events/<group>/<name>/enable   "0" | "1" (| "0*" | "1*" soft mode)
-//   <dir>/events/header_page         sub-buffer layout (see user/ftrace_format.h)
+//   <dir>/events/header_page         sub-buffer layout (see user/probes/ftrace/ftrace_format.h)
 //   <dir>/per_cpu/cpuN/trace_pipe_raw   binary pages, consumed on read
-//   <dir>/per_cpu/cpuN/stats         counters, see user/ftrace_cpu_stats.h
+//   <dir>/per_cpu/cpuN/stats         counters, see user/probes/ftrace/ftrace_cpu_stats.h
 //
 // Tests point `root` at a fake tree of plain files under a temp dir. Writes
 // therefore truncate plain files that have a size (tracefs files always stat
@@ -33,8 +33,8 @@
 //
 // Thread-safety: const methods may be called from any thread (each call opens
 // the file it needs); the instance create/remove methods are not.
-#ifndef SLUICE_USER_TRACEFS_H_
-#define SLUICE_USER_TRACEFS_H_
+#ifndef SLUICE_USER_PROBES_TRACEFS_H_
+#define SLUICE_USER_PROBES_TRACEFS_H_
 
 #include <cstdint>
 #include <memory>
@@ -42,7 +42,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -170,4 +170,4 @@ std::string_view TrimWhitespace(std::string_view s);
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_TRACEFS_H_
+#endif  // SLUICE_USER_PROBES_TRACEFS_H_

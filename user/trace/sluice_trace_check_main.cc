@@ -21,8 +21,8 @@
 #include "perfetto/trace/ftrace/ftrace_event.pb.h"
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
-#include "user/trace_file_reader.h"
-#include "user/trace_health.h"
+#include "user/trace/trace_file_reader.h"
+#include "user/trace/trace_health.h"
 
 namespace {
 
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     else if (!s.empty() && s[0] != '-' && a.trace.empty()) a.trace = s;
     else {
       fprintf(stderr, "sluice-trace-check: unknown argument %s (see the header of "
-                      "user/sluice_trace_check_main.cc)\n", s.c_str());
+                      "user/trace/sluice_trace_check_main.cc)\n", s.c_str());
       return 2;
     }
   }

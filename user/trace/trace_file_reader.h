@@ -7,15 +7,15 @@
 // where the cut is instead of failing. Packets with compressed_packets (zlib,
 // `sluice record --compress`) are inflated and their inner packets returned
 // in order.
-#ifndef SLUICE_USER_TRACE_FILE_READER_H_
-#define SLUICE_USER_TRACE_FILE_READER_H_
+#ifndef SLUICE_USER_TRACE_TRACE_FILE_READER_H_
+#define SLUICE_USER_TRACE_TRACE_FILE_READER_H_
 
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -49,4 +49,4 @@ StatusOr<std::string> CompressPacketRecords(std::string_view records);
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_TRACE_FILE_READER_H_
+#endif  // SLUICE_USER_TRACE_TRACE_FILE_READER_H_

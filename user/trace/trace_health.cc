@@ -1,4 +1,4 @@
-#include "user/trace_health.h"
+#include "user/trace/trace_health.h"
 
 #include <cstdio>
 #include <optional>
@@ -9,7 +9,7 @@
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/bpf.pb.h"
-#include "user/trace_packet_scan.h"
+#include "user/trace/trace_packet_scan.h"
 
 namespace sluice {
 namespace {

@@ -2,16 +2,16 @@
 // trace alone (the same figures Perfetto's trace_processor puts in its `stats`
 // table). Used by `sluice stats`, by the summary `sluice record` prints, and by
 // the end-to-end tests and vm-test checkers.
-#ifndef SLUICE_USER_TRACE_HEALTH_H_
-#define SLUICE_USER_TRACE_HEALTH_H_
+#ifndef SLUICE_USER_TRACE_TRACE_HEALTH_H_
+#define SLUICE_USER_TRACE_TRACE_HEALTH_H_
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "shm/status.h"
-#include "user/trace_file_reader.h"
+#include "shm/base/status.h"
+#include "user/trace/trace_file_reader.h"
 
 namespace sluice {
 
@@ -43,4 +43,4 @@ std::string FormatHealthTable(const TraceHealth& health);
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_TRACE_HEALTH_H_
+#endif  // SLUICE_USER_TRACE_TRACE_HEALTH_H_

@@ -1,4 +1,4 @@
-#include "user/trace_packet_scan.h"
+#include "user/trace/trace_packet_scan.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format.h>

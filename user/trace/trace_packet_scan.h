@@ -8,8 +8,8 @@
 // (tags, lengths, varints, packed arrays) and fails on anything libprotobuf
 // would refuse there; it does not look inside an event's fields (a corrupt
 // sched_switch payload is not seen), which the full decoders downstream do.
-#ifndef SLUICE_USER_TRACE_PACKET_SCAN_H_
-#define SLUICE_USER_TRACE_PACKET_SCAN_H_
+#ifndef SLUICE_USER_TRACE_TRACE_PACKET_SCAN_H_
+#define SLUICE_USER_TRACE_TRACE_PACKET_SCAN_H_
 
 #include <cstdint>
 #include <string>
@@ -52,4 +52,4 @@ std::string FtraceEventFieldName(uint32_t field);
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_TRACE_PACKET_SCAN_H_
+#endif  // SLUICE_USER_TRACE_TRACE_PACKET_SCAN_H_

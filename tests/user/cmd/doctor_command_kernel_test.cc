@@ -1,4 +1,4 @@
-// Kernel integration test of `sluice doctor` (user/doctor_command.h): run
+// Kernel integration test of `sluice doctor` (user/cmd/doctor_command.h): run
 // against this machine as root, it must find tracefs, BTF and the BPF ringbuf
 // (the host and every vm-tests kernel have them), and leave tracefs exactly as
 // it found it.
@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/kernel_test_util.h"
-#include "user/doctor_command.h"
-#include "user/tracefs.h"
+#include "user/cmd/doctor_command.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 namespace {

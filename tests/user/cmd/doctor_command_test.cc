@@ -1,8 +1,8 @@
-// Tests of user/doctor_command.h without a kernel: the kconfig report against
+// Tests of user/cmd/doctor_command.h without a kernel: the kconfig report against
 // fake fragments and a fake .config in a temp dir, CapEff parsing and the
 // permission verdict, the default-events check and a whole doctor run against
 // a fake tracefs tree (BPF probes off), and the report's format and exit code.
-#include "user/doctor_command.h"
+#include "user/cmd/doctor_command.h"
 
 #include <filesystem>
 #include <map>
@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/user/fake_tracefs.h"
-#include "user/record_command.h"
+#include "tests/user/probes/fake_tracefs.h"
+#include "user/cmd/record_command.h"
 
 namespace sluice {
 namespace {

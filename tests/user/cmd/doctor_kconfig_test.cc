@@ -1,8 +1,8 @@
-// Tests of user/doctor_kconfig.h: the kconfig fragment parser (and its lint),
+// Tests of user/cmd/doctor_kconfig.h: the kconfig fragment parser (and its lint),
 // the .config parser, gzip'ed and plain config reading, and the per-feature
 // report of unmet options. Runs from the project root (as `make test` does)
 // for the test that parses the real kconfigs/.
-#include "user/doctor_kconfig.h"
+#include "user/cmd/doctor_kconfig.h"
 
 #include <zlib.h>
 
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/user/fake_tracefs.h"
+#include "tests/user/probes/fake_tracefs.h"
 
 namespace sluice {
 namespace {

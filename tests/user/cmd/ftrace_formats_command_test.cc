@@ -1,8 +1,8 @@
-#include "user/ftrace_formats_command.h"
+#include "user/cmd/ftrace_formats_command.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/user/ftrace_test_util.h"
+#include "tests/user/probes/ftrace/ftrace_test_util.h"
 
 namespace sluice {
 namespace {

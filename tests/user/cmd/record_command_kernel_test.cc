@@ -68,10 +68,10 @@
 
 #include "perfetto/trace/trace_packet.pb.h"
 #include "tests/kernel_test_util.h"
-#include "user/ftrace_format.h"
-#include "user/trace_file_reader.h"
-#include "user/trace_health.h"
-#include "user/tracefs.h"
+#include "user/probes/ftrace/ftrace_format.h"
+#include "user/trace/trace_file_reader.h"
+#include "user/trace/trace_health.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 namespace {

@@ -1,10 +1,10 @@
-// Unit tests for user/record_command.h: the flag parsers and the TraceConfig
+// Unit tests for user/cmd/record_command.h: the flag parsers and the TraceConfig
 // that `sluice record` builds from flags or reads from -c. No kernel needed;
 // the end-to-end runs are in record_kernel_test.cc.
 //
 // Config files are read from tests/data/configs/ (tests run from the project
 // root; SLUICE_TEST_DATA_DIR overrides tests/data).
-#include "user/record_command.h"
+#include "user/cmd/record_command.h"
 
 #include <unistd.h>
 

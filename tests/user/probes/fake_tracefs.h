@@ -1,8 +1,8 @@
 // A fake tracefs tree of plain files under a temp dir, for the tracefs,
 // controller and data source tests that need no kernel. Files hold what the
-// kernel would print; a write replaces a file's contents (see user/tracefs.h).
-#ifndef SLUICE_TESTS_USER_FAKE_TRACEFS_H_
-#define SLUICE_TESTS_USER_FAKE_TRACEFS_H_
+// kernel would print; a write replaces a file's contents (see user/probes/tracefs.h).
+#ifndef SLUICE_TESTS_USER_PROBES_FAKE_TRACEFS_H_
+#define SLUICE_TESTS_USER_PROBES_FAKE_TRACEFS_H_
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -97,4 +97,4 @@ class FakeTracefs {
 
 }  // namespace sluice::testing
 
-#endif  // SLUICE_TESTS_USER_FAKE_TRACEFS_H_
+#endif  // SLUICE_TESTS_USER_PROBES_FAKE_TRACEFS_H_

@@ -1,8 +1,8 @@
-#include "user/tracefs.h"
+#include "user/probes/tracefs.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/user/fake_tracefs.h"
+#include "tests/user/probes/fake_tracefs.h"
 
 namespace sluice {
 namespace {

@@ -1,4 +1,4 @@
-#include "user/trace_file_reader.h"
+#include "user/trace/trace_file_reader.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "user/trace_health.h"
+#include "user/trace/trace_health.h"
 
 #include <gtest/gtest.h>
 

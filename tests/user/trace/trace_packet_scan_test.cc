@@ -1,4 +1,4 @@
-#include "user/trace_packet_scan.h"
+#include "user/trace/trace_packet_scan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "user/bpf_bundle_writer.h"
+#include "user/probes/bpf/bpf_bundle_writer.h"
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
-#include "user/bpf_event_decoder.h"
+#include "user/probes/bpf/bpf_event_decoder.h"
 
 namespace sluice {
 

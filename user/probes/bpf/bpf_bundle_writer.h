@@ -11,7 +11,7 @@
 //                                           dropped since the previous bundle
 //       previous_bundle_end_timestamp (10)  ts of the previous bundle's last
 //                                           event on this CPU
-//       event (2) ... (user/bpf_event_decoder.h)
+//       event (2) ... (user/probes/bpf/bpf_event_decoder.h)
 //     }
 //   }
 //
@@ -22,8 +22,8 @@
 // Thread-safety: none; the owner's reader thread uses it. The counters are
 // read by that thread (which publishes them, see BpfDataSource).
 // Hot path (Append): allocation-free.
-#ifndef SLUICE_USER_BPF_BUNDLE_WRITER_H_
-#define SLUICE_USER_BPF_BUNDLE_WRITER_H_
+#ifndef SLUICE_USER_PROBES_BPF_BPF_BUNDLE_WRITER_H_
+#define SLUICE_USER_PROBES_BPF_BPF_BUNDLE_WRITER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -81,4 +81,4 @@ class BpfBundleWriter {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_BPF_BUNDLE_WRITER_H_
+#endif  // SLUICE_USER_PROBES_BPF_BPF_BUNDLE_WRITER_H_

@@ -1,4 +1,4 @@
-#include "user/bpf_data_source.h"
+#include "user/probes/bpf/bpf_data_source.h"
 
 #include <bpf/libbpf.h>
 #include <pthread.h>
@@ -14,8 +14,8 @@
 #include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/bpf.pb.h"
 #include "sluice/bpf_config.pb.h"
-#include "user/bpf_event_decoder.h"
-#include "user/bpf_marker_files.h"
+#include "user/probes/bpf/bpf_event_decoder.h"
+#include "user/probes/bpf/bpf_marker_files.h"
 
 namespace sluice {
 namespace {

@@ -8,7 +8,7 @@
 //     filters (pid/tgid/comm,         timeout = drain_period_ms)
 //     rate) ─▶ reserve in the       ring_buffer__consume(): per record
 //     CPU's ring ─▶ submit            BpfBundleWriter[cpu].Append()
-//     (wake-up only when the          (decode, user/bpf_event_decoder.h)
+//     (wake-up only when the          (decode, user/probes/bpf/bpf_event_decoder.h)
 //     ring's fill crosses the       end of cycle: close bundles, read the
 //     threshold)                      drop counters, flag lost_events on the
 //                                     next bundle of a CPU that dropped
@@ -32,8 +32,8 @@
 //
 // Thread-safety: Start/Flush/Stop from one control thread; counters() from
 // any thread.
-#ifndef SLUICE_USER_BPF_DATA_SOURCE_H_
-#define SLUICE_USER_BPF_DATA_SOURCE_H_
+#ifndef SLUICE_USER_PROBES_BPF_BPF_DATA_SOURCE_H_
+#define SLUICE_USER_PROBES_BPF_BPF_DATA_SOURCE_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -45,11 +45,11 @@
 #include <thread>
 #include <vector>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 #include "shm/trace_writer.h"
-#include "user/bpf_bundle_writer.h"
-#include "user/bpf_loader.h"
-#include "user/bpf_settings.h"
+#include "user/probes/bpf/bpf_bundle_writer.h"
+#include "user/probes/bpf/bpf_loader.h"
+#include "user/probes/bpf/bpf_settings.h"
 
 struct ring_buffer;
 
@@ -204,4 +204,4 @@ class BpfDataSource {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_BPF_DATA_SOURCE_H_
+#endif  // SLUICE_USER_PROBES_BPF_BPF_DATA_SOURCE_H_

@@ -1,6 +1,6 @@
 // BpfEventDecoder: one record from a BPF ring (bpf/sluice_record.h and the
 // bpf/<probe>.h layouts) -> one FtraceEvent, written with ProtoWriter into
-// the FtraceEventBundle being built (user/bpf_bundle_writer.h).
+// the FtraceEventBundle being built (user/probes/bpf/bpf_bundle_writer.h).
 //
 // The output is the FtraceEvent the ftrace source writes for the same
 // kernel event: same fields, same values (see docs/BPF.md for the three
@@ -22,8 +22,8 @@
 // the .cc and a row in its table (indexed by enum sluice_record_type).
 //
 // Hot path: allocation-free, no locks; one memcpy of the fixed part.
-#ifndef SLUICE_USER_BPF_EVENT_DECODER_H_
-#define SLUICE_USER_BPF_EVENT_DECODER_H_
+#ifndef SLUICE_USER_PROBES_BPF_BPF_EVENT_DECODER_H_
+#define SLUICE_USER_PROBES_BPF_BPF_EVENT_DECODER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -63,4 +63,4 @@ class BpfEventDecoder {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_BPF_EVENT_DECODER_H_
+#endif  // SLUICE_USER_PROBES_BPF_BPF_EVENT_DECODER_H_

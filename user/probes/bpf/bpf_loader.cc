@@ -1,4 +1,4 @@
-#include "user/bpf_loader.h"
+#include "user/probes/bpf/bpf_loader.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>

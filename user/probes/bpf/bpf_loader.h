@@ -28,12 +28,12 @@
 // and stored at index = CPU id in the BPF_MAP_TYPE_ARRAY_OF_MAPS sluice_rings
 // (whose size is the number of possible CPUs; a CPU without a ring counts
 // its records as dropped). Shared mode: the one map sluice_ring. The ring
-// fds are for libbpf's ring_buffer (user/bpf_data_source.cc).
+// fds are for libbpf's ring_buffer (user/probes/bpf/bpf_data_source.cc).
 //
 // Thread-safety: Load/Attach/Detach/destruction from one thread;
 // ReadCounters() and ReadRunStats() from any (they are map/prog syscalls).
-#ifndef SLUICE_USER_BPF_LOADER_H_
-#define SLUICE_USER_BPF_LOADER_H_
+#ifndef SLUICE_USER_PROBES_BPF_BPF_LOADER_H_
+#define SLUICE_USER_PROBES_BPF_BPF_LOADER_H_
 
 #include <cstdint>
 #include <functional>
@@ -41,9 +41,9 @@
 #include <string>
 #include <vector>
 
-#include "shm/status.h"
-#include "user/bpf_marker_files.h"
-#include "user/bpf_settings.h"
+#include "shm/base/status.h"
+#include "user/probes/bpf/bpf_marker_files.h"
+#include "user/probes/bpf/bpf_settings.h"
 
 struct sluice_events;     // build/bpf/sluice_events.skel.h
 struct bpf_link;
@@ -146,4 +146,4 @@ class BpfLoader {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_BPF_LOADER_H_
+#endif  // SLUICE_USER_PROBES_BPF_BPF_LOADER_H_

@@ -1,4 +1,4 @@
-#include "user/bpf_marker_files.h"
+#include "user/probes/bpf/bpf_marker_files.h"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "user/tracefs.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 

@@ -16,8 +16,8 @@
 // converts. Inode numbers of tracefs files come from get_next_ino() at
 // creation and are stable while the file exists; an instance removed and
 // recreated gets new ones (resolve at start, not earlier).
-#ifndef SLUICE_USER_BPF_MARKER_FILES_H_
-#define SLUICE_USER_BPF_MARKER_FILES_H_
+#ifndef SLUICE_USER_PROBES_BPF_BPF_MARKER_FILES_H_
+#define SLUICE_USER_PROBES_BPF_BPF_MARKER_FILES_H_
 
 #include <sys/types.h>
 
@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -48,4 +48,4 @@ StatusOr<std::vector<BpfMarkerFile>> ResolveMarkerFiles(
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_BPF_MARKER_FILES_H_
+#endif  // SLUICE_USER_PROBES_BPF_BPF_MARKER_FILES_H_

@@ -1,7 +1,7 @@
 // BpfSettings: a linux.bpf data source config (sluice.protos.BpfConfig),
 // checked and turned into the values the loader writes into the BPF
 // programs' settings (rodata) and maps. No kernel access here: everything is
-// testable as a plain function (tests/user/bpf_settings_test.cc).
+// testable as a plain function (tests/user/probes/bpf/bpf_settings_test.cc).
 //
 // Events are named like FtraceConfig.ftrace_events: "sched/sched_switch",
 // "task/task_rename", "ftrace/print" (trace_marker writes), or a whole group
@@ -12,8 +12,8 @@
 // Filters (all in-kernel, see bpf/sluice_common.bpf.h): an event passes if
 // no filter is set, or if its task matches any listed pid, tgid or comm
 // prefix (a union). The rate ceiling applies on top, per CPU.
-#ifndef SLUICE_USER_BPF_SETTINGS_H_
-#define SLUICE_USER_BPF_SETTINGS_H_
+#ifndef SLUICE_USER_PROBES_BPF_BPF_SETTINGS_H_
+#define SLUICE_USER_PROBES_BPF_BPF_SETTINGS_H_
 
 #include <cstdint>
 #include <optional>
@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 namespace protos {
@@ -99,4 +99,4 @@ struct BpfSettings {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_BPF_SETTINGS_H_
+#endif  // SLUICE_USER_PROBES_BPF_BPF_SETTINGS_H_

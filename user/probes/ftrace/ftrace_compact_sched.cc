@@ -1,10 +1,10 @@
-#include "user/ftrace_compact_sched.h"
+#include "user/probes/ftrace/ftrace_compact_sched.h"
 
 #include <iterator>
 #include <string>
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
-#include "user/ftrace_event_translator.h"
+#include "user/probes/ftrace/ftrace_event_translator.h"
 
 namespace sluice {
 

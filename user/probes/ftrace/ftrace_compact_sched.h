@@ -26,8 +26,8 @@
 // Memory: fixed-size columns allocated once per encoder (per CPU); the hot
 // path (Append*) is allocation-free. When a column or the intern table is
 // full, the encoder ends the bundle (full()) and starts a new one.
-#ifndef SLUICE_USER_FTRACE_COMPACT_SCHED_H_
-#define SLUICE_USER_FTRACE_COMPACT_SCHED_H_
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_COMPACT_SCHED_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_COMPACT_SCHED_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -35,8 +35,8 @@
 #include <string_view>
 
 #include "shm/proto_writer.h"
-#include "user/ftrace_format.h"
-#include "user/ftrace_page_parser.h"
+#include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_page_parser.h"
 
 namespace sluice {
 
@@ -144,4 +144,4 @@ class CompactSchedBuffer {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_COMPACT_SCHED_H_
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_COMPACT_SCHED_H_

@@ -1,4 +1,4 @@
-#include "user/ftrace_controller.h"
+#include "user/probes/ftrace/ftrace_controller.h"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -45,8 +45,8 @@
 // trace_marker writes produce) is enabled for the categories.
 //
 // Thread-safety: none; the data source calls it from one thread.
-#ifndef SLUICE_USER_FTRACE_CONTROLLER_H_
-#define SLUICE_USER_FTRACE_CONTROLLER_H_
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_CONTROLLER_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_CONTROLLER_H_
 
 #include <cstdint>
 #include <functional>
@@ -54,8 +54,8 @@
 #include <string>
 #include <vector>
 
-#include "shm/status.h"
-#include "user/tracefs.h"
+#include "shm/base/status.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 
@@ -162,4 +162,4 @@ class FtraceController {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_CONTROLLER_H_
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_CONTROLLER_H_

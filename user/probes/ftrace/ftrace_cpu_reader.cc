@@ -1,4 +1,4 @@
-#include "user/ftrace_cpu_reader.h"
+#include "user/probes/ftrace/ftrace_cpu_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -50,8 +50,8 @@
 //
 // Thread-safety: the worker thread owns the fds and head_; exactly one drain
 // thread calls NextReady()/Release(); the rest is callable from any thread.
-#ifndef SLUICE_USER_FTRACE_CPU_READER_H_
-#define SLUICE_USER_FTRACE_CPU_READER_H_
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_CPU_READER_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_CPU_READER_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -61,7 +61,7 @@
 #include <string>
 #include <thread>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -205,4 +205,4 @@ class FtraceCpuReader {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_CPU_READER_H_
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_CPU_READER_H_

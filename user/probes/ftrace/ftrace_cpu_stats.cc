@@ -1,10 +1,10 @@
-#include "user/ftrace_cpu_stats.h"
+#include "user/probes/ftrace/ftrace_cpu_stats.h"
 
 #include <charconv>
 #include <cstring>
 
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
-#include "user/tracefs.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 namespace {

@@ -22,15 +22,15 @@
 // Losses during a trace are END minus START of overrun, commit overrun and
 // dropped events: the counters are cumulative since the buffer was last reset
 // (resizing it or changing trace_clock resets them).
-#ifndef SLUICE_USER_FTRACE_CPU_STATS_H_
-#define SLUICE_USER_FTRACE_CPU_STATS_H_
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_CPU_STATS_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_CPU_STATS_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "shm/proto_writer.h"
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -69,4 +69,4 @@ void WriteFtraceCpuStatsFields(const FtraceCpuStats& stats, ProtoWriter* writer)
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_CPU_STATS_H_
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_CPU_STATS_H_

@@ -1,4 +1,4 @@
-#include "user/ftrace_data_source.h"
+#include "user/probes/ftrace/ftrace_data_source.h"
 
 #include <time.h>
 
@@ -8,7 +8,7 @@
 
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
-#include "user/ftrace_cpu_stats.h"
+#include "user/probes/ftrace/ftrace_cpu_stats.h"
 
 namespace sluice {
 namespace {

@@ -34,8 +34,8 @@
 //
 // Thread-safety: Start(), Flush() and Stop() are called from one thread (the
 // producer's); counters() from any.
-#ifndef SLUICE_USER_FTRACE_DATA_SOURCE_H_
-#define SLUICE_USER_FTRACE_DATA_SOURCE_H_
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_DATA_SOURCE_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_DATA_SOURCE_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -48,13 +48,13 @@
 #include <vector>
 
 #include "perfetto/config/ftrace/ftrace_config.pb.h"
-#include "shm/status.h"
+#include "shm/base/status.h"
 #include "shm/trace_writer.h"
-#include "user/ftrace_controller.h"
-#include "user/ftrace_cpu_reader.h"
-#include "user/ftrace_format.h"
-#include "user/ftrace_page_encoder.h"
-#include "user/tracefs.h"
+#include "user/probes/ftrace/ftrace_controller.h"
+#include "user/probes/ftrace/ftrace_cpu_reader.h"
+#include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_page_encoder.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 
@@ -199,4 +199,4 @@ class FtraceDataSource {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_DATA_SOURCE_H_
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_DATA_SOURCE_H_

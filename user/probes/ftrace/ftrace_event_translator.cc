@@ -1,4 +1,4 @@
-#include "user/ftrace_event_translator.h"
+#include "user/probes/ftrace/ftrace_event_translator.h"
 
 #include <algorithm>
 #include <cstring>

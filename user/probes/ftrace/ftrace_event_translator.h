@@ -25,8 +25,8 @@
 // through ProtoWriter. Names of generic fields are pre-encoded at setup.
 //
 // Thread-safety: immutable after construction.
-#ifndef SLUICE_USER_FTRACE_EVENT_TRANSLATOR_H_
-#define SLUICE_USER_FTRACE_EVENT_TRANSLATOR_H_
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_EVENT_TRANSLATOR_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_EVENT_TRANSLATOR_H_
 
 #include <cstdint>
 #include <memory>
@@ -35,8 +35,8 @@
 #include <vector>
 
 #include "shm/proto_writer.h"
-#include "user/ftrace_format.h"
-#include "user/ftrace_page_parser.h"
+#include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_page_parser.h"
 
 namespace sluice {
 
@@ -252,4 +252,4 @@ class FtraceEventTranslator {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_EVENT_TRANSLATOR_H_
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_EVENT_TRANSLATOR_H_

@@ -1,4 +1,4 @@
-#include "user/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_format.h"
 
 #include <dirent.h>
 #include <fcntl.h>

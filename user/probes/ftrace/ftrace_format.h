@@ -48,8 +48,8 @@
 // Byte order: sluice reads the running kernel, so records are in host byte
 // order; the parsers assume a little-endian host (static_assert in the .cc).
 // See docs/FTRACE.md for the page diagram.
-#ifndef SLUICE_USER_FTRACE_FORMAT_H_
-#define SLUICE_USER_FTRACE_FORMAT_H_
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_FORMAT_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_FORMAT_H_
 
 #include <cstdint>
 #include <memory>
@@ -57,7 +57,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shm/status.h"
+#include "shm/base/status.h"
 
 namespace sluice {
 
@@ -197,4 +197,4 @@ Status ReadTracefsFile(const std::string& path, std::string* out);
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_FORMAT_H_
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_FORMAT_H_

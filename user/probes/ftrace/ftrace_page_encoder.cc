@@ -1,4 +1,4 @@
-#include "user/ftrace_page_encoder.h"
+#include "user/probes/ftrace/ftrace_page_encoder.h"
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"

@@ -31,18 +31,18 @@
 // See docs/FTRACE.md. Hot path: EncodePages() is allocation-free (the compact_sched columns are
 // allocated once, in the constructor). Thread-safety: none; one encoder per
 // CPU worker.
-#ifndef SLUICE_USER_FTRACE_PAGE_ENCODER_H_
-#define SLUICE_USER_FTRACE_PAGE_ENCODER_H_
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_PAGE_ENCODER_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_PAGE_ENCODER_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
 #include "shm/trace_writer.h"
-#include "user/ftrace_compact_sched.h"
-#include "user/ftrace_event_translator.h"
-#include "user/ftrace_format.h"
-#include "user/ftrace_page_parser.h"
+#include "user/probes/ftrace/ftrace_compact_sched.h"
+#include "user/probes/ftrace/ftrace_event_translator.h"
+#include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_page_parser.h"
 
 namespace sluice {
 
@@ -156,4 +156,4 @@ class FtracePageEncoder {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_PAGE_ENCODER_H_
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_PAGE_ENCODER_H_

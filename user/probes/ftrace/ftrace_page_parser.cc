@@ -1,4 +1,4 @@
-#include "user/ftrace_page_parser.h"
+#include "user/probes/ftrace/ftrace_page_parser.h"
 
 namespace sluice {
 

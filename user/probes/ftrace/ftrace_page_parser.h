@@ -39,15 +39,15 @@
 //
 // Hot path: allocation-free, no virtual calls; ForEachRecord is a template so
 // the visitor inlines. Described with diagrams in docs/FTRACE.md.
-#ifndef SLUICE_USER_FTRACE_PAGE_PARSER_H_
-#define SLUICE_USER_FTRACE_PAGE_PARSER_H_
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_PAGE_PARSER_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_PAGE_PARSER_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-#include "user/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_format.h"
 
 namespace sluice {
 
@@ -238,4 +238,4 @@ FtraceParseStatus FtracePageParser::ForEachRecord(const FtraceHeaderFormat& form
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_FTRACE_PAGE_PARSER_H_
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_PAGE_PARSER_H_

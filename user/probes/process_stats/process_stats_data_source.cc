@@ -1,4 +1,4 @@
-#include "user/process_stats_data_source.h"
+#include "user/probes/process_stats/process_stats_data_source.h"
 
 #include <dirent.h>
 #include <time.h>

@@ -10,8 +10,8 @@
 // trace processor also reads.
 //
 // Not thread-safe: the probes producer calls it from one thread.
-#ifndef SLUICE_USER_PROCESS_STATS_DATA_SOURCE_H_
-#define SLUICE_USER_PROCESS_STATS_DATA_SOURCE_H_
+#ifndef SLUICE_USER_PROBES_PROCESS_STATS_PROCESS_STATS_DATA_SOURCE_H_
+#define SLUICE_USER_PROBES_PROCESS_STATS_PROCESS_STATS_DATA_SOURCE_H_
 
 #include <sys/types.h>
 
@@ -50,4 +50,4 @@ class ProcessStatsDataSource {
 
 }  // namespace sluice
 
-#endif  // SLUICE_USER_PROCESS_STATS_DATA_SOURCE_H_
+#endif  // SLUICE_USER_PROBES_PROCESS_STATS_PROCESS_STATS_DATA_SOURCE_H_

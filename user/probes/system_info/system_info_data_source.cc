@@ -1,4 +1,4 @@
-#include "user/system_info_data_source.h"
+#include "user/probes/system_info/system_info_data_source.h"
 
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>

@@ -1,4 +1,4 @@
-#include "user/bpf_bundle_writer.h"
+#include "user/probes/bpf/bpf_bundle_writer.h"
 
 #include <cstring>
 #include <vector>

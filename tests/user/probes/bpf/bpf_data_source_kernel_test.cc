@@ -1,4 +1,4 @@
-// Kernel integration tests of user/bpf_data_source.h (root, BTF, BPF).
+// Kernel integration tests of user/probes/bpf/bpf_data_source.h (root, BTF, BPF).
 // Known workloads in this process (threads ping-ponging through pipes,
 // numbered trace_marker writes from several threads) and the trace the
 // source writes into HeapTraceWriters, parsed with libprotobuf.
@@ -35,7 +35,7 @@
 #include "sluice/bpf.pb.h"
 #include "sluice/bpf_config.pb.h"
 #include "tests/kernel_test_util.h"
-#include "user/bpf_data_source.h"
+#include "user/probes/bpf/bpf_data_source.h"
 
 namespace sluice {
 namespace {

@@ -1,4 +1,4 @@
-#include "user/bpf_event_decoder.h"
+#include "user/probes/bpf/bpf_event_decoder.h"
 
 #include <cstring>
 #include <string>

@@ -1,4 +1,4 @@
-#include "user/bpf_settings.h"
+#include "user/probes/bpf/bpf_settings.h"
 
 #include <algorithm>
 #include <cstring>

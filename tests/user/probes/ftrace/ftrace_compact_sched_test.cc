@@ -1,9 +1,9 @@
-#include "user/ftrace_compact_sched.h"
+#include "user/probes/ftrace/ftrace_compact_sched.h"
 
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
-#include "tests/user/ftrace_test_util.h"
+#include "tests/user/probes/ftrace/ftrace_test_util.h"
 
 namespace sluice {
 namespace {

@@ -1,9 +1,9 @@
-#include "user/ftrace_controller.h"
+#include "user/probes/ftrace/ftrace_controller.h"
 
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
-#include "tests/user/fake_tracefs.h"
+#include "tests/user/probes/fake_tracefs.h"
 
 namespace sluice {
 namespace {

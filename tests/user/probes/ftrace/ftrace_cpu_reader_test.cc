@@ -2,7 +2,7 @@
 // (splice and read work on both). The kernel behaviour (full pages only from
 // splice, partial pages from read, poll watermarks) is covered by
 // ftrace_data_source_kernel_test.cc.
-#include "user/ftrace_cpu_reader.h"
+#include "user/probes/ftrace/ftrace_cpu_reader.h"
 
 #include <chrono>
 #include <cstring>
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/user/fake_tracefs.h"
+#include "tests/user/probes/fake_tracefs.h"
 
 namespace sluice {
 namespace {

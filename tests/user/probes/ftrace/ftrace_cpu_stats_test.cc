@@ -1,11 +1,11 @@
-#include "user/ftrace_cpu_stats.h"
+#include "user/probes/ftrace/ftrace_cpu_stats.h"
 
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "shm/proto_writer.h"
-#include "tests/user/fake_tracefs.h"
-#include "user/tracefs.h"
+#include "tests/user/probes/fake_tracefs.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 namespace {

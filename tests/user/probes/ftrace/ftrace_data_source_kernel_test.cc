@@ -22,7 +22,7 @@
 // Other programs using the root instance at the same time (another tracer
 // consuming trace_pipe_raw, or changing trace_clock) would make the root test
 // fail; the instance tests are immune.
-#include "user/ftrace_data_source.h"
+#include "user/probes/ftrace/ftrace_data_source.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -45,8 +45,8 @@
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/trace_writer.h"
 #include "tests/kernel_test_util.h"
-#include "user/ftrace_format.h"
-#include "user/tracefs.h"
+#include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 namespace {

@@ -2,7 +2,7 @@
 // per_cpu/cpuN/trace_pipe_raw are plain files holding pages captured on 6.18
 // (tests/data/ftrace/), format files from tests/data/kernel-formats/host-6.18.
 // Covers Start/Flush/Stop, FtraceStats, CPU hotplug and restoring the tree.
-#include "user/ftrace_data_source.h"
+#include "user/probes/ftrace/ftrace_data_source.h"
 
 #include <chrono>
 #include <mutex>
@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/trace_packet.pb.h"
-#include "tests/user/fake_tracefs.h"
-#include "tests/user/ftrace_test_util.h"
+#include "tests/user/probes/fake_tracefs.h"
+#include "tests/user/probes/ftrace/ftrace_test_util.h"
 
 namespace sluice {
 namespace {

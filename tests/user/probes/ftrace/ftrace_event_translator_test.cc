@@ -1,10 +1,10 @@
-#include "user/ftrace_event_translator.h"
+#include "user/probes/ftrace/ftrace_event_translator.h"
 
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/ftrace/ftrace_event.pb.h"
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
-#include "tests/user/ftrace_test_util.h"
+#include "tests/user/probes/ftrace/ftrace_test_util.h"
 
 namespace sluice {
 namespace {

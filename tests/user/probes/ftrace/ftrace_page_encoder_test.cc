@@ -1,4 +1,4 @@
-#include "user/ftrace_page_encoder.h"
+#include "user/probes/ftrace/ftrace_page_encoder.h"
 
 #include <algorithm>
 #include <set>
@@ -8,7 +8,7 @@
 #include "perfetto/trace/ftrace/ftrace_event.pb.h"
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
-#include "tests/user/ftrace_test_util.h"
+#include "tests/user/probes/ftrace/ftrace_test_util.h"
 
 namespace sluice {
 namespace {

@@ -1,10 +1,10 @@
-#include "user/ftrace_page_parser.h"
+#include "user/probes/ftrace/ftrace_page_parser.h"
 
 #include <functional>
 
 #include <gtest/gtest.h>
 
-#include "tests/user/ftrace_test_util.h"
+#include "tests/user/probes/ftrace/ftrace_test_util.h"
 
 namespace sluice {
 namespace {

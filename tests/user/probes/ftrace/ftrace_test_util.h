@@ -1,8 +1,8 @@
 // Test helpers for the ftrace parsers: synthetic ring-buffer pages and
 // records built from format files, and loading of captured pages stored as
 // xxd hex text (tests/data/ftrace/*.hex).
-#ifndef SLUICE_TESTS_USER_FTRACE_TEST_UTIL_H_
-#define SLUICE_TESTS_USER_FTRACE_TEST_UTIL_H_
+#ifndef SLUICE_TESTS_USER_PROBES_FTRACE_FTRACE_TEST_UTIL_H_
+#define SLUICE_TESTS_USER_PROBES_FTRACE_FTRACE_TEST_UTIL_H_
 
 #include <cstdint>
 #include <cstring>
@@ -15,7 +15,7 @@
 
 #include <gtest/gtest.h>
 
-#include "user/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_format.h"
 
 namespace sluice::testing {
 
@@ -284,4 +284,4 @@ inline std::optional<TextEvent> ParseTextLine(const std::string& line) {
 
 }  // namespace sluice::testing
 
-#endif  // SLUICE_TESTS_USER_FTRACE_TEST_UTIL_H_
+#endif  // SLUICE_TESTS_USER_PROBES_FTRACE_FTRACE_TEST_UTIL_H_
