@@ -11,12 +11,6 @@
 namespace sluice {
 namespace {
 
-uint64_t ReadClockNs(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 perfetto::protos::TracePacket ServicePacket() {
   perfetto::protos::TracePacket packet;
   packet.set_timestamp(BootTimeNs());
@@ -27,8 +21,6 @@ perfetto::protos::TracePacket ServicePacket() {
 }
 
 }  // namespace
-
-uint64_t BootTimeNs() { return ReadClockNs(CLOCK_BOOTTIME); }
 
 std::string MakeClockSnapshotPacket() {
   using perfetto::protos::BuiltinClock;
@@ -48,7 +40,7 @@ std::string MakeClockSnapshotPacket() {
   for (const auto& c : kClocks) {
     auto* clock = snapshot->add_clocks();
     clock->set_clock_id(static_cast<uint32_t>(c.id));
-    clock->set_timestamp(ReadClockNs(c.clock));
+    clock->set_timestamp(ClockNs(c.clock));
   }
   snapshot->set_primary_trace_clock(perfetto::protos::BUILTIN_CLOCK_BOOTTIME);
   return packet.SerializeAsString();

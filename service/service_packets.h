@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include "shm/base/clock.h"
 
 namespace perfetto::protos {
 class TraceConfig;
@@ -27,9 +28,6 @@ inline constexpr uint32_t kFirstProducerSequenceId = 2;
 std::string MakeClockSnapshotPacket();
 std::string MakeTraceConfigPacket(const perfetto::protos::TraceConfig& config);
 std::string MakeTraceStatsPacket(const perfetto::protos::TraceStats& stats);
-
-// CLOCK_BOOTTIME now, in ns: the timestamp of the service's packets.
-uint64_t BootTimeNs();
 
 }  // namespace sluice
 

@@ -5,30 +5,12 @@
 
 #include <cstring>
 
+#include "shm/base/varint.h"
+
 namespace sluice {
 namespace {
 constexpr size_t kBatchBytes = 1 << 20;
-
-size_t VarIntSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    n++;
-  }
-  return n;
-}
 }  // namespace
-
-void AppendTracePacketRecord(std::string_view packet, std::string* out) {
-  out->push_back(static_cast<char>(0x0a));  // field 1, length-delimited
-  uint64_t v = packet.size();
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-  out->append(packet.data(), packet.size());
-}
 
 TraceFileWriter::TraceFileWriter(ScopedFd fd, uint64_t max_size_bytes)
     : fd_(std::move(fd)), max_size_bytes_(max_size_bytes) {}
@@ -56,7 +38,7 @@ Status TraceFileWriter::WritePackets(const std::vector<std::string>& packets, bo
   if (limit != 0 && !trailer && limit >= 4 * kTrailerReserveBytes) limit -= kTrailerReserveBytes;
   batch_.clear();
   for (const std::string& packet : packets) {
-    uint64_t record = 1 + VarIntSize(packet.size()) + packet.size();
+    uint64_t record = TracePacketRecordSize(packet.size());
     if ((full_ && !trailer) || (limit != 0 && bytes_written_ + batch_.size() + record > limit)) {
       full_ = true;
       packets_dropped_++;

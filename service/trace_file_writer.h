@@ -29,11 +29,10 @@
 
 #include "service/ipc/ipc_socket.h"
 #include "shm/base/status.h"
+#include "shm/base/varint.h"
 
 namespace sluice {
 
-// Appends one `Trace.packet` record holding `packet` to *out.
-void AppendTracePacketRecord(std::string_view packet, std::string* out);
 
 class TraceFileWriter {
  public:

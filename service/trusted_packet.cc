@@ -2,30 +2,10 @@
 
 #include <cstddef>
 
+#include "shm/base/varint.h"
+
 namespace sluice {
 namespace {
-
-// Reads a varint at [*p, end). False if truncated or longer than 10 bytes.
-bool ReadVarInt(const uint8_t** p, const uint8_t* end, uint64_t* value) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 70 && *p < end; shift += 7) {
-    uint8_t b = *(*p)++;
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) {
-      *value = v;
-      return true;
-    }
-  }
-  return false;
-}
-
-void AppendVarInt(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
 
 void AppendVarIntField(uint32_t field, uint64_t v, std::string* out) {
   AppendVarInt(static_cast<uint64_t>(field) << 3, out);

@@ -39,6 +39,8 @@
 #include <memory>
 #include <vector>
 
+#include "shm/base/varint.h"
+
 namespace sluice {
 
 struct ByteRange {
@@ -158,14 +160,7 @@ class ProtoWriter {
     dst[2] = static_cast<uint8_t>(((value >> 14) & 0x7f) | 0x80);
     dst[3] = static_cast<uint8_t>((value >> 21) & 0x7f);
   }
-  static uint8_t* EncodeVarInt(uint64_t value, uint8_t* dst) {
-    while (value >= 0x80) {
-      *dst++ = static_cast<uint8_t>(value | 0x80);
-      value >>= 7;
-    }
-    *dst++ = static_cast<uint8_t>(value);
-    return dst;
-  }
+  static uint8_t* EncodeVarInt(uint64_t value, uint8_t* dst) { return sluice::EncodeVarInt(value, dst); }
   static constexpr uint32_t kWireVarInt = 0;
   static constexpr uint32_t kWireFixed64 = 1;
   static constexpr uint32_t kWireLengthDelimited = 2;

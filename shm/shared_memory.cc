@@ -8,12 +8,11 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include "shm/base/errno_message.h"
 
 namespace sluice {
 namespace {
 constexpr uint32_t kMaxAttachSize = 1u << 30;
-
-std::string Errno(const char* what) { return std::string(what) + ": " + strerror(errno); }
 }  // namespace
 
 StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Create(uint32_t size) {
@@ -22,22 +21,22 @@ StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Create(uint32_t size) {
     return Status::Error("shared memory size " + std::to_string(size) +
                          " is not a positive multiple of the page size");
   int fd = memfd_create("sluice-smb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return Status::Error(Errno("memfd_create failed (kernel needs CONFIG_MEMFD_CREATE)"));
+  if (fd < 0) return Status::Error(WithErrno("memfd_create failed (kernel needs CONFIG_MEMFD_CREATE)", errno));
   if (ftruncate(fd, size) != 0) {
-    Status s = Status::Error(Errno("ftruncate of the shared memory failed"));
+    Status s = Status::Error(WithErrno("ftruncate of the shared memory failed", errno));
     close(fd);
     return s;
   }
   // A producer must not be able to shrink the file under the service's
   // mapping (that would SIGBUS the service).
   if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-    Status s = Status::Error(Errno("sealing the shared memory failed"));
+    Status s = Status::Error(WithErrno("sealing the shared memory failed", errno));
     close(fd);
     return s;
   }
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
-    Status s = Status::Error(Errno("mmap of the shared memory failed"));
+    Status s = Status::Error(WithErrno("mmap of the shared memory failed", errno));
     close(fd);
     return s;
   }
@@ -47,7 +46,7 @@ StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Create(uint32_t size) {
 StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Attach(int fd, uint32_t expected_size) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    Status s = Status::Error(Errno("fstat of the shared memory fd failed"));
+    Status s = Status::Error(WithErrno("fstat of the shared memory fd failed", errno));
     close(fd);
     return s;
   }
@@ -59,7 +58,7 @@ StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Attach(int fd, uint32_t ex
   }
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
-    Status s = Status::Error(Errno("mmap of the shared memory fd failed"));
+    Status s = Status::Error(WithErrno("mmap of the shared memory fd failed", errno));
     close(fd);
     return s;
   }

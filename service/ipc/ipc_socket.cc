@@ -7,11 +7,10 @@
 #include <sys/un.h>
 
 #include <cstring>
+#include "shm/base/errno_message.h"
 
 namespace sluice {
 namespace {
-
-std::string Errno() { return strerror(errno); }
 
 bool MakeAddress(const std::string& path, sockaddr_un* addr, socklen_t* len) {
   memset(addr, 0, sizeof(*addr));
@@ -28,7 +27,7 @@ Status MakeParentDirs(const std::string& path) {
   while ((pos = path.find('/', pos + 1)) != std::string::npos) {
     std::string dir = path.substr(0, pos);
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-      return Status::Error("cannot create directory " + dir + ": " + Errno() +
+      return Status::Error("cannot create directory " + dir + ": " + ErrnoMessage(errno) +
                            " (create it or pick another socket path)");
   }
   return Status::Ok();
@@ -56,17 +55,17 @@ StatusOr<ScopedFd> ListenUnixSocket(const std::string& path, const ListenOptions
   }
 
   ScopedFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd.valid()) return Status::Error("socket(AF_UNIX) failed: " + Errno());
+  if (!fd.valid()) return Status::Error("socket(AF_UNIX) failed: " + ErrnoMessage(errno));
   if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0)
-    return Status::Error("cannot bind " + path + ": " + Errno());
+    return Status::Error("cannot bind " + path + ": " + ErrnoMessage(errno));
   if (chmod(path.c_str(), options.mode) != 0)
-    return Status::Error("cannot chmod " + path + ": " + Errno());
+    return Status::Error("cannot chmod " + path + ": " + ErrnoMessage(errno));
   if (options.group != static_cast<gid_t>(-1) &&
       chown(path.c_str(), static_cast<uid_t>(-1), options.group) != 0)
     return Status::Error("cannot chown " + path + " to gid " + std::to_string(options.group) +
-                         ": " + Errno());
+                         ": " + ErrnoMessage(errno));
   if (listen(fd.get(), options.backlog) != 0)
-    return Status::Error("cannot listen on " + path + ": " + Errno());
+    return Status::Error("cannot listen on " + path + ": " + ErrnoMessage(errno));
   return fd;
 }
 
@@ -76,13 +75,13 @@ StatusOr<ScopedFd> ConnectUnixSocket(const std::string& path, bool nonblocking) 
   if (!MakeAddress(path, &addr, &len))
     return Status::Error("socket path '" + path + "' is empty or longer than 107 bytes");
   ScopedFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return Status::Error("socket(AF_UNIX) failed: " + Errno());
+  if (!fd.valid()) return Status::Error("socket(AF_UNIX) failed: " + ErrnoMessage(errno));
   int r;
   do {
     r = connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len);
   } while (r != 0 && errno == EINTR);
   if (r != 0)
-    return Status::Error("cannot connect to " + path + ": " + Errno() +
+    return Status::Error("cannot connect to " + path + ": " + ErrnoMessage(errno) +
                          " (is sluiced running? start it or use the in-process mode)");
   if (nonblocking) fcntl(fd.get(), F_SETFL, fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
   return fd;

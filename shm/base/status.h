@@ -43,6 +43,9 @@ class [[nodiscard]] StatusOr {
   const T* operator->() const { return &*value_; }
   T& operator*() { return *value_; }
   const T& operator*() const { return *value_; }
+  // The value, or `fallback` when this holds an error.
+  T value_or(T fallback) const& { return value_ ? *value_ : std::move(fallback); }
+  T value_or(T fallback) && { return value_ ? std::move(*value_) : std::move(fallback); }
 
  private:
   Status status_;

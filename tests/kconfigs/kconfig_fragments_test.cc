@@ -44,12 +44,8 @@ std::vector<std::string> Lines(const std::string& path) {
   return lines;
 }
 
-bool StartsWith(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
 bool IsOptionLine(const std::string& line) {
-  if (!StartsWith(line, "CONFIG_")) return false;
+  if (!line.starts_with("CONFIG_")) return false;
   size_t eq = line.find('=');
   if (eq == std::string::npos || eq == 7) return false;
   for (size_t i = 7; i < eq; ++i) {
@@ -125,28 +121,28 @@ TEST(KconfigFragmentsTest, EveryOptionHasAOneLineReason) {
   for (const std::string& f : Fragments()) {
     std::vector<std::string> lines = Lines(f);
     ASSERT_FALSE(lines.empty()) << f;
-    EXPECT_TRUE(StartsWith(lines[0], "# about: ")) << f << ": first line must be '# about: ...'";
+    EXPECT_TRUE(lines[0].starts_with("# about: ")) << f << ": first line must be '# about: ...'";
     std::set<std::string> seen;
     std::string reason;
     int options = 0;
     for (size_t i = 0; i < lines.size(); ++i) {
       const std::string& line = lines[i];
       std::string where = f + ":" + std::to_string(i + 1);
-      if (StartsWith(line, "# need: ") || StartsWith(line, "# want: ")) {
+      if (line.starts_with("# need: ") || line.starts_with("# want: ")) {
         EXPECT_TRUE(reason.empty()) << where << ": two reason lines in a row";
         reason = line.substr(8);
         EXPECT_GE(reason.size(), 10u) << where << ": reason too short to help";
         EXPECT_LE(line.size(), 120u) << where << ": keep the reason to one short line";
         continue;
       }
-      if (StartsWith(line, "# or: ")) {
+      if (line.starts_with("# or: ")) {
         EXPECT_FALSE(reason.empty()) << where << ": '# or:' outside an option's reason block";
         // No CONFIG_ prefix: merge_config.sh greps fragments for CONFIG_NAME.
-        EXPECT_TRUE(IsOptionLine("CONFIG_" + line.substr(6)) && !StartsWith(line, "# or: CONFIG_"))
+        EXPECT_TRUE(IsOptionLine("CONFIG_" + line.substr(6)) && !line.starts_with("# or: CONFIG_"))
             << where << ": '# or:' needs NAME=value without CONFIG_";
         continue;
       }
-      if (StartsWith(line, "CONFIG_")) {
+      if (line.starts_with("CONFIG_")) {
         EXPECT_TRUE(IsOptionLine(line)) << where << ": not CONFIG_NAME=value";
         EXPECT_FALSE(reason.empty()) << where << ": option without a '# need:'/'# want:' line";
         EXPECT_TRUE(seen.insert(line.substr(0, line.find('='))).second) << where << ": duplicate";
@@ -155,7 +151,7 @@ TEST(KconfigFragmentsTest, EveryOptionHasAOneLineReason) {
         continue;
       }
       // merge_config.sh would read "# CONFIG_X is not set" as an option.
-      EXPECT_FALSE(StartsWith(line, "# CONFIG_")) << where << ": fragments only turn options on";
+      EXPECT_FALSE(line.starts_with("# CONFIG_")) << where << ": fragments only turn options on";
     }
     EXPECT_TRUE(reason.empty()) << f << ": reason line at the end without an option";
     EXPECT_GT(options, 0) << f;

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "user/probes/tracefs.h"
+#include "shm/base/errno_message.h"
 
 namespace sluice {
 namespace {
@@ -40,7 +41,7 @@ class Fd {
 BpfProbeResult Fail(std::string_view step, int err, std::string_view extra = {}) {
   BpfProbeResult r;
   r.error = err;
-  r.detail = std::string(step) + ": " + std::strerror(err);
+  r.detail = WithErrno(step, err);
   if (!extra.empty()) r.detail += " (" + std::string(extra) + ")";
   return r;
 }
@@ -108,7 +109,7 @@ BpfProbeResult ProbeBpfRingbuf() {
 }
 
 BpfProbeResult ProbeTracepointProgram(const std::string& id_path) {
-  StatusOr<std::string> id_text = Tracefs::ReadPath(id_path);
+  StatusOr<std::string> id_text = ReadFile(id_path);
   if (!id_text.ok()) return Fail("read " + id_path, ENOENT);
   char* end = nullptr;
   std::string id_str(TrimWhitespace(id_text.value()));

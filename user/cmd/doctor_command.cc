@@ -18,6 +18,7 @@
 #include "user/cmd/doctor_bpf_probes.h"
 #include "user/cmd/record_command.h"
 #include "user/probes/tracefs.h"
+#include "shm/base/file_util.h"
 
 namespace sluice {
 namespace {
@@ -37,8 +38,6 @@ const std::set<std::string>& CoreEvents() {
 }
 
 bool HasCap(uint64_t caps, int cap) { return (caps >> cap) & 1; }
-
-bool PathExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 const char* StateName(DoctorState s) {
   switch (s) {
@@ -63,18 +62,12 @@ DoctorCheck Check(DoctorState state, std::string feature, std::string name, std:
   return c;
 }
 
-std::string Join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
-  return out;
-}
-
 // Mount points of tracefs in this mount namespace, from /proc/self/mountinfo
 // (field 5 is the mount point; the fstype follows the " - " separator).
 // Reading mountinfo triggers no automount, unlike looking into debugfs.
 std::vector<std::string> TracefsMounts() {
   std::vector<std::string> mounts;
-  StatusOr<std::string> text = Tracefs::ReadPath("/proc/self/mountinfo");
+  StatusOr<std::string> text = ReadFile("/proc/self/mountinfo");
   if (!text.ok()) return mounts;
   std::string_view rest = text.value();
   while (!rest.empty()) {
@@ -98,7 +91,7 @@ std::vector<std::string> TracefsMounts() {
 }
 
 bool KernelHasTracefs() {
-  StatusOr<std::string> fs = Tracefs::ReadPath("/proc/filesystems");
+  StatusOr<std::string> fs = ReadFile("/proc/filesystems");
   return fs.ok() && fs.value().find("\ttracefs\n") != std::string::npos;
 }
 
@@ -171,7 +164,7 @@ DoctorCheck TracefsCheck(const DoctorOptions& options, std::string* root) {
 }
 
 DoctorCheck TraceClockCheck(const std::string& root) {
-  StatusOr<std::string> text = Tracefs::ReadPath(root + "/trace_clock");
+  StatusOr<std::string> text = ReadFile(root + "/trace_clock");
   if (!text.ok()) return Check(DoctorState::kSkip, "ftrace", "trace_clock", text.status().message());
   std::vector<std::string> clocks = ParseTraceClocks(text.value());
   if (std::find(clocks.begin(), clocks.end(), "boot") != clocks.end()) {
@@ -185,7 +178,7 @@ DoctorCheck TraceClockCheck(const std::string& root) {
 }
 
 DoctorCheck SubBufferCheck(const std::string& root) {
-  StatusOr<std::string> text = Tracefs::ReadPath(root + "/buffer_subbuf_size_kb");
+  StatusOr<std::string> text = ReadFile(root + "/buffer_subbuf_size_kb");
   if (text.ok()) {
     return Check(DoctorState::kPass, "ftrace", "buffer_subbuf_size_kb",
                  std::string(TrimWhitespace(text.value())) + " KiB sub-buffers, settable (6.7+)");
@@ -429,7 +422,7 @@ std::vector<DoctorCheck> RunDoctorChecks(const DoctorOptions& options) {
   } else {
     out.push_back(Check(DoctorState::kSkip, "base", "kernel", std::strerror(errno)));
   }
-  StatusOr<std::string> status = Tracefs::ReadPath(options.proc_status_path);
+  StatusOr<std::string> status = ReadFile(options.proc_status_path);
   StatusOr<uint64_t> caps = status.ok() ? ParseCapEff(status.value()) : StatusOr<uint64_t>(status.status());
   if (caps.ok()) {
     out.push_back(PermissionsCheck(geteuid(), caps.value()));

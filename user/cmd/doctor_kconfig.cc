@@ -7,13 +7,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include "shm/base/string_util.h"
 
 namespace sluice {
 namespace {
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 bool IsNameChar(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
@@ -43,14 +40,12 @@ std::string_view TrimLeft(std::string_view s) {
 
 // Calls fn(line_number, line) for each line, without the newline.
 template <typename Fn>
-void ForEachLine(std::string_view text, Fn fn) {
+void ForEachNumberedLine(std::string_view text, Fn fn) {
   int n = 0;
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+  ForEachLine(text, [&](std::string_view line) {
     fn(++n, TrimRight(line));
-  }
+    return true;
+  });
 }
 
 bool Satisfied(const KernelConfig& config, const std::string& name, const std::string& value) {
@@ -79,30 +74,30 @@ StatusOr<KconfigFragment> ParseKconfigFragment(std::string_view feature, std::st
   Status error = Status::Ok();
   bool pending = false;  // A reason line waits for its option.
   KconfigOption current;
-  ForEachLine(text, [&](int n, std::string_view line) {
+  ForEachNumberedLine(text, [&](int n, std::string_view line) {
     if (!error.ok()) return;
     auto fail = [&](const std::string& msg) {
       error = Status::Error("kconfig fragment " + where + ":" + std::to_string(n) + ": " + msg +
                             " (see docs/KCONFIG.md for the format)");
     };
-    if (StartsWith(line, "# about:")) {
+    if (line.starts_with("# about:")) {
       if (f.about.empty()) f.about = std::string(TrimLeft(line.substr(8)));
-    } else if (StartsWith(line, "# optional:")) {
+    } else if (line.starts_with("# optional:")) {
       f.optional = true;
-    } else if (StartsWith(line, "# need:") || StartsWith(line, "# want:")) {
+    } else if (line.starts_with("# need:") || line.starts_with("# want:")) {
       if (pending) return fail("reason line without an option after it");
       current = KconfigOption();
-      current.required = StartsWith(line, "# need:");
+      current.required = line.starts_with("# need:");
       current.reason = std::string(TrimLeft(line.substr(7)));
       pending = true;
-    } else if (StartsWith(line, "# or: ")) {
+    } else if (line.starts_with("# or: ")) {
       std::string name, value;
       if (!SplitAssignment(TrimLeft(line.substr(6)), &name, &value)) {
         return fail("\"# or:\" wants NAME=value without CONFIG_");
       }
       if (!pending) return fail("\"# or:\" line outside an option's reason block");
       current.alternatives.emplace_back("CONFIG_" + name, value);
-    } else if (StartsWith(line, "CONFIG_")) {
+    } else if (line.starts_with("CONFIG_")) {
       std::string name, value;
       if (!SplitAssignment(line, &name, &value) || name.size() <= 7) {
         return fail("unexpected option syntax");
@@ -114,7 +109,7 @@ StatusOr<KconfigFragment> ParseKconfigFragment(std::string_view feature, std::st
       f.options.push_back(std::move(current));
       current = KconfigOption();
       pending = false;
-    } else if (StartsWith(line, "# CONFIG_") && line.find(" is not set") != std::string_view::npos) {
+    } else if (line.starts_with("# CONFIG_") && line.find(" is not set") != std::string_view::npos) {
       return fail("\"is not set\" options are not supported: fragments only turn options on");
     }
   });
@@ -128,9 +123,9 @@ StatusOr<KconfigFragment> ParseKconfigFragment(std::string_view feature, std::st
 
 KernelConfig ParseKernelConfig(std::string_view text) {
   KernelConfig config;
-  ForEachLine(text, [&](int, std::string_view line) {
+  ForEachNumberedLine(text, [&](int, std::string_view line) {
     std::string name, value;
-    if (StartsWith(line, "CONFIG_") && SplitAssignment(line, &name, &value) && name.size() > 7) {
+    if (line.starts_with("CONFIG_") && SplitAssignment(line, &name, &value) && name.size() > 7) {
       config[std::move(name)] = std::move(value);
     }
   });

@@ -8,15 +8,11 @@
 #include <cstring>
 
 #include "user/probes/ftrace/ftrace_event_translator.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 
 namespace {
-
-bool IsFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 bool Matches(const FtraceEventFormat& e, const std::vector<std::string>& filters) {
   if (filters.empty()) return true;
@@ -45,21 +41,18 @@ const char* kUsage =
 }  // namespace
 
 StatusOr<std::string> FindEventsDir(const std::string& root) {
-  std::vector<std::string> roots;
-  if (root.empty()) {
-    roots = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
-  } else {
-    roots = {root};
+  std::string r = root;
+  if (r.empty()) {
+    TracefsOptions options;
+    options.allow_mount = false;
+    auto found = FindTracefsRoot(options);
+    if (!found.ok()) return Status::Error(found.status().message() + ", or pass a TRACEFS_ROOT");
+    r = *found;
   }
-  for (std::string r : roots) {
-    while (r.size() > 1 && r.back() == '/') r.pop_back();
-    if (IsFile(r + "/header_page")) return r;
-    if (IsFile(r + "/events/header_page")) return r + "/events";
-  }
-  if (root.empty())
-    return Status::Error(
-        "no tracefs found at /sys/kernel/tracing or /sys/kernel/debug/tracing: mount it "
-        "(mount -t tracefs nodev /sys/kernel/tracing) or pass a TRACEFS_ROOT");
+  while (r.size() > 1 && r.back() == '/') r.pop_back();
+  if (IsRegularFile(r + "/header_page")) return r;
+  if (IsRegularFile(r + "/events/header_page")) return r + "/events";
+  if (root.empty()) return Status::Error("no events/header_page in the tracefs at " + r);
   return Status::Error("no header_page in " + root + " or " + root +
                        "/events: pass a tracefs mount or its events/ directory");
 }

@@ -107,7 +107,7 @@ Status CompressFileInPlace(const std::string& path) {
         constexpr size_t kMaxRunBytes = 500u << 10;
         if (!records.empty() && records.size() + packet.size() + 16 > kMaxRunBytes && inner.ok())
           inner = flush_run();
-        AppendTracePacketRecordTo(packet, &records);
+        AppendTracePacketRecord(packet, &records);
       },
       &summary));
   SLUICE_RETURN_IF_ERROR(inner);

@@ -8,32 +8,21 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
+#include "shm/base/cpu_list.h"
+#include "shm/base/errno_message.h"
+#include "shm/base/file_util.h"
+#include "shm/base/string_util.h"
 
 namespace sluice {
 namespace {
 
-std::string Errno() { return std::strerror(errno); }
-
-bool IsDir(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
 // A mounted tracefs has tracing_on at its top.
-bool LooksLikeTracefs(const std::string& dir) { return FileExists(dir + "/tracing_on"); }
+bool LooksLikeTracefs(const std::string& dir) { return PathExists(dir + "/tracing_on"); }
 
-bool ParseU32(std::string_view s, uint32_t* out) {
-  s = TrimWhitespace(s);
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
+}  // namespace
 
-StatusOr<std::string> FindRoot(const TracefsOptions& options) {
+StatusOr<std::string> FindTracefsRoot(const TracefsOptions& options) {
   if (!options.root.empty()) {
     if (!LooksLikeTracefs(options.root)) {
       return Status::Error("no tracefs at " + options.root +
@@ -46,7 +35,7 @@ StatusOr<std::string> FindRoot(const TracefsOptions& options) {
   if (LooksLikeTracefs(primary)) return primary;
   // Accessing debugfs's tracing dir automounts tracefs there.
   if (LooksLikeTracefs(debugfs)) return debugfs;
-  if (options.allow_mount && IsDir(primary)) {
+  if (options.allow_mount && IsDirectory(primary)) {
     if (mount("nodev", primary.c_str(), "tracefs", 0, nullptr) == 0 && LooksLikeTracefs(primary)) {
       return primary;
     }
@@ -56,7 +45,7 @@ StatusOr<std::string> FindRoot(const TracefsOptions& options) {
                            "or mount it: mount -t tracefs nodev " + primary);
     }
     return Status::Error("tracefs is not mounted and mounting it failed (" +
-                         std::string(std::strerror(err)) +
+                         ErrnoMessage(err) +
                          "): mount -t tracefs nodev " + primary +
                          " (kernel needs CONFIG_FTRACE and CONFIG_TRACING)");
   }
@@ -65,17 +54,8 @@ StatusOr<std::string> FindRoot(const TracefsOptions& options) {
                        "); the kernel needs CONFIG_FTRACE");
 }
 
-}  // namespace
-
-std::string_view TrimWhitespace(std::string_view s) {
-  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 StatusOr<std::unique_ptr<Tracefs>> Tracefs::Open(const TracefsOptions& options) {
-  SLUICE_ASSIGN_OR_RETURN(std::string root, FindRoot(options));
+  SLUICE_ASSIGN_OR_RETURN(std::string root, FindTracefsRoot(options));
   std::string dir = root;
   bool created = false;
   if (!options.instance_name.empty()) {
@@ -85,19 +65,19 @@ StatusOr<std::unique_ptr<Tracefs>> Tracefs::Open(const TracefsOptions& options) 
                            "': use a plain directory name without '/'");
     }
     dir = root + "/instances/" + name;
-    if (!IsDir(dir)) {
+    if (!IsDirectory(dir)) {
       if (!options.create_instance) {
         return Status::Error("ftrace instance " + dir + " does not exist: create it with mkdir " + dir);
       }
       if (mkdir(dir.c_str(), 0755) != 0) {
         const int err = errno;
-        if (err == EEXIST && IsDir(dir)) {
+        if (err == EEXIST && IsDirectory(dir)) {
           // Raced with someone creating it: theirs, not ours.
         } else if (err == EPERM || err == EACCES) {
-          return Status::Error("cannot create ftrace instance " + dir + " (" + std::strerror(err) +
+          return Status::Error("cannot create ftrace instance " + dir + " (" + ErrnoMessage(err) +
                                "): run sluice as root");
         } else {
-          return Status::Error("cannot create ftrace instance " + dir + " (" + std::strerror(err) +
+          return Status::Error("cannot create ftrace instance " + dir + " (" + ErrnoMessage(err) +
                                "): the kernel needs tracefs instances (3.10+)");
         }
       } else {
@@ -106,7 +86,7 @@ StatusOr<std::unique_ptr<Tracefs>> Tracefs::Open(const TracefsOptions& options) 
     }
   }
   if (access((dir + "/tracing_on").c_str(), W_OK) != 0) {
-    Status err = Status::Error("tracefs at " + dir + " is not writable (" + Errno() +
+    Status err = Status::Error("tracefs at " + dir + " is not writable (" + ErrnoMessage(errno) +
                                "): run sluice as root");
     if (created) rmdir(dir.c_str());
     return err;
@@ -119,7 +99,7 @@ StatusOr<std::unique_ptr<Tracefs>> Tracefs::Open(const TracefsOptions& options) 
 Status Tracefs::RemoveCreatedInstance() {
   if (!created_instance_) return Status::Ok();
   if (rmdir(dir_.c_str()) != 0 && errno != ENOENT) {
-    return Status::Error("cannot remove ftrace instance " + dir_ + " (" + Errno() +
+    return Status::Error("cannot remove ftrace instance " + dir_ + " (" + ErrnoMessage(errno) +
                          "): remove it with rmdir " + dir_);
   }
   created_instance_ = false;
@@ -132,35 +112,15 @@ std::string Tracefs::PerCpuPath(uint32_t cpu, std::string_view file) const {
   return dir_ + "/per_cpu/cpu" + std::to_string(cpu) + "/" + std::string(file);
 }
 
-StatusOr<std::string> Tracefs::ReadPath(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error("cannot open " + path + " (" + Errno() + ")");
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status err = Status::Error("cannot read " + path + " (" + Errno() + ")");
-      close(fd);
-      return err;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
-
 Status Tracefs::WritePath(const std::string& path, std::string_view value) {
   int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error("cannot open " + path + " for writing (" + Errno() + ")");
+  if (fd < 0) return Status::Error("cannot open " + path + " for writing (" + ErrnoMessage(errno) + ")");
   // A plain file with contents is a fake tree in a test: replace its contents.
   // tracefs files stat as size 0 and are never truncated (see header).
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ftruncate(fd, 0) != 0) {
     close(fd);
-    return Status::Error("cannot truncate " + path + " (" + Errno() + ")");
+    return Status::Error("cannot truncate " + path + " (" + ErrnoMessage(errno) + ")");
   }
   ssize_t n;
   do {
@@ -170,7 +130,7 @@ Status Tracefs::WritePath(const std::string& path, std::string_view value) {
   close(fd);
   if (n < 0) {
     return Status::Error("cannot write '" + std::string(value) + "' to " + path + " (" +
-                         std::strerror(err) + ")");
+                         ErrnoMessage(err) + ")");
   }
   if (static_cast<size_t>(n) != value.size()) {
     return Status::Error("short write of '" + std::string(value) + "' to " + path);
@@ -178,11 +138,11 @@ Status Tracefs::WritePath(const std::string& path, std::string_view value) {
   return Status::Ok();
 }
 
-StatusOr<std::string> Tracefs::Read(std::string_view rel) const { return ReadPath(Path(rel)); }
+StatusOr<std::string> Tracefs::Read(std::string_view rel) const { return ReadFile(Path(rel)); }
 Status Tracefs::Write(std::string_view rel, std::string_view value) const {
   return WritePath(Path(rel), value);
 }
-bool Tracefs::Exists(std::string_view rel) const { return FileExists(Path(rel)); }
+bool Tracefs::Exists(std::string_view rel) const { return PathExists(Path(rel)); }
 
 StatusOr<bool> Tracefs::ReadTracingOn() const {
   SLUICE_ASSIGN_OR_RETURN(std::string text, Read("tracing_on"));
@@ -222,7 +182,7 @@ StatusOr<TracefsBufferSize> Tracefs::ReadBufferSize() const {
 
 StatusOr<uint32_t> Tracefs::ReadPerCpuBufferSizeKb(uint32_t cpu) const {
   const std::string path = PerCpuPath(cpu, "buffer_size_kb");
-  SLUICE_ASSIGN_OR_RETURN(std::string text, ReadPath(path));
+  SLUICE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   auto parsed = ParseBufferSize(text);
   if (!parsed.ok()) return Status::Error(parsed.status().message() + " in " + path);
   return parsed->kb;
@@ -250,7 +210,7 @@ StatusOr<uint32_t> Tracefs::ReadSubBufferSize() const {
 }
 
 StatusOr<std::vector<std::string>> Tracefs::ReadAvailableEvents() const {
-  SLUICE_ASSIGN_OR_RETURN(std::string text, ReadPath(RootPath("available_events")));
+  SLUICE_ASSIGN_OR_RETURN(std::string text, ReadFile(RootPath("available_events")));
   return ParseAvailableEvents(text);
 }
 
@@ -267,7 +227,7 @@ Status Tracefs::WriteEventEnabled(std::string_view group, std::string_view name,
 }
 
 StatusOr<std::vector<uint32_t>> Tracefs::ReadOnlineCpus() const {
-  SLUICE_ASSIGN_OR_RETURN(std::string text, ReadPath(cpu_online_path_));
+  SLUICE_ASSIGN_OR_RETURN(std::string text, ReadFile(cpu_online_path_));
   auto cpus = ParseCpuList(text);
   if (!cpus.ok()) return Status::Error(cpus.status().message() + " in " + cpu_online_path_);
   return cpus;
@@ -288,30 +248,6 @@ std::vector<uint32_t> Tracefs::ListPerCpuDirs() const {
 }
 
 // --- Parsers. ---
-
-StatusOr<std::vector<uint32_t>> ParseCpuList(std::string_view text) {
-  std::vector<uint32_t> cpus;
-  text = TrimWhitespace(text);
-  if (text.empty()) return cpus;
-  while (!text.empty()) {
-    size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-    size_t dash = item.find('-');
-    uint32_t lo = 0, hi = 0;
-    bool ok = dash == std::string_view::npos
-                  ? ParseU32(item, &lo) && (hi = lo, true)
-                  : ParseU32(item.substr(0, dash), &lo) && ParseU32(item.substr(dash + 1), &hi);
-    // 4096 is NR_CPUS's largest config value; more is corrupt input.
-    if (!ok || hi < lo || hi >= 8192) {
-      return Status::Error("malformed CPU list item '" + std::string(item) + "'");
-    }
-    for (uint32_t c = lo; c <= hi; c++) cpus.push_back(c);
-  }
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-  return cpus;
-}
 
 std::string ParseSelectedTraceClock(std::string_view text) {
   size_t open = text.find('[');

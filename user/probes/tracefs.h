@@ -42,7 +42,10 @@
 #include <string_view>
 #include <vector>
 
+#include "shm/base/cpu_list.h"
+#include "shm/base/file_util.h"
 #include "shm/base/status.h"
+#include "shm/base/string_util.h"
 
 namespace sluice {
 
@@ -102,10 +105,10 @@ class Tracefs {
   std::string PerCpuPath(uint32_t cpu, std::string_view file) const;
   std::string EventsDir() const { return Path("events"); }
 
-  // Whole-file read of an instance file / any absolute path; one write().
+  // Whole-file read of an instance file (other paths: ReadFile in
+  // shm/base/file_util.h); one write().
   StatusOr<std::string> Read(std::string_view rel) const;
   Status Write(std::string_view rel, std::string_view value) const;
-  static StatusOr<std::string> ReadPath(const std::string& path);
   static Status WritePath(const std::string& path, std::string_view value);
   bool Exists(std::string_view rel) const;
 
@@ -153,10 +156,13 @@ class Tracefs {
   std::string cpu_online_path_;
 };
 
+// The tracefs mount to use: options.root if set, else /sys/kernel/tracing,
+// else /sys/kernel/debug/tracing; mounts tracefs at the first if neither is
+// mounted and options.allow_mount. Errors name the fix.
+StatusOr<std::string> FindTracefsRoot(const TracefsOptions& options);
+
 // --- Parsers of tracefs text, exposed for tests. ---
 
-// "0-3,5,7-8\n" -> {0,1,2,3,5,7,8}. Error on malformed input.
-StatusOr<std::vector<uint32_t>> ParseCpuList(std::string_view text);
 // "[local] global boot" -> "local"; "" if none is bracketed.
 std::string ParseSelectedTraceClock(std::string_view text);
 // "[local] global boot" -> {"local", "global", "boot"}.
@@ -165,8 +171,6 @@ std::vector<std::string> ParseTraceClocks(std::string_view text);
 StatusOr<TracefsBufferSize> ParseBufferSize(std::string_view text);
 // available_events text ("group:name" lines) -> "group/name".
 std::vector<std::string> ParseAvailableEvents(std::string_view text);
-// Trims ASCII whitespace at both ends.
-std::string_view TrimWhitespace(std::string_view s);
 
 }  // namespace sluice
 

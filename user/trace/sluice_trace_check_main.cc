@@ -36,8 +36,6 @@ struct Args {
   std::string formats_dir;
 };
 
-bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,18 +43,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     std::string s = argv[i];
     auto val = [&](const char* flag) { return s.substr(std::string(flag).size()); };
-    if (StartsWith(s, "--marker-prefix=")) a.marker_prefix = val("--marker-prefix=");
-    else if (StartsWith(s, "--markers=")) a.markers = strtoull(val("--markers=").c_str(), nullptr, 10);
+    if (s.starts_with("--marker-prefix=")) a.marker_prefix = val("--marker-prefix=");
+    else if (s.starts_with("--markers=")) a.markers = strtoull(val("--markers=").c_str(), nullptr, 10);
     else if (s == "--expect-no-loss") a.expect_no_loss = true;
     else if (s == "--expect-loss") a.expect_loss = true;
-    else if (StartsWith(s, "--require-event=")) a.require_events.push_back(val("--require-event="));
-    else if (StartsWith(s, "--require-markers=")) {
+    else if (s.starts_with("--require-event=")) a.require_events.push_back(val("--require-event="));
+    else if (s.starts_with("--require-markers=")) {
       std::string r = val("--require-markers=");
       size_t dash = r.find('-');
       a.require_from = strtoull(r.substr(0, dash).c_str(), nullptr, 10);
       a.require_to = dash == std::string::npos ? a.require_from
                                                : strtoull(r.substr(dash + 1).c_str(), nullptr, 10);
-    } else if (StartsWith(s, "--formats=")) a.formats_dir = val("--formats=");
+    } else if (s.starts_with("--formats=")) a.formats_dir = val("--formats=");
     else if (!s.empty() && s[0] != '-' && a.trace.empty()) a.trace = s;
     else {
       fprintf(stderr, "sluice-trace-check: unknown argument %s (see the header of "

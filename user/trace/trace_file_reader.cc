@@ -15,23 +15,7 @@
 namespace sluice {
 namespace {
 
-constexpr uint8_t kTracePacketTag = 0x0a;  // Trace.packet: field 1, length-delimited.
 constexpr uint64_t kMaxInflatedBytes = 256ull << 20;
-
-// Reads a varint at bytes[*pos]; false if it runs off the end or is too long.
-bool ReadVarInt(std::string_view bytes, size_t* pos, uint64_t* value) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (*pos >= bytes.size()) return false;
-    uint8_t b = static_cast<uint8_t>(bytes[(*pos)++]);
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *value = v;
-      return true;
-    }
-  }
-  return false;
-}
 
 StatusOr<std::string> Inflate(std::string_view in) {
   z_stream zs{};
@@ -157,17 +141,6 @@ Status ReadTraceFile(const std::string& path,
   return s;
 }
 
-void AppendTracePacketRecordTo(std::string_view packet, std::string* out) {
-  out->push_back(static_cast<char>(kTracePacketTag));
-  uint64_t len = packet.size();
-  while (len >= 0x80) {
-    out->push_back(static_cast<char>(len | 0x80));
-    len >>= 7;
-  }
-  out->push_back(static_cast<char>(len));
-  out->append(packet);
-}
-
 StatusOr<std::string> CompressPacketRecords(std::string_view records) {
   uLongf bound = compressBound(static_cast<uLong>(records.size()));
   std::string deflated(bound, '\0');
@@ -179,7 +152,7 @@ StatusOr<std::string> CompressPacketRecords(std::string_view records) {
   perfetto::protos::TracePacket container;
   container.set_compressed_packets(deflated);
   std::string out;
-  AppendTracePacketRecordTo(container.SerializeAsString(), &out);
+  AppendTracePacketRecord(container.SerializeAsString(), &out);
   return out;
 }
 

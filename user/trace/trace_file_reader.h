@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "shm/base/status.h"
+#include "shm/base/varint.h"
 
 namespace sluice {
 
@@ -40,8 +41,6 @@ Status ReadTraceBytes(std::string_view bytes,
                       const std::function<void(std::string_view packet)>& on_packet,
                       TraceFileSummary* summary);
 
-// Appends one Trace.packet record (tag, varint length, bytes) to *out.
-void AppendTracePacketRecordTo(std::string_view packet, std::string* out);
 
 // zlib-deflates a run of Trace.packet records into one compressed_packets
 // packet's record (Perfetto's compressed_packets form).

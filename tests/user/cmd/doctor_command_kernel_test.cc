@@ -23,14 +23,14 @@ std::map<std::string, std::string> TracefsSnapshot(const std::string& root) {
   std::map<std::string, std::string> s;
   for (const char* f : {"tracing_on", "trace_clock", "buffer_size_kb", "set_event", "current_tracer",
                         "events/sched/sched_switch/enable", "events/ftrace/print/enable"}) {
-    StatusOr<std::string> text = Tracefs::ReadPath(root + "/" + f);
+    StatusOr<std::string> text = ReadFile(root + "/" + f);
     s[f] = text.ok() ? text.value() : "<" + text.status().message() + ">";
   }
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(root + "/instances", ec)) {
     s["instances"] += e.path().filename().string() + " ";
   }
-  StatusOr<std::string> mounts = Tracefs::ReadPath("/proc/self/mountinfo");
+  StatusOr<std::string> mounts = ReadFile("/proc/self/mountinfo");
   if (mounts.ok()) {
     for (size_t pos = 0; (pos = mounts.value().find(" - tracefs ", pos)) != std::string::npos; pos++) {
       s["tracefs mounts"] += "+";

@@ -25,7 +25,7 @@ std::string Packet(uint64_t timestamp) {
 
 std::string Records(const std::vector<std::string>& packets) {
   std::string out;
-  for (const auto& p : packets) AppendTracePacketRecordTo(p, &out);
+  for (const auto& p : packets) AppendTracePacketRecord(p, &out);
   return out;
 }
 

@@ -15,7 +15,7 @@ using perfetto::protos::TracePacket;
 
 struct TraceBuilder {
   std::string bytes;
-  void Add(const TracePacket& p) { AppendTracePacketRecordTo(p.SerializeAsString(), &bytes); }
+  void Add(const TracePacket& p) { AppendTracePacketRecord(p.SerializeAsString(), &bytes); }
 };
 
 std::map<std::string, int64_t> RowValues(const TraceHealth& h) {
@@ -122,10 +122,10 @@ TEST(TraceHealthTest, TruncatedAndIncompleteTracesSaySo) {
 
 TEST(TraceHealthTest, MalformedPacketsAreCountedNotFatal) {
   TraceBuilder t;
-  AppendTracePacketRecordTo(std::string("\x0a\x05\x08", 3), &t.bytes);  // Bundle overruns packet.
-  AppendTracePacketRecordTo(std::string("\x00", 1), &t.bytes);          // Tag 0.
+  AppendTracePacketRecord(std::string("\x0a\x05\x08", 3), &t.bytes);  // Bundle overruns packet.
+  AppendTracePacketRecord(std::string("\x00", 1), &t.bytes);          // Tag 0.
   // A stats packet whose stats do not parse.
-  AppendTracePacketRecordTo(std::string("\x92\x02\x01\x08", 4), &t.bytes);
+  AppendTracePacketRecord(std::string("\x92\x02\x01\x08", 4), &t.bytes);
   t.Add(StatsPacket());
   auto h = AnalyzeTraceBytes(t.bytes);
   ASSERT_TRUE(h.ok()) << h.status().message();

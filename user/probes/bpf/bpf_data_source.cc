@@ -16,6 +16,7 @@
 #include "sluice/bpf_config.pb.h"
 #include "user/probes/bpf/bpf_event_decoder.h"
 #include "user/probes/bpf/bpf_marker_files.h"
+#include "shm/base/clock.h"
 
 namespace sluice {
 namespace {
@@ -27,12 +28,6 @@ constexpr uint64_t kRecordsPerCycle = 1 << 20;
 constexpr auto kFlushTimeout = std::chrono::seconds(5);
 // Stop(): how long to wait for programs that were running when detached.
 constexpr auto kFinalDrainTimeout = std::chrono::seconds(1);
-
-uint64_t NowNs(clockid_t clock) {
-  timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // Totals, not per CPU: in shared-ring mode a record of a CPU without a
 // writer is delivered as "unrouted" and counted in the total only.
@@ -238,7 +233,7 @@ void BpfDataSource::ReaderLoop() {
       while (Drain() == DrainResult::kBudgetHit) {
       }
     }
-    reader_cpu_ns_.store(NowNs(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
+    reader_cpu_ns_.store(ClockNs(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
     bool flush;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -407,7 +402,7 @@ void BpfDataSource::WriteStatsPacket(bool final_phase) {
 
   std::string bytes = stats.SerializeAsString();  // off the hot path
   auto packet = stats_writer_->NewTracePacket();
-  packet->WriteVarInt(perfetto::protos::TracePacket::kTimestampFieldNumber, NowNs(CLOCK_BOOTTIME));
+  packet->WriteVarInt(perfetto::protos::TracePacket::kTimestampFieldNumber, BootTimeNs());
   packet->WriteBytes(protos::BpfStatsPacket::kBpfStatsFieldNumber, bytes.data(), bytes.size());
   packet.Finalize();
   std::lock_guard<std::mutex> lock(mu_);

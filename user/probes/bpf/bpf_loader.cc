@@ -21,6 +21,9 @@
 extern "C" {
 #include "bpf/sluice_record.h"
 }
+#include "shm/base/cpu_list.h"
+#include "shm/base/errno_message.h"
+#include "user/probes/tracefs.h"
 
 namespace sluice {
 namespace {
@@ -171,10 +174,10 @@ int TracepointBtfParams(const btf* vmlinux, const std::string& name, int* type_i
 
 std::string FindTracefs(const std::string& root) {
   if (!root.empty()) return root;
-  for (const char* p : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-    if (access((std::string(p) + "/events").c_str(), F_OK) == 0) return p;
-  }
-  return "/sys/kernel/tracing";
+  TracefsOptions options;
+  options.allow_mount = false;
+  auto found = FindTracefsRoot(options);
+  return found.ok() ? *found : std::string(Tracefs::kDefaultRoot);
 }
 
 bool TracefsHasEvent(const std::string& tracefs, std::string_view group, std::string_view name) {
@@ -182,26 +185,15 @@ bool TracefsHasEvent(const std::string& tracefs, std::string_view group, std::st
   return access(path.c_str(), F_OK) == 0;
 }
 
+// Online CPUs among the possible ones; all of them if the list is unreadable.
 std::vector<bool> OnlineCpus(uint32_t num_possible) {
-  std::vector<bool> online(num_possible, false);
-  std::ifstream in("/sys/devices/system/cpu/online");
-  std::string text;
-  if (!std::getline(in, text)) {
-    std::fill(online.begin(), online.end(), true);
-    return online;
-  }
-  std::istringstream ranges(text);
-  for (std::string range; std::getline(ranges, range, ',');) {
-    unsigned lo = 0, hi = 0;
-    int n = sscanf(range.c_str(), "%u-%u", &lo, &hi);
-    if (n < 1) continue;
-    if (n == 1) hi = lo;
-    for (unsigned c = lo; c <= hi && c < num_possible; c++) online[c] = true;
-  }
+  auto cpus = ReadCpuList(kOnlineCpusPath);
+  std::vector<bool> online(num_possible, !cpus.ok());
+  if (cpus.ok())
+    for (uint32_t c : *cpus)
+      if (c < num_possible) online[c] = true;
   return online;
 }
-
-std::string Errno(int err) { return strerror(err < 0 ? -err : err); }
 
 // PREEMPT_RT kernels say so in /sys/kernel/realtime (the RT patch set, and
 // mainline since v6.12) and in the version string.
@@ -248,7 +240,7 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
   LibbpfLogCapture capture(options.verbose);
   skel_ = sluice_events__open();
   if (!skel_) {
-    return Status::Error("linux.bpf: cannot open the BPF object: " + Errno(errno) + "\n" +
+    return Status::Error("linux.bpf: cannot open the BPF object: " + ErrnoMessage(errno) + "\n" +
                          capture.Tail(10));
   }
 
@@ -256,7 +248,7 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) {
     return Status::Error(std::string("linux.bpf: cannot parse ") + kVmlinuxBtf + ": " +
-                         Errno(errno) + " (CONFIG_DEBUG_INFO_BTF)");
+                         ErrnoMessage(errno) + " (CONFIG_DEBUG_INFO_BTF)");
   }
   const std::string tracefs = FindTracefs(options.tracefs_root);
   bool tp_btf_ok = false;
@@ -374,7 +366,7 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
                                      shared_ring_ ? page : settings.ring_bytes, nullptr);
   if (template_ring_fd_ < 0) {
     return Status::Error("linux.bpf: cannot create a " + std::to_string(settings.ring_bytes) +
-                         "-byte BPF ring buffer: " + Errno(errno) + " (lower ringbuf_size_kb)");
+                         "-byte BPF ring buffer: " + ErrnoMessage(errno) + " (lower ringbuf_size_kb)");
   }
   bpf_map__set_inner_map_fd(skel_->maps.sluice_rings, template_ring_fd_);
   bpf_map__set_max_entries(skel_->maps.sluice_rings, shared_ring_ ? 1 : num_cpus_);
@@ -386,7 +378,7 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
   int err = sluice_events__load(skel_);
   if (err) {
     std::string summary = capture.Summary();
-    return Status::Error("linux.bpf: the kernel rejected the BPF programs (" + Errno(err) +
+    return Status::Error("linux.bpf: the kernel rejected the BPF programs (" + ErrnoMessage(err) +
                          ")" + (summary.empty() ? "" : ": " + summary) +
                          "\nverifier log tail:\n" + capture.Tail(20));
   }
@@ -400,10 +392,10 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
     return bpf_map_update_elem(filter_fd, &id, &bits, BPF_ANY);
   };
   for (uint32_t pid : settings.pids) {
-    if (add_id(pid, 1)) return Status::Error("linux.bpf: cannot fill the pid filter: " + Errno(errno));
+    if (add_id(pid, 1)) return Status::Error("linux.bpf: cannot fill the pid filter: " + ErrnoMessage(errno));
   }
   for (uint32_t tgid : settings.tgids) {
-    if (add_id(tgid, 2)) return Status::Error("linux.bpf: cannot fill the tgid filter: " + Errno(errno));
+    if (add_id(tgid, 2)) return Status::Error("linux.bpf: cannot fill the tgid filter: " + ErrnoMessage(errno));
   }
 
   online_ = OnlineCpus(num_cpus_);
@@ -419,13 +411,13 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
       int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name.c_str(), 0, 0, settings.ring_bytes, nullptr);
       if (fd < 0) {
         return Status::Error("linux.bpf: cannot create the ring buffer of CPU " + std::to_string(cpu) +
-                             " (" + std::to_string(settings.ring_bytes) + " bytes): " + Errno(errno) +
+                             " (" + std::to_string(settings.ring_bytes) + " bytes): " + ErrnoMessage(errno) +
                              " (lower ringbuf_size_kb)");
       }
       ring_fds_[cpu] = fd;
       if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) != 0) {
         return Status::Error("linux.bpf: cannot install the ring of CPU " + std::to_string(cpu) +
-                             ": " + Errno(errno));
+                             ": " + ErrnoMessage(errno));
       }
     }
   }
@@ -440,7 +432,7 @@ Status BpfLoader::Attach() {
     if (!bpf_program__autoload(prog)) continue;
     bpf_link* link = bpf_program__attach(prog);
     if (!link) {
-      std::string why = std::string(bpf_program__name(prog)) + ": attach failed: " + Errno(errno);
+      std::string why = std::string(bpf_program__name(prog)) + ": attach failed: " + ErrnoMessage(errno);
       warn_("linux.bpf: skipping " + why);
       info_.skipped.push_back(why);
       failed.push_back(why);
@@ -474,7 +466,7 @@ Status BpfLoader::ReadCounters(std::vector<BpfKernelCounters>* out) const {
   std::vector<sluice_cpu_counters> values(num_cpus_);
   uint32_t key = 0;
   if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sluice_counters), &key, values.data()) != 0) {
-    return Status::Error("linux.bpf: cannot read the counters map: " + Errno(errno));
+    return Status::Error("linux.bpf: cannot read the counters map: " + ErrnoMessage(errno));
   }
   out->assign(num_cpus_, BpfKernelCounters{});
   for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
@@ -499,7 +491,7 @@ Status BpfLoader::ForEachProgramInfo(const std::function<void(const bpf_prog_inf
     bpf_prog_info info = {};
     __u32 len = sizeof(info);
     if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) {
-      return Status::Error("linux.bpf: cannot read program info: " + Errno(errno));
+      return Status::Error("linux.bpf: cannot read program info: " + ErrnoMessage(errno));
     }
     visit(info);
   }

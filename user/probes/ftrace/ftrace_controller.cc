@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
+#include "shm/base/string_util.h"
 
 extern char** environ;
 
@@ -48,7 +49,7 @@ const std::vector<AtraceCategoryEvents>& AtraceCategoryTable() {
 
 bool DetectAndroid(const std::string& atrace_path) {
   if (access(atrace_path.c_str(), X_OK) == 0) return true;
-  auto props = Tracefs::ReadPath("/system/build.prop");
+  auto props = ReadFile("/system/build.prop");
   return props.ok() && props->find("ro.build.") != std::string::npos;
 }
 
@@ -85,15 +86,6 @@ int SpawnAndWait(const std::vector<std::string>& argv, std::string* output) {
     if (errno != EINTR) return -1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string Join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); i++) {
-    if (i) out += sep;
-    out += v[i];
-  }
-  return out;
 }
 
 }  // namespace

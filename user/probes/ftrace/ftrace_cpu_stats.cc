@@ -5,17 +5,12 @@
 
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "user/probes/tracefs.h"
+#include "shm/base/string_util.h"
 
 namespace sluice {
 namespace {
 
 using CpuStatsProto = perfetto::protos::FtraceCpuStats;
-
-bool ParseU64(std::string_view s, uint64_t* out) {
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
 
 uint64_t DoubleBits(double d) {
   uint64_t bits;
@@ -79,7 +74,7 @@ bool ParseFtraceCpuStats(std::string_view text, FtraceCpuStats* out) {
 
 StatusOr<FtraceCpuStats> ReadFtraceCpuStats(const Tracefs& tracefs, uint32_t cpu) {
   const std::string path = tracefs.PerCpuPath(cpu, "stats");
-  SLUICE_ASSIGN_OR_RETURN(std::string text, Tracefs::ReadPath(path));
+  SLUICE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   FtraceCpuStats stats;
   stats.cpu = cpu;
   if (!ParseFtraceCpuStats(text, &stats)) {

@@ -9,6 +9,7 @@
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "user/probes/ftrace/ftrace_cpu_stats.h"
+#include "shm/base/clock.h"
 
 namespace sluice {
 namespace {
@@ -24,12 +25,6 @@ constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
 constexpr size_t kMaxPagesPerBundle = 32;
 // A worker that does not finish a flush in this time is reported, not awaited.
 constexpr auto kFlushTimeout = std::chrono::seconds(10);
-
-uint64_t BootTimeNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 }  // namespace
 

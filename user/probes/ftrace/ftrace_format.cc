@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include "shm/base/string_util.h"
+#include "shm/base/file_util.h"
 
 namespace sluice {
 
@@ -21,42 +23,9 @@ namespace {
 // Largest record or page offset we accept from a format file.
 constexpr uint32_t kMaxFieldEnd = 1u << 20;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' ||
-                        s.front() == '\r' || s.front() == '\n'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' ||
-                        s.back() == '\r' || s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
-}
-
-bool ParseU32(std::string_view s, uint32_t* out) {
-  s = Trim(s);
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-// Splits `text` into lines (without the '\n').
-template <typename F>
-void ForEachLine(std::string_view text, F&& f) {
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    if (!f(line)) return;
-    if (nl == std::string_view::npos) return;
-    text.remove_prefix(nl + 1);
-  }
-}
-
 // Size of a known integer element type, 0 if unknown (e.g. long).
 uint32_t KnownElementSize(std::string_view t) {
-  if (StartsWith(t, "const ")) t.remove_prefix(6);
+  if (t.starts_with("const ")) t.remove_prefix(6);
   static constexpr struct {
     std::string_view name;
     uint32_t size;
@@ -77,13 +46,13 @@ uint32_t KnownElementSize(std::string_view t) {
 }
 
 bool IsCharType(std::string_view t) {
-  if (StartsWith(t, "const ")) t.remove_prefix(6);
+  if (t.starts_with("const ")) t.remove_prefix(6);
   return t == "char";
 }
 
 // Classifies a field from its declaration "TYPE NAME[...]" and size.
 Status ClassifyField(std::string_view decl, FtraceFieldFormat* f) {
-  decl = Trim(decl);
+  decl = TrimWhitespace(decl);
   // Name: the last identifier, possibly followed by "[...]".
   std::string_view array_suffix;
   if (!decl.empty() && decl.back() == ']') {
@@ -93,7 +62,7 @@ Status ClassifyField(std::string_view decl, FtraceFieldFormat* f) {
     // "__data_loc char[] name" has its brackets in the type, not here, so a
     // trailing ']' always belongs to the name.
     array_suffix = decl.substr(open);
-    decl = Trim(decl.substr(0, open));
+    decl = TrimWhitespace(decl.substr(0, open));
   }
   size_t name_start = decl.size();
   while (name_start > 0) {
@@ -106,16 +75,16 @@ Status ClassifyField(std::string_view decl, FtraceFieldFormat* f) {
   if (name_start == decl.size())
     return Status::Error("field '" + std::string(decl) + "' has no name");
   f->name = std::string(decl.substr(name_start));
-  std::string_view type = Trim(decl.substr(0, name_start));
+  std::string_view type = TrimWhitespace(decl.substr(0, name_start));
   if (type.empty())
     return Status::Error("field '" + f->name + "' has no type");
 
-  bool data_loc = StartsWith(type, "__data_loc ");
-  bool rel_loc = StartsWith(type, "__rel_loc ");
+  bool data_loc = type.starts_with("__data_loc ");
+  bool rel_loc = type.starts_with("__rel_loc ");
   if (data_loc || rel_loc) {
-    std::string_view elem = Trim(type.substr(data_loc ? 11 : 10));
+    std::string_view elem = TrimWhitespace(type.substr(data_loc ? 11 : 10));
     if (elem.size() >= 2 && elem.substr(elem.size() - 2) == "[]")
-      elem = Trim(elem.substr(0, elem.size() - 2));
+      elem = TrimWhitespace(elem.substr(0, elem.size() - 2));
     f->type = std::string(type);
     if (f->size != 4)
       return Status::Error("field '" + f->name + "': " + std::string(type) +
@@ -187,8 +156,8 @@ const FtraceFieldFormat* FtraceEventFormat::FindField(std::string_view field_nam
 
 // static
 StatusOr<FtraceFieldFormat> FtraceFormatTable::ParseFieldLine(std::string_view line) {
-  line = Trim(line);
-  if (!StartsWith(line, "field:"))
+  line = TrimWhitespace(line);
+  if (!line.starts_with("field:"))
     return Status::Error("not a field line: '" + std::string(line) + "'");
   line.remove_prefix(6);
   FtraceFieldFormat f;
@@ -196,7 +165,7 @@ StatusOr<FtraceFieldFormat> FtraceFormatTable::ParseFieldLine(std::string_view l
   bool have_decl = false, have_offset = false, have_size = false;
   while (!line.empty()) {
     size_t semi = line.find(';');
-    std::string_view part = Trim(line.substr(0, semi));
+    std::string_view part = TrimWhitespace(line.substr(0, semi));
     line = semi == std::string_view::npos ? std::string_view() : line.substr(semi + 1);
     if (!have_decl) {  // The first part is the declaration, even if empty.
       decl = part;
@@ -206,7 +175,7 @@ StatusOr<FtraceFieldFormat> FtraceFormatTable::ParseFieldLine(std::string_view l
     if (part.empty()) continue;
     size_t colon = part.find(':');
     if (colon == std::string_view::npos) continue;
-    std::string_view key = Trim(part.substr(0, colon));
+    std::string_view key = TrimWhitespace(part.substr(0, colon));
     std::string_view value = part.substr(colon + 1);
     uint32_t v = 0;
     if (key == "offset") {
@@ -238,7 +207,7 @@ StatusOr<FtraceHeaderFormat> FtraceFormatTable::ParseHeaders(std::string_view he
   bool have_ts = false, have_commit = false, have_data = false;
   Status error;
   ForEachLine(header_page, [&](std::string_view line) {
-    if (!StartsWith(Trim(line), "field:")) return true;
+    if (!TrimWhitespace(line).starts_with("field:")) return true;
     auto f = ParseFieldLine(line);
     if (!f.ok()) {
       error = f.status();
@@ -282,27 +251,27 @@ StatusOr<FtraceHeaderFormat> FtraceFormatTable::ParseHeaders(std::string_view he
   // "\tdata max type_len  == 28".
   bool have_type_len = false, have_time_delta = false;
   ForEachLine(header_event, [&](std::string_view line) {
-    line = Trim(line);
+    line = TrimWhitespace(line);
     if (line.empty() || line[0] == '#') return true;
     size_t eq = line.find("==");
     if (eq != std::string_view::npos) {
-      std::string_view key = Trim(line.substr(0, eq));
+      std::string_view key = TrimWhitespace(line.substr(0, eq));
       uint32_t v = 0;
       if (!ParseU32(line.substr(eq + 2), &v)) return true;
-      if (StartsWith(key, "padding")) h.padding_type = v;
-      else if (StartsWith(key, "time_extend")) h.time_extend_type = v;
-      else if (StartsWith(key, "time_stamp")) {
+      if (key.starts_with("padding")) h.padding_type = v;
+      else if (key.starts_with("time_extend")) h.time_extend_type = v;
+      else if (key.starts_with("time_stamp")) {
         h.time_stamp_type = v;
         h.has_time_stamp_type = true;
-      } else if (StartsWith(key, "data max type_len")) h.data_max_type_len = v;
+      } else if (key.starts_with("data max type_len")) h.data_max_type_len = v;
       return true;
     }
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) return true;
-    std::string_view key = Trim(line.substr(0, colon));
-    std::string_view value = Trim(line.substr(colon + 1));
+    std::string_view key = TrimWhitespace(line.substr(0, colon));
+    std::string_view value = TrimWhitespace(line.substr(colon + 1));
     if (value.size() > 4 && value.substr(value.size() - 4) == "bits")
-      value = Trim(value.substr(0, value.size() - 4));
+      value = TrimWhitespace(value.substr(0, value.size() - 4));
     uint32_t v = 0;
     if (!ParseU32(value, &v)) return true;
     if (key == "type_len") {
@@ -337,10 +306,10 @@ StatusOr<FtraceEventFormat> FtraceFormatTable::ParseEventFormat(std::string_view
   bool in_format = false;
   Status error;
   ForEachLine(text, [&](std::string_view raw) {
-    std::string_view line = Trim(raw);
-    if (StartsWith(line, "name:")) {
-      e.name = std::string(Trim(line.substr(5)));
-    } else if (StartsWith(line, "ID:")) {
+    std::string_view line = TrimWhitespace(raw);
+    if (line.starts_with("name:")) {
+      e.name = std::string(TrimWhitespace(line.substr(5)));
+    } else if (line.starts_with("ID:")) {
       uint32_t id = 0;
       if (!ParseU32(line.substr(3), &id) || id > kMaxEventId) {
         error = Status::Error("bad ID line '" + std::string(line) + "'");
@@ -348,11 +317,11 @@ StatusOr<FtraceEventFormat> FtraceFormatTable::ParseEventFormat(std::string_view
       }
       e.id = id;
       have_id = true;
-    } else if (StartsWith(line, "format:")) {
+    } else if (line.starts_with("format:")) {
       in_format = true;
-    } else if (StartsWith(line, "print fmt:")) {
+    } else if (line.starts_with("print fmt:")) {
       return false;
-    } else if (in_format && StartsWith(line, "field:")) {
+    } else if (in_format && line.starts_with("field:")) {
       auto f = ParseFieldLine(line);
       if (!f.ok()) {
         error = f.status();
@@ -419,27 +388,7 @@ std::vector<const FtraceEventFormat*> FtraceFormatTable::events() const {
 }
 
 Status ReadTracefsFile(const std::string& path, std::string* out) {
-  out->clear();
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Status::Error("cannot open " + path + ": " + strerror(errno));
-  char buf[8192];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      close(fd);
-      return Status::Error("cannot read " + path + ": " + strerror(err));
-    }
-    if (n == 0) break;
-    out->append(buf, static_cast<size_t>(n));
-    if (out->size() > (4u << 20)) {
-      close(fd);
-      return Status::Error(path + " is larger than 4 MiB: not a tracefs format file");
-    }
-  }
-  close(fd);
+  SLUICE_ASSIGN_OR_RETURN(*out, ReadFile(path, kMaxFormatFileBytes));
   return Status::Ok();
 }
 

@@ -191,8 +191,11 @@ class FtraceFormatTable {
   std::vector<int32_t> by_id_;  // id -> index in events_, -1 if none.
 };
 
-// Reads a whole (small) file into `out`. Tracefs files report size 0, so
-// this reads until EOF.
+// A format file larger than this is not one.
+inline constexpr size_t kMaxFormatFileBytes = 4u << 20;
+
+// ReadFile (shm/base/file_util.h) of a format file, at most
+// kMaxFormatFileBytes, into `out`.
 Status ReadTracefsFile(const std::string& path, std::string* out);
 
 }  // namespace sluice

@@ -10,18 +10,14 @@
 
 #include "perfetto/trace/ps/process_tree.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
+#include "shm/base/clock.h"
+#include "shm/base/file_util.h"
 
 namespace sluice {
 namespace {
 
 using perfetto::protos::ProcessTree;
 using perfetto::protos::TracePacket;
-
-uint64_t BootTimeNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 std::vector<pid_t> NumericEntries(const std::string& dir) {
   std::vector<pid_t> out;
@@ -34,13 +30,6 @@ std::vector<pid_t> NumericEntries(const std::string& dir) {
   }
   closedir(d);
   return out;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 // Fields of /proc/PID/status we need. False if the process is gone.
@@ -97,7 +86,8 @@ size_t ProcessStatsDataSource::ScanAndWriteNew() {
       packet->WriteInt(ProcessTree::Process::kPpidFieldNumber, st.ppid);
       if (st.uid >= 0) packet->WriteInt(ProcessTree::Process::kUidFieldNumber, st.uid);
       // cmdline is NUL-separated; kernel threads have none: use the comm.
-      std::string cmdline = ReadFile(dir + "/cmdline");
+      // A process that exited since the directory scan has no cmdline: empty.
+      std::string cmdline = ReadFile(dir + "/cmdline").value_or("");
       if (cmdline.empty()) {
         packet->WriteString(ProcessTree::Process::kCmdlineFieldNumber, st.name);
         packet->WriteVarInt(ProcessTree::Process::kCmdlineIsCommFieldNumber, 1);

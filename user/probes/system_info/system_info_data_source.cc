@@ -7,6 +7,7 @@
 
 #include "perfetto/common/system_info.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
+#include "shm/base/clock.h"
 
 namespace sluice {
 
@@ -14,12 +15,8 @@ void WriteSystemInfoPacket(TraceWriter* writer) {
   using perfetto::protos::SystemInfo;
   using perfetto::protos::TracePacket;
   using perfetto::protos::Utsname;
-  struct timespec ts;
-  clock_gettime(CLOCK_BOOTTIME, &ts);
   auto packet = writer->NewTracePacket();
-  packet->WriteVarInt(TracePacket::kTimestampFieldNumber,
-                      static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-                          static_cast<uint64_t>(ts.tv_nsec));
+  packet->WriteVarInt(TracePacket::kTimestampFieldNumber, BootTimeNs());
   packet->BeginNested(TracePacket::kSystemInfoFieldNumber);
   struct utsname uts;
   if (uname(&uts) == 0) {

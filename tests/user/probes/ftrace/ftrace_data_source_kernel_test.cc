@@ -47,6 +47,7 @@
 #include "tests/kernel_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/probes/tracefs.h"
+#include "shm/base/clock.h"
 
 namespace sluice {
 namespace {
@@ -54,7 +55,7 @@ namespace {
 constexpr char kTracefs[] = "/sys/kernel/tracing";
 
 std::string ReadOr(const std::string& path, const std::string& fallback = "<missing>") {
-  auto s = Tracefs::ReadPath(path);
+  auto s = ReadFile(path);
   return s.ok() ? *s : fallback;
 }
 
@@ -102,12 +103,6 @@ TracefsSnapshot Snapshot() {
   return s;
 }
 
-uint64_t BootNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 // Owns nothing: the data source owns the writers; we keep pointers to read
 // them after Stop() (and before the data source is destroyed).
 class WriterCollector {
@@ -153,7 +148,7 @@ struct MarkerRun {
 
 void WriteMarkers(const std::string& marker_path, MarkerRun* run) {
   run->tids.assign(run->threads, 0);
-  run->start_ns = BootNs();
+  run->start_ns = BootTimeNs();
   std::vector<std::thread> threads;
   for (uint32_t t = 0; t < run->threads; t++) {
     threads.emplace_back([&, t] {
@@ -169,7 +164,7 @@ void WriteMarkers(const std::string& marker_path, MarkerRun* run) {
     });
   }
   for (auto& t : threads) t.join();
-  run->end_ns = BootNs();
+  run->end_ns = BootTimeNs();
 }
 
 struct Analysis {

@@ -58,7 +58,7 @@ class FtraceDataSourceTest : public ::testing::Test {
     const std::string formats = testing::kTreeHost;
     for (const char* f : {"header_page", "header_event", "sched/sched_switch/format",
                           "sched/sched_waking/format", "ftrace/print/format"}) {
-      auto text = Tracefs::ReadPath(formats + "/" + f);
+      auto text = ReadFile(formats + "/" + f);
       ASSERT_TRUE(text.ok()) << text.status().message();
       fake_.Write(std::string("events/") + f, *text);
     }
