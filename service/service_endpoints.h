@@ -7,23 +7,23 @@
 //
 //   producer side                           service side
 //   ─────────────                           ────────────
-//   ProducerEndpoint (you implement) ◀───── the service calls Setup/Start/
+//   Producer (you implement) ◀───── the service calls Setup/Start/
 //                                           Stop/Flush/ClearIncrementalState
-//   ProducerConnection (you hold)    ─────▶ RegisterDataSource, CommitData
+//   ProducerEndpoint (you hold)    ─────▶ RegisterDataSource, CommitData
 //     = TracingService::ConnectProducer()     (through commit_data_sink()),
 //     or ProducerIpcClient::Connect()         Notify*
 //
-//   ConsumerConnection (you hold)    ─────▶ EnableTracing, StartTracing,
+//   ConsumerEndpoint (you hold)    ─────▶ EnableTracing, StartTracing,
 //     = TracingService::ConnectConsumer()     Flush, DisableTracing,
 //     or ConsumerIpcClient::Connect()         ReadBuffers, GetTraceStats
 //
-// Threads. ProducerEndpoint methods are called on one thread at a time, in
+// Threads. Producer methods are called on one thread at a time, in
 // the order the service issued them: the service thread in-process, the IPC
 // client's receive thread across processes. They must return quickly (post
-// long work elsewhere) and may call back into the ProducerConnection. The
-// ProducerConnection and its CommitDataSink may be used from any thread.
-// ConsumerConnection methods block until the service answered; call them from
-// one thread at a time, never from a ProducerEndpoint callback.
+// long work elsewhere) and may call back into the ProducerEndpoint. The
+// ProducerEndpoint and its CommitDataSink may be used from any thread.
+// ConsumerEndpoint methods block until the service answered; call them from
+// one thread at a time, never from a Producer callback.
 #ifndef SLUICE_SERVICE_SERVICE_ENDPOINTS_H_
 #define SLUICE_SERVICE_SERVICE_ENDPOINTS_H_
 
@@ -71,9 +71,9 @@ struct ProducerOptions {
 
 // Implemented by the producer. The config's target_buffer is the service's
 // buffer id: pass it unchanged to SharedMemoryArbiter::CreateTraceWriter.
-class ProducerEndpoint {
+class Producer {
  public:
-  virtual ~ProducerEndpoint() = default;
+  virtual ~Producer() = default;
   virtual void SetupDataSource(DataSourceInstanceId id,
                                const perfetto::protos::DataSourceConfig& config) = 0;
   virtual void StartDataSource(DataSourceInstanceId id,
@@ -81,7 +81,7 @@ class ProducerEndpoint {
   virtual void StopDataSource(DataSourceInstanceId id) = 0;
   // Commit everything the listed instances wrote, then answer with
   // SharedMemoryArbiter::FlushPendingCommitData(id) (its CommitData carries
-  // the id) and/or ProducerConnection::NotifyFlushComplete(id).
+  // the id) and/or ProducerEndpoint::NotifyFlushComplete(id).
   virtual void Flush(FlushRequestId id, const std::vector<DataSourceInstanceId>& instances) = 0;
   virtual void ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) = 0;
   // The service dropped this producer (too many protocol/ABI violations, or
@@ -91,9 +91,9 @@ class ProducerEndpoint {
 
 // The producer's handle on the service. Destroying it disconnects: the
 // service scrapes the Complete chunks left in the SMB into the trace.
-class ProducerConnection {
+class ProducerEndpoint {
  public:
-  virtual ~ProducerConnection() = default;
+  virtual ~ProducerEndpoint() = default;
 
   // The SMB, already mapped. Build the SharedMemoryArbiter over it.
   virtual uint8_t* shm_start() const = 0;
@@ -111,7 +111,7 @@ class ProducerConnection {
 
 // What the service knows right now (`sluice doctor`, `sluice stats`).
 struct ServiceState {
-  struct Producer {
+  struct ProducerInfo {
     uint32_t id = 0;
     std::string name;
     int32_t pid = 0;
@@ -121,7 +121,7 @@ struct ServiceState {
     uint32_t producer_id = 0;
     std::string name;
   };
-  std::vector<Producer> producers;
+  std::vector<ProducerInfo> producers;
   std::vector<DataSource> data_sources;
   uint32_t num_sessions = 0;
   uint32_t num_sessions_started = 0;
@@ -132,9 +132,9 @@ inline constexpr char kServiceVersion[] = "sluiced 0.1";
 
 // The consumer's handle on the service: one tracing session at a time.
 // Destroying it frees the session (stopping it first if it runs).
-class ConsumerConnection {
+class ConsumerEndpoint {
  public:
-  virtual ~ConsumerConnection() = default;
+  virtual ~ConsumerEndpoint() = default;
 
   // Creates the session. With config.write_into_file, the service writes the
   // trace to `output_fd` (dup'ed; the caller keeps its own fd), or, if

@@ -58,12 +58,12 @@ void TracingService::PostDelayedTask(std::function<void()> task, uint32_t delay_
 }
 
 void TracingService::PostProducerCallLocked(ProducerId producer,
-                                            std::function<void(ProducerEndpoint*)> call) {
+                                            std::function<void(Producer*)> call) {
   PostTask([this, producer, call = std::move(call)] {
-    ProducerEndpoint* endpoint = nullptr;
+    Producer* endpoint = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      Producer* p = FindProducerLocked(producer);
+      ConnectedProducer* p = FindProducerLocked(producer);
       if (!p || p->kicked) return;
       endpoint = p->endpoint;
     }
@@ -82,8 +82,8 @@ void TracingService::WaitForRunningTaskLocked(std::unique_lock<std::mutex>* lock
 
 // ---- Producers --------------------------------------------------------------
 
-StatusOr<std::unique_ptr<ProducerConnection>> TracingService::ConnectProducer(
-    ProducerEndpoint* endpoint, const ProducerOptions& options) {
+StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
+    Producer* endpoint, const ProducerOptions& options) {
   PeerCredentials self;
   self.uid = getuid();
   self.gid = getgid();
@@ -106,14 +106,14 @@ ProducerId TracingService::AllocateProducerIdLocked() {
   return 0;
 }
 
-TracingService::Producer* TracingService::FindProducerLocked(ProducerId id) {
+TracingService::ConnectedProducer* TracingService::FindProducerLocked(ProducerId id) {
   auto it = producers_.find(id);
   return it == producers_.end() ? nullptr : it->second.get();
 }
 
 void TracingService::DisconnectProducer(ProducerId id) {
   std::unique_lock<std::mutex> lock(mu_);
-  Producer* p = FindProducerLocked(id);
+  ConnectedProducer* p = FindProducerLocked(id);
   if (!p) return;
   // What the producer completed but never committed goes into the trace
   // (not for a producer dropped for its faults: nothing of it is read).
@@ -135,7 +135,7 @@ void TracingService::DisconnectProducer(ProducerId id) {
   Log("sluiced: producer " + std::to_string(id) + " '" + p->name + "' (pid " +
       std::to_string(p->pid) + ", uid " + std::to_string(p->uid) + ") disconnected" +
       (p->kicked ? " after " + std::to_string(p->violations) + " violations" : ""));
-  std::unique_ptr<Producer> gone = std::move(producers_[id]);
+  std::unique_ptr<ConnectedProducer> gone = std::move(producers_[id]);
   producers_.erase(id);
   stats_.producers_connected = producers_.size();
   // A call into this producer may be running on the service thread: wait for
@@ -145,7 +145,7 @@ void TracingService::DisconnectProducer(ProducerId id) {
   gone.reset();
 }
 
-void TracingService::ViolationLocked(Producer* p, BufferEntry* buffer) {
+void TracingService::ViolationLocked(ConnectedProducer* p, BufferEntry* buffer) {
   p->violations++;
   stats_.abi_violations++;
   if (buffer) buffer->extra_abi_violations++;
@@ -154,7 +154,7 @@ void TracingService::ViolationLocked(Producer* p, BufferEntry* buffer) {
   stats_.producers_disconnected_for_faults++;
   std::string reason = "producer sent " + std::to_string(p->violations) +
                        " invalid chunks/messages; disconnected (fix the producer)";
-  ProducerEndpoint* endpoint = p->endpoint;
+  Producer* endpoint = p->endpoint;
   ProducerId id = p->id;
   // Not PostProducerCallLocked: that skips kicked producers.
   PostTask([this, id, endpoint, reason] {
@@ -166,7 +166,7 @@ void TracingService::ViolationLocked(Producer* p, BufferEntry* buffer) {
   });
 }
 
-TracingService::BufferEntry* TracingService::WritableBufferLocked(Producer* p, BufferId target,
+TracingService::BufferEntry* TracingService::WritableBufferLocked(ConnectedProducer* p, BufferId target,
                                                                   bool* expired) {
   *expired = false;
   if (p->allowed_buffers.count(target)) {
@@ -179,7 +179,7 @@ TracingService::BufferEntry* TracingService::WritableBufferLocked(Producer* p, B
   return nullptr;
 }
 
-void TracingService::MoveChunkLocked(Producer* p, uint32_t page, uint32_t chunk, BufferId target) {
+void TracingService::MoveChunkLocked(ConnectedProducer* p, uint32_t page, uint32_t chunk, BufferId target) {
   ChunkCopy copy;
   ChunkReadResult r = ReadChunkUntrusted(&p->abi, page, chunk, scratch_.get(), kMaxPageSize, &copy);
   if (r == ChunkReadResult::kNotComplete) {
@@ -221,7 +221,7 @@ void TracingService::MoveChunkLocked(Producer* p, uint32_t page, uint32_t chunk,
   stats_.bytes_moved += size;
 }
 
-void TracingService::ApplyPatchesLocked(Producer* p, const std::vector<ChunkPatch>& patches) {
+void TracingService::ApplyPatchesLocked(ConnectedProducer* p, const std::vector<ChunkPatch>& patches) {
   size_t n = patches.size();
   for (size_t i = 0; i < n;) {
     // One TryPatchChunkContents per run of patches for the same chunk.
@@ -251,7 +251,7 @@ void TracingService::ApplyPatchesLocked(Producer* p, const std::vector<ChunkPatc
 
 void TracingService::CommitData(ProducerId id, const CommitDataRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
-  Producer* p = FindProducerLocked(id);
+  ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   // Moves before patches: a patch may target a chunk moved by this request.
   for (const ChunkToMove& m : request.chunks_to_move) {
@@ -262,7 +262,7 @@ void TracingService::CommitData(ProducerId id, const CommitDataRequest& request)
   if (request.flush_request_id != 0 && !p->kicked) OnFlushAckLocked(id, request.flush_request_id);
 }
 
-void TracingService::ScrapeProducerLocked(Producer* p, const TracingSession* session) {
+void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSession* session) {
   const SharedMemoryAbi& abi = p->abi;
   for (uint32_t page = 0; page < abi.num_pages(); page++) {
     // acquire: pairs with the producer's release in MarkChunkComplete, so
@@ -306,7 +306,7 @@ void TracingService::ScrapeProducerLocked(Producer* p, const TracingSession* ses
 void TracingService::RegisterTraceWriter(ProducerId id, uint16_t writer_id,
                                          uint32_t target_buffer) {
   std::lock_guard<std::mutex> lock(mu_);
-  Producer* p = FindProducerLocked(id);
+  ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   if (writer_id == 0 || writer_id > kMaxWriterId) {
     ViolationLocked(p, nullptr);
@@ -317,7 +317,7 @@ void TracingService::RegisterTraceWriter(ProducerId id, uint16_t writer_id,
 
 void TracingService::UnregisterTraceWriter(ProducerId id, uint16_t writer_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Producer* p = FindProducerLocked(id);
+  ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   if (writer_id == 0 || writer_id > kMaxWriterId) {
     ViolationLocked(p, nullptr);
@@ -328,7 +328,7 @@ void TracingService::UnregisterTraceWriter(ProducerId id, uint16_t writer_id) {
 
 void TracingService::RegisterDataSource(ProducerId id, const DataSourceDescriptor& descriptor) {
   std::lock_guard<std::mutex> lock(mu_);
-  Producer* p = FindProducerLocked(id);
+  ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   if (descriptor.name.empty() || descriptor.name.size() > 256) {
     ViolationLocked(p, nullptr);
@@ -353,7 +353,7 @@ void TracingService::RegisterDataSource(ProducerId id, const DataSourceDescripto
 
 void TracingService::UnregisterDataSource(ProducerId id, const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
-  Producer* p = FindProducerLocked(id);
+  ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   std::erase_if(p->data_sources, [&](const DataSourceDescriptor& d) { return d.name == name; });
   // Its instances count as stopped.

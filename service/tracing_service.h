@@ -17,7 +17,7 @@
 // Threads (the model; docs/SERVICE.md "Threads" has the picture):
 //  - One *service thread* runs the EventLoop given at construction: socket
 //    I/O, timers (duration, periodic flush, file writes, flush/stop
-//    timeouts) and every call the service makes *out* (ProducerEndpoint
+//    timeouts) and every call the service makes *out* (Producer
 //    methods, consumer notifications, flush completions). Calls out are
 //    queued as tasks and run without any service lock held, so a producer
 //    may call back into the service from its callback.
@@ -122,9 +122,9 @@ struct ServiceStats {
 };
 
 // Notified by the service (on the service thread, no lock held).
-class ConsumerObserver {
+class Consumer {
  public:
-  virtual ~ConsumerObserver() = default;
+  virtual ~Consumer() = default;
   // The session stopped; `error` is empty on a normal stop.
   virtual void OnTracingDisabled(const std::string& error) = 0;
 };
@@ -141,18 +141,18 @@ class TracingService {
 
   // Creates the producer's SMB (memfd) and returns the producer's handle.
   // `endpoint` outlives the returned connection. Uid/pid: this process.
-  StatusOr<std::unique_ptr<ProducerConnection>> ConnectProducer(ProducerEndpoint* endpoint,
+  StatusOr<std::unique_ptr<ProducerEndpoint>> ConnectProducer(Producer* endpoint,
                                                                 const ProducerOptions& options);
   // A consumer whose methods block until the service answered. Must not be
   // used on the service thread.
-  std::unique_ptr<ConsumerConnection> ConnectConsumer();
+  std::unique_ptr<ConsumerEndpoint> ConnectConsumer();
 
   // ---- For the IPC layer (also usable in-process). ----
 
   // As above, with the peer's credentials (SO_PEERCRED). Refused when the
   // uid is not in the allowlist or there are too many producers. The
   // connection's shm_fd is what goes to the producer with SCM_RIGHTS.
-  StatusOr<std::unique_ptr<ProducerConnection>> ConnectProducer(ProducerEndpoint* endpoint,
+  StatusOr<std::unique_ptr<ProducerEndpoint>> ConnectProducer(Producer* endpoint,
                                                                 const ProducerOptions& options,
                                                                 const PeerCredentials& peer,
                                                                 int* shm_fd);
@@ -160,7 +160,7 @@ class TracingService {
   // Non-blocking consumer API. `observer` outlives RemoveConsumer(). Replies
   // that need the service thread (Flush) arrive through callbacks run on the
   // service thread without locks held.
-  ConsumerId AddConsumer(ConsumerObserver* observer, const PeerCredentials& peer);
+  ConsumerId AddConsumer(Consumer* observer, const PeerCredentials& peer);
   void RemoveConsumer(ConsumerId consumer);
   Status EnableTracing(ConsumerId consumer, const perfetto::protos::TraceConfig& config,
                        ScopedFd output_fd);
@@ -200,12 +200,12 @@ class TracingService {
     bool alive = true;
   };
 
-  struct Producer {
+  struct ConnectedProducer {
     ProducerId id = 0;
     std::string name;
     uid_t uid = 0;
     pid_t pid = 0;
-    ProducerEndpoint* endpoint = nullptr;
+    Producer* endpoint = nullptr;
     std::unique_ptr<SharedMemory> shm;
     SharedMemoryAbi abi;
     std::vector<DataSourceDescriptor> data_sources;
@@ -287,7 +287,7 @@ class TracingService {
   void PostTask(std::function<void()> task);
   void PostDelayedTask(std::function<void()> task, uint32_t delay_ms);
   // Queues a call into a producer's endpoint; skipped if it is gone.
-  void PostProducerCallLocked(ProducerId producer, std::function<void(ProducerEndpoint*)> call);
+  void PostProducerCallLocked(ProducerId producer, std::function<void(Producer*)> call);
   // Waits until no task is running (unless on the service thread).
   void WaitForRunningTaskLocked(std::unique_lock<std::mutex>* lock);
 
@@ -303,23 +303,23 @@ class TracingService {
   void NotifyDataSourceStopped(ProducerId producer, DataSourceInstanceId id);
   void NotifyFlushComplete(ProducerId producer, FlushRequestId id);
 
-  Producer* FindProducerLocked(ProducerId id);
+  ConnectedProducer* FindProducerLocked(ProducerId id);
   // Counts one fault; disconnects the producer at the threshold.
-  void ViolationLocked(Producer* producer, BufferEntry* buffer);
+  void ViolationLocked(ConnectedProducer* producer, BufferEntry* buffer);
   // The buffer `target` if `producer` may write into it, else null (and
   // counts the discard unless the buffer belonged to an ended session).
-  BufferEntry* WritableBufferLocked(Producer* producer, BufferId target, bool* expired);
-  void MoveChunkLocked(Producer* producer, uint32_t page, uint32_t chunk, BufferId target);
-  void ApplyPatchesLocked(Producer* producer, const std::vector<ChunkPatch>& patches);
+  BufferEntry* WritableBufferLocked(ConnectedProducer* producer, BufferId target, bool* expired);
+  void MoveChunkLocked(ConnectedProducer* producer, uint32_t page, uint32_t chunk, BufferId target);
+  void ApplyPatchesLocked(ConnectedProducer* producer, const std::vector<ChunkPatch>& patches);
   // Moves the SMB's Complete chunks into their writers' buffers. With
   // `session`, only chunks for that session's buffers.
-  void ScrapeProducerLocked(Producer* producer, const TracingSession* session);
+  void ScrapeProducerLocked(ConnectedProducer* producer, const TracingSession* session);
 
   // Sessions.
   TracingSession* SessionForConsumerLocked(ConsumerId consumer);
   TracingSession* FindSessionLocked(TracingSessionId id);
   Status StartTracingLocked(TracingSession* session);
-  void MaybeStartDataSourceLocked(TracingSession* session, Producer* producer,
+  void MaybeStartDataSourceLocked(TracingSession* session, ConnectedProducer* producer,
                                   const DataSourceDescriptor& descriptor);
   void DisableTracingLocked(TracingSession* session, const std::string& error);
   void OnFinalFlushDone(TracingSessionId id, bool success);
@@ -354,9 +354,9 @@ class TracingService {
   std::shared_ptr<Lifetime> lifetime_;
 
   std::mutex mu_;  // Guards everything below.
-  std::map<ProducerId, std::unique_ptr<Producer>> producers_;
+  std::map<ProducerId, std::unique_ptr<ConnectedProducer>> producers_;
   ProducerId last_producer_id_ = 0;
-  std::map<ConsumerId, ConsumerObserver*> consumers_;
+  std::map<ConsumerId, Consumer*> consumers_;
   std::map<ConsumerId, PeerCredentials> consumer_peers_;
   ConsumerId last_consumer_id_ = 0;
   std::map<TracingSessionId, std::unique_ptr<TracingSession>> sessions_;

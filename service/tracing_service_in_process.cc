@@ -14,7 +14,7 @@ namespace sluice {
 
 // ---- Producer ---------------------------------------------------------------------
 
-class TracingService::InProcessProducer : public ProducerConnection, public CommitDataSink {
+class TracingService::InProcessProducer : public ProducerEndpoint, public CommitDataSink {
  public:
   InProcessProducer(TracingService* service, ProducerId id, uint8_t* start, uint32_t size,
                     uint32_t page_size)
@@ -57,8 +57,8 @@ class TracingService::InProcessProducer : public ProducerConnection, public Comm
   const uint32_t page_size_;
 };
 
-StatusOr<std::unique_ptr<ProducerConnection>> TracingService::ConnectProducer(
-    ProducerEndpoint* endpoint, const ProducerOptions& options, const PeerCredentials& peer,
+StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
+    Producer* endpoint, const ProducerOptions& options, const PeerCredentials& peer,
     int* shm_fd) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto& allow = options_.producer_uid_allowlist;
@@ -96,7 +96,7 @@ StatusOr<std::unique_ptr<ProducerConnection>> TracingService::ConnectProducer(
   auto shm = SharedMemory::Create(static_cast<uint32_t>(size));
   if (!shm.ok()) return shm.status();
 
-  auto p = std::make_unique<Producer>();
+  auto p = std::make_unique<ConnectedProducer>();
   p->id = id;
   p->name = options.name.substr(0, 256);
   p->uid = peer.uid;
@@ -112,12 +112,12 @@ StatusOr<std::unique_ptr<ProducerConnection>> TracingService::ConnectProducer(
   producers_[id] = std::move(p);
   stats_.producers_seen++;
   stats_.producers_connected = producers_.size();
-  return std::unique_ptr<ProducerConnection>(std::move(connection));
+  return std::unique_ptr<ProducerEndpoint>(std::move(connection));
 }
 
 // ---- Consumer ---------------------------------------------------------------------
 
-class TracingService::InProcessConsumer : public ConsumerConnection, public ConsumerObserver {
+class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consumer {
  public:
   explicit InProcessConsumer(TracingService* service) : service_(service) {
     PeerCredentials self;
@@ -145,7 +145,7 @@ class TracingService::InProcessConsumer : public ConsumerConnection, public Cons
 
   StatusOr<bool> Flush(uint32_t timeout_ms) override {
     if (service_->loop()->RunsTasksOnCurrentThread())
-      return Status::Error("ConsumerConnection::Flush called on the service thread (would deadlock)");
+      return Status::Error("ConsumerEndpoint::Flush called on the service thread (would deadlock)");
     auto promise = std::make_shared<std::promise<bool>>();
     std::future<bool> result = promise->get_future();
     service_->Flush(id_, timeout_ms, [promise](bool ok) { promise->set_value(ok); });
@@ -199,7 +199,7 @@ class TracingService::InProcessConsumer : public ConsumerConnection, public Cons
   std::string error_;
 };
 
-std::unique_ptr<ConsumerConnection> TracingService::ConnectConsumer() {
+std::unique_ptr<ConsumerEndpoint> TracingService::ConnectConsumer() {
   return std::make_unique<InProcessConsumer>(this);
 }
 

@@ -61,7 +61,7 @@ bool ProducerMatches(const perfetto::protos::TraceConfig::DataSource& ds,
 
 // ---- Consumers ----------------------------------------------------------------
 
-ConsumerId TracingService::AddConsumer(ConsumerObserver* observer, const PeerCredentials& peer) {
+ConsumerId TracingService::AddConsumer(Consumer* observer, const PeerCredentials& peer) {
   std::lock_guard<std::mutex> lock(mu_);
   ConsumerId id = ++last_consumer_id_;
   consumers_[id] = observer;
@@ -216,7 +216,7 @@ Status TracingService::StartTracingLocked(TracingSession* s) {
   return Status::Ok();
 }
 
-void TracingService::MaybeStartDataSourceLocked(TracingSession* s, Producer* p,
+void TracingService::MaybeStartDataSourceLocked(TracingSession* s, ConnectedProducer* p,
                                                 const DataSourceDescriptor& d) {
   for (const auto& cds : s->config.data_sources()) {
     if (cds.config().name() != d.name || !ProducerMatches(cds, p->name)) continue;
@@ -233,7 +233,7 @@ void TracingService::MaybeStartDataSourceLocked(TracingSession* s, Producer* p,
     inst.handles_incremental_state_clear = d.handles_incremental_state_clear;
     s->producers[p->id] = SessionProducer{p->uid, p->pid};
     p->allowed_buffers.insert(buffer);
-    PostProducerCallLocked(p->id, [iid, config](ProducerEndpoint* e) {
+    PostProducerCallLocked(p->id, [iid, config](Producer* e) {
       e->SetupDataSource(iid, config);
       e->StartDataSource(iid, config);
     });
@@ -322,7 +322,7 @@ void TracingService::StopDataSourcesLocked(TracingSession* s) {
   bool waiting = false;
   for (auto& [iid, inst] : s->instances) {
     if (inst.stopped) continue;
-    PostProducerCallLocked(inst.producer, [iid = iid](ProducerEndpoint* e) { e->StopDataSource(iid); });
+    PostProducerCallLocked(inst.producer, [iid = iid](Producer* e) { e->StopDataSource(iid); });
     if (inst.will_notify_on_stop && FindProducerLocked(inst.producer))
       waiting = true;
     else
@@ -357,7 +357,7 @@ void TracingService::FinalizeSession(TracingSessionId sid) {
     if (!s || s->state == SessionState::kDisabled) return;
     // Complete chunks no one committed (a flush that timed out) still count.
     for (auto& [pid, sp] : s->producers)
-      if (Producer* p = FindProducerLocked(pid); p && !p->kicked) ScrapeProducerLocked(p, s);
+      if (ConnectedProducer* p = FindProducerLocked(pid); p && !p->kicked) ScrapeProducerLocked(p, s);
     for (auto& [pid, p] : producers_)
       for (BufferId b : s->buffers) p->allowed_buffers.erase(b);
     s->end_clock_snapshot = MakeClockSnapshotPacket();
@@ -401,7 +401,7 @@ void TracingService::FinalizeSession(TracingSessionId sid) {
 void TracingService::NotifyConsumerLocked(TracingSession* s, const std::string& error) {
   ConsumerId consumer = s->consumer;
   PostTask([this, consumer, error] {
-    ConsumerObserver* observer = nullptr;
+    Consumer* observer = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = consumers_.find(consumer);
@@ -425,7 +425,7 @@ void TracingService::FreeSessionLocked(TracingSession* s) {
     for (auto& [iid, inst] : s->instances)
       if (!inst.stopped)
         PostProducerCallLocked(inst.producer,
-                               [iid = iid](ProducerEndpoint* e) { e->StopDataSource(iid); });
+                               [iid = iid](Producer* e) { e->StopDataSource(iid); });
   }
   for (auto& [pid, p] : producers_)
     for (BufferId b : s->buffers) p->allowed_buffers.erase(b);
@@ -460,7 +460,7 @@ void TracingService::FlushLocked(TracingSession* s, uint32_t timeout_ms,
   std::map<ProducerId, std::vector<DataSourceInstanceId>> by_producer;
   for (auto& [iid, inst] : s->instances) {
     if (inst.stopped) continue;
-    Producer* p = FindProducerLocked(inst.producer);
+    ConnectedProducer* p = FindProducerLocked(inst.producer);
     if (p && !p->kicked) by_producer[inst.producer].push_back(iid);
   }
   if (by_producer.empty()) {
@@ -473,7 +473,7 @@ void TracingService::FlushLocked(TracingSession* s, uint32_t timeout_ms,
   pending.done = std::move(done);
   for (auto& [pid, ids] : by_producer) {
     pending.pending.insert(pid);
-    PostProducerCallLocked(pid, [fid, ids = ids](ProducerEndpoint* e) { e->Flush(fid, ids); });
+    PostProducerCallLocked(pid, [fid, ids = ids](Producer* e) { e->Flush(fid, ids); });
   }
   PostDelayedTask(
       [this, fid] {
@@ -522,7 +522,7 @@ void TracingService::PeriodicClearIncrementalState(TracingSessionId sid) {
   for (auto& [iid, inst] : s->instances)
     if (!inst.stopped && inst.handles_incremental_state_clear) by_producer[inst.producer].push_back(iid);
   for (auto& [pid, ids] : by_producer)
-    PostProducerCallLocked(pid, [ids = ids](ProducerEndpoint* e) { e->ClearIncrementalState(ids); });
+    PostProducerCallLocked(pid, [ids = ids](Producer* e) { e->ClearIncrementalState(ids); });
   PostDelayedTask([this, sid] { PeriodicClearIncrementalState(sid); },
                   std::max(s->config.incremental_state_config().clear_period_ms(), kMinPeriodicMs));
 }
@@ -707,7 +707,7 @@ ServiceState TracingService::QueryServiceState() {
   std::lock_guard<std::mutex> lock(mu_);
   ServiceState st;
   for (auto& [pid, p] : producers_) {
-    st.producers.push_back(ServiceState::Producer{p->id, p->name, static_cast<int32_t>(p->pid),
+    st.producers.push_back(ServiceState::ProducerInfo{p->id, p->name, static_cast<int32_t>(p->pid),
                                                   static_cast<int32_t>(p->uid)});
     for (const DataSourceDescriptor& d : p->data_sources)
       st.data_sources.push_back(ServiceState::DataSource{p->id, d.name});

@@ -194,7 +194,7 @@ StatusOr<ServiceState> ConsumerIpcClient::QueryServiceState() {
   const auto& r = reply.query_service_state();
   ServiceState st;
   for (const auto& p : r.producers())
-    st.producers.push_back(ServiceState::Producer{p.id(), p.name(), p.pid(), p.uid()});
+    st.producers.push_back(ServiceState::ProducerInfo{p.id(), p.name(), p.pid(), p.uid()});
   for (const auto& d : r.data_sources())
     st.data_sources.push_back(ServiceState::DataSource{d.producer_id(), d.name()});
   st.num_sessions = r.num_sessions();

@@ -1,5 +1,5 @@
 // ConsumerIpcClient: a consumer's connection to sluiced over the consumer
-// socket; implements ConsumerConnection, so `sluice record --daemon` swaps
+// socket; implements ConsumerEndpoint, so `sluice record --daemon` swaps
 // it in for TracingService::ConnectConsumer().
 //
 // Synchronous and single-threaded: each call sends one request and reads
@@ -23,7 +23,7 @@ class ConsumerToService;
 class ServiceToConsumer;
 }  // namespace protos
 
-class ConsumerIpcClient : public ConsumerConnection {
+class ConsumerIpcClient : public ConsumerEndpoint {
  public:
   static constexpr uint32_t kRequestTimeoutMs = 30000;
 

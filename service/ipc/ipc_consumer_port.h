@@ -26,7 +26,7 @@ namespace sluice {
 
 inline constexpr size_t kReadBuffersSliceBytes = 1u << 20;
 
-class IpcConsumerPort : public IpcFrameHandler, public ConsumerObserver {
+class IpcConsumerPort : public IpcFrameHandler, public Consumer {
  public:
   IpcConsumerPort(TracingService* service, IpcChannel* channel);
   ~IpcConsumerPort() override;

@@ -1,6 +1,6 @@
 // IpcProducerPort: the service's side of one producer socket. It turns
-// ProducerToService frames into calls on a ProducerConnection obtained from
-// TracingService::ConnectProducer, and implements ProducerEndpoint by sending
+// ProducerToService frames into calls on a ProducerEndpoint obtained from
+// TracingService::ConnectProducer, and implements Producer by sending
 // ServiceToProducer frames. docs/IPC.md has the message flow.
 //
 // Protocol (everything from the producer is untrusted):
@@ -13,8 +13,8 @@
 //     make no sense (a second InitializeConnection, an empty envelope, a bad
 //     patch) count as violations, and kViolationsBeforeClose of them close it.
 //     Chunk-level faults are counted by the service itself (abi_violations),
-//     which disconnects through ProducerEndpoint::OnDisconnect.
-//  3. When the socket closes, the ProducerConnection is destroyed: the
+//     which disconnects through Producer::OnDisconnect.
+//  3. When the socket closes, the ProducerEndpoint is destroyed: the
 //     service scrapes the SMB's Complete chunks into the trace.
 //
 // Service thread only.
@@ -32,7 +32,7 @@ namespace sluice {
 
 class TracingService;
 
-class IpcProducerPort : public IpcFrameHandler, public ProducerEndpoint {
+class IpcProducerPort : public IpcFrameHandler, public Producer {
  public:
   static constexpr uint32_t kViolationsBeforeClose = 64;
 
@@ -42,7 +42,7 @@ class IpcProducerPort : public IpcFrameHandler, public ProducerEndpoint {
   // IpcFrameHandler.
   void OnFrame(std::string_view frame) override;
 
-  // ProducerEndpoint: forwarded to the producer process.
+  // Producer: forwarded to the producer process.
   void SetupDataSource(DataSourceInstanceId id,
                        const perfetto::protos::DataSourceConfig& config) override;
   void StartDataSource(DataSourceInstanceId id,
@@ -60,7 +60,7 @@ class IpcProducerPort : public IpcFrameHandler, public ProducerEndpoint {
 
   TracingService* const service_;
   IpcChannel* const channel_;
-  std::unique_ptr<ProducerConnection> connection_;
+  std::unique_ptr<ProducerEndpoint> connection_;
   CommitDataRequest scratch_request_;  // Reused: no allocation per commit in steady state.
   uint32_t violations_ = 0;
   bool closing_ = false;

@@ -40,11 +40,11 @@ Status ReadOneFrame(int sock, FrameReader* reader, std::vector<ScopedFd>* fds, s
 
 }  // namespace
 
-ProducerIpcClient::ProducerIpcClient(ScopedFd socket, ProducerEndpoint* endpoint)
+ProducerIpcClient::ProducerIpcClient(ScopedFd socket, Producer* endpoint)
     : socket_(std::move(socket)), endpoint_(endpoint) {}
 
 StatusOr<std::unique_ptr<ProducerIpcClient>> ProducerIpcClient::Connect(
-    const std::string& socket_path, ProducerEndpoint* endpoint, const ProducerOptions& options) {
+    const std::string& socket_path, Producer* endpoint, const ProducerOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(ScopedFd sock, ConnectUnixSocket(socket_path));
   std::unique_ptr<ProducerIpcClient> client(new ProducerIpcClient(std::move(sock), endpoint));
 

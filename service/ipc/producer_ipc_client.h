@@ -1,12 +1,12 @@
 // ProducerIpcClient: a producer's connection to sluiced over the producer
-// socket. It implements ProducerConnection (and CommitDataSink), so a
+// socket. It implements ProducerEndpoint (and CommitDataSink), so a
 // producer written against the in-process TracingService::ConnectProducer
 // works unchanged across processes.
 //
 // Connect() is synchronous: it sends InitializeConnection, waits for the
 // answer and maps the SMB memfd that came with it (SharedMemory::Attach).
 // Afterwards a receive thread owned by the client reads ServiceToProducer
-// frames and calls the ProducerEndpoint, one call at a time, in order.
+// frames and calls the Producer, one call at a time, in order.
 //
 // Sending (commits, registrations, acks) may happen from any thread: a mutex
 // serialises whole frames, and the socket is blocking, so a commit returns
@@ -14,11 +14,11 @@
 // promptly and never blocks on them, so this does not deadlock with the
 // receive thread.
 //
-// If the service goes away, ProducerEndpoint::OnDisconnect is called once and
+// If the service goes away, Producer::OnDisconnect is called once and
 // later sends are dropped.
 //
 // Destroy the client only after the SharedMemoryArbiter that uses its SMB,
-// and never from inside a ProducerEndpoint callback (the receive thread
+// and never from inside a Producer callback (the receive thread
 // would join itself).
 #ifndef SLUICE_SERVICE_IPC_PRODUCER_IPC_CLIENT_H_
 #define SLUICE_SERVICE_IPC_PRODUCER_IPC_CLIENT_H_
@@ -39,16 +39,16 @@ class MessageLite;
 
 namespace sluice {
 
-class ProducerIpcClient : public ProducerConnection, public CommitDataSink {
+class ProducerIpcClient : public ProducerEndpoint, public CommitDataSink {
  public:
   static constexpr uint32_t kConnectTimeoutMs = 10000;
 
   static StatusOr<std::unique_ptr<ProducerIpcClient>> Connect(const std::string& socket_path,
-                                                              ProducerEndpoint* endpoint,
+                                                              Producer* endpoint,
                                                               const ProducerOptions& options);
   ~ProducerIpcClient() override;
 
-  // ProducerConnection.
+  // ProducerEndpoint.
   uint8_t* shm_start() const override { return shm_->start(); }
   uint32_t shm_size() const override { return shm_->size(); }
   uint32_t shm_page_size() const override { return page_size_; }
@@ -70,12 +70,12 @@ class ProducerIpcClient : public ProducerConnection, public CommitDataSink {
   bool SendRawForTesting(const std::string& bytes);
 
  private:
-  ProducerIpcClient(ScopedFd socket, ProducerEndpoint* endpoint);
+  ProducerIpcClient(ScopedFd socket, Producer* endpoint);
   void Send(const google::protobuf::MessageLite& envelope);
   void ReceiveLoop();
 
   ScopedFd socket_;
-  ProducerEndpoint* const endpoint_;
+  Producer* const endpoint_;
   std::unique_ptr<SharedMemory> shm_;
   uint32_t page_size_ = 0;
   std::mutex send_mu_;

@@ -206,10 +206,10 @@ void BM_DrainKernelRings(benchmark::State& state) {
     (*source)->PauseReadingForTesting();
     (*source)->Flush();  // the reader is idle from here on
     PingPong(60000);
-    BpfSourceCounters before = (*source)->counters();
+    BpfSourceStats before = (*source)->stats();
     (*source)->ResumeReadingForTesting();
     (*source)->Flush();  // returns after the reader drained and flushed
-    BpfSourceCounters after = (*source)->counters();
+    BpfSourceStats after = (*source)->stats();
     uint64_t n = after.total.delivered - before.total.delivered;
     uint64_t ns = after.reader_cpu_ns - before.reader_cpu_ns;
     records += n;
@@ -257,7 +257,7 @@ void BM_PingPongCost(benchmark::State& state) {
   uint64_t events = 0, bpf_ns = 0, reader_ns = 0, traced_cpu = 0;
   double wall = 0;
   for (auto _ : state) {
-    BpfSourceCounters c0 = (*source)->counters();
+    BpfSourceStats c0 = (*source)->stats();
     uint64_t run0 = 0, cnt0 = 0, run1 = 0, cnt1 = 0;
     (void)(*source)->ReadRunStats(&run0, &cnt0);
     uint64_t cpu0 = ProcessCpuNs();
@@ -267,7 +267,7 @@ void BM_PingPongCost(benchmark::State& state) {
     wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     traced_cpu += ProcessCpuNs() - cpu0;
     (void)(*source)->ReadRunStats(&run1, &cnt1);
-    BpfSourceCounters c1 = (*source)->counters();
+    BpfSourceStats c1 = (*source)->stats();
     events += c1.total.delivered - c0.total.delivered;
     bpf_ns += run1 - run0;
     reader_ns += c1.reader_cpu_ns - c0.reader_cpu_ns;

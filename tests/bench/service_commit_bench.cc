@@ -26,7 +26,7 @@
 namespace sluice {
 namespace {
 
-class NullEndpoint : public ProducerEndpoint {
+class NullEndpoint : public Producer {
  public:
   void SetupDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
   void StartDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
@@ -62,8 +62,8 @@ struct Setup {
   EventLoop loop;
   NullEndpoint endpoint;
   std::unique_ptr<TracingService> service;
-  std::unique_ptr<ProducerConnection> producer;
-  std::unique_ptr<ConsumerConnection> consumer;
+  std::unique_ptr<ProducerEndpoint> producer;
+  std::unique_ptr<ConsumerEndpoint> consumer;
 };
 
 // A chunk payload full of 500-byte packets.

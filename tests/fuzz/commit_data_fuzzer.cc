@@ -28,7 +28,7 @@ void RunOne(const uint8_t* data, size_t size) {
   uint32_t page_size = 4096u << (size > 0 ? data[0] % 5 : 0);  // 4..64 KiB
   auto conn = service.ConnectProducer(&endpoint, ProducerOptions{"fuzz", kSmbSize, page_size});
   if (!conn.ok()) return;
-  std::unique_ptr<ProducerConnection> producer = std::move(conn.value());
+  std::unique_ptr<ProducerEndpoint> producer = std::move(conn.value());
   endpoint.connection = producer.get();
   DataSourceDescriptor d;
   d.name = "fuzz.ds";

@@ -35,7 +35,7 @@ class FakeChannel : public IpcChannel {
 };
 
 // Acks flushes at once (so that a session can finish without timers).
-class AckingEndpoint : public ProducerEndpoint {
+class AckingEndpoint : public Producer {
  public:
   void SetupDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
   void StartDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
@@ -44,7 +44,7 @@ class AckingEndpoint : public ProducerEndpoint {
     if (connection) connection->NotifyFlushComplete(id);
   }
   void ClearIncrementalState(const std::vector<DataSourceInstanceId>&) override {}
-  ProducerConnection* connection = nullptr;
+  ProducerEndpoint* connection = nullptr;
 };
 
 }  // namespace sluice

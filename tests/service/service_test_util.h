@@ -1,4 +1,4 @@
-// Helpers for the TracingService tests: a ProducerEndpoint that records what
+// Helpers for the TracingService tests: a Producer that records what
 // the service asks, test packets of a fixed size whose identity can be read
 // back, and trace parsing.
 //
@@ -82,7 +82,7 @@ inline perfetto::protos::TraceConfig MakeConfig(uint32_t buffer_kb, const std::s
   return config;
 }
 
-inline std::vector<perfetto::protos::TracePacket> ReadAllPackets(ConsumerConnection* consumer) {
+inline std::vector<perfetto::protos::TracePacket> ReadAllPackets(ConsumerEndpoint* consumer) {
   std::vector<perfetto::protos::TracePacket> out;
   Status st = consumer->ReadBuffers([&](std::string_view bytes) {
     perfetto::protos::TracePacket p;
@@ -103,7 +103,7 @@ inline std::vector<perfetto::protos::TracePacket> ParseTraceBytes(const std::str
 
 // A producer endpoint that records the service's requests and answers
 // flushes like a real producer would (unless told not to).
-class TestProducer : public ProducerEndpoint {
+class TestProducer : public Producer {
  public:
   struct Started {
     DataSourceInstanceId id;
@@ -112,7 +112,7 @@ class TestProducer : public ProducerEndpoint {
 
   ~TestProducer() override { Detach(); }
 
-  void Attach(std::unique_ptr<ProducerConnection> connection, ArbiterOptions options = {}) {
+  void Attach(std::unique_ptr<ProducerEndpoint> connection, ArbiterOptions options = {}) {
     connection_ = std::move(connection);
     arbiter_ = std::make_unique<SharedMemoryArbiter>(
         connection_->shm_start(), connection_->shm_size(), connection_->shm_page_size(),
@@ -123,7 +123,7 @@ class TestProducer : public ProducerEndpoint {
     arbiter_.reset();
     connection_.reset();
   }
-  ProducerConnection* connection() { return connection_.get(); }
+  ProducerEndpoint* connection() { return connection_.get(); }
   SharedMemoryArbiter* arbiter() { return arbiter_.get(); }
 
   void set_answer_flushes(bool answer) {
@@ -153,7 +153,7 @@ class TestProducer : public ProducerEndpoint {
   int setups = 0, stops = 0, flushes = 0, clears = 0, disconnects = 0;
   std::string disconnect_reason;
 
-  // ProducerEndpoint.
+  // Producer.
   void SetupDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {
     std::lock_guard<std::mutex> lock(mu_);
     setups++;
@@ -203,7 +203,7 @@ class TestProducer : public ProducerEndpoint {
   std::deque<Started> starts_;
   bool answer_flushes_ = true;
   bool ack_stops_ = true;
-  std::unique_ptr<ProducerConnection> connection_;
+  std::unique_ptr<ProducerEndpoint> connection_;
   std::unique_ptr<SharedMemoryArbiter> arbiter_;
 };
 

@@ -53,7 +53,7 @@ class TracingServiceTest : public ::testing::Test {
     producer->connection()->RegisterDataSource(d);
   }
 
-  static void StopAndWait(ConsumerConnection* consumer, std::string* error = nullptr) {
+  static void StopAndWait(ConsumerEndpoint* consumer, std::string* error = nullptr) {
     ASSERT_TRUE(consumer->DisableTracing().ok());
     std::string e;
     ASSERT_TRUE(consumer->WaitForTracingDisabled(20000, &e));
@@ -238,7 +238,7 @@ TEST_F(TracingServiceTest, ChunksWrittenWithTheAbiDirectly) {
   TestProducer producer;
   auto conn = service_->ConnectProducer(&producer, ProducerOptions{"raw", 64 * 1024, 4096});
   ASSERT_TRUE(conn.ok());
-  std::unique_ptr<ProducerConnection> c = std::move(conn.value());
+  std::unique_ptr<ProducerEndpoint> c = std::move(conn.value());
   EXPECT_EQ(c->shm_size(), 64u * 1024);
   EXPECT_EQ(c->shm_page_size(), 4096u);
   c->RegisterDataSource(DataSourceDescriptor{"test.ds"});
@@ -275,7 +275,7 @@ TEST_F(TracingServiceTest, BadCommitsAreCountedAndTheProducerIsDropped) {
   TestProducer producer;
   auto conn = service_->ConnectProducer(&producer, ProducerOptions{"bad", 64 * 1024, 4096});
   ASSERT_TRUE(conn.ok());
-  std::unique_ptr<ProducerConnection> c = std::move(conn.value());
+  std::unique_ptr<ProducerEndpoint> c = std::move(conn.value());
   c->RegisterDataSource(DataSourceDescriptor{"test.ds"});
   auto consumer = service_->ConnectConsumer();
   ASSERT_TRUE(consumer->EnableTracing(MakeConfig(256, "test.ds")).ok());
@@ -372,7 +372,7 @@ TEST_F(TracingServiceTest, DeadProducersCompleteChunksAreScraped) {
   TestProducer producer;
   auto conn = service_->ConnectProducer(&producer, ProducerOptions{"dies", 64 * 1024, 4096});
   ASSERT_TRUE(conn.ok());
-  std::unique_ptr<ProducerConnection> c = std::move(conn.value());
+  std::unique_ptr<ProducerEndpoint> c = std::move(conn.value());
   c->RegisterDataSource(DataSourceDescriptor{"test.ds"});
   auto consumer = service_->ConnectConsumer();
   ASSERT_TRUE(consumer->EnableTracing(MakeConfig(256, "test.ds")).ok());
@@ -728,7 +728,7 @@ TEST_F(TracingServiceTest, ReadBuffersInSlices) {
   StartService();
   TestProducer producer;
   ConnectProducer(&producer);
-  struct Observer : ConsumerObserver {
+  struct Observer : Consumer {
     std::atomic<bool> disabled{false};
     void OnTracingDisabled(const std::string&) override { disabled = true; }
   } observer;

@@ -130,10 +130,10 @@ struct LiveFigures {
   double buffer_fill = 0;
 };
 
-LiveFigures ReadLiveFigures(ConsumerConnection* consumer, ProbesProducer* probes) {
+LiveFigures ReadLiveFigures(ConsumerEndpoint* consumer, ProbesProducer* probes) {
   LiveFigures f;
   if (probes) {
-    ProbesCounters c = probes->counters();
+    ProbesStats c = probes->stats();
     f.events = c.ftrace_events + c.bpf_events;
     f.kernel_loss_pages = c.ftrace_lost_event_pages;
     f.bpf_dropped = c.bpf_dropped;
@@ -179,7 +179,7 @@ void PrintStatusLine(uint64_t elapsed_ms, const LiveFigures& now, const LiveFigu
   fflush(stdout);
 }
 
-void PrintSummary(const std::string& path, const ProbesCounters* counters) {
+void PrintSummary(const std::string& path, const ProbesStats* counters) {
   auto health = AnalyzeTraceFile(path);
   if (!health.ok()) {
     fprintf(stderr, "sluice record: %s\n", health.status().message().c_str());
@@ -419,8 +419,8 @@ int RunRecordCommand(int argc, char** argv) {
   std::unique_ptr<EventLoopThread> loop_thread;
   std::unique_ptr<TracingService> service;
   std::unique_ptr<ProbesProducer> probes;
-  std::unique_ptr<ProducerConnection> producer_connection;
-  std::unique_ptr<ConsumerConnection> consumer;
+  std::unique_ptr<ProducerEndpoint> producer_connection;
+  std::unique_ptr<ConsumerEndpoint> consumer;
   if (args.daemon) {
     auto client = ConsumerIpcClient::Connect(args.consumer_socket);
     if (!client.ok()) {
@@ -495,9 +495,9 @@ int RunRecordCommand(int argc, char** argv) {
     }
   }
   if (live) fputs("\n", stdout);
-  ProbesCounters final_counters;
+  ProbesStats final_counters;
   if (probes) {
-    final_counters = probes->counters();
+    final_counters = probes->stats();
     for (const std::string& e : probes->start_errors())
       fprintf(stderr, "sluice record: data source failed to start: %s\n", e.c_str());
   }

@@ -34,7 +34,7 @@ void ProbesProducer::Warn(const std::string& message) {
   else fprintf(stderr, "sluice-probes: %s\n", message.c_str());
 }
 
-void ProbesProducer::Connect(ProducerConnection* connection) {
+void ProbesProducer::Connect(ProducerEndpoint* connection) {
   connection_ = connection;
   arbiter_ = std::make_unique<SharedMemoryArbiter>(connection->shm_start(), connection->shm_size(),
                                                    connection->shm_page_size(),
@@ -210,23 +210,23 @@ void ProbesProducer::OnDisconnect(const std::string& reason) {
   Warn("disconnected by the service: " + reason);
 }
 
-void ProbesProducer::AddCounters(const Instance& inst, ProbesCounters* c) {
+void ProbesProducer::AddCounters(const Instance& inst, ProbesStats* c) {
   if (inst.ftrace) {
-    FtraceSourceCounters f = inst.ftrace->counters();
+    FtraceSourceStats f = inst.ftrace->stats();
     c->ftrace_events += f.events;
     c->ftrace_lost_event_pages += f.lost_event_pages;
     c->ftrace_parse_errors += f.parse_errors;
   }
   if (inst.bpf) {
-    BpfSourceCounters b = inst.bpf->counters();
+    BpfSourceStats b = inst.bpf->stats();
     c->bpf_events += b.total.delivered;
     c->bpf_dropped += b.total.dropped;
   }
 }
 
-ProbesCounters ProbesProducer::counters() const {
+ProbesStats ProbesProducer::stats() const {
   std::lock_guard<std::mutex> lock(instances_mutex_);
-  ProbesCounters c = retired_counters_;
+  ProbesStats c = retired_counters_;
   for (const auto& [id, inst] : instances_) AddCounters(inst, &c);
   return c;
 }

@@ -7,11 +7,11 @@
 //
 // It is the same object in `sluice-probes` (connected to sluiced through the
 // producer socket) and in `sluice record` (connected to an in-process
-// TracingService). It implements ProducerEndpoint: the service tells it to
+// TracingService). It implements Producer: the service tells it to
 // start, flush and stop data source instances; each instance writes through
 // TraceWriters from the SharedMemoryArbiter over this connection's SMB.
 //
-// Threads: every ProducerEndpoint call is queued to the producer's own task
+// Threads: every Producer call is queued to the producer's own task
 // thread and answered from there, so the caller (the service loop or the IPC
 // client's thread) never waits for a data source to start or drain. The data
 // sources run their own reader threads; their Flush()/Stop() are synchronous.
@@ -46,7 +46,7 @@ struct ProbesProducerOptions {
 };
 
 // What the status line shows, summed over running instances.
-struct ProbesCounters {
+struct ProbesStats {
   uint64_t ftrace_events = 0;
   uint64_t ftrace_lost_event_pages = 0;
   uint64_t ftrace_parse_errors = 0;
@@ -55,7 +55,7 @@ struct ProbesCounters {
   uint64_t writer_packets_lost = 0;
 };
 
-class ProbesProducer : public ProducerEndpoint {
+class ProbesProducer : public Producer {
  public:
   explicit ProbesProducer(ProbesProducerOptions options);
   ~ProbesProducer() override;
@@ -63,18 +63,18 @@ class ProbesProducer : public ProducerEndpoint {
   // Takes the connection (from TracingService::ConnectProducer or the IPC
   // client), builds the arbiter over its SMB and registers the data sources.
   // `connection` must outlive this object's Disconnect().
-  void Connect(ProducerConnection* connection);
+  void Connect(ProducerEndpoint* connection);
   // Stops every instance, destroys the writers and the arbiter. Call before
   // destroying the connection.
   void Disconnect();
 
-  ProbesCounters counters() const;
+  ProbesStats stats() const;
   // Errors that made a data source instance fail to start (one line each).
   std::vector<std::string> start_errors() const;
   // Number of instances that are running.
   size_t running_instances() const;
 
-  // ProducerEndpoint.
+  // Producer.
   void SetupDataSource(DataSourceInstanceId id,
                        const perfetto::protos::DataSourceConfig& config) override;
   void StartDataSource(DataSourceInstanceId id,
@@ -99,19 +99,19 @@ class ProbesProducer : public ProducerEndpoint {
   void StartOnTaskThread(DataSourceInstanceId id, const perfetto::protos::DataSourceConfig& config);
   void StopOnTaskThread(DataSourceInstanceId id);
   void Warn(const std::string& message);
-  static void AddCounters(const Instance& inst, ProbesCounters* c);
+  static void AddCounters(const Instance& inst, ProbesStats* c);
 
   ProbesProducerOptions options_;
-  ProducerConnection* connection_ = nullptr;
+  ProducerEndpoint* connection_ = nullptr;
   std::unique_ptr<SharedMemoryArbiter> arbiter_;
 
-  // Instances: touched only on the task thread, except counters() which
+  // Instances: touched only on the task thread, except stats() which
   // takes instances_mutex_.
   mutable std::mutex instances_mutex_;
   std::map<DataSourceInstanceId, Instance> instances_;
   std::vector<std::string> start_errors_;
   // Totals of instances already stopped, so the final summary has them.
-  ProbesCounters retired_counters_;
+  ProbesStats retired_counters_;
   std::atomic<uint64_t> writer_packets_lost_{0};
 
   std::mutex tasks_mutex_;

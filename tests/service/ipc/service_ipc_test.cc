@@ -43,7 +43,7 @@ constexpr int kResultFd = 100;
 
 // ---- Child side ------------------------------------------------------------------
 
-class ChildEndpoint : public ProducerEndpoint {
+class ChildEndpoint : public Producer {
  public:
   void SetupDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
   void StartDataSource(DataSourceInstanceId id,
@@ -83,7 +83,7 @@ class ChildEndpoint : public ProducerEndpoint {
   DataSourceInstanceId instance = 0;
   uint32_t target_buffer = 0;
   SharedMemoryArbiter* arbiter = nullptr;
-  ProducerConnection* connection = nullptr;
+  ProducerEndpoint* connection = nullptr;
 };
 
 uint32_t EnvU32(const char* name, uint32_t def) {

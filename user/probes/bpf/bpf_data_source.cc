@@ -31,7 +31,7 @@ constexpr auto kFinalDrainTimeout = std::chrono::seconds(1);
 
 // Totals, not per CPU: in shared-ring mode a record of a CPU without a
 // writer is delivered as "unrouted" and counted in the total only.
-bool IdentityHolds(const BpfSourceCounters& c) {
+bool IdentityHolds(const BpfSourceStats& c) {
   return c.total.produced == c.total.delivered + c.total.dropped;
 }
 
@@ -187,7 +187,7 @@ void BpfDataSource::AfterDrain() {
   for (auto& b : bundles_) {
     if (b) b->Close();
   }
-  std::vector<BpfKernelCounters> k;
+  std::vector<BpfKernelStats> k;
   if (loader_->ReadCounters(&k).ok()) {
     for (uint32_t cpu = 0; cpu < num_cpus_ && cpu < k.size(); cpu++) {
       if (bundles_[cpu] && k[cpu].dropped > last_dropped_[cpu]) {
@@ -276,7 +276,7 @@ void BpfDataSource::Stop() {
     // A program that was running on another CPU when detached may still
     // submit; drain until every produced record is accounted for.
     auto deadline = std::chrono::steady_clock::now() + kFinalDrainTimeout;
-    BpfSourceCounters c;
+    BpfSourceStats c;
     for (;;) {
       while (Drain() == DrainResult::kBudgetHit) {
       }
@@ -303,13 +303,13 @@ void BpfDataSource::Stop() {
   loader_.reset();
 }
 
-BpfSourceCounters BpfDataSource::ReadCountersLocked() const {
-  BpfSourceCounters c;
+BpfSourceStats BpfDataSource::ReadCountersLocked() const {
+  BpfSourceStats c;
   c.per_cpu.resize(num_cpus_);
-  std::vector<BpfKernelCounters> k;
+  std::vector<BpfKernelStats> k;
   if (loader_ && loader_->ReadCounters(&k).ok()) {
     for (uint32_t cpu = 0; cpu < num_cpus_ && cpu < k.size(); cpu++) {
-      BpfCpuCounters& o = c.per_cpu[cpu];
+      BpfCpuStats& o = c.per_cpu[cpu];
       o.produced = k[cpu].produced;
       o.dropped = k[cpu].dropped;
       o.filtered_task = k[cpu].filtered_task;
@@ -323,7 +323,7 @@ BpfSourceCounters BpfDataSource::ReadCountersLocked() const {
     c.per_cpu[cpu].delivered = published_[cpu].delivered.load(std::memory_order_acquire);
     c.per_cpu[cpu].decode_errors = published_[cpu].decode_errors.load(std::memory_order_acquire);
   }
-  for (const BpfCpuCounters& o : c.per_cpu) {
+  for (const BpfCpuStats& o : c.per_cpu) {
     c.total.produced += o.produced;
     c.total.delivered += o.delivered;
     c.total.dropped += o.dropped;
@@ -343,7 +343,7 @@ BpfSourceCounters BpfDataSource::ReadCountersLocked() const {
   return c;
 }
 
-BpfSourceCounters BpfDataSource::counters() const {
+BpfSourceStats BpfDataSource::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return final_counters_;
   return ReadCountersLocked();
@@ -356,7 +356,7 @@ Status BpfDataSource::ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) c
 }
 
 void BpfDataSource::WriteStatsPacket(bool final_phase) {
-  BpfSourceCounters c;
+  BpfSourceStats c;
   {
     std::lock_guard<std::mutex> lock(mu_);
     c = ReadCountersLocked();
@@ -364,7 +364,7 @@ void BpfDataSource::WriteStatsPacket(bool final_phase) {
   protos::BpfStats stats;
   stats.set_phase(final_phase ? protos::BpfStats::PHASE_END : protos::BpfStats::PHASE_PERIODIC);
   for (uint32_t cpu = 0; cpu < c.per_cpu.size(); cpu++) {
-    const BpfCpuCounters& o = c.per_cpu[cpu];
+    const BpfCpuStats& o = c.per_cpu[cpu];
     if (!o.produced && !o.delivered && !o.dropped && !o.filtered_task && !o.filtered_rate) continue;
     auto* s = stats.add_cpu_stats();
     s->set_cpu(cpu);

@@ -30,7 +30,7 @@
 // Start() (attaches, starts the reader) → Flush()* → Stop(). The destructor
 // stops. Create() and Start() can fail; Flush() and Stop() cannot.
 //
-// Thread-safety: Start/Flush/Stop from one control thread; counters() from
+// Thread-safety: Start/Flush/Stop from one control thread; stats() from
 // any thread.
 #ifndef SLUICE_USER_PROBES_BPF_BPF_DATA_SOURCE_H_
 #define SLUICE_USER_PROBES_BPF_BPF_DATA_SOURCE_H_
@@ -82,7 +82,7 @@ struct BpfDataSourceOptions {
   std::function<void(const std::string&)> warn;  // default: stderr
 };
 
-struct BpfCpuCounters {
+struct BpfCpuStats {
   uint64_t produced = 0;
   uint64_t delivered = 0;
   uint64_t dropped = 0;
@@ -94,9 +94,9 @@ struct BpfCpuCounters {
   uint64_t decode_errors = 0;
 };
 
-struct BpfSourceCounters {
-  std::vector<BpfCpuCounters> per_cpu;  // index = CPU
-  BpfCpuCounters total;
+struct BpfSourceStats {
+  std::vector<BpfCpuStats> per_cpu;  // index = CPU
+  BpfCpuStats total;
   uint64_t drain_cycles = 0;
   uint64_t stats_packets = 0;
   // Reader thread CPU time (user + system), ns: for the benchmarks.
@@ -128,7 +128,7 @@ class BpfDataSource {
   // packet, flushes, frees the programs and rings. Idempotent.
   void Stop();
 
-  BpfSourceCounters counters() const;  // thread-safe
+  BpfSourceStats stats() const;  // thread-safe
   const BpfAttachInfo& attach_info() const { return loader_info_; }
   // Summed BPF program run time (needs options.enable_run_time_stats).
   Status ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) const;
@@ -154,12 +154,12 @@ class BpfDataSource {
   void WriteStatsPacket(bool final_phase);
   void FlushWriters();
   void Signal();
-  BpfSourceCounters ReadCountersLocked() const;
+  BpfSourceStats ReadCountersLocked() const;
   static int OnRecord(void* ctx, void* data, size_t size);
 
   BpfDataSourceOptions options_;
   BpfSettings settings_;
-  std::unique_ptr<BpfLoader> loader_;  // guarded by mu_ for counters()
+  std::unique_ptr<BpfLoader> loader_;  // guarded by mu_ for stats()
   BpfAttachInfo loader_info_;
   uint32_t num_cpus_ = 0;
 
@@ -174,13 +174,13 @@ class BpfDataSource {
   // Reader-thread state.
   uint64_t consumed_in_cycle_ = 0;
   // Shared ring: records of a CPU without a writer (hotplugged) or with a
-  // bad cpu field. Reader thread writes; counters() reads.
+  // bad cpu field. Reader thread writes; stats() reads.
   std::atomic<uint64_t> unrouted_{0};
   std::vector<uint64_t> last_dropped_;
   uint64_t last_misses_ = 0;
   uint64_t stats_packets_ = 0;
 
-  // Published by the reader after each drain for counters().
+  // Published by the reader after each drain for stats().
   struct Published {
     std::atomic<uint64_t> delivered{0};
     std::atomic<uint64_t> decode_errors{0};
@@ -198,7 +198,7 @@ class BpfDataSource {
   bool stop_requested_ = false;   // guarded by mu_
   bool started_ = false;
   bool stopped_ = false;
-  BpfSourceCounters final_counters_;  // guarded by mu_, valid once stopped_
+  BpfSourceStats final_counters_;  // guarded by mu_, valid once stopped_
   std::thread reader_;
 };
 

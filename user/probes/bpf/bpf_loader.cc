@@ -28,7 +28,7 @@ extern "C" {
 namespace sluice {
 namespace {
 
-static_assert(sizeof(BpfKernelCounters) <= sizeof(sluice_cpu_counters));
+static_assert(sizeof(BpfKernelStats) <= sizeof(sluice_cpu_counters));
 static_assert(BpfSettings::kMaxMarkerPayloadBytes == SLUICE_MAX_MARKER_PAYLOAD);
 static_assert(BpfSettings::kMaxCommPrefixes == SLUICE_MAX_COMM_PREFIXES);
 
@@ -462,16 +462,16 @@ BpfLoader::~BpfLoader() {
   if (stats_fd_ >= 0) close(stats_fd_);
 }
 
-Status BpfLoader::ReadCounters(std::vector<BpfKernelCounters>* out) const {
+Status BpfLoader::ReadCounters(std::vector<BpfKernelStats>* out) const {
   std::vector<sluice_cpu_counters> values(num_cpus_);
   uint32_t key = 0;
   if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sluice_counters), &key, values.data()) != 0) {
     return Status::Error("linux.bpf: cannot read the counters map: " + ErrnoMessage(errno));
   }
-  out->assign(num_cpus_, BpfKernelCounters{});
+  out->assign(num_cpus_, BpfKernelStats{});
   for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
     const sluice_cpu_counters& v = values[cpu];
-    BpfKernelCounters& c = (*out)[cpu];
+    BpfKernelStats& c = (*out)[cpu];
     c.produced = v.produced;
     c.dropped = v.dropped;
     c.filtered_task = v.filtered_task;

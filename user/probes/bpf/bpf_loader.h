@@ -84,7 +84,7 @@ struct BpfAttachInfo {
 };
 
 // Mirror of struct sluice_cpu_counters (bpf/sluice_record.h).
-struct BpfKernelCounters {
+struct BpfKernelStats {
   uint64_t produced = 0;
   uint64_t dropped = 0;
   uint64_t filtered_task = 0;
@@ -116,7 +116,7 @@ class BpfLoader {
   const BpfAttachInfo& info() const { return info_; }
 
   // Per-CPU counters of the programs (index = CPU). Thread-safe.
-  Status ReadCounters(std::vector<BpfKernelCounters>* out) const;
+  Status ReadCounters(std::vector<BpfKernelStats>* out) const;
   // Summed run time and run count of the attached programs (needs
   // enable_run_time_stats). Thread-safe.
   Status ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) const;

@@ -341,7 +341,7 @@ void FtraceDataSource::SetReadingPausedForTesting(bool paused) {
 }
 
 void FtraceDataSource::PublishCounters() {
-  FtraceSourceCounters c;
+  FtraceSourceStats c;
   for (auto& s : cpus_) {
     if (!s) continue;
     const FtraceParseStats& p = s->encoder->stats();
@@ -379,9 +379,9 @@ void FtraceDataSource::PublishCounters() {
   counters_.read_errors.store(c.read_errors, kRelaxed);
 }
 
-FtraceSourceCounters FtraceDataSource::counters() const {
+FtraceSourceStats FtraceDataSource::stats() const {
   constexpr auto kRelaxed = std::memory_order_relaxed;
-  FtraceSourceCounters c;
+  FtraceSourceStats c;
   c.events = counters_.events.load(kRelaxed);
   c.pages = counters_.pages.load(kRelaxed);
   c.bytes = counters_.bytes.load(kRelaxed);

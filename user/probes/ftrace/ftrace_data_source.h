@@ -33,7 +33,7 @@
 //     backlog stays in (or overruns) the kernel buffer, where it is counted.
 //
 // Thread-safety: Start(), Flush() and Stop() are called from one thread (the
-// producer's); counters() from any.
+// producer's); stats() from any.
 #ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_DATA_SOURCE_H_
 #define SLUICE_USER_PROBES_FTRACE_FTRACE_DATA_SOURCE_H_
 
@@ -74,7 +74,7 @@ struct FtraceDataSourceOptions {
 
 // Totals so far, for `sluice record`'s status line. Updated by the drain
 // thread after each drain (relaxed; a snapshot, not a consistent cut).
-struct FtraceSourceCounters {
+struct FtraceSourceStats {
   uint64_t events = 0;             // Events written into the trace.
   uint64_t pages = 0;              // Pages read from the kernel.
   uint64_t bytes = 0;              // Bytes read from the kernel.
@@ -111,7 +111,7 @@ class FtraceDataSource {
   // Disables our events, final drain, FtraceStats(END), restores tracefs.
   void Stop();
 
-  FtraceSourceCounters counters() const;
+  FtraceSourceStats stats() const;
   // Tests: pause/resume reading from the kernel (the kernel buffer then
   // absorbs, or overruns).
   void SetReadingPausedForTesting(bool paused);

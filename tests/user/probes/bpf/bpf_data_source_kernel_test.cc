@@ -254,9 +254,9 @@ BpfDataSourceOptions TestOptions() {
   return o;
 }
 
-void ExpectIdentity(const BpfSourceCounters& c) {
+void ExpectIdentity(const BpfSourceStats& c) {
   for (size_t cpu = 0; cpu < c.per_cpu.size(); cpu++) {
-    const BpfCpuCounters& k = c.per_cpu[cpu];
+    const BpfCpuStats& k = c.per_cpu[cpu];
     EXPECT_EQ(k.produced, k.delivered + k.dropped) << "cpu " << cpu;
   }
 }
@@ -359,7 +359,7 @@ void RunPingPongAndMarkers(const BpfDataSourceOptions& options) {
 
   // Accounting: nothing dropped with 8 MiB rings for one process's events,
   // identity holds, and the final stats packet says the same.
-  BpfSourceCounters c = (*source)->counters();
+  BpfSourceStats c = (*source)->stats();
   ExpectIdentity(c);
   EXPECT_EQ(c.total.dropped, 0u);
   EXPECT_EQ(c.total.decode_errors, 0u);
@@ -591,7 +591,7 @@ TEST(BpfDataSourceKernelTest, SkippedProgramRunsAreCountedAsLoss) {
   cap.Parse();
   int found = 0;
   for (const Event& e : cap.events) found += e.ev.print().buf().find(token) != std::string::npos;
-  BpfSourceCounters c = (*source)->counters();
+  BpfSourceStats c = (*source)->stats();
   const int missing = kThreads * kPerThread - found;
   printf("marker=%s: %d of %d markers missing, program_misses=%llu\n",
          (*source)->attach_info().marker_attach.c_str(), missing, kThreads * kPerThread,
@@ -620,7 +620,7 @@ TEST(BpfDataSourceKernelTest, StalledReaderAccountsEveryRecord) {
   PingPongThread pp_threads[2];
   PingPong(500, token, pp_threads);
   WriteMarkers(2, 500, token);
-  BpfSourceCounters mid = (*source)->counters();
+  BpfSourceStats mid = (*source)->stats();
   EXPECT_GT(mid.total.dropped, 0u);
   (*source)->ResumeReadingForTesting();
   PingPong(200, token, pp_threads);  // more, read normally
@@ -628,7 +628,7 @@ TEST(BpfDataSourceKernelTest, StalledReaderAccountsEveryRecord) {
   (*source)->Stop();
   cap.Parse();
 
-  BpfSourceCounters c = (*source)->counters();
+  BpfSourceStats c = (*source)->stats();
   ExpectIdentity(c);
   EXPECT_GT(c.total.dropped, 0u);
   EXPECT_GT(c.total.delivered, 0u);
@@ -736,7 +736,7 @@ TEST(BpfDataSourceKernelTest, PidFilterKeepsOtherTasksOutOfTheRing) {
     }
   }
   EXPECT_EQ(markers, 300);
-  BpfSourceCounters c = (*source)->counters();
+  BpfSourceStats c = (*source)->stats();
   // What crossed the ring is exactly what was written: nothing filtered out
   // in user space.
   EXPECT_EQ(c.total.delivered, cap.events.size());
@@ -801,7 +801,7 @@ TEST(BpfDataSourceKernelTest, RateCeilingFiltersInKernel) {
   ASSERT_TRUE((*source)->Start().ok());
   WriteMarkers(1, 2000, RunToken());
   (*source)->Stop();
-  BpfSourceCounters c = (*source)->counters();
+  BpfSourceStats c = (*source)->stats();
   EXPECT_GT(c.total.filtered_rate, 1500u);
   EXPECT_LT(c.total.delivered, 200u);
   EXPECT_EQ(c.total.produced, c.total.delivered + c.total.dropped);

@@ -291,7 +291,7 @@ TEST_F(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
   const auto t1 = std::chrono::steady_clock::now();
   (*ds)->Stop();
   const auto t2 = std::chrono::steady_clock::now();
-  const FtraceSourceCounters counters = (*ds)->counters();
+  const FtraceSourceStats counters = (*ds)->stats();
   Analysis a = Analyze(collector.Parse(), run);
 
   const double write_s = std::chrono::duration<double>(t1 - t0).count();
@@ -349,7 +349,7 @@ TEST_F(FtraceDataSourceKernelTest, DrainThroughputFromFullBuffer) {
   (*ds)->Stop();
   const double stop_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const FtraceSourceCounters counters = (*ds)->counters();
+  const FtraceSourceStats counters = (*ds)->stats();
   Analysis a = Analyze(collector.Parse(), run);
   std::printf("[   INFO   ] drained %" PRIu64 " events, %" PRIu64 " pages (%.1f MiB) in %.3f s: "
               "%.0f events/s, %.0f MiB/s\n",
@@ -407,7 +407,7 @@ TEST_F(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
   WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
   (*ds)->SetReadingPausedForTesting(false);
   (*ds)->Stop();
-  const FtraceSourceCounters counters = (*ds)->counters();
+  const FtraceSourceStats counters = (*ds)->stats();
   Analysis a = Analyze(collector.Parse(), run);
   ASSERT_TRUE(a.have_start && a.have_end);
 

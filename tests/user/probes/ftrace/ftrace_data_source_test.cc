@@ -112,7 +112,7 @@ TEST_F(FtraceDataSourceTest, RecordsCapturedPagesAndFollowsHotplug) {
   EXPECT_EQ(fake_.Read("trace_clock"), "boot");
 
   (*ds)->Flush();
-  FtraceSourceCounters c = (*ds)->counters();
+  FtraceSourceStats c = (*ds)->stats();
   EXPECT_EQ(c.events, expected_events_);
   EXPECT_EQ(c.parse_errors, 0u);
   EXPECT_EQ(c.pages, expected_pages_);
@@ -129,7 +129,7 @@ TEST_F(FtraceDataSourceTest, RecordsCapturedPagesAndFollowsHotplug) {
   EXPECT_EQ(collector_.count(), 4u);
 
   (*ds)->Stop();
-  EXPECT_EQ((*ds)->counters().events, expected_events_);
+  EXPECT_EQ((*ds)->stats().events, expected_events_);
   EXPECT_TRUE((*ds)->ReadingCpusForTesting().empty());
 
   // Packets: bundles per CPU, and the two FtraceStats.
@@ -174,7 +174,7 @@ TEST_F(FtraceDataSourceTest, CompactSchedReachesTheEncoder) {
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   ASSERT_TRUE((*ds)->Start().ok());
   (*ds)->Stop();
-  EXPECT_EQ((*ds)->counters().events, expected_events_);
+  EXPECT_EQ((*ds)->stats().events, expected_events_);
   uint64_t compact_switches = 0;
   for (const auto& p : collector_.Packets()) {
     if (p.has_ftrace_events() && p.ftrace_events().has_compact_sched()) {
