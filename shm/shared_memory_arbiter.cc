@@ -36,7 +36,7 @@ std::unique_ptr<TraceWriter> SharedMemoryArbiter::CreateTraceWriter(
     uint32_t target_buffer, BufferExhaustedPolicy policy) {
   uint16_t id = AcquireWriterId(target_buffer);
   if (id == 0) {
-    writer_ids_exhausted_.fetch_add(1, std::memory_order_relaxed);
+    stats_.Add(&ArbiterStats::writer_ids_exhausted);
     return std::make_unique<SmbTraceWriter>(nullptr, 0, target_buffer, policy);
   }
   return std::make_unique<SmbTraceWriter>(this, id, target_buffer, policy);
@@ -86,7 +86,7 @@ SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk(uint32_t preferred_p
       return chunk;
     }
   }
-  chunk_acquire_failures_.fetch_add(1, std::memory_order_relaxed);
+  stats_.Add(&ArbiterStats::chunk_acquire_failures);
   return Chunk{};
 }
 
@@ -145,15 +145,19 @@ void SharedMemoryArbiter::FlushPendingCommitData(uint64_t flush_request_id) {
   draining_.store(false, std::memory_order_release);
 }
 
+void SharedMemoryArbiter::SendRequestHeld() {
+  stats_.Add(&ArbiterStats::chunks_committed, request_.chunks_to_move.size());
+  stats_.Add(&ArbiterStats::patches_committed, request_.chunks_to_patch.size());
+  stats_.Add(&ArbiterStats::commit_calls);
+  sink_->CommitData(request_);
+  request_.clear();
+}
+
 void SharedMemoryArbiter::DrainHeld(uint64_t flush_request_id) {
   request_.clear();
   auto send = [this] {
     if (request_.empty()) return;
-    chunks_committed_.fetch_add(request_.chunks_to_move.size(), std::memory_order_relaxed);
-    patches_committed_.fetch_add(request_.chunks_to_patch.size(), std::memory_order_relaxed);
-    commit_calls_.fetch_add(1, std::memory_order_relaxed);
-    sink_->CommitData(request_);
-    request_.clear();
+    SendRequestHeld();
   };
   Entry e;
   while (queue_.TryPop(&e)) {
@@ -178,11 +182,7 @@ void SharedMemoryArbiter::DrainHeld(uint64_t flush_request_id) {
   }
   if (flush_request_id != 0) {
     request_.flush_request_id = flush_request_id;
-    chunks_committed_.fetch_add(request_.chunks_to_move.size(), std::memory_order_relaxed);
-    patches_committed_.fetch_add(request_.chunks_to_patch.size(), std::memory_order_relaxed);
-    commit_calls_.fetch_add(1, std::memory_order_relaxed);
-    sink_->CommitData(request_);
-    request_.clear();
+    SendRequestHeld();
   } else {
     send();
   }
@@ -223,14 +223,6 @@ void SharedMemoryArbiter::FreeWriterIdBit(uint16_t writer_id) {
   writer_ids_[writer_id / 64].fetch_and(~(1ull << (writer_id % 64)), std::memory_order_release);
 }
 
-ArbiterStats SharedMemoryArbiter::stats() const {
-  ArbiterStats s;
-  s.chunks_committed = chunks_committed_.load(std::memory_order_relaxed);
-  s.patches_committed = patches_committed_.load(std::memory_order_relaxed);
-  s.chunk_acquire_failures = chunk_acquire_failures_.load(std::memory_order_relaxed);
-  s.writer_ids_exhausted = writer_ids_exhausted_.load(std::memory_order_relaxed);
-  s.commit_calls = commit_calls_.load(std::memory_order_relaxed);
-  return s;
-}
+ArbiterStats SharedMemoryArbiter::stats() const { return stats_.Load(); }
 
 }  // namespace sluice

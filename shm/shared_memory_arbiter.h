@@ -42,6 +42,7 @@
 #include "shm/commit_data.h"
 #include "shm/shm_abi.h"
 #include "shm/trace_writer.h"
+#include "shm/base/atomic_stats.h"
 
 namespace sluice {
 
@@ -160,6 +161,8 @@ class SharedMemoryArbiter {
   void Push(const Entry& entry);
   // Requires draining_ held. Empties the queue into sink calls.
   void DrainHeld(uint64_t flush_request_id);
+  // Counts and sends request_ to the sink, then clears it. Drain held.
+  void SendRequestHeld();
   void FreeWriterIdBit(uint16_t writer_id);
 
   SharedMemoryAbi abi_;
@@ -184,12 +187,9 @@ class SharedMemoryArbiter {
   std::atomic<uint64_t> writer_ids_[kIdWords] = {};
   uint32_t next_chunk_id_[kMaxWriterId + 1] = {};
 
-  // Stats: relaxed counters, read only as a snapshot for reports.
-  std::atomic<uint64_t> chunks_committed_{0};
-  std::atomic<uint64_t> patches_committed_{0};
-  std::atomic<uint64_t> chunk_acquire_failures_{0};
-  std::atomic<uint64_t> writer_ids_exhausted_{0};
-  std::atomic<uint64_t> commit_calls_{0};
+  // Counted by the writers and the drainer, read as a snapshot for reports
+  // (relaxed: see shm/base/atomic_stats.h).
+  AtomicStats<ArbiterStats> stats_;
 };
 
 }  // namespace sluice

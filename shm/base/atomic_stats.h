@@ -25,12 +25,28 @@
 
 namespace sluice {
 
+// True for a struct of uint64_t fields only (no padding, no other types).
+template <typename T>
+inline constexpr bool kIsStatsStruct = std::is_trivially_copyable_v<T> &&
+                                       std::is_standard_layout_v<T> &&
+                                       sizeof(T) % sizeof(uint64_t) == 0 &&
+                                       std::has_unique_object_representations_v<T>;
+
+// total.field += add.field for every field of a stats struct.
+template <typename T>
+void AccumulateStats(T* total, const T& add) {
+  static_assert(kIsStatsStruct<T>, "AccumulateStats needs a struct of uint64_t fields");
+  constexpr size_t kFields = sizeof(T) / sizeof(uint64_t);
+  uint64_t a[kFields], b[kFields];
+  std::memcpy(a, total, sizeof(T));
+  std::memcpy(b, &add, sizeof(T));
+  for (size_t i = 0; i < kFields; i++) a[i] += b[i];
+  std::memcpy(total, a, sizeof(T));
+}
+
 template <typename T>
 class AtomicStats {
-  // T must be only uint64_t fields: no padding, no other types.
-  static_assert(std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>);
-  static_assert(sizeof(T) % sizeof(uint64_t) == 0 && std::has_unique_object_representations_v<T>,
-                "AtomicStats<T> needs a struct of uint64_t fields");
+  static_assert(kIsStatsStruct<T>, "AtomicStats<T> needs a struct of uint64_t fields");
   static_assert(std::atomic<uint64_t>::is_always_lock_free);
   static constexpr size_t kFields = sizeof(T) / sizeof(uint64_t);
 

@@ -144,15 +144,7 @@ size_t FtraceCpuReader::ReadyPages() const {
                              tail_.load(std::memory_order_acquire));
 }
 
-FtraceCpuReaderStats FtraceCpuReader::stats() const {
-  FtraceCpuReaderStats s;
-  s.pages = stat_pages_.load(std::memory_order_relaxed);
-  s.partial_pages = stat_partial_pages_.load(std::memory_order_relaxed);
-  s.bytes = stat_bytes_.load(std::memory_order_relaxed);
-  s.read_errors = stat_read_errors_.load(std::memory_order_relaxed);
-  s.pool_full = stat_pool_full_.load(std::memory_order_relaxed);
-  return s;
-}
+FtraceCpuReaderStats FtraceCpuReader::stats() const { return stats_.Load(); }
 
 void FtraceCpuReader::WorkerLoop() {
   bool last_read_got_pages = true;
@@ -179,7 +171,7 @@ void FtraceCpuReader::WorkerLoop() {
       wakeups_without_pages_++;
     }
     if (result == ReadResult::kPoolFull) {
-      stat_pool_full_.fetch_add(1, std::memory_order_relaxed);
+      stats_.Add(&FtraceCpuReaderStats::pool_full);
       signal_->Notify();
       waiting_for_space_.store(true, std::memory_order_seq_cst);
       // Re-check after publishing the flag (see Release()).
@@ -251,14 +243,14 @@ FtraceCpuReader::ReadResult FtraceCpuReader::ReadAvailable(bool include_partial)
           done += static_cast<size_t>(r);
         }
         if (done != static_cast<size_t>(n)) {
-          stat_read_errors_.fetch_add(1, std::memory_order_relaxed);
+          stats_.Add(&FtraceCpuReaderStats::read_errors);
           return ReadResult::kError;
         }
         // Sub-buffers arrive whole; only a plain file (tests) can end mid-page.
         const size_t tail_bytes = done % page_size_;
         if (tail_bytes != 0) std::memset(slot + done, 0, page_size_ - tail_bytes);
         got_pages = (done + page_size_ - 1) / page_size_;
-        stat_bytes_.fetch_add(done, std::memory_order_relaxed);
+        stats_.Add(&FtraceCpuReaderStats::bytes, done);
       } else if (n == 0) {
         saw_eof_ = true;  // Plain file.
         if (!include_partial) return ReadResult::kDrained;
@@ -270,7 +262,7 @@ FtraceCpuReader::ReadResult FtraceCpuReader::ReadAvailable(bool include_partial)
         splice_pages_ = 0;  // No splice for this file: read(2) from now on.
         continue;
       } else {
-        stat_read_errors_.fetch_add(1, std::memory_order_relaxed);
+        stats_.Add(&FtraceCpuReaderStats::read_errors);
         return ReadResult::kError;
       }
       partial = got_pages == 0;
@@ -280,11 +272,11 @@ FtraceCpuReader::ReadResult FtraceCpuReader::ReadAvailable(bool include_partial)
       if (partial && ++partial_reads > kMaxPartialReads) return ReadResult::kDrained;
       if (!ReadOnePage(slot)) return ReadResult::kDrained;
       got_pages = 1;
-      if (partial) stat_partial_pages_.fetch_add(1, std::memory_order_relaxed);
+      if (partial) stats_.Add(&FtraceCpuReaderStats::partial_pages);
     }
     // Release pairs with NextReady()'s acquire: publishes the page bytes.
     head_.store(head + got_pages, std::memory_order_release);
-    stat_pages_.fetch_add(got_pages, std::memory_order_relaxed);
+    stats_.Add(&FtraceCpuReaderStats::pages, got_pages);
     if (head + got_pages - tail >= pool_pages_ / 2) signal_->Notify();
   }
 }
@@ -298,7 +290,7 @@ bool FtraceCpuReader::ReadOnePage(uint8_t* slot) {
     r = read(trace_fd_, slot, page_size_);
   } while (r < 0 && errno == EINTR);
   if (r < 0) {
-    if (errno != EAGAIN) stat_read_errors_.fetch_add(1, std::memory_order_relaxed);
+    if (errno != EAGAIN) stats_.Add(&FtraceCpuReaderStats::read_errors);
     return false;
   }
   if (r == 0) {
@@ -306,7 +298,7 @@ bool FtraceCpuReader::ReadOnePage(uint8_t* slot) {
     return false;
   }
   if (static_cast<size_t>(r) < page_size_) std::memset(slot + r, 0, page_size_ - static_cast<size_t>(r));
-  stat_bytes_.fetch_add(static_cast<uint64_t>(r), std::memory_order_relaxed);
+  stats_.Add(&FtraceCpuReaderStats::bytes, static_cast<uint64_t>(r));
   return true;
 }
 

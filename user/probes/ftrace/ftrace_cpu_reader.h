@@ -62,6 +62,7 @@
 #include <thread>
 
 #include "shm/base/status.h"
+#include "shm/base/atomic_stats.h"
 
 namespace sluice {
 
@@ -195,12 +196,8 @@ class FtraceCpuReader {
   std::atomic<bool> paused_{false};
   std::atomic<bool> stop_{false};
 
-  // Stats: written by the worker, read anywhere (relaxed; for display).
-  std::atomic<uint64_t> stat_pages_{0};
-  std::atomic<uint64_t> stat_partial_pages_{0};
-  std::atomic<uint64_t> stat_bytes_{0};
-  std::atomic<uint64_t> stat_read_errors_{0};
-  std::atomic<uint64_t> stat_pool_full_{0};
+  // Counted by the worker, read anywhere (relaxed; for display).
+  AtomicStats<FtraceCpuReaderStats> stats_;
 };
 
 }  // namespace sluice

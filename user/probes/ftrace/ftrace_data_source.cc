@@ -168,13 +168,7 @@ void FtraceDataSource::StopReader(CpuState* state) {
 }
 
 void FtraceDataSource::RetireReader(CpuState* state) {
-  const FtraceCpuReaderStats s = state->reader->stats();
-  FtraceCpuReaderStats& r = state->retired_reader_stats;
-  r.pages += s.pages;
-  r.partial_pages += s.partial_pages;
-  r.bytes += s.bytes;
-  r.read_errors += s.read_errors;
-  r.pool_full += s.pool_full;
+  AccumulateStats(&state->retired_reader_stats, state->reader->stats());
   std::lock_guard<std::mutex> lock(readers_mutex_);
   state->reader.reset();
 }
@@ -353,48 +347,16 @@ void FtraceDataSource::PublishCounters() {
     c.parse_errors += p.parse_errors;
     c.unknown_event_ids += p.unknown_event_ids;
     FtraceCpuReaderStats r = s->retired_reader_stats;
-    if (s->reader) {
-      const FtraceCpuReaderStats live = s->reader->stats();
-      r.pages += live.pages;
-      r.bytes += live.bytes;
-      r.read_errors += live.read_errors;
-      r.pool_full += live.pool_full;
-    }
+    if (s->reader) AccumulateStats(&r, s->reader->stats());
     c.pages += r.pages;
     c.bytes += r.bytes;
     c.read_errors += r.read_errors;
     c.pool_full += r.pool_full;
   }
-  constexpr auto kRelaxed = std::memory_order_relaxed;
-  counters_.events.store(c.events, kRelaxed);
-  counters_.pages.store(c.pages, kRelaxed);
-  counters_.bytes.store(c.bytes, kRelaxed);
-  counters_.bundles.store(c.bundles, kRelaxed);
-  counters_.lost_event_pages.store(c.lost_event_pages, kRelaxed);
-  counters_.lost_events_known.store(c.lost_events_known, kRelaxed);
-  counters_.lost_event_pages_uncounted.store(c.lost_event_pages_uncounted, kRelaxed);
-  counters_.parse_errors.store(c.parse_errors, kRelaxed);
-  counters_.unknown_event_ids.store(c.unknown_event_ids, kRelaxed);
-  counters_.pool_full.store(c.pool_full, kRelaxed);
-  counters_.read_errors.store(c.read_errors, kRelaxed);
+  stats_.Store(c);
 }
 
-FtraceSourceStats FtraceDataSource::stats() const {
-  constexpr auto kRelaxed = std::memory_order_relaxed;
-  FtraceSourceStats c;
-  c.events = counters_.events.load(kRelaxed);
-  c.pages = counters_.pages.load(kRelaxed);
-  c.bytes = counters_.bytes.load(kRelaxed);
-  c.bundles = counters_.bundles.load(kRelaxed);
-  c.lost_event_pages = counters_.lost_event_pages.load(kRelaxed);
-  c.lost_events_known = counters_.lost_events_known.load(kRelaxed);
-  c.lost_event_pages_uncounted = counters_.lost_event_pages_uncounted.load(kRelaxed);
-  c.parse_errors = counters_.parse_errors.load(kRelaxed);
-  c.unknown_event_ids = counters_.unknown_event_ids.load(kRelaxed);
-  c.pool_full = counters_.pool_full.load(kRelaxed);
-  c.read_errors = counters_.read_errors.load(kRelaxed);
-  return c;
-}
+FtraceSourceStats FtraceDataSource::stats() const { return stats_.Load(); }
 
 std::vector<uint32_t> FtraceDataSource::ReadingCpusForTesting() const {
   std::lock_guard<std::mutex> lock(readers_mutex_);

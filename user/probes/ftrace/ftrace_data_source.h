@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "perfetto/config/ftrace/ftrace_config.pb.h"
+#include "shm/base/atomic_stats.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
 #include "user/probes/ftrace/ftrace_controller.h"
@@ -190,11 +191,8 @@ class FtraceDataSource {
   mutable std::mutex warnings_mutex_;
   std::vector<std::string> warnings_;
 
-  // Published by the drain thread (relaxed).
-  struct AtomicCounters {
-    std::atomic<uint64_t> events{0}, pages{0}, bytes{0}, bundles{0}, lost_event_pages{0},
-        lost_events_known{0}, lost_event_pages_uncounted{0}, parse_errors{0}, unknown_event_ids{0}, pool_full{0}, read_errors{0};
-  } counters_;
+  // Published by the drain thread after each drain; read by stats().
+  AtomicStats<FtraceSourceStats> stats_;
 };
 
 }  // namespace sluice
