@@ -1,7 +1,7 @@
 # sluice: the one build entry.
 #
 #   make                 binaries, library, tests (build/)
-#   make run             record a short trace with the default config, print its summary
+#   make run             build only the sluice CLI, record a short trace, print its summary
 #   make test            build and run the unit + kernel integration tests
 #   make SANITIZE=address test   ASan+UBSan build in build/asan/
 #   make SANITIZE=thread test    TSan build in build/tsan/
@@ -12,10 +12,14 @@
 #
 # Outputs live under $(BUILD_DIR) only. Header dependencies are tracked with
 # -MD -MP, so touching a header (or a .proto) rebuilds what includes it.
+# Jobs run on every core unless the command line says otherwise (make -j1).
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
 SHELL := /bin/bash
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+  MAKEFLAGS += -j$(shell nproc)
+endif
 
 SANITIZE ?=
 ifeq ($(SANITIZE),address)
@@ -58,10 +62,6 @@ OBJ_DIR := $(BUILD_DIR)/obj
 # warnings are not ours), and -MMD leaves system headers out of the .d files,
 # so an edited .proto would not rebuild the objects that include its header.
 CPPFLAGS += -I. -isystem $(GEN_DIR) -MD -MP
-# Object trees built with -MMD lack those dependencies: rebuild them once.
-ifeq ($(wildcard $(OBJ_DIR)/.deps-with-system-headers),)
-  $(shell rm -rf $(OBJ_DIR) && mkdir -p $(OBJ_DIR) && touch $(OBJ_DIR)/.deps-with-system-headers)
-endif
 CXXFLAGS += -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread $(SAN_FLAGS)
 # Generated protobuf code is not ours to fix: no -Werror there.
 GEN_CXXFLAGS := -std=c++20 $(OPT) -w -pthread $(SAN_FLAGS)
@@ -112,7 +112,8 @@ LIB := $(BUILD_DIR)/libsluice.a
 BIN_NAME = $(subst _,-,$(patsubst %_main,%,$(basename $(notdir $(1)))))
 BINS := $(foreach m,$(MAIN_SRCS),$(BUILD_DIR)/$(call BIN_NAME,$(m)))
 
-TEST_SRCS := $(shell find tests -name '*_test.cc' 2>/dev/null | sort)
+# Tests, and the helpers they share that have a .cc (tests/**/*_test_util.cc).
+TEST_SRCS := $(shell find tests -name '*_test.cc' -o -name '*_test_util.cc' 2>/dev/null | sort)
 TEST_OBJS := $(TEST_SRCS:%.cc=$(OBJ_DIR)/%.o)
 TEST_BIN := $(BUILD_DIR)/sluice_tests
 FUZZ_SRCS := $(wildcard tests/fuzz/*_fuzzer.cc)
@@ -154,11 +155,10 @@ test: all
 	$(Q)$(TEST_BIN) $(GTEST_ARGS)
 
 # ---- run -------------------------------------------------------------------
+# Builds only the sluice CLI (the test suite is built by `make test`).
 RUN_OUT ?= /tmp/sluice-run.pftrace
-run: all
-	$(Q)if [ -x $(BUILD_DIR)/sluice ] && $(BUILD_DIR)/sluice record --help >/dev/null 2>&1; then \
-	  $(BUILD_DIR)/sluice record -o $(RUN_OUT) -t 5s && $(BUILD_DIR)/sluice stats $(RUN_OUT); \
-	else echo "sluice record is not built yet: the recorder (issue 6) has not landed."; fi
+run: $(BUILD_DIR)/sluice
+	$(Q)$(BUILD_DIR)/sluice record -o $(RUN_OUT) -t 5s && $(BUILD_DIR)/sluice stats $(RUN_OUT)
 
 # ---- fuzz ------------------------------------------------------------------
 # The fuzzers and the library they test are built by clang with coverage

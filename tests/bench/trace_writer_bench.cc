@@ -1,4 +1,4 @@
-// Cost per packet of SmbTraceWriter (issue 2, item 15).
+// Cost per packet of SmbTraceWriter.
 //
 //   make bench && build/bench/trace_writer_bench
 //
