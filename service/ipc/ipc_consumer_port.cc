@@ -27,111 +27,116 @@ void IpcConsumerPort::OnFrame(std::string_view frame) {
     channel_->Close("consumer sent a frame that is not a ConsumerToService message");
     return;
   }
+  // A flush is answered when it completes, not now.
+  if (msg.msg_case() == protos::ConsumerToService::kFlush) return StartFlush(msg);
   protos::ServiceToConsumer reply;
   reply.set_request_id(msg.request_id());
-  auto fail = [&](const Status& st) {
-    reply.set_error(st.message().empty() ? "failed" : st.message());
-    channel_->Send(reply);
-  };
+  Status st = HandleRequest(msg, &reply);
+  if (!st.ok()) reply.set_error(st.message().empty() ? "failed" : st.message());
+  channel_->Send(reply);
+}
+
+Status IpcConsumerPort::HandleRequest(const protos::ConsumerToService& msg,
+                                      protos::ServiceToConsumer* reply) {
   switch (msg.msg_case()) {
     case protos::ConsumerToService::kEnableTracing: {
       const auto& config = msg.enable_tracing().trace_config();
       ScopedFd fd;
       if (config.write_into_file() && config.output_path().empty()) fd = channel_->TakeReceivedFd();
-      Status st = service_->EnableTracing(id_, config, std::move(fd));
-      if (!st.ok()) return fail(st);
-      reply.mutable_enable_tracing();
-      break;
+      SLUICE_RETURN_IF_ERROR(service_->EnableTracing(id_, config, std::move(fd)));
+      reply->mutable_enable_tracing();
+      return Status::Ok();
     }
-    case protos::ConsumerToService::kStartTracing: {
-      Status st = service_->StartTracing(id_);
-      if (!st.ok()) return fail(st);
-      reply.mutable_start_tracing();
-      break;
-    }
-    case protos::ConsumerToService::kFlush: {
-      std::weak_ptr<bool> alive = alive_;
-      IpcChannel* channel = channel_;
-      uint64_t request_id = msg.request_id();
-      service_->Flush(id_, msg.flush().timeout_ms(), [alive, channel, request_id](bool ok) {
-        if (!alive.lock()) return;
-        protos::ServiceToConsumer r;
-        r.set_request_id(request_id);
-        r.mutable_flush()->set_success(ok);
-        channel->Send(r);
-      });
-      return;
-    }
-    case protos::ConsumerToService::kDisableTracing: {
-      Status st = service_->DisableTracing(id_);
-      if (!st.ok()) return fail(st);
-      reply.mutable_disable_tracing();
-      break;
-    }
-    case protos::ConsumerToService::kReadBuffers: {
-      auto* rb = reply.mutable_read_buffers();
-      size_t frame_bytes = 0;
-      bool more = true;
-      while (more) {
-        std::vector<std::string> packets;
-        Status st = service_->ReadBuffers(id_, &packets, &more);
-        if (!st.ok()) return fail(st);
-        for (const std::string& p : packets) {
-          size_t off = 0;
-          do {  // Once for an empty packet.
-            size_t n = std::min(p.size() - off, kReadBuffersSliceBytes);
-            if (frame_bytes > 0 && frame_bytes + n > kReadBuffersSliceBytes) {
-              channel_->Send(reply);
-              rb->clear_slices();
-              frame_bytes = 0;
-            }
-            auto* slice = rb->add_slices();
-            slice->set_data(p.data() + off, n);
-            off += n;
-            slice->set_last_slice_for_packet(off == p.size());
-            frame_bytes += n + 16;  // Slice overhead, generously.
-          } while (off < p.size());
-        }
-      }
-      rb->set_last(true);
-      break;
-    }
+    case protos::ConsumerToService::kStartTracing:
+      SLUICE_RETURN_IF_ERROR(service_->StartTracing(id_));
+      reply->mutable_start_tracing();
+      return Status::Ok();
+    case protos::ConsumerToService::kDisableTracing:
+      SLUICE_RETURN_IF_ERROR(service_->DisableTracing(id_));
+      reply->mutable_disable_tracing();
+      return Status::Ok();
+    case protos::ConsumerToService::kReadBuffers:
+      return SendBuffers(reply);
     case protos::ConsumerToService::kGetTraceStats: {
-      auto stats = service_->GetTraceStats(id_);
-      if (!stats.ok()) return fail(stats.status());
-      *reply.mutable_get_trace_stats()->mutable_trace_stats() = stats.value();
-      break;
+      SLUICE_ASSIGN_OR_RETURN(auto stats, service_->GetTraceStats(id_));
+      *reply->mutable_get_trace_stats()->mutable_trace_stats() = stats;
+      return Status::Ok();
     }
-    case protos::ConsumerToService::kFreeBuffers: {
-      Status st = service_->FreeBuffers(id_);
-      if (!st.ok()) return fail(st);
-      reply.mutable_free_buffers();
-      break;
-    }
-    case protos::ConsumerToService::kQueryServiceState: {
-      ServiceState st = service_->QueryServiceState();
-      auto* r = reply.mutable_query_service_state();
-      for (const auto& p : st.producers) {
-        auto* rp = r->add_producers();
-        rp->set_id(p.id);
-        rp->set_name(p.name);
-        rp->set_pid(p.pid);
-        rp->set_uid(p.uid);
-      }
-      for (const auto& d : st.data_sources) {
-        auto* rd = r->add_data_sources();
-        rd->set_producer_id(d.producer_id);
-        rd->set_name(d.name);
-      }
-      r->set_num_sessions(st.num_sessions);
-      r->set_num_sessions_started(st.num_sessions_started);
-      r->set_service_version(st.service_version);
-      break;
-    }
+    case protos::ConsumerToService::kFreeBuffers:
+      SLUICE_RETURN_IF_ERROR(service_->FreeBuffers(id_));
+      reply->mutable_free_buffers();
+      return Status::Ok();
+    case protos::ConsumerToService::kQueryServiceState:
+      FillServiceState(service_->QueryServiceState(), reply->mutable_query_service_state());
+      return Status::Ok();
+    case protos::ConsumerToService::kFlush:  // Handled by StartFlush.
     case protos::ConsumerToService::MSG_NOT_SET:
-      return fail(Status::Error("empty or unknown request (is the consumer newer than sluiced?)"));
+      break;
   }
-  channel_->Send(reply);
+  return Status::Error("empty or unknown request (is the consumer newer than sluiced?)");
+}
+
+void IpcConsumerPort::StartFlush(const protos::ConsumerToService& msg) {
+  std::weak_ptr<bool> alive = alive_;
+  IpcChannel* channel = channel_;
+  uint64_t request_id = msg.request_id();
+  service_->Flush(id_, msg.flush().timeout_ms(), [alive, channel, request_id](bool ok) {
+    if (!alive.lock()) return;
+    protos::ServiceToConsumer r;
+    r.set_request_id(request_id);
+    r.mutable_flush()->set_success(ok);
+    channel->Send(r);
+  });
+}
+
+// Reads the session's buffers and sends them in frames of at most about
+// kReadBuffersSliceBytes; a packet larger than that travels as several
+// slices. The last frame (`reply`, sent by the caller) says last = true.
+Status IpcConsumerPort::SendBuffers(protos::ServiceToConsumer* reply) {
+  auto* rb = reply->mutable_read_buffers();
+  size_t frame_bytes = 0;
+  bool more = true;
+  while (more) {
+    std::vector<std::string> packets;
+    SLUICE_RETURN_IF_ERROR(service_->ReadBuffers(id_, &packets, &more));
+    for (const std::string& p : packets) {
+      size_t off = 0;
+      do {  // Once for an empty packet.
+        size_t n = std::min(p.size() - off, kReadBuffersSliceBytes);
+        if (frame_bytes > 0 && frame_bytes + n > kReadBuffersSliceBytes) {
+          channel_->Send(*reply);
+          rb->clear_slices();
+          frame_bytes = 0;
+        }
+        auto* slice = rb->add_slices();
+        slice->set_data(p.data() + off, n);
+        off += n;
+        slice->set_last_slice_for_packet(off == p.size());
+        frame_bytes += n + 16;  // Slice overhead, generously.
+      } while (off < p.size());
+    }
+  }
+  rb->set_last(true);
+  return Status::Ok();
+}
+
+void IpcConsumerPort::FillServiceState(const ServiceState& st,
+                                       protos::QueryServiceStateResponse* r) {
+  for (const auto& p : st.producers) {
+    auto* rp = r->add_producers();
+    rp->set_id(p.id);
+    rp->set_name(p.name);
+    rp->set_pid(p.pid);
+    rp->set_uid(p.uid);
+  }
+  for (const auto& d : st.data_sources) {
+    auto* rd = r->add_data_sources();
+    rd->set_producer_id(d.producer_id);
+    rd->set_name(d.name);
+  }
+  r->set_num_sessions(st.num_sessions);
+  r->set_num_sessions_started(st.num_sessions_started);
+  r->set_service_version(st.service_version);
 }
 
 void IpcConsumerPort::OnTracingDisabled(const std::string& error) {

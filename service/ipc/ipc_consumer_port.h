@@ -21,6 +21,7 @@
 
 #include "service/ipc/ipc_connection.h"
 #include "service/tracing_service.h"
+#include "sluice/ipc.pb.h"
 
 namespace sluice {
 
@@ -35,6 +36,13 @@ class IpcConsumerPort : public IpcFrameHandler, public Consumer {
   void OnTracingDisabled(const std::string& error) override;
 
  private:
+  // The reply to every request but Flush; an error Status becomes the
+  // reply's error.
+  Status HandleRequest(const protos::ConsumerToService& msg, protos::ServiceToConsumer* reply);
+  void StartFlush(const protos::ConsumerToService& msg);
+  Status SendBuffers(protos::ServiceToConsumer* reply);
+  static void FillServiceState(const ServiceState& state, protos::QueryServiceStateResponse* out);
+
   TracingService* const service_;
   IpcChannel* const channel_;
   ConsumerId id_ = 0;

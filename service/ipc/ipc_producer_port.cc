@@ -25,57 +25,67 @@ void IpcProducerPort::OnFrame(std::string_view frame) {
   if (closing_) return;
   protos::ProducerToService msg;
   if (!msg.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
-    closing_ = true;
-    service_->CountDroppedIpcConnection();
-    channel_->Close("producer sent a frame that is not a ProducerToService message");
-    return;
+    return Refuse("producer sent a frame that is not a ProducerToService message");
   }
   if (!connection_) {
     if (msg.msg_case() != protos::ProducerToService::kInitializeConnection) {
-      closing_ = true;
-      service_->CountDroppedIpcConnection();
-      channel_->Close("producer did not start with InitializeConnection");
-      return;
+      return Refuse("producer did not start with InitializeConnection");
     }
-    const auto& init = msg.initialize_connection();
-    ProducerOptions options;
-    options.name = init.producer_name();
-    options.shm_size_hint_bytes = init.shm_size_hint_bytes();
-    options.shm_page_size_hint_bytes = init.shm_page_size_hint_bytes();
-    int shm_fd = -1;
-    auto conn = service_->ConnectProducer(this, options, channel_->peer(), &shm_fd);
-    protos::ServiceToProducer reply;
-    auto* response = reply.mutable_initialize_connection_response();
-    response->set_protocol_version(kIpcVersion);
-    if (!conn.ok()) {
-      response->set_error(conn.status().message());
-      channel_->Send(reply);
-      closing_ = true;
-      channel_->Close("producer refused: " + conn.status().message());
-      return;
-    }
-    connection_ = std::move(conn.value());
-    response->set_shm_size_bytes(connection_->shm_size());
-    response->set_shm_page_size_bytes(connection_->shm_page_size());
-    channel_->Send(reply, shm_fd);
+    return Connect(msg.initialize_connection());
+  }
+  // A writer event may ride alone or beside another request.
+  if (HandleWriterEvent(msg) && msg.msg_case() == protos::ProducerToService::MSG_NOT_SET) return;
+  HandleRequest(msg);
+}
+
+void IpcProducerPort::Refuse(const std::string& reason) {
+  closing_ = true;
+  service_->CountDroppedIpcConnection();
+  channel_->Close(reason);
+}
+
+void IpcProducerPort::Connect(const protos::InitializeConnection& init) {
+  ProducerOptions options;
+  options.name = init.producer_name();
+  options.shm_size_hint_bytes = init.shm_size_hint_bytes();
+  options.shm_page_size_hint_bytes = init.shm_page_size_hint_bytes();
+  int shm_fd = -1;
+  auto conn = service_->ConnectProducer(this, options, channel_->peer(), &shm_fd);
+  protos::ServiceToProducer reply;
+  auto* response = reply.mutable_initialize_connection_response();
+  response->set_protocol_version(kIpcVersion);
+  if (!conn.ok()) {
+    response->set_error(conn.status().message());
+    channel_->Send(reply);
+    closing_ = true;
+    channel_->Close("producer refused: " + conn.status().message());
     return;
   }
+  connection_ = std::move(conn.value());
+  response->set_shm_size_bytes(connection_->shm_size());
+  response->set_shm_page_size_bytes(connection_->shm_page_size());
+  channel_->Send(reply, shm_fd);
+}
 
+bool IpcProducerPort::HandleWriterEvent(const protos::ProducerToService& msg) {
   WriterEvent ev = GetWriterEvent(msg);
+  if (ev.kind == WriterEvent::kNone) return false;
   if (ev.kind == WriterEvent::kMalformed) {
     Violation("malformed writer event");
-  } else if (ev.kind != WriterEvent::kNone) {
-    if (ev.writer_id == 0 || ev.writer_id > 0xffff) {
-      Violation("writer id out of range");
-    } else if (ev.kind == WriterEvent::kRegister) {
-      connection_->commit_data_sink()->RegisterTraceWriter(static_cast<uint16_t>(ev.writer_id),
-                                                           ev.target_buffer);
-    } else {
-      connection_->commit_data_sink()->UnregisterTraceWriter(static_cast<uint16_t>(ev.writer_id));
-    }
-    if (msg.msg_case() == protos::ProducerToService::MSG_NOT_SET) return;
+    return false;
   }
+  if (ev.writer_id == 0 || ev.writer_id > 0xffff) {
+    Violation("writer id out of range");
+  } else if (ev.kind == WriterEvent::kRegister) {
+    connection_->commit_data_sink()->RegisterTraceWriter(static_cast<uint16_t>(ev.writer_id),
+                                                         ev.target_buffer);
+  } else {
+    connection_->commit_data_sink()->UnregisterTraceWriter(static_cast<uint16_t>(ev.writer_id));
+  }
+  return true;
+}
 
+void IpcProducerPort::HandleRequest(const protos::ProducerToService& msg) {
   switch (msg.msg_case()) {
     case protos::ProducerToService::kInitializeConnection:
       Violation("second InitializeConnection");

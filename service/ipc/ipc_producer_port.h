@@ -27,6 +27,7 @@
 #include "service/ipc/ipc_connection.h"
 #include "service/service_endpoints.h"
 #include "shm/commit_data.h"
+#include "sluice/ipc.pb.h"
 
 namespace sluice {
 
@@ -56,6 +57,14 @@ class IpcProducerPort : public IpcFrameHandler, public Producer {
   uint32_t violations() const { return violations_; }
 
  private:
+  // Counts a dropped connection and closes the channel.
+  void Refuse(const std::string& reason);
+  // The first frame: connect to the service and send the SMB.
+  void Connect(const protos::InitializeConnection& init);
+  // Registers or unregisters a trace writer if `msg` carries that; true if it
+  // did (a malformed one counts a violation and returns false).
+  bool HandleWriterEvent(const protos::ProducerToService& msg);
+  void HandleRequest(const protos::ProducerToService& msg);
   void Violation(const char* what);
 
   TracingService* const service_;
