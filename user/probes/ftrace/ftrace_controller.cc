@@ -163,17 +163,43 @@ Status FtraceController::Start() {
   return status;
 }
 
+// The order matters: save first (Restore() undoes only what was saved and
+// changed); size and clock reset the buffer, so they go before the events;
+// tracing_on last.
 Status FtraceController::ApplyConfig() {
   const Tracefs& fs = *tracefs_;
-  // 1. Save what we may change.
   SLUICE_ASSIGN_OR_RETURN(saved_tracing_on_, fs.ReadTracingOn());
   SLUICE_ASSIGN_OR_RETURN(saved_clock_, fs.ReadTraceClock());
   SLUICE_ASSIGN_OR_RETURN(saved_buffer_size_, fs.ReadBufferSize());
   trace_clock_ = saved_clock_;
 
-  // 2. Events: resolve names; atrace categories add their kernel events.
-  std::vector<std::string> requested = config_.events;
   const bool wants_atrace = !config_.atrace_categories.empty() || !config_.atrace_apps.empty();
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> resolved, ResolveEvents(wants_atrace));
+  SLUICE_RETURN_IF_ERROR(ApplyBufferSize());
+  SLUICE_RETURN_IF_ERROR(ApplyClock());
+  if (!config_.preserve_buffer && !changed_clock_ && !changed_buffer_size_) {
+    // Empty the buffer of events from before this trace (clock and size
+    // changes did that already). Opening `trace` with O_TRUNC is `echo > trace`.
+    int fd = open(fs.Path("trace").c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd >= 0) close(fd);
+  }
+  EnableEvents(resolved);
+
+  if (wants_atrace && is_android_) StartAtrace();
+  if (!saved_tracing_on_) {
+    changed_tracing_on_ = true;
+    SLUICE_RETURN_IF_ERROR(fs.WriteTracingOn(true));
+  }
+  return Status::Ok();
+}
+
+// The config's events, resolved against available_events; atrace categories
+// add their kernel events. Unknown events are warned about and skipped;
+// "ftrace" group events (print: trace_marker writes) have no enable file and
+// are always on.
+StatusOr<std::vector<std::string>> FtraceController::ResolveEvents(bool wants_atrace) {
+  const Tracefs& fs = *tracefs_;
+  std::vector<std::string> requested = config_.events;
   if (wants_atrace) {
     requested.emplace_back(kPrintEvent);
     if (is_android_) {
@@ -194,8 +220,6 @@ Status FtraceController::ApplyConfig() {
   std::vector<std::string> resolved;
   std::vector<std::string> unresolved;
   ResolveFtraceEvents(requested, available, &resolved, &unresolved);
-  // Events of the "ftrace" group (print: trace_marker writes) are not in
-  // available_events and have no enable file: they are always on.
   for (const std::string& req : unresolved) {
     const std::string e = req.find('/') == std::string::npos ? "ftrace/" + req : req;
     if (e.find('*') == std::string::npos && fs.Exists("events/" + e + "/format") &&
@@ -210,41 +234,48 @@ Status FtraceController::ApplyConfig() {
   if (!unknown_events_.empty()) {
     Warn("ftrace events not in this kernel, skipped: " + Join(unknown_events_, ", "));
   }
+  return resolved;
+}
 
-  // 3. Buffer size, then clock: both reset the buffer, so before events.
-  // An unexpanded root buffer that will expand to the requested size needs no
-  // write: enabling the first event expands it.
-  if (config_.buffer_size_kb != 0 &&
-      (saved_buffer_size_.per_cpu_differs || saved_buffer_size_.kb != config_.buffer_size_kb)) {
-    if (saved_buffer_size_.per_cpu_differs) {
-      for (uint32_t cpu : fs.ListPerCpuDirs()) {
-        SLUICE_ASSIGN_OR_RETURN(uint32_t kb, fs.ReadPerCpuBufferSizeKb(cpu));
-        saved_per_cpu_kb_.emplace_back(cpu, kb);
-      }
-    }
-    changed_buffer_size_ = true;
-    Status st = fs.WriteBufferSizeKb(config_.buffer_size_kb);
-    if (!st.ok()) {
-      return Status::Error("cannot set the ftrace buffer to " + std::to_string(config_.buffer_size_kb) +
-                           " KiB per CPU (" + st.message() + "): lower buffer_size_kb");
+// An unexpanded root buffer that will expand to the requested size needs no
+// write: enabling the first event expands it.
+Status FtraceController::ApplyBufferSize() {
+  const Tracefs& fs = *tracefs_;
+  if (config_.buffer_size_kb == 0 ||
+      (!saved_buffer_size_.per_cpu_differs && saved_buffer_size_.kb == config_.buffer_size_kb)) {
+    return Status::Ok();
+  }
+  if (saved_buffer_size_.per_cpu_differs) {
+    for (uint32_t cpu : fs.ListPerCpuDirs()) {
+      SLUICE_ASSIGN_OR_RETURN(uint32_t kb, fs.ReadPerCpuBufferSizeKb(cpu));
+      saved_per_cpu_kb_.emplace_back(cpu, kb);
     }
   }
-  if (config_.boot_clock && saved_clock_ != "boot") {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> clocks, fs.ReadAvailableClocks());
-    if (std::find(clocks.begin(), clocks.end(), "boot") != clocks.end()) {
-      changed_clock_ = true;
-      SLUICE_RETURN_IF_ERROR(fs.WriteTraceClock("boot"));
-      trace_clock_ = "boot";
-    }
+  changed_buffer_size_ = true;
+  Status st = fs.WriteBufferSizeKb(config_.buffer_size_kb);
+  if (!st.ok()) {
+    return Status::Error("cannot set the ftrace buffer to " + std::to_string(config_.buffer_size_kb) +
+                         " KiB per CPU (" + st.message() + "): lower buffer_size_kb");
   }
-  if (!config_.preserve_buffer && !changed_clock_ && !changed_buffer_size_) {
-    // Empty the buffer of events from before this trace (clock and size
-    // changes did that already). Opening `trace` with O_TRUNC is `echo > trace`.
-    int fd = open(fs.Path("trace").c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd >= 0) close(fd);
-  }
+  return Status::Ok();
+}
 
-  // 4. Enable events, skipping the ones that already are (someone else's).
+Status FtraceController::ApplyClock() {
+  const Tracefs& fs = *tracefs_;
+  if (!config_.boot_clock || saved_clock_ == "boot") return Status::Ok();
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> clocks, fs.ReadAvailableClocks());
+  if (std::find(clocks.begin(), clocks.end(), "boot") != clocks.end()) {
+    changed_clock_ = true;
+    SLUICE_RETURN_IF_ERROR(fs.WriteTraceClock("boot"));
+    trace_clock_ = "boot";
+  }
+  return Status::Ok();
+}
+
+// Enables the events, skipping the ones that already are (someone else's:
+// Restore() leaves them on). A failure is a warning, not an error.
+void FtraceController::EnableEvents(const std::vector<std::string>& resolved) {
+  const Tracefs& fs = *tracefs_;
   for (const std::string& e : resolved) {
     const size_t slash = e.find('/');
     const std::string group = e.substr(0, slash), name = e.substr(slash + 1);
@@ -262,20 +293,11 @@ Status FtraceController::ApplyConfig() {
     enabled_by_us_.push_back(e);
     active_events_.push_back(e);
   }
-
   for (const std::string& e : always_on_) {
     if (std::find(active_events_.begin(), active_events_.end(), e) == active_events_.end()) {
       active_events_.push_back(e);
     }
   }
-
-  // 5. atrace, then tracing_on.
-  if (wants_atrace && is_android_) StartAtrace();
-  if (!saved_tracing_on_) {
-    changed_tracing_on_ = true;
-    SLUICE_RETURN_IF_ERROR(fs.WriteTracingOn(true));
-  }
-  return Status::Ok();
 }
 
 void FtraceController::StartAtrace() {

@@ -126,6 +126,10 @@ class FtraceController {
 
  private:
   Status ApplyConfig();
+  StatusOr<std::vector<std::string>> ResolveEvents(bool wants_atrace);
+  Status ApplyBufferSize();
+  Status ApplyClock();
+  void EnableEvents(const std::vector<std::string>& resolved);
   void StartAtrace();
   void StopAtrace();
   void Warn(const std::string& message);
