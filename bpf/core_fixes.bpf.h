@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /* Kernel-version differences, resolved by CO-RE at load time. Every helper
  * here names the kernel change it papers over. vmlinux.h is generated from
  * the build host's kernel, so the *older* layouts are declared here as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /* Scheduler and task lifecycle events: sched_switch, sched_wakeup,
  * sched_waking, sched_wakeup_new, sched_process_fork, sched_process_exec,
  * sched_process_exit, task_rename, task_newtask.

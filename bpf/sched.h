@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /* Records of the scheduler and task lifecycle programs (bpf/sched.bpf.c).
  * Each starts with struct sluice_record_header (bpf/sluice_record.h); the
  * fields mirror the kernel's tracepoint format files (events/sched/<name>/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /* What every sluice BPF program shares: the maps, the settings user space
  * fills in between open and load, the in-kernel filters and the
  * reserve/submit path. The definitions live in bpf/sluice_maps.bpf.c; each

@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /* Definitions of the maps and settings declared in sluice_common.bpf.h.
  * Linked with the program files into build/bpf/sluice_events.bpf.o. */
 #define SLUICE_DEFINE_MAPS
 #include "sluice_common.bpf.h"
 
-char LICENSE[] SEC("license") = "GPL";
+/* "Dual MIT/GPL": GPL-compatible for the kernel (license_is_gpl_compatible),
+ * so GPL-only helpers stay usable; matches the SPDX line above. */
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 const volatile __u32 sluice_per_cpu_rings = 1;
 const volatile __u64 sluice_wakeup_bytes = 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /* The common part of every record the sluice BPF programs put in a ring
  * buffer, and the per-CPU counters they keep. Shared by the BPF programs
  * (bpf/<probe>.bpf.c, built against vmlinux.h) and user space (user/bpf_<x>.cc,

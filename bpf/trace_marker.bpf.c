@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /* trace_marker capture: every write to a tracefs trace_marker file, by any
  * process, becomes a record of bpf/trace_marker.h (decoded as an ftrace
  * `print` event).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /* Record of a write(2) to a tracefs trace_marker file (bpf/trace_marker.bpf.c).
  * Variable size: the payload follows the fixed part, and the record is
  * reserved in one of a few size classes (see trace_marker.bpf.c), so the
