@@ -319,6 +319,11 @@ class TracingService {
   TracingSession* SessionForConsumerLocked(ConsumerId consumer);
   TracingSession* FindSessionLocked(TracingSessionId id);
   Status StartTracingLocked(TracingSession* session);
+  // EnableTracing's steps.
+  Status CheckTraceConfigLocked(const perfetto::protos::TraceConfig& config) const;
+  StatusOr<std::shared_ptr<TraceFileWriter>> OpenTraceFileLocked(
+      ConsumerId consumer, const perfetto::protos::TraceConfig& config, ScopedFd output_fd);
+  Status CreateBuffersLocked(TracingSession* session);
   void MaybeStartDataSourceLocked(TracingSession* session, ConnectedProducer* producer,
                                   const DataSourceDescriptor& descriptor);
   void DisableTracingLocked(TracingSession* session, const std::string& error);

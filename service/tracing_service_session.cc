@@ -91,6 +91,16 @@ TracingService::TracingSession* TracingService::FindSessionLocked(TracingSession
   return it == sessions_.end() ? nullptr : it->second.get();
 }
 
+namespace {
+
+// A buffers {} entry's size in bytes, rounded up to kBufferGranularity.
+uint64_t BufferBytes(const perfetto::protos::TraceConfig::BufferConfig& b) {
+  return (static_cast<uint64_t>(b.size_kb()) * 1024 + kBufferGranularity - 1) /
+         kBufferGranularity * kBufferGranularity;
+}
+
+}  // namespace
+
 Status TracingService::EnableTracing(ConsumerId consumer,
                                      const perfetto::protos::TraceConfig& config,
                                      ScopedFd output_fd) {
@@ -98,6 +108,29 @@ Status TracingService::EnableTracing(ConsumerId consumer,
   if (!consumers_.count(consumer)) return Status::Error("unknown consumer");
   if (SessionForConsumerLocked(consumer))
     return Status::Error("this consumer already has a tracing session; FreeBuffers first");
+  SLUICE_RETURN_IF_ERROR(CheckTraceConfigLocked(config));
+  std::shared_ptr<TraceFileWriter> file;
+  if (config.write_into_file()) {
+    SLUICE_ASSIGN_OR_RETURN(file, OpenTraceFileLocked(consumer, config, std::move(output_fd)));
+  }
+
+  auto session = std::make_unique<TracingSession>();
+  TracingSession* s = session.get();
+  s->id = ++last_session_id_;
+  s->consumer = consumer;
+  s->config = config;
+  s->file = std::move(file);
+  s->next_sequence_id = kFirstProducerSequenceId;
+  s->flush_timeout_ms = config.flush_timeout_ms() ? config.flush_timeout_ms() : kDefaultFlushTimeoutMs;
+  SLUICE_RETURN_IF_ERROR(CreateBuffersLocked(s));
+  sessions_[s->id] = std::move(session);
+  if (!config.deferred_start()) return StartTracingLocked(s);
+  return Status::Ok();
+}
+
+// What the service refuses before it allocates anything: no or too many
+// buffers, more memory than it allows, bad target buffers or regexes.
+Status TracingService::CheckTraceConfigLocked(const perfetto::protos::TraceConfig& config) const {
   if (config.buffers_size() == 0)
     return Status::Error("the trace config has no buffers {}; add one (e.g. size_kb: 65536)");
   if (static_cast<uint32_t>(config.buffers_size()) > options_.max_buffers_per_session)
@@ -106,8 +139,7 @@ Status TracingService::EnableTracing(ConsumerId consumer,
   uint64_t total = 0;
   for (const auto& b : config.buffers()) {
     if (b.size_kb() == 0) return Status::Error("a buffers {} entry has size_kb 0; give it a size");
-    total += (static_cast<uint64_t>(b.size_kb()) * 1024 + kBufferGranularity - 1) /
-             kBufferGranularity * kBufferGranularity;
+    total += BufferBytes(b);
   }
   if (total_buffer_bytes_ + total > options_.max_total_buffer_bytes)
     return Status::Error("the trace config asks for " + std::to_string(total >> 10) +
@@ -127,33 +159,31 @@ Status TracingService::EnableTracing(ConsumerId consumer,
                              "' is not a valid (POSIX extended) regex");
     }
   }
-  std::shared_ptr<TraceFileWriter> file;
-  if (config.write_into_file()) {
-    if (!output_fd.valid()) {
-      if (config.output_path().empty())
-        return Status::Error("write_into_file needs an output file: pass its fd or set output_path");
-      uid_t uid = consumer_peers_[consumer].uid;
-      if (uid != 0 && uid != getuid())
-        return Status::Error("output_path may only be used by root; pass the output file's fd");
-      output_fd.reset(open(config.output_path().c_str(),
-                           O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-      if (!output_fd.valid())
-        return Status::Error("cannot create " + config.output_path() + ": " + strerror(errno));
-    }
-    file = std::make_shared<TraceFileWriter>(std::move(output_fd), config.max_file_size_bytes());
-  }
+  return Status::Ok();
+}
 
-  auto session = std::make_unique<TracingSession>();
-  TracingSession* s = session.get();
-  s->id = ++last_session_id_;
-  s->consumer = consumer;
-  s->config = config;
-  s->file = std::move(file);
-  s->next_sequence_id = kFirstProducerSequenceId;
-  s->flush_timeout_ms = config.flush_timeout_ms() ? config.flush_timeout_ms() : kDefaultFlushTimeoutMs;
-  for (const auto& b : config.buffers()) {
-    uint64_t size = (static_cast<uint64_t>(b.size_kb()) * 1024 + kBufferGranularity - 1) /
-                    kBufferGranularity * kBufferGranularity;
+// The consumer's fd, or output_path opened by the service (root only: the
+// service may run as root and must not write where the consumer cannot).
+StatusOr<std::shared_ptr<TraceFileWriter>> TracingService::OpenTraceFileLocked(
+    ConsumerId consumer, const perfetto::protos::TraceConfig& config, ScopedFd output_fd) {
+  if (!output_fd.valid()) {
+    if (config.output_path().empty())
+      return Status::Error("write_into_file needs an output file: pass its fd or set output_path");
+    uid_t uid = consumer_peers_[consumer].uid;
+    if (uid != 0 && uid != getuid())
+      return Status::Error("output_path may only be used by root; pass the output file's fd");
+    output_fd.reset(open(config.output_path().c_str(),
+                         O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!output_fd.valid())
+      return Status::Error("cannot create " + config.output_path() + ": " + strerror(errno));
+  }
+  return std::make_shared<TraceFileWriter>(std::move(output_fd), config.max_file_size_bytes());
+}
+
+// One TraceBuffer per buffers {} entry; on failure none is left allocated.
+Status TracingService::CreateBuffersLocked(TracingSession* s) {
+  for (const auto& b : s->config.buffers()) {
+    uint64_t size = BufferBytes(b);
     auto policy = b.fill_policy() == perfetto::protos::TraceConfig::BufferConfig::DISCARD
                       ? TraceBuffer::FillPolicy::kDiscard
                       : TraceBuffer::FillPolicy::kRingBuffer;
@@ -174,8 +204,6 @@ Status TracingService::EnableTracing(ConsumerId consumer,
     total_buffer_bytes_ += size;
     s->buffers.push_back(id);
   }
-  sessions_[s->id] = std::move(session);
-  if (!config.deferred_start()) return StartTracingLocked(s);
   return Status::Ok();
 }
 

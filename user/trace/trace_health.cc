@@ -90,9 +90,17 @@ struct Collector {
     health.rows.push_back(HealthRow{name, idx, severity, source, value, explanation});
   }
 
+  // The rows, by stage, in the order `sluice stats` prints them.
   void Finish() {
     health.sequences = sequences.size();
     for (const auto& [field, n] : events_by_field) health.events_by_name[FtraceEventFieldName(field)] += n;
+    FileRows();
+    ServiceRows();
+    FtraceRows();
+    if (has_bpf) BpfRows();
+  }
+
+  void FileRows() {
     Row("packets_unparsable", -1, kError, "trace file", static_cast<int64_t>(unparsable),
         "packets that are not valid TracePackets: a producer bug; report it");
     if (health.file.truncated)
@@ -101,7 +109,10 @@ struct Collector {
     if (!health.has_trace_stats)
       Row("trace_stats_missing", -1, kError, "service", 1,
           "no TraceStats packet: the recording did not end cleanly, losses after the last flush are unknown");
+  }
 
+  // The central buffers, the service and the producers' shared memory.
+  void ServiceRows() {
     for (int i = 0; i < trace_stats.buffer_stats_size(); i++) {
       const auto& b = trace_stats.buffer_stats(i);
       const char* src = "central buffer";
@@ -135,8 +146,10 @@ struct Collector {
       Row("packets_dropped_before", seq, kLoss, "producer shared memory", static_cast<int64_t>(n),
           "packets on this sequence follow a loss (previous_packet_dropped): raise the shared "
           "memory size (sluice record --smb)");
+  }
 
-    // ftrace: the kernel counters are cumulative; the trace's share is end - start.
+  void FtraceRows() {
+    // The kernel counters are cumulative; the trace's share is end - start.
     std::map<uint64_t, perfetto::protos::FtraceCpuStats> start_by_cpu;
     for (const auto& c : ftrace_start.cpu_stats()) start_by_cpu[c.cpu()] = c;
     for (const auto& c : ftrace_end.cpu_stats()) {
@@ -170,17 +183,17 @@ struct Collector {
         "events that exist but could not be enabled: permissions or another tracer");
     if (!ftrace_end.atrace_errors().empty())
       Row("ftrace_atrace_errors", -1, kError, "ftrace config", 1, ftrace_end.atrace_errors());
+  }
 
-    if (has_bpf) {
-      for (const auto& c : bpf_end.cpu_stats()) {
-        Row("bpf_ringbuf_dropped", c.cpu(), kLoss, "BPF ring buffer", static_cast<int64_t>(c.dropped()),
-            "the BPF ring buffer was full: raise bpf_config.ringbuf_size_kb");
-        Row("bpf_decode_errors", c.cpu(), kError, "BPF reader", static_cast<int64_t>(c.decode_errors()),
-            "BPF records sluice could not decode: a bug; report it");
-      }
-      Row("bpf_unaccounted", -1, kLoss, "BPF ring buffer", bpf_end.unaccounted(),
-          "records produced but neither delivered nor counted as dropped");
+  void BpfRows() {
+    for (const auto& c : bpf_end.cpu_stats()) {
+      Row("bpf_ringbuf_dropped", c.cpu(), kLoss, "BPF ring buffer", static_cast<int64_t>(c.dropped()),
+          "the BPF ring buffer was full: raise bpf_config.ringbuf_size_kb");
+      Row("bpf_decode_errors", c.cpu(), kError, "BPF reader", static_cast<int64_t>(c.decode_errors()),
+          "BPF records sluice could not decode: a bug; report it");
     }
+    Row("bpf_unaccounted", -1, kLoss, "BPF ring buffer", bpf_end.unaccounted(),
+        "records produced but neither delivered nor counted as dropped");
   }
 };
 
