@@ -9,18 +9,6 @@ namespace {
 
 using ::sluice::testing::FakeTracefs;
 
-TEST(TracefsParseTest, CpuList) {
-  auto cpus = ParseCpuList("0-3,5,7-8\n");
-  ASSERT_TRUE(cpus.ok());
-  EXPECT_EQ(*cpus, (std::vector<uint32_t>{0, 1, 2, 3, 5, 7, 8}));
-  EXPECT_EQ(*ParseCpuList("0\n"), (std::vector<uint32_t>{0}));
-  EXPECT_TRUE(ParseCpuList("\n")->empty());
-  EXPECT_FALSE(ParseCpuList("3-1").ok());
-  EXPECT_FALSE(ParseCpuList("a").ok());
-  EXPECT_FALSE(ParseCpuList("0-").ok());
-  EXPECT_FALSE(ParseCpuList("0-100000").ok());
-}
-
 TEST(TracefsParseTest, TraceClock) {
   const char* text = "local global counter uptime perf mono mono_raw [boot] tai x86-tsc\n";
   EXPECT_EQ(ParseSelectedTraceClock(text), "boot");

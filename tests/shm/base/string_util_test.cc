@@ -1,0 +1,51 @@
+#include "shm/base/string_util.h"
+
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+TEST(StringUtilTest, TrimWhitespace) {
+  EXPECT_EQ(TrimWhitespace(" \t a b \r\n"), "a b");
+  EXPECT_EQ(TrimWhitespace(" \n"), "");
+  EXPECT_EQ(TrimWhitespace("x"), "x");
+}
+
+TEST(StringUtilTest, ForEachLineStopsWhenAsked) {
+  std::vector<std::string> lines;
+  ForEachLine("a\nb\n\nc", [&](std::string_view l) {
+    lines.emplace_back(l);
+    return true;
+  });
+  EXPECT_EQ(lines, (std::vector<std::string>{"a", "b", "", "c"}));
+  lines.clear();
+  ForEachLine("a\nb\nc\n", [&](std::string_view l) {
+    lines.emplace_back(l);
+    return l != "b";
+  });
+  EXPECT_EQ(lines, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(StringUtilTest, Join) {
+  EXPECT_EQ(Join({}, ", "), "");
+  EXPECT_EQ(Join({"a"}, ", "), "a");
+  // A leading empty item keeps its separator.
+  EXPECT_EQ(Join({"", "b", "c"}, ","), ",b,c");
+}
+
+TEST(StringUtilTest, ParseUnsigned) {
+  uint32_t u32 = 0;
+  EXPECT_TRUE(ParseU32(" 42\n", &u32));
+  EXPECT_EQ(u32, 42u);
+  EXPECT_FALSE(ParseU32("4294967296", &u32));
+  EXPECT_FALSE(ParseU32("-1", &u32));
+  EXPECT_FALSE(ParseU32("12x", &u32));
+  EXPECT_FALSE(ParseU32("", &u32));
+  uint64_t u64 = 0;
+  EXPECT_TRUE(ParseU64("18446744073709551615", &u64));
+  EXPECT_EQ(u64, UINT64_MAX);
+  EXPECT_FALSE(ParseU64("18446744073709551616", &u64));
+}
+
+}  // namespace
+}  // namespace sluice
