@@ -305,6 +305,14 @@ void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSes
 
 void TracingService::RegisterTraceWriter(ProducerId id, uint16_t writer_id,
                                          uint32_t target_buffer) {
+  SetWriterBuffer(id, writer_id, target_buffer);
+}
+
+void TracingService::UnregisterTraceWriter(ProducerId id, uint16_t writer_id) {
+  SetWriterBuffer(id, writer_id, 0);
+}
+
+void TracingService::SetWriterBuffer(ProducerId id, uint16_t writer_id, uint32_t target_buffer) {
   std::lock_guard<std::mutex> lock(mu_);
   ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
@@ -313,17 +321,6 @@ void TracingService::RegisterTraceWriter(ProducerId id, uint16_t writer_id,
     return;
   }
   p->writer_buffers[writer_id] = target_buffer;
-}
-
-void TracingService::UnregisterTraceWriter(ProducerId id, uint16_t writer_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ConnectedProducer* p = FindProducerLocked(id);
-  if (!p || p->kicked) return;
-  if (writer_id == 0 || writer_id > kMaxWriterId) {
-    ViolationLocked(p, nullptr);
-    return;
-  }
-  p->writer_buffers[writer_id] = 0;
 }
 
 void TracingService::RegisterDataSource(ProducerId id, const DataSourceDescriptor& descriptor) {

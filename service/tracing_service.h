@@ -304,6 +304,8 @@ class TracingService {
   void NotifyFlushComplete(ProducerId producer, FlushRequestId id);
 
   ConnectedProducer* FindProducerLocked(ProducerId id);
+  // Register (target_buffer > 0) or unregister (0) a writer of producer `id`.
+  void SetWriterBuffer(ProducerId id, uint16_t writer_id, uint32_t target_buffer);
   // Counts one fault; disconnects the producer at the threshold.
   void ViolationLocked(ConnectedProducer* producer, BufferEntry* buffer);
   // The buffer `target` if `producer` may write into it, else null (and

@@ -45,6 +45,7 @@
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/trace_writer.h"
 #include "tests/kernel_test_util.h"
+#include "tests/user/probes/ftrace/ftrace_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/probes/tracefs.h"
 #include "shm/base/clock.h"
@@ -102,38 +103,6 @@ TracefsSnapshot Snapshot() {
   for (const std::string& n : names) s.instances += n + " ";
   return s;
 }
-
-// Owns nothing: the data source owns the writers; we keep pointers to read
-// them after Stop() (and before the data source is destroyed).
-class WriterCollector {
- public:
-  std::function<std::unique_ptr<TraceWriter>()> Factory() {
-    return [this] {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto w = std::make_unique<HeapTraceWriter>(static_cast<uint16_t>(writers_.size() + 1));
-      writers_.push_back(w.get());
-      return w;
-    };
-  }
-  // Packets per writer, parsed.
-  std::vector<std::vector<perfetto::protos::TracePacket>> Parse() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<std::vector<perfetto::protos::TracePacket>> out;
-    for (HeapTraceWriter* w : writers_) {
-      out.emplace_back();
-      for (const std::string& bytes : w->packets()) {
-        perfetto::protos::TracePacket p;
-        EXPECT_TRUE(p.ParseFromString(bytes));
-        out.back().push_back(std::move(p));
-      }
-    }
-    return out;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<HeapTraceWriter*> writers_;
-};
 
 // Markers "sluice-<pid>-<run> seq=<n>": `threads` threads, `per_thread` each;
 // thread t writes seq t*per_thread ... (t+1)*per_thread-1.
@@ -277,7 +246,7 @@ TEST_F(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
   config.set_buffer_size_kb(16384);
   config.set_drain_period_ms(50);
   config.set_instance_name(UniqueName("lossless"));
-  WriterCollector collector;
+  testing::WriterCollector collector;
   auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   ASSERT_TRUE((*ds)->Start().ok());
@@ -292,7 +261,7 @@ TEST_F(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
   (*ds)->Stop();
   const auto t2 = std::chrono::steady_clock::now();
   const FtraceSourceStats counters = (*ds)->stats();
-  Analysis a = Analyze(collector.Parse(), run);
+  Analysis a = Analyze(collector.PacketsByWriter(), run);
 
   const double write_s = std::chrono::duration<double>(t1 - t0).count();
   const double total_s = std::chrono::duration<double>(t2 - t0).count();
@@ -335,7 +304,7 @@ TEST_F(FtraceDataSourceKernelTest, DrainThroughputFromFullBuffer) {
   config.add_ftrace_events("ftrace/print");
   config.set_buffer_size_kb(16384);
   config.set_instance_name(UniqueName("throughput"));
-  WriterCollector collector;
+  testing::WriterCollector collector;
   FtraceDataSourceOptions options = Options();
   options.start_reading_paused = true;
   auto ds = FtraceDataSource::Create(config, collector.Factory(), options);
@@ -350,7 +319,7 @@ TEST_F(FtraceDataSourceKernelTest, DrainThroughputFromFullBuffer) {
   const double stop_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const FtraceSourceStats counters = (*ds)->stats();
-  Analysis a = Analyze(collector.Parse(), run);
+  Analysis a = Analyze(collector.PacketsByWriter(), run);
   std::printf("[   INFO   ] drained %" PRIu64 " events, %" PRIu64 " pages (%.1f MiB) in %.3f s: "
               "%.0f events/s, %.0f MiB/s\n",
               counters.events, counters.pages, counters.bytes / 1048576.0, stop_s,
@@ -367,7 +336,7 @@ TEST_F(FtraceDataSourceKernelTest, FlushReturnsPartialPages) {
   config.set_buffer_size_kb(1024);
   config.set_drain_period_ms(60 * 1000);  // Only Flush() and Stop() drain.
   config.set_instance_name(UniqueName("flush"));
-  WriterCollector collector;
+  testing::WriterCollector collector;
   auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   ASSERT_TRUE((*ds)->Start().ok());
@@ -378,11 +347,11 @@ TEST_F(FtraceDataSourceKernelTest, FlushReturnsPartialPages) {
   run.per_thread = 10;  // Far less than a page: only read(2) returns it.
   WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
   (*ds)->Flush();
-  Analysis a = Analyze(collector.Parse(), run);
+  Analysis a = Analyze(collector.PacketsByWriter(), run);
   EXPECT_EQ(a.Missing(), 0u) << "Flush() did not return the partial page";
 
   (*ds)->Stop();
-  a = Analyze(collector.Parse(), run);
+  a = Analyze(collector.PacketsByWriter(), run);
   EXPECT_EQ(a.Missing(), 0u);
   EXPECT_EQ(a.Duplicated(), 0u);
   ds->reset();
@@ -394,7 +363,7 @@ TEST_F(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
   config.add_ftrace_events("ftrace/print");
   config.set_buffer_size_kb(32);  // 8 pages per CPU.
   config.set_instance_name(UniqueName("lossy"));
-  WriterCollector collector;
+  testing::WriterCollector collector;
   FtraceDataSourceOptions options = Options();
   options.start_reading_paused = true;
   auto ds = FtraceDataSource::Create(config, collector.Factory(), options);
@@ -408,7 +377,7 @@ TEST_F(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
   (*ds)->SetReadingPausedForTesting(false);
   (*ds)->Stop();
   const FtraceSourceStats counters = (*ds)->stats();
-  Analysis a = Analyze(collector.Parse(), run);
+  Analysis a = Analyze(collector.PacketsByWriter(), run);
   ASSERT_TRUE(a.have_start && a.have_end);
 
   const uint64_t received = run.total() - a.Missing();
@@ -445,7 +414,7 @@ TEST_F(FtraceDataSourceKernelTest, RootInstance) {
   config.add_ftrace_events("print");  // Name alone; resolves to ftrace/print.
   config.add_ftrace_events("no_such_group/no_such_event");
   config.set_buffer_size_kb(4096);
-  WriterCollector collector;
+  testing::WriterCollector collector;
   auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   ASSERT_TRUE((*ds)->tracefs().is_root_instance());
@@ -456,7 +425,7 @@ TEST_F(FtraceDataSourceKernelTest, RootInstance) {
   run.per_thread = 2500;
   WriteMarkers(std::string(kTracefs) + "/trace_marker", &run);
   (*ds)->Stop();
-  Analysis a = Analyze(collector.Parse(), run);
+  Analysis a = Analyze(collector.PacketsByWriter(), run);
   EXPECT_EQ(a.Missing(), 0u) << "is another tracer consuming the root instance's buffer?";
   EXPECT_EQ(a.Duplicated(), 0u);
   EXPECT_EQ(a.wrong_pid, 0u);
@@ -480,7 +449,7 @@ TEST_F(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
     config.add_ftrace_events("sched/sched_switch");
     config.set_buffer_size_kb(512);
     config.set_instance_name(instance);
-    WriterCollector collector;
+    testing::WriterCollector collector;
     auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
     ASSERT_TRUE(ds.ok()) << ds.status().message();
     ASSERT_TRUE((*ds)->Start().ok());

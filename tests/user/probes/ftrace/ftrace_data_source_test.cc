@@ -19,37 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class Collector {
- public:
-  std::function<std::unique_ptr<TraceWriter>()> Factory() {
-    return [this] {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto w = std::make_unique<HeapTraceWriter>(static_cast<uint16_t>(writers_.size() + 1));
-      writers_.push_back(w.get());
-      return w;
-    };
-  }
-  size_t count() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return writers_.size();
-  }
-  std::vector<perfetto::protos::TracePacket> Packets() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<perfetto::protos::TracePacket> out;
-    for (HeapTraceWriter* w : writers_) {
-      for (const std::string& bytes : w->packets()) {
-        out.emplace_back();
-        EXPECT_TRUE(out.back().ParseFromString(bytes));
-      }
-    }
-    return out;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<HeapTraceWriter*> writers_;
-};
-
 class FtraceDataSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -90,7 +59,7 @@ class FtraceDataSourceTest : public ::testing::Test {
   }
 
   testing::FakeTracefs fake_;
-  Collector collector_;
+  testing::WriterCollector collector_;
   size_t expected_events_ = 0;
   size_t expected_pages_ = 0;
 };

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -15,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "perfetto/trace/trace_packet.pb.h"
+#include "shm/trace_writer.h"
 #include "user/probes/ftrace/ftrace_format.h"
 
 namespace sluice::testing {
@@ -281,6 +286,49 @@ inline std::optional<TextEvent> ParseTextLine(const std::string& line) {
   }
   return e;
 }
+
+// Hands a data source HeapTraceWriters and keeps pointers to them, to read
+// what was written after Stop() (the data source owns the writers: read
+// before destroying it).
+class WriterCollector {
+ public:
+  std::function<std::unique_ptr<TraceWriter>()> Factory() {
+    return [this] {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto w = std::make_unique<HeapTraceWriter>(static_cast<uint16_t>(writers_.size() + 1));
+      writers_.push_back(w.get());
+      return w;
+    };
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return writers_.size();
+  }
+  // Every writer's packets, parsed, in writer order.
+  std::vector<perfetto::protos::TracePacket> Packets() {
+    std::vector<perfetto::protos::TracePacket> out;
+    for (auto& packets : PacketsByWriter())
+      for (auto& p : packets) out.push_back(std::move(p));
+    return out;
+  }
+  std::vector<std::vector<perfetto::protos::TracePacket>> PacketsByWriter() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::vector<perfetto::protos::TracePacket>> out;
+    for (HeapTraceWriter* w : writers_) {
+      out.emplace_back();
+      for (const std::string& bytes : w->packets()) {
+        perfetto::protos::TracePacket p;
+        EXPECT_TRUE(p.ParseFromString(bytes));
+        out.back().push_back(std::move(p));
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<HeapTraceWriter*> writers_;
+};
 
 }  // namespace sluice::testing
 
