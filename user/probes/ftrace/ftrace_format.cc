@@ -200,15 +200,16 @@ StatusOr<FtraceFieldFormat> FtraceFormatTable::ParseFieldLine(std::string_view l
   return f;
 }
 
-// static
-StatusOr<FtraceHeaderFormat> FtraceFormatTable::ParseHeaders(std::string_view header_page,
-                                                             std::string_view header_event) {
-  FtraceHeaderFormat h;
+namespace {
+
+// events/header_page: the page header's fields (timestamp, commit, data).
+Status ParseHeaderPage(std::string_view header_page, FtraceHeaderFormat* out) {
+  FtraceHeaderFormat& h = *out;
   bool have_ts = false, have_commit = false, have_data = false;
   Status error;
   ForEachLine(header_page, [&](std::string_view line) {
     if (!TrimWhitespace(line).starts_with("field:")) return true;
-    auto f = ParseFieldLine(line);
+    auto f = FtraceFormatTable::ParseFieldLine(line);
     if (!f.ok()) {
       error = f.status();
       return false;
@@ -246,9 +247,13 @@ StatusOr<FtraceHeaderFormat> FtraceFormatTable::ParseHeaders(std::string_view he
   if (h.data_size < 64 || h.page_size() > (64u << 20))
     return Status::Error("header_page: data size " + std::to_string(h.data_size) +
                          " out of range");
+  return Status::Ok();
+}
 
-  // header_event: "\ttype_len    :    5 bits", "\tpadding     : type == 29",
-  // "\tdata max type_len  == 28".
+// events/header_event: "\ttype_len    :    5 bits", "\tpadding     : type == 29",
+// "\tdata max type_len  == 28".
+Status ParseHeaderEvent(std::string_view header_event, FtraceHeaderFormat* out) {
+  FtraceHeaderFormat& h = *out;
   bool have_type_len = false, have_time_delta = false;
   ForEachLine(header_event, [&](std::string_view line) {
     line = TrimWhitespace(line);
@@ -294,6 +299,17 @@ StatusOr<FtraceHeaderFormat> FtraceFormatTable::ParseHeaders(std::string_view he
     return Status::Error(
         "header_event describes an event header layout sluice does not know "
         "(expected 5-bit type_len, 27-bit time_delta, types 29/30/31, max 28)");
+  return Status::Ok();
+}
+
+}  // namespace
+
+// static
+StatusOr<FtraceHeaderFormat> FtraceFormatTable::ParseHeaders(std::string_view header_page,
+                                                             std::string_view header_event) {
+  FtraceHeaderFormat h;
+  SLUICE_RETURN_IF_ERROR(ParseHeaderPage(header_page, &h));
+  SLUICE_RETURN_IF_ERROR(ParseHeaderEvent(header_event, &h));
   return h;
 }
 
