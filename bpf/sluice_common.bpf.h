@@ -66,7 +66,7 @@ SLUICE_MAP struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
   __type(key, __u32);
-  __type(value, struct sluice_cpu_counters);
+  __type(value, struct sluice_cpu_stats);
 } sluice_counters SEC(".maps");
 
 /* Token bucket of the per-CPU rate ceiling, kept as nanoseconds of credit:
@@ -109,7 +109,7 @@ extern const volatile __u64 sluice_rate_burst_ns;
 
 /* ---- Filters. ---- */
 
-static __always_inline struct sluice_cpu_counters *sluice_counters_get(void) {
+static __always_inline struct sluice_cpu_stats *sluice_stats_get(void) {
   __u32 zero = 0;
   return bpf_map_lookup_elem(&sluice_counters, &zero);
 }
@@ -159,7 +159,7 @@ static __always_inline int sluice_current_wanted(void) {
 
 /* Token bucket; races between preempted programs on one CPU only make the
  * ceiling approximate. */
-static __always_inline int sluice_rate_ok(struct sluice_cpu_counters *ctr,
+static __always_inline int sluice_rate_ok(struct sluice_cpu_stats *ctr,
                                           __u64 now) {
   if (!sluice_rate_cost_ns) return 1;
   __u32 zero = 0;
@@ -182,7 +182,7 @@ static __always_inline int sluice_rate_ok(struct sluice_cpu_counters *ctr,
 
 struct sluice_emit {
   void *ring; /* the ring the record was reserved in (for the fill query) */
-  struct sluice_cpu_counters *ctr;
+  struct sluice_cpu_stats *ctr;
 };
 
 /* Counts the attempt, reserves `size` bytes (a constant the verifier knows)
@@ -237,7 +237,7 @@ struct sluice_event {
  * sluice_submit(), or NULL when the event ends here (already counted). */
 static __always_inline void *sluice_event_reserve(struct sluice_emit *e,
                                                   struct sluice_event ev) {
-  e->ctr = sluice_counters_get();
+  e->ctr = sluice_stats_get();
   if (!e->ctr) return NULL;
   if (!ev.wanted) {
     __sync_fetch_and_add(&e->ctr->filtered_task, 1);

@@ -18,9 +18,6 @@
 
 #include "sluice_events.skel.h"
 
-extern "C" {
-#include "bpf/sluice_record.h"
-}
 #include "shm/base/cpu_list.h"
 #include "shm/base/errno_message.h"
 #include "user/probes/tracefs.h"
@@ -28,7 +25,6 @@ extern "C" {
 namespace sluice {
 namespace {
 
-static_assert(sizeof(BpfKernelStats) <= sizeof(sluice_cpu_counters));
 static_assert(BpfSettings::kMaxMarkerPayloadBytes == SLUICE_MAX_MARKER_PAYLOAD);
 static_assert(BpfSettings::kMaxCommPrefixes == SLUICE_MAX_COMM_PREFIXES);
 
@@ -462,23 +458,12 @@ BpfLoader::~BpfLoader() {
   if (stats_fd_ >= 0) close(stats_fd_);
 }
 
-Status BpfLoader::ReadCounters(std::vector<BpfKernelStats>* out) const {
-  std::vector<sluice_cpu_counters> values(num_cpus_);
+Status BpfLoader::ReadCounters(std::vector<sluice_cpu_stats>* out) const {
+  // A per-CPU map's lookup fills one value per possible CPU.
+  out->assign(num_cpus_, sluice_cpu_stats{});
   uint32_t key = 0;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sluice_counters), &key, values.data()) != 0) {
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sluice_counters), &key, out->data()) != 0) {
     return Status::Error("linux.bpf: cannot read the counters map: " + ErrnoMessage(errno));
-  }
-  out->assign(num_cpus_, BpfKernelStats{});
-  for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
-    const sluice_cpu_counters& v = values[cpu];
-    BpfKernelStats& c = (*out)[cpu];
-    c.produced = v.produced;
-    c.dropped = v.dropped;
-    c.filtered_task = v.filtered_task;
-    c.filtered_rate = v.filtered_rate;
-    c.marker_truncated = v.marker_truncated;
-    c.marker_read_faults = v.marker_read_faults;
-    c.wakeups = v.wakeups;
   }
   return Status::Ok();
 }
