@@ -52,6 +52,7 @@ extern "C" {
 struct sluice_events;     // build/bpf/sluice_events.skel.h
 struct bpf_link;
 struct bpf_prog_info;     // <linux/bpf.h>
+struct btf;               // <bpf/btf.h>
 
 namespace sluice {
 
@@ -125,6 +126,16 @@ class BpfLoader {
   // Calls `visit` with the kernel's info of each loaded program.
   Status ForEachProgramInfo(const std::function<void(const bpf_prog_info&)>& visit) const;
   Status Open(const BpfSettings& settings, const BpfLoaderOptions& options);
+  // Open()'s steps, in its order (see Open() for the lifecycle).
+  void ChooseEventPrograms(const BpfSettings& settings, const BpfLoaderOptions& options,
+                           const btf* vmlinux, const std::string& tracefs);
+  void ChooseMarkerProgram(const BpfLoaderOptions& options, const btf* vmlinux,
+                           const std::string& tracefs);
+  void SetRodata(const BpfSettings& settings, const BpfLoaderOptions& options,
+                 const btf* vmlinux);
+  Status SizeMaps(const BpfSettings& settings);
+  Status FillTaskFilter(const BpfSettings& settings);
+  Status CreateRings(const BpfSettings& settings);
 
   sluice_events* skel_ = nullptr;
   uint32_t num_cpus_ = 0;
