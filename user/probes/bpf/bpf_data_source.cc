@@ -101,6 +101,9 @@ StatusOr<std::unique_ptr<BpfDataSource>> BpfDataSource::Create(
   return source;
 }
 
+// Settings → loader (programs loaded, rings created) → writers → libbpf's
+// ring reader → epoll set. What each step creates is a member, freed by the
+// destructor if a later step fails.
 Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writer,
                            const BpfDataSourceOptions& options) {
   options_ = options;
@@ -116,9 +119,17 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
   for (const std::string& name : settings_.unknown_events) {
     options_.warn("linux.bpf: event '" + name + "' is not one this source has; skipping it");
   }
+  SLUICE_ASSIGN_OR_RETURN(BpfLoaderOptions lo, LoaderOptions(config));
+  SLUICE_ASSIGN_OR_RETURN(loader_, BpfLoader::Load(settings_, lo));
+  loader_info_ = loader_->info();
+  SLUICE_RETURN_IF_ERROR(CreateWriters(make_writer));
+  SLUICE_RETURN_IF_ERROR(OpenRingReader());
+  return SetUpEpoll();
+}
 
+StatusOr<BpfLoaderOptions> BpfDataSource::LoaderOptions(const protos::BpfConfig& config) const {
   BpfLoaderOptions lo;
-  lo.shared_ring = shared;
+  lo.shared_ring = options_.ring_mode == BpfDataSourceOptions::RingMode::kShared;
   lo.wakeup_fill_percent = options_.wakeup_fill_percent;
   lo.force_tracepoint = options_.force_tracepoint;
   lo.force_marker_tracepoint = options_.force_marker_tracepoint;
@@ -137,12 +148,13 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
     }
     SLUICE_ASSIGN_OR_RETURN(lo.marker_files, ResolveMarkerFiles(options_.tracefs_root, instances));
   }
-  SLUICE_ASSIGN_OR_RETURN(loader_, BpfLoader::Load(settings_, lo));
-  loader_info_ = loader_->info();
+  return lo;
+}
 
-  // A writer per CPU online now. Records of a CPU brought online later have
-  // no ring in per-CPU mode (counted as dropped); in shared mode they are
-  // counted as unrouted.
+// A writer per CPU online now. Records of a CPU brought online later have
+// no ring in per-CPU mode (counted as dropped); in shared mode they are
+// counted as unrouted.
+Status BpfDataSource::CreateWriters(const MakeWriter& make_writer) {
   const std::vector<bool>& online = loader_->online_cpus();
   bundles_.resize(num_cpus_);
   for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
@@ -156,7 +168,12 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
   if (!stats_writer_) return Status::Error("linux.bpf: no trace writer available (stats)");
   reader_cpu_stats_ = std::make_unique<AtomicStats<BpfReaderCpuStats>[]>(num_cpus_);
   last_dropped_.assign(num_cpus_, 0);
+  return Status::Ok();
+}
 
+// One libbpf ring_buffer over every ring fd, each with its RingCtx.
+Status BpfDataSource::OpenRingReader() {
+  const bool shared = options_.ring_mode == BpfDataSourceOptions::RingMode::kShared;
   // ring_ctx_ must not move once libbpf holds pointers into it.
   const std::vector<int>& fds = loader_->ring_fds();
   ring_ctx_.reserve(fds.size());
@@ -174,7 +191,12 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
     if (err) return Status::Error("linux.bpf: cannot map BPF ring " + std::to_string(i) + ": " + strerror(-err));
   }
   if (!rb_) return Status::Error("linux.bpf: no BPF ring to read (no online CPU?)");
+  return Status::Ok();
+}
 
+// The reader waits on libbpf's epoll fd (data: 0) and the control eventfd
+// (data: 1).
+Status BpfDataSource::SetUpEpoll() {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || event_fd_ < 0) return Status::Error(std::string("linux.bpf: epoll/eventfd: ") + strerror(errno));

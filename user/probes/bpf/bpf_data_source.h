@@ -165,6 +165,11 @@ class BpfDataSource {
   BpfDataSource() = default;
   Status Init(const protos::BpfConfig& config, MakeWriter make_writer,
               const BpfDataSourceOptions& options);
+  // Init()'s steps, in its order.
+  StatusOr<BpfLoaderOptions> LoaderOptions(const protos::BpfConfig& config) const;
+  Status CreateWriters(const MakeWriter& make_writer);
+  Status OpenRingReader();
+  Status SetUpEpoll();
   void ReaderLoop();
   DrainResult Drain();
   void AfterDrain();
