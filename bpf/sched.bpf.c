@@ -11,8 +11,9 @@
  *    kernel's formatted record as context): the fallback where tp_btf
  *    cannot be loaded. It sees only what the format has (no tgid of tasks
  *    other than current, no `preempt`; prev_state already encoded).
- * Both end in the same emit_* function, which filters, reserves and fills
- * the record of bpf/sched.h.
+ * Both end in the same emit_* function, which decides which tasks the
+ * event is about, reserves through sluice_event_reserve() and fills the
+ * record of bpf/sched.h.
  *
  * Adding an event: a record in bpf/sched.h (or a new bpf/<probe>.h), an
  * emit_* function and the program(s) here, a decoder in
@@ -26,15 +27,14 @@
  * prev_state as the 4th argument; see core_fixes.bpf.h). */
 const volatile __u32 sched_switch_has_prev_state = 1;
 
-static __always_inline void count_filtered(struct sluice_cpu_counters *ctr) {
-  __sync_fetch_and_add(&ctr->filtered_task, 1);
-}
-
 static __always_inline __u32 current_tgid(void) {
   return (__u32)(bpf_get_current_pid_tgid() >> 32);
 }
 
-/* ---- Emitters (context-free: plain values in, record out). ---- */
+/* ---- Emitters (context-free: plain values in, record out). Each one
+ * decides which tasks its event is about, then goes through
+ * sluice_event_reserve() (bpf/sluice_common.bpf.h), which does the counting
+ * in the same order for every program. ---- */
 
 static __always_inline int emit_switch(const __u64 prev_comm[2], __s32 prev_pid,
                                        __u32 prev_tgid, __s32 prev_prio,
@@ -45,17 +45,11 @@ static __always_inline int emit_switch(const __u64 prev_comm[2], __s32 prev_pid,
   struct sluice_emit e;
   struct sluice_sched_switch *r;
 
-  e.ctr = sluice_counters_get();
-  if (!e.ctr) return 0;
-  if (sluice_filters_active() &&
-      !sluice_task_wanted(prev_pid, prev_tgid, prev_comm) &&
-      !sluice_task_wanted(next_pid, next_tgid, next_comm)) {
-    count_filtered(e.ctr);
-    return 0;
-  }
-  __u64 ts = bpf_ktime_get_boot_ns();
-  if (!sluice_rate_ok(e.ctr, ts)) return 0;
-  r = sluice_reserve(&e, sizeof(*r), SLUICE_REC_SCHED_SWITCH, ts);
+  /* A switch is about both tasks. */
+  int wanted = sluice_task_wanted(prev_pid, prev_tgid, prev_comm) ||
+               sluice_task_wanted(next_pid, next_tgid, next_comm);
+  r = sluice_event_reserve(&e, (struct sluice_event){
+      .size = sizeof(*r), .type = SLUICE_REC_SCHED_SWITCH, .wanted = wanted});
   if (!r) return 0;
   __builtin_memcpy(r->prev_comm, prev_comm, SLUICE_COMM_LEN);
   __builtin_memcpy(r->next_comm, next_comm, SLUICE_COMM_LEN);
@@ -75,21 +69,11 @@ static __always_inline int emit_wakeup(__u16 type, const __u64 comm[2], __s32 pi
   struct sluice_emit e;
   struct sluice_sched_wakeup *r;
 
-  e.ctr = sluice_counters_get();
-  if (!e.ctr) return 0;
-  if (sluice_filters_active() && !sluice_task_wanted(pid, tgid, comm)) {
-    /* The waker (current) counts too: who wakes a wanted task is part of
-     * its story, and the fallback cannot see the wakee's tgid. */
-    __u64 cur_comm[2];
-    bpf_get_current_comm(cur_comm, sizeof(cur_comm));
-    if (!sluice_task_wanted((__u32)bpf_get_current_pid_tgid(), current_tgid(), cur_comm)) {
-      count_filtered(e.ctr);
-      return 0;
-    }
-  }
-  __u64 ts = bpf_ktime_get_boot_ns();
-  if (!sluice_rate_ok(e.ctr, ts)) return 0;
-  r = sluice_reserve(&e, sizeof(*r), type, ts);
+  /* The waker (current) counts too: who wakes a wanted task is part of its
+   * story, and the fallback cannot see the wakee's tgid. */
+  int wanted = sluice_task_wanted(pid, tgid, comm) || sluice_current_wanted();
+  r = sluice_event_reserve(&e, (struct sluice_event){
+      .size = sizeof(*r), .type = type, .wanted = wanted});
   if (!r) return 0;
   __builtin_memcpy(r->comm, comm, SLUICE_COMM_LEN);
   r->pid = pid;
@@ -106,17 +90,10 @@ static __always_inline int emit_fork(const __u64 parent_comm[2], __s32 parent_pi
   struct sluice_emit e;
   struct sluice_sched_process_fork *r;
 
-  e.ctr = sluice_counters_get();
-  if (!e.ctr) return 0;
-  if (sluice_filters_active() &&
-      !sluice_task_wanted(parent_pid, parent_tgid, parent_comm) &&
-      !sluice_task_wanted(child_pid, child_tgid, child_comm)) {
-    count_filtered(e.ctr);
-    return 0;
-  }
-  __u64 ts = bpf_ktime_get_boot_ns();
-  if (!sluice_rate_ok(e.ctr, ts)) return 0;
-  r = sluice_reserve(&e, sizeof(*r), SLUICE_REC_SCHED_PROCESS_FORK, ts);
+  int wanted = sluice_task_wanted(parent_pid, parent_tgid, parent_comm) ||
+               sluice_task_wanted(child_pid, child_tgid, child_comm);
+  r = sluice_event_reserve(&e, (struct sluice_event){
+      .size = sizeof(*r), .type = SLUICE_REC_SCHED_PROCESS_FORK, .wanted = wanted});
   if (!r) return 0;
   __builtin_memcpy(r->parent_comm, parent_comm, SLUICE_COMM_LEN);
   __builtin_memcpy(r->child_comm, child_comm, SLUICE_COMM_LEN);
@@ -128,26 +105,24 @@ static __always_inline int emit_fork(const __u64 parent_comm[2], __s32 parent_pi
   return 0;
 }
 
+/* exec runs in the task itself; comm is still the old one here (read only
+ * when a filter is configured). */
+static __always_inline int exec_wanted(__s32 pid) {
+  if (!sluice_filters_active()) return 1;
+  __u64 comm[2];
+  bpf_get_current_comm(comm, sizeof(comm));
+  return sluice_task_wanted(pid, current_tgid(), comm);
+}
+
 /* `filename` is a kernel string (bprm->filename) or, for the fallback, a
  * pointer into the tracepoint record. */
 static __always_inline int emit_exec(__s32 pid, __s32 old_pid, const char *filename) {
   struct sluice_emit e;
   struct sluice_sched_process_exec *r;
-  __u64 comm[2];
 
-  e.ctr = sluice_counters_get();
-  if (!e.ctr) return 0;
-  if (sluice_filters_active()) {
-    /* exec runs in the task itself; comm is still the old one here. */
-    bpf_get_current_comm(comm, sizeof(comm));
-    if (!sluice_task_wanted(pid, current_tgid(), comm)) {
-      count_filtered(e.ctr);
-      return 0;
-    }
-  }
-  __u64 ts = bpf_ktime_get_boot_ns();
-  if (!sluice_rate_ok(e.ctr, ts)) return 0;
-  r = sluice_reserve(&e, sizeof(*r), SLUICE_REC_SCHED_PROCESS_EXEC, ts);
+  r = sluice_event_reserve(&e, (struct sluice_event){
+      .size = sizeof(*r), .type = SLUICE_REC_SCHED_PROCESS_EXEC,
+      .wanted = exec_wanted(pid)});
   if (!r) return 0;
   r->pid = pid;
   r->old_pid = old_pid;
@@ -162,15 +137,9 @@ static __always_inline int emit_exit(const __u64 comm[2], __s32 pid, __u32 tgid,
   struct sluice_emit e;
   struct sluice_sched_process_exit *r;
 
-  e.ctr = sluice_counters_get();
-  if (!e.ctr) return 0;
-  if (sluice_filters_active() && !sluice_task_wanted(pid, tgid, comm)) {
-    count_filtered(e.ctr);
-    return 0;
-  }
-  __u64 ts = bpf_ktime_get_boot_ns();
-  if (!sluice_rate_ok(e.ctr, ts)) return 0;
-  r = sluice_reserve(&e, sizeof(*r), SLUICE_REC_SCHED_PROCESS_EXIT, ts);
+  r = sluice_event_reserve(&e, (struct sluice_event){
+      .size = sizeof(*r), .type = SLUICE_REC_SCHED_PROCESS_EXIT,
+      .wanted = sluice_task_wanted(pid, tgid, comm)});
   if (!r) return 0;
   __builtin_memcpy(r->comm, comm, SLUICE_COMM_LEN);
   r->pid = pid;
@@ -187,15 +156,9 @@ static __always_inline int emit_rename(const __u64 oldcomm[2], const char *newco
   struct sluice_emit e;
   struct sluice_task_rename *r;
 
-  e.ctr = sluice_counters_get();
-  if (!e.ctr) return 0;
-  if (sluice_filters_active() && !sluice_task_wanted(pid, tgid, oldcomm)) {
-    count_filtered(e.ctr);
-    return 0;
-  }
-  __u64 ts = bpf_ktime_get_boot_ns();
-  if (!sluice_rate_ok(e.ctr, ts)) return 0;
-  r = sluice_reserve(&e, sizeof(*r), SLUICE_REC_TASK_RENAME, ts);
+  r = sluice_event_reserve(&e, (struct sluice_event){
+      .size = sizeof(*r), .type = SLUICE_REC_TASK_RENAME,
+      .wanted = sluice_task_wanted(pid, tgid, oldcomm)});
   if (!r) return 0;
   __builtin_memcpy(r->oldcomm, oldcomm, SLUICE_COMM_LEN);
   if (bpf_probe_read_kernel_str(r->newcomm, sizeof(r->newcomm), newcomm) < 0)
@@ -210,22 +173,11 @@ static __always_inline int emit_newtask(const __u64 comm[2], __s32 pid, __u32 tg
                                         __u64 clone_flags, __s32 oom_score_adj) {
   struct sluice_emit e;
   struct sluice_task_newtask *r;
-  __u64 cur_comm[2];
 
-  e.ctr = sluice_counters_get();
-  if (!e.ctr) return 0;
-  if (sluice_filters_active() && !sluice_task_wanted(pid, tgid, comm)) {
-    /* Also keep the new tasks of a wanted parent (current). */
-    bpf_get_current_comm(cur_comm, sizeof(cur_comm));
-    if (!sluice_task_wanted((__u32)bpf_get_current_pid_tgid(), current_tgid(),
-                            cur_comm)) {
-      count_filtered(e.ctr);
-      return 0;
-    }
-  }
-  __u64 ts = bpf_ktime_get_boot_ns();
-  if (!sluice_rate_ok(e.ctr, ts)) return 0;
-  r = sluice_reserve(&e, sizeof(*r), SLUICE_REC_TASK_NEWTASK, ts);
+  /* Also keep the new tasks of a wanted parent (current). */
+  int wanted = sluice_task_wanted(pid, tgid, comm) || sluice_current_wanted();
+  r = sluice_event_reserve(&e, (struct sluice_event){
+      .size = sizeof(*r), .type = SLUICE_REC_TASK_NEWTASK, .wanted = wanted});
   if (!r) return 0;
   __builtin_memcpy(r->comm, comm, SLUICE_COMM_LEN);
   r->clone_flags = clone_flags;

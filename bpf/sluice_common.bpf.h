@@ -6,15 +6,16 @@
  * externs, and `bpftool gen object` links all of them into one object, one
  * skeleton (build/bpf/sluice_events.skel.h).
  *
- * Path of one event (the order matters for the accounting identity in
- * bpf/sluice_record.h):
+ * Path of one event, all of it in sluice_event_reserve() so that every
+ * program counts the same way (the order matters for the accounting
+ * identity in bpf/sluice_record.h):
  *
  *   program fires ─▶ task filter ──no──▶ filtered_task++        (not loss)
  *                        │yes
  *                        ▼
  *                    rate ceiling ─over─▶ filtered_rate++        (not loss)
- *                        │ok
- *                        ▼
+ *                        │ok            (trace_marker: marker_truncated++
+ *                        ▼               if the payload will be cut)
  *                    produced++ ─▶ reserve ──fail──▶ dropped++   (loss)
  *                                     │ok
  *                                     ▼
@@ -66,7 +67,7 @@ SLUICE_MAP struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
   __type(key, __u32);
-  __type(value, struct sluice_cpu_counters);
+  __type(value, struct sluice_cpu_stats);
 } sluice_counters SEC(".maps");
 
 /* Token bucket of the per-CPU rate ceiling, kept as nanoseconds of credit:
@@ -109,7 +110,7 @@ extern const volatile __u64 sluice_rate_burst_ns;
 
 /* ---- Filters. ---- */
 
-static __always_inline struct sluice_cpu_counters *sluice_counters_get(void) {
+static __always_inline struct sluice_cpu_stats *sluice_stats_get(void) {
   __u32 zero = 0;
   return bpf_map_lookup_elem(&sluice_counters, &zero);
 }
@@ -147,9 +148,19 @@ static __always_inline int sluice_filters_active(void) {
   return sluice_filter_ids || sluice_comm_prefix_count;
 }
 
+/* Is current (the task the program runs in) of interest? Its comm is only
+ * read when a filter is configured. */
+static __always_inline int sluice_current_wanted(void) {
+  if (!sluice_filters_active()) return 1;
+  __u64 id = bpf_get_current_pid_tgid();
+  __u64 comm[2];
+  bpf_get_current_comm(comm, sizeof(comm));
+  return sluice_task_wanted((__u32)id, (__u32)(id >> 32), comm);
+}
+
 /* Token bucket; races between preempted programs on one CPU only make the
  * ceiling approximate. */
-static __always_inline int sluice_rate_ok(struct sluice_cpu_counters *ctr,
+static __always_inline int sluice_rate_ok(struct sluice_cpu_stats *ctr,
                                           __u64 now) {
   if (!sluice_rate_cost_ns) return 1;
   __u32 zero = 0;
@@ -172,7 +183,7 @@ static __always_inline int sluice_rate_ok(struct sluice_cpu_counters *ctr,
 
 struct sluice_emit {
   void *ring; /* the ring the record was reserved in (for the fill query) */
-  struct sluice_cpu_counters *ctr;
+  struct sluice_cpu_stats *ctr;
 };
 
 /* Counts the attempt, reserves `size` bytes (a constant the verifier knows)
@@ -204,6 +215,39 @@ static __always_inline void *sluice_reserve(struct sluice_emit *e, __u64 size,
   h->type = type;
   h->cpu = (__u16)cpu;
   return h;
+}
+
+/* What a program says about one event to sluice_event_reserve(). */
+struct sluice_event {
+  __u64 size;     /* bytes to reserve: a constant at each call site */
+  __u16 type;     /* enum sluice_record_type */
+  /* The program's task-filter decision: which tasks an event is "about"
+   * (one task, prev or next, the wakee or its waker...) differs per event;
+   * what is counted does not. Always 1 when no filter is configured. */
+  __u8 wanted;
+  /* trace_marker only: the payload will be cut at marker_payload_bytes.
+   * Counted once the event passed the filter and the rate ceiling, before
+   * it is produced: a truncated marker that is then dropped still counts. */
+  __u8 truncated;
+};
+
+/* The path drawn at the top of this file, in its order, for every program:
+ * this CPU's counters, the task filter (filtered_task), the boot clock, the
+ * rate ceiling (filtered_rate), then produced and the reserve (dropped).
+ * Returns the record with its header filled and e->ring/e->ctr set for
+ * sluice_submit(), or NULL when the event ends here (already counted). */
+static __always_inline void *sluice_event_reserve(struct sluice_emit *e,
+                                                  struct sluice_event ev) {
+  e->ctr = sluice_stats_get();
+  if (!e->ctr) return NULL;
+  if (!ev.wanted) {
+    __sync_fetch_and_add(&e->ctr->filtered_task, 1);
+    return NULL;
+  }
+  __u64 ts = bpf_ktime_get_boot_ns();
+  if (!sluice_rate_ok(e->ctr, ts)) return NULL;
+  if (ev.truncated) __sync_fetch_and_add(&e->ctr->marker_truncated, 1);
+  return sluice_reserve(e, ev.size, ev.type, ts);
 }
 
 #define SLUICE_RINGBUF_HDR_BYTES 8

@@ -61,8 +61,14 @@ struct sluice_record_header {
  * Accounting identity, per CPU, once the programs are detached and the ring
  * is drained:   produced == delivered (user space) + dropped.
  * Filtered events are not produced: they never reach a ring and are not loss
- * of data the user asked for. */
-struct sluice_cpu_counters {
+ * of data the user asked for.
+ *
+ * User space reads this struct whole and keeps it as is (BpfCpuStats in
+ * user/probes/bpf/bpf_data_source.h, which sums it as an array of __u64
+ * words). Adding a counter: a __u64 field here, the program that counts it,
+ * and its line in WriteCpuStats() (user/probes/bpf/bpf_data_source.cc) that
+ * names its field of BpfStats.CpuStats (protos/sluice/bpf.proto). */
+struct sluice_cpu_stats {
   __u64 produced;           /* records the programs tried to reserve */
   __u64 dropped;            /* reserve failed (ring full) or no ring: loss */
   __u64 filtered_task;      /* rejected by the pid/tgid/comm filters */

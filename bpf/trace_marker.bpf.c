@@ -49,13 +49,18 @@ static __always_inline int marker_index(struct inode *inode) {
   return -1;
 }
 
-static __always_inline int marker_record(struct sluice_emit *e, const char *ubuf,
-                                         __u64 count, __u64 want, __u64 cap,
-                                         __u16 index, __u16 flags, __u64 ts) {
+/* Reserves a record with `cap` payload bytes (a constant in each caller's
+ * branch) and copies `want` <= cap bytes of the payload into it. */
+static __always_inline int marker_record(const char *ubuf, __u64 count, __u64 want,
+                                         __u64 cap, __u16 index, __u16 flags,
+                                         int wanted, int truncated) {
+  struct sluice_emit e;
   struct sluice_trace_marker *r;
   __u64 size = sizeof(*r) + cap;
 
-  r = sluice_reserve(e, size, SLUICE_REC_TRACE_MARKER, ts);
+  r = sluice_event_reserve(&e, (struct sluice_event){
+      .size = size, .type = SLUICE_REC_TRACE_MARKER, .wanted = wanted,
+      .truncated = truncated});
   if (!r) return 0;
   /* Keep the bound visible to the verifier (clang may drop it otherwise:
    * the callers already know want <= cap). */
@@ -65,43 +70,29 @@ static __always_inline int marker_record(struct sluice_emit *e, const char *ubuf
   r->len = count > 0xffffffffull ? 0xffffffffu : (__u32)count;
   r->marker_index = index;
   if (bpf_probe_read_user((char *)(r + 1), want, ubuf) < 0) {
-    __sync_fetch_and_add(&e->ctr->marker_read_faults, 1);
+    __sync_fetch_and_add(&e.ctr->marker_read_faults, 1);
     flags |= SLUICE_MARKER_READ_FAULT;
     want = 0;
   }
   r->captured = (__u32)want;
   r->flags = flags;
-  sluice_submit(e, r, size);
+  sluice_submit(&e, r, size);
   return 0;
 }
 
 static __always_inline int emit_marker(const char *ubuf, __u64 count, __u16 index,
                                        __u16 flags) {
-  struct sluice_emit e;
-  __u64 comm[2];
-
   if (count == 0) return 0;
-  e.ctr = sluice_counters_get();
-  if (!e.ctr) return 0;
-  if (sluice_filters_active()) {
-    __u64 id = bpf_get_current_pid_tgid();
-    bpf_get_current_comm(comm, sizeof(comm));
-    if (!sluice_task_wanted((__u32)id, (__u32)(id >> 32), comm)) {
-      __sync_fetch_and_add(&e.ctr->filtered_task, 1);
-      return 0;
-    }
-  }
-  __u64 ts = bpf_ktime_get_boot_ns();
-  if (!sluice_rate_ok(e.ctr, ts)) return 0;
-
-  __u64 want = count > marker_payload_bytes ? marker_payload_bytes : count;
-  if (count > marker_payload_bytes)
-    __sync_fetch_and_add(&e.ctr->marker_truncated, 1);
+  /* A marker is about its writer (current). */
+  int wanted = sluice_current_wanted();
+  int truncated = count > marker_payload_bytes;
+  __u64 want = truncated ? marker_payload_bytes : count;
   if (want <= MARKER_SMALL && marker_payload_bytes > MARKER_SMALL)
-    return marker_record(&e, ubuf, count, want, MARKER_SMALL, index, flags, ts);
+    return marker_record(ubuf, count, want, MARKER_SMALL, index, flags, wanted, truncated);
   if (want <= MARKER_MEDIUM && marker_payload_bytes > MARKER_MEDIUM)
-    return marker_record(&e, ubuf, count, want, MARKER_MEDIUM, index, flags, ts);
-  return marker_record(&e, ubuf, count, want, marker_payload_bytes, index, flags, ts);
+    return marker_record(ubuf, count, want, MARKER_MEDIUM, index, flags, wanted, truncated);
+  return marker_record(ubuf, count, want, marker_payload_bytes, index, flags, wanted,
+                       truncated);
 }
 
 SEC("tracepoint/syscalls/sys_enter_write")

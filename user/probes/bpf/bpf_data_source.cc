@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <type_traits>
 
 #include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/bpf.pb.h"
@@ -35,7 +36,63 @@ bool IdentityHolds(const BpfSourceStats& c) {
   return c.total.produced == c.total.delivered + c.total.dropped;
 }
 
+// The counter structs seen as arrays of 64-bit words: both are nothing but
+// __u64/uint64_t fields (sluice_cpu_stats by the rules of bpf/<probe>.h
+// headers), so summing or testing them needs no list of their fields.
+template <typename T>
+constexpr size_t kWords = sizeof(T) / sizeof(uint64_t);
+static_assert(sizeof(sluice_cpu_stats) == kWords<sluice_cpu_stats> * sizeof(uint64_t) &&
+                  std::has_unique_object_representations_v<sluice_cpu_stats>,
+              "struct sluice_cpu_stats must be __u64 fields only");
+static_assert(sizeof(BpfReaderCpuStats) == kWords<BpfReaderCpuStats> * sizeof(uint64_t) &&
+                  std::has_unique_object_representations_v<BpfReaderCpuStats>,
+              "BpfReaderCpuStats must be uint64_t fields only");
+
+template <typename T>
+void AddWords(T* to, const T& from) {
+  uint64_t a[kWords<T>], b[kWords<T>];
+  std::memcpy(a, to, sizeof(T));
+  std::memcpy(b, &from, sizeof(T));
+  for (size_t i = 0; i < kWords<T>; i++) a[i] += b[i];
+  std::memcpy(to, a, sizeof(T));
+}
+
+template <typename T>
+bool AllWordsZero(const T& value) {
+  uint64_t words[kWords<T>];
+  std::memcpy(words, &value, sizeof(T));
+  for (uint64_t w : words) {
+    if (w) return false;
+  }
+  return true;
+}
+
+// The one place where a per-CPU counter meets its proto field
+// (BpfStats.CpuStats in protos/sluice/bpf.proto).
+void WriteCpuStats(uint32_t cpu, const BpfCpuStats& o, protos::BpfStats::CpuStats* s) {
+  s->set_cpu(cpu);
+  s->set_produced(o.produced);
+  s->set_delivered(o.delivered);
+  s->set_dropped(o.dropped);
+  s->set_filtered_task(o.filtered_task);
+  s->set_filtered_rate(o.filtered_rate);
+  s->set_marker_truncated(o.marker_truncated);
+  s->set_marker_read_faults(o.marker_read_faults);
+  s->set_wakeups(o.wakeups);
+  s->set_decode_errors(o.decode_errors);
+}
+
 }  // namespace
+
+BpfCpuStats& BpfCpuStats::operator+=(const BpfCpuStats& other) {
+  AddWords<sluice_cpu_stats>(this, other);
+  AddWords<BpfReaderCpuStats>(this, other);
+  return *this;
+}
+
+bool BpfCpuStats::all_zero() const {
+  return AllWordsZero<sluice_cpu_stats>(*this) && AllWordsZero<BpfReaderCpuStats>(*this);
+}
 
 StatusOr<std::unique_ptr<BpfDataSource>> BpfDataSource::Create(
     const protos::BpfConfig& config, MakeWriter make_writer, const BpfDataSourceOptions& options) {
@@ -44,6 +101,9 @@ StatusOr<std::unique_ptr<BpfDataSource>> BpfDataSource::Create(
   return source;
 }
 
+// Settings → loader (programs loaded, rings created) → writers → libbpf's
+// ring reader → epoll set. What each step creates is a member, freed by the
+// destructor if a later step fails.
 Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writer,
                            const BpfDataSourceOptions& options) {
   options_ = options;
@@ -59,9 +119,17 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
   for (const std::string& name : settings_.unknown_events) {
     options_.warn("linux.bpf: event '" + name + "' is not one this source has; skipping it");
   }
+  SLUICE_ASSIGN_OR_RETURN(BpfLoaderOptions lo, LoaderOptions(config));
+  SLUICE_ASSIGN_OR_RETURN(loader_, BpfLoader::Load(settings_, lo));
+  loader_info_ = loader_->info();
+  SLUICE_RETURN_IF_ERROR(CreateWriters(make_writer));
+  SLUICE_RETURN_IF_ERROR(OpenRingReader());
+  return SetUpEpoll();
+}
 
+StatusOr<BpfLoaderOptions> BpfDataSource::LoaderOptions(const protos::BpfConfig& config) const {
   BpfLoaderOptions lo;
-  lo.shared_ring = shared;
+  lo.shared_ring = options_.ring_mode == BpfDataSourceOptions::RingMode::kShared;
   lo.wakeup_fill_percent = options_.wakeup_fill_percent;
   lo.force_tracepoint = options_.force_tracepoint;
   lo.force_marker_tracepoint = options_.force_marker_tracepoint;
@@ -80,12 +148,13 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
     }
     SLUICE_ASSIGN_OR_RETURN(lo.marker_files, ResolveMarkerFiles(options_.tracefs_root, instances));
   }
-  SLUICE_ASSIGN_OR_RETURN(loader_, BpfLoader::Load(settings_, lo));
-  loader_info_ = loader_->info();
+  return lo;
+}
 
-  // A writer per CPU online now. Records of a CPU brought online later have
-  // no ring in per-CPU mode (counted as dropped); in shared mode they are
-  // counted as unrouted.
+// A writer per CPU online now. Records of a CPU brought online later have
+// no ring in per-CPU mode (counted as dropped); in shared mode they are
+// counted as unrouted.
+Status BpfDataSource::CreateWriters(const MakeWriter& make_writer) {
   const std::vector<bool>& online = loader_->online_cpus();
   bundles_.resize(num_cpus_);
   for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
@@ -97,9 +166,14 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
   }
   stats_writer_ = make_writer();
   if (!stats_writer_) return Status::Error("linux.bpf: no trace writer available (stats)");
-  published_ = std::make_unique<Published[]>(num_cpus_);
+  reader_cpu_stats_ = std::make_unique<AtomicStats<BpfReaderCpuStats>[]>(num_cpus_);
   last_dropped_.assign(num_cpus_, 0);
+  return Status::Ok();
+}
 
+// One libbpf ring_buffer over every ring fd, each with its RingCtx.
+Status BpfDataSource::OpenRingReader() {
+  const bool shared = options_.ring_mode == BpfDataSourceOptions::RingMode::kShared;
   // ring_ctx_ must not move once libbpf holds pointers into it.
   const std::vector<int>& fds = loader_->ring_fds();
   ring_ctx_.reserve(fds.size());
@@ -117,7 +191,12 @@ Status BpfDataSource::Init(const protos::BpfConfig& config, MakeWriter make_writ
     if (err) return Status::Error("linux.bpf: cannot map BPF ring " + std::to_string(i) + ": " + strerror(-err));
   }
   if (!rb_) return Status::Error("linux.bpf: no BPF ring to read (no online CPU?)");
+  return Status::Ok();
+}
 
+// The reader waits on libbpf's epoll fd (data: 0) and the control eventfd
+// (data: 1).
+Status BpfDataSource::SetUpEpoll() {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || event_fd_ < 0) return Status::Error(std::string("linux.bpf: epoll/eventfd: ") + strerror(errno));
@@ -165,7 +244,7 @@ int BpfDataSource::OnRecord(void* ctx, void* data, size_t size) {
     BpfEventDecoder::Header h;
     if (!BpfEventDecoder::ReadHeader(rec, size, &h) || h.cpu >= self->num_cpus_ ||
         !self->bundles_[h.cpu]) {
-      self->unrouted_.fetch_add(1, std::memory_order_relaxed);
+      self->reader_stats_.Add(&BpfReaderStats::unrouted);
       return 0;
     }
     cpu = h.cpu;
@@ -187,7 +266,7 @@ void BpfDataSource::AfterDrain() {
   for (auto& b : bundles_) {
     if (b) b->Close();
   }
-  std::vector<BpfKernelStats> k;
+  std::vector<sluice_cpu_stats> k;
   if (loader_->ReadCounters(&k).ok()) {
     for (uint32_t cpu = 0; cpu < num_cpus_ && cpu < k.size(); cpu++) {
       if (bundles_[cpu] && k[cpu].dropped > last_dropped_[cpu]) {
@@ -207,11 +286,12 @@ void BpfDataSource::AfterDrain() {
   }
   for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
     if (!bundles_[cpu]) continue;
-    // Pairs with the acquire loads in ReadCountersLocked().
-    published_[cpu].delivered.store(bundles_[cpu]->delivered(), std::memory_order_release);
-    published_[cpu].decode_errors.store(bundles_[cpu]->decode_errors(), std::memory_order_release);
+    BpfReaderCpuStats mine;
+    mine.delivered = bundles_[cpu]->delivered();
+    mine.decode_errors = bundles_[cpu]->decode_errors();
+    reader_cpu_stats_[cpu].Store(mine);
   }
-  drain_cycles_.fetch_add(1, std::memory_order_relaxed);
+  reader_stats_.Add(&BpfReaderStats::drain_cycles);
 }
 
 void BpfDataSource::ReaderLoop() {
@@ -233,7 +313,7 @@ void BpfDataSource::ReaderLoop() {
       while (Drain() == DrainResult::kBudgetHit) {
       }
     }
-    reader_cpu_ns_.store(ClockNs(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
+    reader_stats_.Set(&BpfReaderStats::reader_cpu_ns, ClockNs(CLOCK_THREAD_CPUTIME_ID));
     bool flush;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -305,39 +385,19 @@ void BpfDataSource::Stop() {
 
 BpfSourceStats BpfDataSource::ReadCountersLocked() const {
   BpfSourceStats c;
+  static_cast<BpfReaderStats&>(c) = reader_stats_.Load();
   c.per_cpu.resize(num_cpus_);
-  std::vector<BpfKernelStats> k;
+  std::vector<sluice_cpu_stats> k;
   if (loader_ && loader_->ReadCounters(&k).ok()) {
     for (uint32_t cpu = 0; cpu < num_cpus_ && cpu < k.size(); cpu++) {
-      BpfCpuStats& o = c.per_cpu[cpu];
-      o.produced = k[cpu].produced;
-      o.dropped = k[cpu].dropped;
-      o.filtered_task = k[cpu].filtered_task;
-      o.filtered_rate = k[cpu].filtered_rate;
-      o.marker_truncated = k[cpu].marker_truncated;
-      o.marker_read_faults = k[cpu].marker_read_faults;
-      o.wakeups = k[cpu].wakeups;
+      static_cast<sluice_cpu_stats&>(c.per_cpu[cpu]) = k[cpu];
     }
   }
-  for (uint32_t cpu = 0; cpu < num_cpus_ && published_; cpu++) {
-    c.per_cpu[cpu].delivered = published_[cpu].delivered.load(std::memory_order_acquire);
-    c.per_cpu[cpu].decode_errors = published_[cpu].decode_errors.load(std::memory_order_acquire);
+  for (uint32_t cpu = 0; cpu < num_cpus_ && reader_cpu_stats_; cpu++) {
+    static_cast<BpfReaderCpuStats&>(c.per_cpu[cpu]) = reader_cpu_stats_[cpu].Load();
   }
-  for (const BpfCpuStats& o : c.per_cpu) {
-    c.total.produced += o.produced;
-    c.total.delivered += o.delivered;
-    c.total.dropped += o.dropped;
-    c.total.filtered_task += o.filtered_task;
-    c.total.filtered_rate += o.filtered_rate;
-    c.total.marker_truncated += o.marker_truncated;
-    c.total.marker_read_faults += o.marker_read_faults;
-    c.total.wakeups += o.wakeups;
-    c.total.decode_errors += o.decode_errors;
-  }
-  c.drain_cycles = drain_cycles_.load(std::memory_order_relaxed);
-  c.reader_cpu_ns = reader_cpu_ns_.load(std::memory_order_relaxed);
+  for (const BpfCpuStats& o : c.per_cpu) c.total += o;
   c.stats_packets = stats_packets_;
-  c.unrouted = unrouted_.load(std::memory_order_relaxed);
   if (loader_) (void)loader_->ReadMisses(&c.program_misses);
   c.total.delivered += c.unrouted;
   return c;
@@ -364,19 +424,8 @@ void BpfDataSource::WriteStatsPacket(bool final_phase) {
   protos::BpfStats stats;
   stats.set_phase(final_phase ? protos::BpfStats::PHASE_END : protos::BpfStats::PHASE_PERIODIC);
   for (uint32_t cpu = 0; cpu < c.per_cpu.size(); cpu++) {
-    const BpfCpuStats& o = c.per_cpu[cpu];
-    if (!o.produced && !o.delivered && !o.dropped && !o.filtered_task && !o.filtered_rate) continue;
-    auto* s = stats.add_cpu_stats();
-    s->set_cpu(cpu);
-    s->set_produced(o.produced);
-    s->set_delivered(o.delivered);
-    s->set_dropped(o.dropped);
-    s->set_filtered_task(o.filtered_task);
-    s->set_filtered_rate(o.filtered_rate);
-    s->set_marker_truncated(o.marker_truncated);
-    s->set_marker_read_faults(o.marker_read_faults);
-    s->set_wakeups(o.wakeups);
-    s->set_decode_errors(o.decode_errors);
+    if (c.per_cpu[cpu].all_zero()) continue;  // a CPU where nothing happened
+    WriteCpuStats(cpu, c.per_cpu[cpu], stats.add_cpu_stats());
   }
   if (c.unrouted) stats.set_unrouted(c.unrouted);
   stats.set_program_misses(c.program_misses);

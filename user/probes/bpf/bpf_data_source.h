@@ -45,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "shm/base/atomic_stats.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
 #include "user/probes/bpf/bpf_bundle_writer.h"
@@ -82,28 +83,44 @@ struct BpfDataSourceOptions {
   std::function<void(const std::string&)> warn;  // default: stderr
 };
 
-struct BpfCpuStats {
-  uint64_t produced = 0;
-  uint64_t delivered = 0;
-  uint64_t dropped = 0;
-  uint64_t filtered_task = 0;
-  uint64_t filtered_rate = 0;
-  uint64_t marker_truncated = 0;
-  uint64_t marker_read_faults = 0;
-  uint64_t wakeups = 0;
-  uint64_t decode_errors = 0;
+// What the reader thread counts per CPU. Kept in AtomicStats (the reader
+// counts, stats() reads), so uint64_t fields only.
+struct BpfReaderCpuStats {
+  uint64_t delivered = 0;      // records read from the ring (decoded or not)
+  uint64_t decode_errors = 0;  // delivered records that could not be decoded
 };
 
-struct BpfSourceStats {
-  std::vector<BpfCpuStats> per_cpu;  // index = CPU
-  BpfCpuStats total;
+// One CPU's counters: the programs' own struct, as the map holds it
+// (struct sluice_cpu_stats, bpf/sluice_record.h: produced, dropped,
+// filtered_*, marker_*, wakeups), next to the reader's. No copy of the
+// kernel's fields: a counter added to the C struct is here, summed and
+// compared without a change; only its proto field is named, once, in
+// WriteCpuStats() (bpf_data_source.cc).
+struct BpfCpuStats : sluice_cpu_stats, BpfReaderCpuStats {
+  // The C struct has no initialisers: zero it, so that a default-constructed
+  // BpfCpuStats is all zeros like the reader's part.
+  BpfCpuStats() : sluice_cpu_stats{}, BpfReaderCpuStats{} {}
+
+  // Adds every counter of `other`, word by word.
+  BpfCpuStats& operator+=(const BpfCpuStats& other);
+  // True if every counter is zero (nothing happened on this CPU).
+  bool all_zero() const;
+};
+
+// What the reader thread counts for the whole source (AtomicStats too).
+struct BpfReaderStats {
   uint64_t drain_cycles = 0;
-  uint64_t stats_packets = 0;
   // Reader thread CPU time (user + system), ns: for the benchmarks.
   uint64_t reader_cpu_ns = 0;
   // Shared ring only: records read but not attributable to a CPU with a
   // writer (included in total.delivered, not in per_cpu).
   uint64_t unrouted = 0;
+};
+
+struct BpfSourceStats : BpfReaderStats {
+  std::vector<BpfCpuStats> per_cpu;  // index = CPU
+  BpfCpuStats total;
+  uint64_t stats_packets = 0;
   // Program invocations the kernel skipped (BpfLoader::ReadMisses): events
   // lost before a program could count them; CPU unknown.
   uint64_t program_misses = 0;
@@ -148,6 +165,11 @@ class BpfDataSource {
   BpfDataSource() = default;
   Status Init(const protos::BpfConfig& config, MakeWriter make_writer,
               const BpfDataSourceOptions& options);
+  // Init()'s steps, in its order.
+  StatusOr<BpfLoaderOptions> LoaderOptions(const protos::BpfConfig& config) const;
+  Status CreateWriters(const MakeWriter& make_writer);
+  Status OpenRingReader();
+  Status SetUpEpoll();
   void ReaderLoop();
   DrainResult Drain();
   void AfterDrain();
@@ -173,21 +195,17 @@ class BpfDataSource {
 
   // Reader-thread state.
   uint64_t consumed_in_cycle_ = 0;
-  // Shared ring: records of a CPU without a writer (hotplugged) or with a
-  // bad cpu field. Reader thread writes; stats() reads.
-  std::atomic<uint64_t> unrouted_{0};
   std::vector<uint64_t> last_dropped_;
   uint64_t last_misses_ = 0;
   uint64_t stats_packets_ = 0;
 
-  // Published by the reader after each drain for stats().
-  struct Published {
-    std::atomic<uint64_t> delivered{0};
-    std::atomic<uint64_t> decode_errors{0};
-  };
-  std::unique_ptr<Published[]> published_;
-  std::atomic<uint64_t> drain_cycles_{0};
-  std::atomic<uint64_t> reader_cpu_ns_{0};
+  // Counted by the reader thread (owner), read by stats() from any thread;
+  // relaxed, see shm/base/atomic_stats.h. Per CPU: stored after each drain
+  // from the CPU's bundle writer. Whole source: drain cycles, reader CPU
+  // time, and records of the shared ring that no CPU's writer could take
+  // (a hotplugged CPU or a bad cpu field).
+  std::unique_ptr<AtomicStats<BpfReaderCpuStats>[]> reader_cpu_stats_;
+  AtomicStats<BpfReaderStats> reader_stats_;
   std::atomic<bool> paused_{false};
 
   // Control channel.

@@ -22,7 +22,7 @@ namespace pp = perfetto::protos;
 
 // The record layouts are an ABI between the BPF programs and this file.
 static_assert(sizeof(sluice_record_header) == 16);
-static_assert(sizeof(sluice_cpu_counters) == 64);
+static_assert(sizeof(sluice_cpu_stats) == 64);
 static_assert(sizeof(sluice_sched_switch) == 80);
 static_assert(offsetof(sluice_sched_switch, prev_state) == 64);
 static_assert(sizeof(sluice_sched_wakeup) == 48);

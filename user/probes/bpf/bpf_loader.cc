@@ -18,9 +18,6 @@
 
 #include "sluice_events.skel.h"
 
-extern "C" {
-#include "bpf/sluice_record.h"
-}
 #include "shm/base/cpu_list.h"
 #include "shm/base/errno_message.h"
 #include "user/probes/tracefs.h"
@@ -28,7 +25,6 @@ extern "C" {
 namespace sluice {
 namespace {
 
-static_assert(sizeof(BpfKernelStats) <= sizeof(sluice_cpu_counters));
 static_assert(BpfSettings::kMaxMarkerPayloadBytes == SLUICE_MAX_MARKER_PAYLOAD);
 static_assert(BpfSettings::kMaxCommPrefixes == SLUICE_MAX_COMM_PREFIXES);
 
@@ -228,6 +224,10 @@ StatusOr<std::unique_ptr<BpfLoader>> BpfLoader::Load(const BpfSettings& settings
   return loader;
 }
 
+// The libbpf lifecycle: open → choose programs → set rodata → size maps →
+// load → fill maps (attach is Attach()). Each step keeps what it creates in
+// a member, so a failure anywhere has one cleanup path: Load() drops the
+// half-built loader and ~BpfLoader() frees the object and the rings.
 Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& options) {
   warn_ = options.warn ? options.warn : [](const std::string& m) {
     fprintf(stderr, "sluice: %s\n", m.c_str());
@@ -244,13 +244,43 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
                          capture.Tail(10));
   }
 
-  // ---- Choose a program per event. ----
-  btf* vmlinux = btf__load_vmlinux_btf();
+  // The kernel's BTF answers the choice and the sched_switch setting; freed
+  // before the load, which parses its own copy.
+  std::unique_ptr<btf, void (*)(btf*)> vmlinux(btf__load_vmlinux_btf(), &btf__free);
   if (!vmlinux) {
     return Status::Error(std::string("linux.bpf: cannot parse ") + kVmlinuxBtf + ": " +
                          ErrnoMessage(errno) + " (CONFIG_DEBUG_INFO_BTF)");
   }
   const std::string tracefs = FindTracefs(options.tracefs_root);
+  ChooseEventPrograms(settings, options, vmlinux.get(), tracefs);
+  if (settings.has(BpfEvent::kPrint)) ChooseMarkerProgram(options, vmlinux.get(), tracefs);
+  SetRodata(settings, options, vmlinux.get());
+  vmlinux.reset();
+  if (info_.events.empty()) {
+    return Status::Error("linux.bpf: none of the configured events can be attached on this kernel (" +
+                         std::to_string(info_.skipped.size()) + " skipped, see warnings)");
+  }
+
+  SLUICE_RETURN_IF_ERROR(SizeMaps(settings));
+  int err = sluice_events__load(skel_);
+  if (err) {
+    std::string summary = capture.Summary();
+    return Status::Error("linux.bpf: the kernel rejected the BPF programs (" + ErrnoMessage(err) +
+                         ")" + (summary.empty() ? "" : ": " + summary) +
+                         "\nverifier log tail:\n" + capture.Tail(20));
+  }
+  SLUICE_RETURN_IF_ERROR(FillTaskFilter(settings));
+  SLUICE_RETURN_IF_ERROR(CreateRings(settings));
+  if (options.enable_run_time_stats) stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  return Status::Ok();
+}
+
+// Per event: tp_btf if the kernel can load a BTF-typed raw tracepoint and
+// has btf_trace_<name>, else the classic tracepoint if tracefs has it, else
+// skipped with a warning. Every program starts with autoload off; the
+// chosen ones get it back.
+void BpfLoader::ChooseEventPrograms(const BpfSettings& settings, const BpfLoaderOptions& options,
+                                    const btf* vmlinux, const std::string& tracefs) {
   bool tp_btf_ok = false;
   if (!options.force_tracepoint) {
     int id = -1;
@@ -269,9 +299,8 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
       {BpfEvent::kTaskRename, p->sluice_btf_task_rename, p->sluice_tp_task_rename},
       {BpfEvent::kTaskNewtask, p->sluice_btf_task_newtask, p->sluice_tp_task_newtask},
   };
-  bpf_object* obj = skel_->obj;
   bpf_program* prog;
-  bpf_object__for_each_program(prog, obj) bpf_program__set_autoload(prog, false);
+  bpf_object__for_each_program(prog, skel_->obj) bpf_program__set_autoload(prog, false);
 
   bool any_btf = false, any_tp = false;
   for (const EventPrograms& e : table) {
@@ -299,32 +328,40 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
     warn_("linux.bpf: this kernel cannot load tp_btf programs; using classic tracepoints "
           "(slower: formatted records, no preempt flag)");
   }
+}
 
-  if (settings.has(BpfEvent::kPrint)) {
-    int write_id = btf__find_by_name_kind(vmlinux, "vfs_write", BTF_KIND_FUNC);
-    const bool rt = KernelIsPreemptRt() && !options.fentry_on_rt;
-    bool fentry_ok = !options.force_marker_tracepoint && !rt && write_id > 0 &&
-                     ProbeTracingProgram(write_id, BPF_TRACE_FENTRY, /*attach=*/true);
-    if (options.marker_files.empty()) {
-      info_.skipped.push_back("ftrace/print: no trace_marker file resolved");
-      warn_("linux.bpf: skipping ftrace/print: no trace_marker file to watch");
-    } else if (fentry_ok) {
-      bpf_program__set_autoload(p->sluice_fentry_vfs_write, true);
-      info_.marker_attach = "fentry";
-      info_.events.push_back(BpfEvent::kPrint);
-    } else if (TracefsHasEvent(tracefs, "syscalls", "sys_enter_write")) {
-      bpf_program__set_autoload(p->sluice_tp_sys_enter_write, true);
-      info_.marker_attach = "sys_enter_write";
-      info_.events.push_back(BpfEvent::kPrint);
-    } else {
-      std::string why = "ftrace/print: neither fentry/vfs_write nor the "
-                        "syscalls/sys_enter_write tracepoint (CONFIG_FTRACE_SYSCALLS) is available";
-      warn_("linux.bpf: skipping " + why);
-      info_.skipped.push_back(why);
-    }
+// trace_marker: fentry on vfs_write if a probe program can be loaded *and
+// attached* and the kernel is not PREEMPT_RT, else syscalls/sys_enter_write.
+void BpfLoader::ChooseMarkerProgram(const BpfLoaderOptions& options, const btf* vmlinux,
+                                    const std::string& tracefs) {
+  auto* p = &skel_->progs;
+  int write_id = btf__find_by_name_kind(vmlinux, "vfs_write", BTF_KIND_FUNC);
+  const bool rt = KernelIsPreemptRt() && !options.fentry_on_rt;
+  bool fentry_ok = !options.force_marker_tracepoint && !rt && write_id > 0 &&
+                   ProbeTracingProgram(write_id, BPF_TRACE_FENTRY, /*attach=*/true);
+  if (options.marker_files.empty()) {
+    info_.skipped.push_back("ftrace/print: no trace_marker file resolved");
+    warn_("linux.bpf: skipping ftrace/print: no trace_marker file to watch");
+  } else if (fentry_ok) {
+    bpf_program__set_autoload(p->sluice_fentry_vfs_write, true);
+    info_.marker_attach = "fentry";
+    info_.events.push_back(BpfEvent::kPrint);
+  } else if (TracefsHasEvent(tracefs, "syscalls", "sys_enter_write")) {
+    bpf_program__set_autoload(p->sluice_tp_sys_enter_write, true);
+    info_.marker_attach = "sys_enter_write";
+    info_.events.push_back(BpfEvent::kPrint);
+  } else {
+    std::string why = "ftrace/print: neither fentry/vfs_write nor the "
+                      "syscalls/sys_enter_write tracepoint (CONFIG_FTRACE_SYSCALLS) is available";
+    warn_("linux.bpf: skipping " + why);
+    info_.skipped.push_back(why);
   }
+}
 
-  // ---- Settings. ----
+// Rodata: between open and load, while libbpf still holds it writable; the
+// verifier then sees these as constants.
+void BpfLoader::SetRodata(const BpfSettings& settings, const BpfLoaderOptions& options,
+                          const btf* vmlinux) {
   auto* ro = skel_->rodata;
   ro->sluice_per_cpu_rings = shared_ring_ ? 0 : 1;
   ro->sluice_wakeup_bytes =
@@ -351,14 +388,10 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
     ro->marker_dev[i] = options.marker_files[i].kernel_dev;
   }
   ro->marker_payload_bytes = settings.marker_payload_bytes;
-  btf__free(vmlinux);
+}
 
-  if (info_.events.empty()) {
-    return Status::Error("linux.bpf: none of the configured events can be attached on this kernel (" +
-                         std::to_string(info_.skipped.size()) + " skipped, see warnings)");
-  }
-
-  // ---- Maps. ----
+// Map sizes, also before the load.
+Status BpfLoader::SizeMaps(const BpfSettings& settings) {
   const uint32_t page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
   // The outer map's inner template is a real ring of the right size (libbpf
   // 1.1 cannot resize the inner definition of a map-in-map).
@@ -373,17 +406,12 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
   bpf_map__set_max_entries(skel_->maps.sluice_ring, shared_ring_ ? settings.ring_bytes : page);
   uint32_t ids = static_cast<uint32_t>(settings.pids.size() + settings.tgids.size());
   bpf_map__set_max_entries(skel_->maps.sluice_task_filter, std::max<uint32_t>(1, ids));
+  return Status::Ok();
+}
 
-  // ---- Load. ----
-  int err = sluice_events__load(skel_);
-  if (err) {
-    std::string summary = capture.Summary();
-    return Status::Error("linux.bpf: the kernel rejected the BPF programs (" + ErrnoMessage(err) +
-                         ")" + (summary.empty() ? "" : ": " + summary) +
-                         "\nverifier log tail:\n" + capture.Tail(20));
-  }
-
-  // ---- Fill maps. ----
+// After the load: the pid/tgid filter map (an id listed as both gets both
+// bits).
+Status BpfLoader::FillTaskFilter(const BpfSettings& settings) {
   int filter_fd = bpf_map__fd(skel_->maps.sluice_task_filter);
   auto add_id = [&](uint32_t id, uint32_t bit) {
     uint32_t bits = 0;
@@ -397,31 +425,34 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
   for (uint32_t tgid : settings.tgids) {
     if (add_id(tgid, 2)) return Status::Error("linux.bpf: cannot fill the tgid filter: " + ErrnoMessage(errno));
   }
+  return Status::Ok();
+}
 
+// After the load: the ring(s) user space reads. Per-CPU mode creates one
+// ring per online CPU and installs it in sluice_rings.
+Status BpfLoader::CreateRings(const BpfSettings& settings) {
   online_ = OnlineCpus(num_cpus_);
   if (shared_ring_) {
     ring_fds_.push_back(bpf_map__fd(skel_->maps.sluice_ring));
-  } else {
-    const std::vector<bool>& online = online_;
-    int outer = bpf_map__fd(skel_->maps.sluice_rings);
-    ring_fds_.assign(num_cpus_, -1);
-    for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
-      if (!online[cpu]) continue;
-      std::string name = "sluice_rb" + std::to_string(cpu);
-      int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name.c_str(), 0, 0, settings.ring_bytes, nullptr);
-      if (fd < 0) {
-        return Status::Error("linux.bpf: cannot create the ring buffer of CPU " + std::to_string(cpu) +
-                             " (" + std::to_string(settings.ring_bytes) + " bytes): " + ErrnoMessage(errno) +
-                             " (lower ringbuf_size_kb)");
-      }
-      ring_fds_[cpu] = fd;
-      if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) != 0) {
-        return Status::Error("linux.bpf: cannot install the ring of CPU " + std::to_string(cpu) +
-                             ": " + ErrnoMessage(errno));
-      }
+    return Status::Ok();
+  }
+  int outer = bpf_map__fd(skel_->maps.sluice_rings);
+  ring_fds_.assign(num_cpus_, -1);
+  for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
+    if (!online_[cpu]) continue;
+    std::string name = "sluice_rb" + std::to_string(cpu);
+    int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name.c_str(), 0, 0, settings.ring_bytes, nullptr);
+    if (fd < 0) {
+      return Status::Error("linux.bpf: cannot create the ring buffer of CPU " + std::to_string(cpu) +
+                           " (" + std::to_string(settings.ring_bytes) + " bytes): " + ErrnoMessage(errno) +
+                           " (lower ringbuf_size_kb)");
+    }
+    ring_fds_[cpu] = fd;
+    if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) != 0) {
+      return Status::Error("linux.bpf: cannot install the ring of CPU " + std::to_string(cpu) +
+                           ": " + ErrnoMessage(errno));
     }
   }
-  if (options.enable_run_time_stats) stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
   return Status::Ok();
 }
 
@@ -462,23 +493,12 @@ BpfLoader::~BpfLoader() {
   if (stats_fd_ >= 0) close(stats_fd_);
 }
 
-Status BpfLoader::ReadCounters(std::vector<BpfKernelStats>* out) const {
-  std::vector<sluice_cpu_counters> values(num_cpus_);
+Status BpfLoader::ReadCounters(std::vector<sluice_cpu_stats>* out) const {
+  // A per-CPU map's lookup fills one value per possible CPU.
+  out->assign(num_cpus_, sluice_cpu_stats{});
   uint32_t key = 0;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sluice_counters), &key, values.data()) != 0) {
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.sluice_counters), &key, out->data()) != 0) {
     return Status::Error("linux.bpf: cannot read the counters map: " + ErrnoMessage(errno));
-  }
-  out->assign(num_cpus_, BpfKernelStats{});
-  for (uint32_t cpu = 0; cpu < num_cpus_; cpu++) {
-    const sluice_cpu_counters& v = values[cpu];
-    BpfKernelStats& c = (*out)[cpu];
-    c.produced = v.produced;
-    c.dropped = v.dropped;
-    c.filtered_task = v.filtered_task;
-    c.filtered_rate = v.filtered_rate;
-    c.marker_truncated = v.marker_truncated;
-    c.marker_read_faults = v.marker_read_faults;
-    c.wakeups = v.wakeups;
   }
   return Status::Ok();
 }

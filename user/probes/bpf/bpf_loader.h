@@ -45,9 +45,14 @@
 #include "user/probes/bpf/bpf_marker_files.h"
 #include "user/probes/bpf/bpf_settings.h"
 
+extern "C" {
+#include "bpf/sluice_record.h"  // struct sluice_cpu_stats
+}
+
 struct sluice_events;     // build/bpf/sluice_events.skel.h
 struct bpf_link;
 struct bpf_prog_info;     // <linux/bpf.h>
+struct btf;               // <bpf/btf.h>
 
 namespace sluice {
 
@@ -83,17 +88,6 @@ struct BpfAttachInfo {
   std::vector<std::string> skipped;  // "group/name: reason"
 };
 
-// Mirror of struct sluice_cpu_counters (bpf/sluice_record.h).
-struct BpfKernelStats {
-  uint64_t produced = 0;
-  uint64_t dropped = 0;
-  uint64_t filtered_task = 0;
-  uint64_t filtered_rate = 0;
-  uint64_t marker_truncated = 0;
-  uint64_t marker_read_faults = 0;
-  uint64_t wakeups = 0;
-};
-
 class BpfLoader {
  public:
   static StatusOr<std::unique_ptr<BpfLoader>> Load(const BpfSettings& settings,
@@ -115,8 +109,9 @@ class BpfLoader {
   const std::vector<bool>& online_cpus() const { return online_; }
   const BpfAttachInfo& info() const { return info_; }
 
-  // Per-CPU counters of the programs (index = CPU). Thread-safe.
-  Status ReadCounters(std::vector<BpfKernelStats>* out) const;
+  // Per-CPU counters of the programs (index = CPU), the kernel's struct as
+  // the map holds it. Thread-safe.
+  Status ReadCounters(std::vector<sluice_cpu_stats>* out) const;
   // Summed run time and run count of the attached programs (needs
   // enable_run_time_stats). Thread-safe.
   Status ReadRunStats(uint64_t* run_time_ns, uint64_t* run_count) const;
@@ -131,6 +126,16 @@ class BpfLoader {
   // Calls `visit` with the kernel's info of each loaded program.
   Status ForEachProgramInfo(const std::function<void(const bpf_prog_info&)>& visit) const;
   Status Open(const BpfSettings& settings, const BpfLoaderOptions& options);
+  // Open()'s steps, in its order (see Open() for the lifecycle).
+  void ChooseEventPrograms(const BpfSettings& settings, const BpfLoaderOptions& options,
+                           const btf* vmlinux, const std::string& tracefs);
+  void ChooseMarkerProgram(const BpfLoaderOptions& options, const btf* vmlinux,
+                           const std::string& tracefs);
+  void SetRodata(const BpfSettings& settings, const BpfLoaderOptions& options,
+                 const btf* vmlinux);
+  Status SizeMaps(const BpfSettings& settings);
+  Status FillTaskFilter(const BpfSettings& settings);
+  Status CreateRings(const BpfSettings& settings);
 
   sluice_events* skel_ = nullptr;
   uint32_t num_cpus_ = 0;
