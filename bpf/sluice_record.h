@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /* The common part of every record the sluice BPF programs put in a ring
  * buffer, and the per-CPU counters they keep. Shared by the BPF programs
- * (bpf/<probe>.bpf.c, built against vmlinux.h) and user space (user/bpf_<x>.cc,
- * which pins every size with static_assert). See docs/BPF.md.
+ * (bpf/<probe>.bpf.c, built against vmlinux.h) and user space
+ * (user/probes/bpf/bpf_<x>.cc, which pins every size with static_assert). See docs/BPF.md.
  *
  * Rules for everything in bpf/<probe>.h headers:
  *  - fixed-width __u8/__u16/__u32/__u64 (and __s32/__s64) only, no long,

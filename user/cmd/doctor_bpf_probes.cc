@@ -73,7 +73,7 @@ int LoadNop(bpf_prog_type type, bpf_attach_type attach, uint32_t btf_id, std::st
   opts.log_level = 1;
   opts.log_buf = log;
   opts.log_size = sizeof(log);
-  int fd = bpf_prog_load(type, "sluice_doctor", "GPL", insns, 2, &opts);
+  int fd = bpf_prog_load(type, "sluice_doctor", "Dual MIT/GPL", insns, 2, &opts);
   if (fd < 0) {
     int err = errno;
     *why = LastLogLine(log);

@@ -143,7 +143,7 @@ bool ProbeTracingProgram(int attach_btf_id, bpf_attach_type type, bool attach) {
   insns[1].code = BPF_JMP | BPF_EXIT;
   LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
               .attach_btf_id = static_cast<__u32>(attach_btf_id));
-  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "sluice_probe", "GPL", insns, 2, &opts);
+  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "sluice_probe", "Dual MIT/GPL", insns, 2, &opts);
   if (fd < 0) return false;
   bool ok = true;
   if (attach) {
