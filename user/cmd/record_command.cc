@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -21,6 +20,7 @@
 #include "service/ipc/consumer_ipc_client.h"
 #include "service/event_loop.h"
 #include "service/tracing_service.h"
+#include "shm/base/units.h"
 #include "sluice/bpf_config.pb.h"
 #include "user/probes/probes_producer.h"
 #include "user/trace/trace_file_reader.h"
@@ -211,39 +211,6 @@ void PrintSummary(const std::string& path, const ProbesStats* counters) {
 }
 
 }  // namespace
-
-StatusOr<uint32_t> ParseDurationMs(const std::string& text) {
-  char* end = nullptr;
-  double v = strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(v) || v < 0)
-    return Status::Error("bad duration '" + text + "': use e.g. 10s, 500ms, 2m");
-  std::string unit(end);
-  double ms;
-  if (unit.empty() || unit == "s") ms = v * 1000;
-  else if (unit == "ms") ms = v;
-  else if (unit == "m" || unit == "min") ms = v * 60000;
-  else if (unit == "h") ms = v * 3600000;
-  else return Status::Error("bad duration unit in '" + text + "': use ms, s, m or h");
-  if (ms > 4e9) return Status::Error("duration '" + text + "' is too long");
-  return static_cast<uint32_t>(ms);
-}
-
-StatusOr<uint64_t> ParseSizeKb(const std::string& text) {
-  char* end = nullptr;
-  double v = strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(v) || v <= 0)
-    return Status::Error("bad size '" + text + "': use e.g. 64mb, 512kb");
-  std::string unit(end);
-  for (char& c : unit) c = static_cast<char>(tolower(c));
-  double kb;
-  if (unit.empty() || unit == "k" || unit == "kb") kb = v;
-  else if (unit == "m" || unit == "mb") kb = v * 1024;
-  else if (unit == "g" || unit == "gb") kb = v * 1024 * 1024;
-  else return Status::Error("bad size unit in '" + text + "': use kb, mb or gb");
-  // 1 TiB: more than any buffer sluice can use, and safe to convert.
-  if (kb > 1024.0 * 1024 * 1024) return Status::Error("size '" + text + "' is too large");
-  return static_cast<uint64_t>(kb);
-}
 
 const std::vector<std::string>& DefaultRecordEvents() {
   static const std::vector<std::string> events = {

@@ -40,11 +40,6 @@ struct RecordArgs {
   std::vector<std::string> events;
 };
 
-// Parses "10s", "500ms", "2m", "1h" (a bare number is seconds).
-StatusOr<uint32_t> ParseDurationMs(const std::string& text);
-// Parses "64mb", "512kb", "1gb", "4096" (a bare number is KiB) into KiB.
-StatusOr<uint64_t> ParseSizeKb(const std::string& text);
-
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
 
 // The TraceConfig that `args` stand for: the file given with -c (parse errors
