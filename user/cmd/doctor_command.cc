@@ -16,7 +16,7 @@
 #include <set>
 
 #include "user/cmd/doctor_bpf_probes.h"
-#include "user/cmd/record_command.h"
+#include "user/cmd/record_config.h"
 #include "user/probes/tracefs.h"
 #include "shm/base/file_util.h"
 
