@@ -1,13 +1,12 @@
 #include "user/cmd/record_config.h"
 
 #include <cstdio>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include "shm/base/file_util.h"
 #include "shm/base/units.h"
 #include "sluice/bpf_config.pb.h"
 
@@ -133,10 +132,8 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
 StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args) {
   TraceConfig config;
   if (!args.config_path.empty()) {
-    std::ifstream f(args.config_path, std::ios::binary);
-    if (!f) return Status::Error("cannot read config " + args.config_path + ": check the path");
-    std::stringstream ss;
-    ss << f.rdbuf();
+    StatusOr<std::string> text = ReadFile(args.config_path);
+    if (!text.ok()) return Status::Error("config: " + text.status().message() + ": check the path");
     if (args.config_is_text) {
       google::protobuf::TextFormat::Parser parser;
       LineColumnErrors errors;
@@ -144,10 +141,10 @@ StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args) {
       // Fields of upstream's config that sluice's protos leave out are
       // warned about and skipped, as Perfetto skips data sources it lacks.
       parser.AllowUnknownField(true);
-      if (!parser.ParseFromString(ss.str(), &config))
+      if (!parser.ParseFromString(text.value(), &config))
         return Status::Error(args.config_path + ": " + errors.first() +
                              " (is it a Perfetto TraceConfig in text format?)");
-    } else if (!config.ParseFromString(ss.str())) {
+    } else if (!config.ParseFromString(text.value())) {
       return Status::Error(args.config_path +
                            ": not a binary TraceConfig (add --txt for a text config)");
     }
