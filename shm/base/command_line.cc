@@ -49,13 +49,16 @@ std::string GetoptError(int c, char** argv, const char* short_options,
 
 Status ParseCommandLine(int argc, char** argv, const char* short_options,
                         const struct option* long_options,
-                        const std::function<Status(const CommandLineArg&)>& handle) {
+                        const std::function<Status(const CommandLineArg&)>& handle,
+                        OperandOrder order) {
   // "-": operands come back in order (as kOperand) instead of being permuted
   // to the end, so `record EVENT -o F` and `trace-check TRACE --markers=5`
   // work even with POSIXLY_CORRECT set, and argv stays as given.
+  // "+": stop at the first operand (the rest go to the loop below).
   // ":": getopt prints nothing and reports a missing value as ':', so the
   // one-line message is ours.
-  const std::string optstring = std::string("-:") + short_options;
+  const std::string optstring =
+      std::string(order == OperandOrder::kAnywhere ? "-:" : "+:") + short_options;
   optind = 0;  // glibc: re-initialise all of getopt's state.
   opterr = 0;
   for (;;) {
@@ -66,6 +69,7 @@ Status ParseCommandLine(int argc, char** argv, const char* short_options,
     CommandLineArg arg;
     arg.id = c;
     arg.value = optarg;
+    if (c == kOperand) arg.index = optind - 1;  // getopt stepped past it.
     if (c != kOperand) {
       arg.name = index >= 0 ? std::string("--") + long_options[index].name
                             : std::string("-") + static_cast<char>(c);
@@ -77,6 +81,7 @@ Status ParseCommandLine(int argc, char** argv, const char* short_options,
     CommandLineArg arg;
     arg.id = kOperand;
     arg.value = argv[i];
+    arg.index = i;
     SLUICE_RETURN_IF_ERROR(handle(arg));
   }
   return Status::Ok();

@@ -40,6 +40,13 @@ struct CommandLineArg {
   int id = 0;                   // Short option char or long option val; kOperand.
   std::string name;             // As typed, for messages: "-t" or "--time"; "" for an operand.
   const char* value = nullptr;  // The option's value or the operand; nullptr for a flag.
+  int index = 0;                // An operand's index in argv (0 for options).
+};
+
+enum class OperandOrder {
+  kAnywhere,      // Options and operands mixed: `record -o F EVENT -t 5s`.
+  kOptionsFirst,  // Options end at the first operand, as for a dispatcher:
+                  // `sluice [--help] COMMAND ARGS...`, ARGS being COMMAND's.
 };
 
 // Parses argv[1..argc) (argv[0] is the program or subcommand name) with
@@ -49,7 +56,8 @@ struct CommandLineArg {
 // syntax without a leading '+', '-' or ':' (those are ParseCommandLine's).
 Status ParseCommandLine(int argc, char** argv, const char* short_options,
                         const struct option* long_options,
-                        const std::function<Status(const CommandLineArg&)>& handle);
+                        const std::function<Status(const CommandLineArg&)>& handle,
+                        OperandOrder order = OperandOrder::kAnywhere);
 
 // The Status a handler returns for -h/--help: not a failure, but the parse
 // stops there (no "unknown option" for what follows).

@@ -34,11 +34,10 @@ StatusOr<uint64_t> ParseSizeKb(std::string_view text);
 // uint32 duration_ms of a TraceConfig). 0 is allowed.
 StatusOr<uint32_t> ParseDurationMs(std::string_view text);
 
-// One line for --help texts, so every binary documents the same rule.
-inline constexpr char kSizeHelp[] =
-    "SIZE: 64mb, 512kb, 1gb, 65536b (a bare number is KiB)";
-inline constexpr char kDurationHelp[] =
-    "DURATION: 10s, 500ms, 2m, 1h (a bare number is seconds)";
+// For --help texts, so every binary documents the same rule in the same
+// words. A macro so that it concatenates with the usage string literals.
+#define SLUICE_SIZE_HELP "SIZE: 64mb, 512kb, 1gb, 65536b (b, kb, mb, gb; a bare number is KiB)\n"
+#define SLUICE_DURATION_HELP "DURATION: 10s, 500ms, 2m, 1h (ms, s, m, h; a bare number is seconds)\n"
 
 }  // namespace sluice
 

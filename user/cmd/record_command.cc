@@ -18,6 +18,7 @@
 #include "service/ipc/consumer_ipc_client.h"
 #include "service/event_loop.h"
 #include "service/tracing_service.h"
+#include "shm/base/command_line.h"
 #include "user/cmd/record_config.h"
 #include "user/probes/probes_producer.h"
 #include "user/trace/trace_file_reader.h"
@@ -166,14 +167,7 @@ void PrintSummary(const std::string& path, const ProbesStats* counters) {
 
 int RunRecordCommand(int argc, char** argv) {
   auto parsed = ParseRecordArgs(argc, argv);
-  if (!parsed.ok()) {
-    if (parsed.status().message() == "help") {
-      fputs(kRecordUsage, stdout);
-      return 0;
-    }
-    fprintf(stderr, "sluice record: %s\n", parsed.status().message().c_str());
-    return 2;
-  }
+  if (!parsed.ok()) return CommandLineExit(parsed.status(), "sluice record", kRecordUsage);
   RecordArgs args = std::move(parsed.value());
   auto built = BuildRecordConfig(args);
   if (!built.ok()) {
@@ -232,11 +226,7 @@ int RunRecordCommand(int argc, char** argv) {
     ProbesProducerOptions probe_options;
     probe_options.warn = [](const std::string& m) { fprintf(stderr, "\nsluice: %s\n", m.c_str()); };
     probes = std::make_unique<ProbesProducer>(probe_options);
-    ProducerOptions producer_options;
-    producer_options.name = "sluice-probes";
-    producer_options.shm_size_hint_bytes = args.smb_kb * 1024;
-    producer_options.shm_page_size_hint_bytes = 32 * 1024;
-    auto connection = service->ConnectProducer(probes.get(), producer_options);
+    auto connection = service->ConnectProducer(probes.get(), ProbesConnectionOptions(args.smb_kb));
     if (!connection.ok()) {
       fprintf(stderr, "sluice record: %s\n", connection.status().message().c_str());
       close(fd);

@@ -6,9 +6,11 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include "shm/base/command_line.h"
 #include "shm/base/file_util.h"
 #include "shm/base/units.h"
 #include "sluice/bpf_config.pb.h"
+#include "user/probes/probes_producer.h"
 
 namespace sluice {
 
@@ -29,7 +31,9 @@ const char kRecordUsage[] =
     "      --daemon          record through a running sluiced and sluice-probes\n"
     "      --consumer-socket PATH  sluiced's consumer socket (with --daemon)\n"
     "  -q, --quiet           no status line\n"
-    "  EVENTS                ftrace events: sched/sched_switch, sched/*, ftrace/print\n";
+    "  -h, --help            this text\n"
+    "  EVENTS                ftrace events: sched/sched_switch, sched/*, ftrace/print\n"
+    SLUICE_SIZE_HELP SLUICE_DURATION_HELP;
 
 namespace {
 
@@ -73,57 +77,82 @@ const std::vector<std::string>& DefaultRecordEvents() {
 }
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
+  enum {
+    kSmb = kFirstLongOnly,
+    kTxt,
+    kBpf,
+    kDaemon,
+    kConsumerSocket,
+    kCompress,
+    kNoCompactSched,
+  };
+  static const struct option kOptions[] = {
+      {"out", required_argument, nullptr, 'o'},
+      {"time", required_argument, nullptr, 't'},
+      {"buffer", required_argument, nullptr, 'b'},
+      {"kernel-buffer", required_argument, nullptr, 'k'},
+      {"smb", required_argument, nullptr, kSmb},
+      {"config", required_argument, nullptr, 'c'},
+      {"txt", no_argument, nullptr, kTxt},
+      {"bpf", no_argument, nullptr, kBpf},
+      {"daemon", no_argument, nullptr, kDaemon},
+      {"consumer-socket", required_argument, nullptr, kConsumerSocket},
+      {"quiet", no_argument, nullptr, 'q'},
+      {"compress", no_argument, nullptr, kCompress},
+      {"no-compact-sched", no_argument, nullptr, kNoCompactSched},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
   RecordArgs a;
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    auto value = [&](const char* flag) -> StatusOr<std::string> {
-      if (i + 1 >= argc) return Status::Error(std::string(flag) + " needs a value");
-      return std::string(argv[++i]);
-    };
-    if (arg == "-o" || arg == "--out") {
-      SLUICE_ASSIGN_OR_RETURN(a.output, value("-o"));
-    } else if (arg == "-t" || arg == "--time") {
-      SLUICE_ASSIGN_OR_RETURN(std::string v, value("-t"));
-      SLUICE_ASSIGN_OR_RETURN(a.duration_ms, ParseDurationMs(v));
-      a.duration_set = true;
-    } else if (arg == "-b" || arg == "--buffer") {
-      SLUICE_ASSIGN_OR_RETURN(std::string v, value("-b"));
-      SLUICE_ASSIGN_OR_RETURN(a.buffer_kb, ParseSizeKb(v));
-      a.buffer_set = true;
-    } else if (arg == "-k" || arg == "--kernel-buffer") {
-      SLUICE_ASSIGN_OR_RETURN(std::string v, value("-k"));
-      SLUICE_ASSIGN_OR_RETURN(uint64_t kb, ParseSizeKb(v));
-      if (kb > (1u << 22)) return Status::Error("-k " + v + " is too large (at most 4gb per CPU)");
-      a.kernel_buffer_kb = static_cast<uint32_t>(kb);
-    } else if (arg == "--smb") {
-      SLUICE_ASSIGN_OR_RETURN(std::string v, value("--smb"));
-      SLUICE_ASSIGN_OR_RETURN(uint64_t kb, ParseSizeKb(v));
-      if (kb > (1u << 20)) return Status::Error("--smb " + v + " is too large (at most 1gb)");
-      a.smb_kb = static_cast<uint32_t>(kb);
-    } else if (arg == "-c" || arg == "--config") {
-      SLUICE_ASSIGN_OR_RETURN(a.config_path, value("-c"));
-    } else if (arg == "--txt") {
-      a.config_is_text = true;
-    } else if (arg == "--bpf") {
-      a.bpf = true;
-    } else if (arg == "--daemon") {
-      a.daemon = true;
-    } else if (arg == "--consumer-socket") {
-      SLUICE_ASSIGN_OR_RETURN(a.consumer_socket, value("--consumer-socket"));
-    } else if (arg == "-q" || arg == "--quiet") {
-      a.quiet = true;
-    } else if (arg == "--compress") {
-      a.compress = true;
-    } else if (arg == "--no-compact-sched") {
-      a.no_compact_sched = true;
-    } else if (arg == "-h" || arg == "--help") {
-      return Status::Error("help");
-    } else if (!arg.empty() && arg[0] == '-') {
-      return Status::Error("unknown option " + arg + " (see sluice record --help)");
-    } else {
-      a.events.push_back(arg);
+  // Value errors start with the option as typed: "-t: bad duration 'soon'".
+  auto with_name = [](const CommandLineArg& arg, const Status& s) {
+    return Status::Error(arg.name + ": " + s.message());
+  };
+  Status parsed = ParseCommandLine(argc, argv, "o:t:b:k:c:qh", kOptions, [&](const CommandLineArg& arg) -> Status {
+    const std::string v = arg.value ? arg.value : "";
+    switch (arg.id) {
+      case kOperand: a.events.push_back(v); break;
+      case 'o': a.output = v; break;
+      case 't': {
+        StatusOr<uint32_t> ms = ParseDurationMs(v);
+        if (!ms.ok()) return with_name(arg, ms.status());
+        a.duration_ms = *ms;
+        a.duration_set = true;
+        break;
+      }
+      case 'b': {
+        StatusOr<uint64_t> kb = ParseSizeKb(v);
+        if (!kb.ok()) return with_name(arg, kb.status());
+        a.buffer_kb = *kb;
+        a.buffer_set = true;
+        break;
+      }
+      case 'k': {
+        StatusOr<uint64_t> kb = ParseSizeKb(v);
+        if (!kb.ok()) return with_name(arg, kb.status());
+        if (*kb > (1u << 22)) return Status::Error(arg.name + " " + v + " is too large (at most 4gb per CPU)");
+        a.kernel_buffer_kb = static_cast<uint32_t>(*kb);
+        break;
+      }
+      case kSmb: {
+        StatusOr<uint64_t> kb = ParseSizeKb(v);
+        if (!kb.ok()) return with_name(arg, kb.status());
+        if (*kb > kMaxProbesSmbKb) return Status::Error(arg.name + " " + v + " is too large (at most 1gb)");
+        a.smb_kb = static_cast<uint32_t>(*kb);
+        break;
+      }
+      case 'c': a.config_path = v; break;
+      case kTxt: a.config_is_text = true; break;
+      case kBpf: a.bpf = true; break;
+      case kDaemon: a.daemon = true; break;
+      case kConsumerSocket: a.consumer_socket = v; break;
+      case 'q': a.quiet = true; break;
+      case kCompress: a.compress = true; break;
+      case kNoCompactSched: a.no_compact_sched = true; break;
+      case 'h': return HelpRequested();
     }
-  }
+    return Status::Ok();
+  });
+  SLUICE_RETURN_IF_ERROR(parsed);
   if (!a.config_path.empty() && !a.events.empty())
     return Status::Error("give either -c CONFIG or EVENTS, not both");
   return a;

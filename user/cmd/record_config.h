@@ -21,7 +21,7 @@ struct RecordArgs {
   uint64_t buffer_kb = 64 * 1024;
   bool buffer_set = false;
   uint32_t kernel_buffer_kb = 2048;  // Per CPU.
-  uint32_t smb_kb = 8 * 1024;        // Producer shared memory.
+  uint32_t smb_kb = 8 * 1024;        // Producer shared memory (kDefaultProbesSmbKb).
   std::string config_path;
   bool config_is_text = false;
   bool bpf = false;

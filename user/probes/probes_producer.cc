@@ -9,6 +9,14 @@
 
 namespace sluice {
 
+ProducerOptions ProbesConnectionOptions(uint32_t smb_kb) {
+  ProducerOptions options;
+  options.name = "sluice-probes";
+  options.shm_size_hint_bytes = smb_kb * 1024;
+  options.shm_page_size_hint_bytes = 32 * 1024;
+  return options;
+}
+
 const std::vector<std::string>& ProbesProducer::DataSourceNames() {
   static const std::vector<std::string> names = {"linux.ftrace", "linux.bpf",
                                                  "linux.process_stats", "linux.system_info"};

@@ -45,6 +45,17 @@ struct ProbesProducerOptions {
   std::function<void(const std::string&)> warn;
 };
 
+// The SMB the probes ask the service for (--smb of sluice-probes and of
+// sluice record): 8 MiB by default, at most 1 GiB so that its size in bytes
+// fits ProducerOptions' uint32 (the service clamps it to its --max-shm-size
+// anyway).
+inline constexpr uint32_t kDefaultProbesSmbKb = 8 * 1024;
+inline constexpr uint32_t kMaxProbesSmbKb = 1u << 20;
+
+// How the probes connect, in sluice-probes and in sluice record: producer
+// name "sluice-probes", an SMB of `smb_kb` (<= kMaxProbesSmbKb), 32 KiB pages.
+ProducerOptions ProbesConnectionOptions(uint32_t smb_kb);
+
 // What the status line shows, summed over running instances.
 struct ProbesStats {
   uint64_t ftrace_events = 0;

@@ -64,6 +64,26 @@ TEST(CommandLineTest, OperandsStayInOrderAndArgvIsNotPermuted) {
   EXPECT_EQ(*dash, (Strings{"-", "-q"})) << "a lone '-' is an operand";
 }
 
+TEST(CommandLineTest, OptionsFirstStopsAtTheCommand) {
+  std::vector<std::string> args = {"sluice", "-q", "record", "-t", "5s", "--bogus"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<int> operands;
+  int flags = 0;
+  Status s = ParseCommandLine(
+      static_cast<int>(args.size()), argv.data(), "t:qc:zh", kLong,
+      [&](const CommandLineArg& a) {
+        if (a.id == kOperand) operands.push_back(a.index);
+        else flags++;
+        return Status::Ok();
+      },
+      OperandOrder::kOptionsFirst);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(flags, 1) << "only -q is sluice's; -t and --bogus are record's";
+  EXPECT_EQ(operands, (std::vector<int>{2, 3, 4, 5}));
+}
+
 TEST(CommandLineTest, OneLineErrorsNameTheOption) {
   const std::pair<Strings, std::string> cases[] = {
       {{"--frobnicate"}, "unknown option '--frobnicate'"},
