@@ -134,10 +134,9 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
         break;
       }
       case kSmb: {
-        StatusOr<uint64_t> kb = ParseSizeKb(v);
+        StatusOr<uint32_t> kb = ParseProbesSmbKb(v);
         if (!kb.ok()) return with_name(arg, kb.status());
-        if (*kb > kMaxProbesSmbKb) return Status::Error(arg.name + " " + v + " is too large (at most 1gb)");
-        a.smb_kb = static_cast<uint32_t>(*kb);
+        a.smb_kb = *kb;
         break;
       }
       case 'c': a.config_path = v; break;

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct ProbesProducerOptions {
 // anyway).
 inline constexpr uint32_t kDefaultProbesSmbKb = 8 * 1024;
 inline constexpr uint32_t kMaxProbesSmbKb = 1u << 20;
+
+// --smb's value: a SIZE (shm/base/units.h), at most kMaxProbesSmbKb.
+StatusOr<uint32_t> ParseProbesSmbKb(std::string_view text);
 
 // How the probes connect, in sluice-probes and in sluice record: producer
 // name "sluice-probes", an SMB of `smb_kb` (<= kMaxProbesSmbKb), 32 KiB pages.
