@@ -163,6 +163,133 @@ void PrintSummary(const std::string& path, const ProbesStats* counters) {
   }
 }
 
+// Data sources sluice does not have: said once, then skipped.
+void WarnAboutForeignDataSources(const TraceConfig& config) {
+  const auto& hosted = ProbesProducer::DataSourceNames();
+  std::set<std::string> skipped;
+  for (const auto& ds : config.data_sources()) {
+    const std::string& name = ds.config().name();
+    if (std::find(hosted.begin(), hosted.end(), name) == hosted.end() && skipped.insert(name).second)
+      fprintf(stderr, "sluice record: skipping data source %s: not available in sluice\n",
+              name.c_str());
+  }
+}
+
+// Stream into the file so it is valid even if we are killed.
+void StreamIntoFile(TraceConfig* config) {
+  config->set_write_into_file(true);
+  if (config->file_write_period_ms() == 0) config->set_file_write_period_ms(1000);
+  if (config->flush_period_ms() == 0) config->set_flush_period_ms(config->file_write_period_ms());
+  config->clear_output_path();
+}
+
+// The data sources the probes will start (or report failing): what the
+// "recording" line waits for. linux.system_info writes once and never runs.
+size_t ExpectedRunningSources(const TraceConfig& config) {
+  const auto& hosted = ProbesProducer::DataSourceNames();
+  size_t n = 0;
+  for (const auto& ds : config.data_sources())
+    if (std::find(hosted.begin(), hosted.end(), ds.config().name()) != hosted.end() &&
+        ds.config().name() != "linux.system_info")
+      n++;
+  return n;
+}
+
+// What records: a client of a running sluiced (--daemon: only `consumer`),
+// or the service and the probes in this process.
+struct Recorder {
+  std::unique_ptr<EventLoopThread> loop_thread;
+  std::unique_ptr<TracingService> service;
+  std::unique_ptr<ProbesProducer> probes;
+  std::unique_ptr<ProducerEndpoint> producer_connection;
+  std::unique_ptr<ConsumerEndpoint> consumer;
+};
+
+Status ConnectToDaemon(const RecordArgs& args, Recorder* r) {
+  auto client = ConsumerIpcClient::Connect(args.consumer_socket);
+  if (!client.ok()) {
+    return Status::Error(client.status().message() +
+                         " (is sluiced running? start it, or drop --daemon)");
+  }
+  r->consumer = std::move(client.value());
+  return Status::Ok();
+}
+
+Status StartInProcess(const RecordArgs& args, Recorder* r) {
+  r->loop_thread = std::make_unique<EventLoopThread>();
+  r->service = std::make_unique<TracingService>(r->loop_thread->loop());
+  ProbesProducerOptions probe_options;
+  probe_options.warn = [](const std::string& m) { fprintf(stderr, "\nsluice: %s\n", m.c_str()); };
+  r->probes = std::make_unique<ProbesProducer>(probe_options);
+  auto connection = r->service->ConnectProducer(r->probes.get(), ProbesConnectionOptions(args.smb_kb));
+  if (!connection.ok()) return connection.status();
+  r->producer_connection = std::move(connection.value());
+  r->probes->Connect(r->producer_connection.get());
+  r->consumer = r->service->ConnectConsumer();
+  return Status::Ok();
+}
+
+// Polls until the session ends (duration, SIGINT/SIGTERM, or an error):
+// stops it on the first signal, says "recording" once every data source is
+// running or failed (so scripts know when to start their workload), and
+// draws the status line on a terminal. Returns the session's error, if any.
+std::string WaitForSessionEnd(const TraceConfig& config, bool live, Recorder* r) {
+  const uint64_t start = NowMs();
+  bool said_ready = r->probes == nullptr;
+  const size_t expected_sources = ExpectedRunningSources(config);
+  uint64_t last = start;
+  LiveFigures before;
+  bool stop_sent = false;
+  std::string error;
+  for (;;) {
+    if (r->consumer->WaitForTracingDisabled(live ? 250 : 100, &error)) break;
+    if (!stop_sent && g_stop_signal.load(std::memory_order_relaxed)) {
+      stop_sent = true;
+      if (live) fputs("\nstopping: final flush...\n", stdout);
+      Status s = r->consumer->DisableTracing();
+      if (!s.ok()) fprintf(stderr, "sluice record: %s\n", s.message().c_str());
+    }
+    if (!said_ready &&
+        r->probes->running_instances() + r->probes->start_errors().size() >= expected_sources) {
+      fputs("sluice: recording\n", stderr);
+      said_ready = true;
+    }
+    uint64_t now = NowMs();
+    if (live && now - last >= 1000) {
+      LiveFigures figures = ReadLiveFigures(r->consumer.get(), r->probes.get());
+      PrintStatusLine(now - start, figures, before, now - last, r->probes != nullptr);
+      before = figures;
+      last = now;
+    }
+  }
+  if (live) fputs("\n", stdout);
+  return error;
+}
+
+// The probes' final counters (zero with --daemon), after reporting the data
+// sources that failed to start.
+ProbesStats ReportProbes(const Recorder* r) {
+  ProbesStats final_counters;
+  if (r->probes) {
+    final_counters = r->probes->stats();
+    for (const std::string& e : r->probes->start_errors())
+      fprintf(stderr, "sluice record: data source failed to start: %s\n", e.c_str());
+  }
+  return final_counters;
+}
+
+// Takes the recorder down in the order its pieces depend on each other: the
+// consumer, then the probes off their connection, then the service.
+void TearDown(Recorder* r) {
+  (void)r->consumer->FreeBuffers();
+  r->consumer.reset();
+  if (r->probes) r->probes->Disconnect();
+  r->producer_connection.reset();
+  r->probes.reset();
+  r->service.reset();
+  r->loop_thread.reset();
+}
+
 }  // namespace
 
 int RunRecordCommand(int argc, char** argv) {
@@ -180,121 +307,37 @@ int RunRecordCommand(int argc, char** argv) {
     fprintf(stderr, "sluice record: no output file: give -o FILE\n");
     return 2;
   }
-  // Data sources sluice does not have: said once, then skipped.
-  const auto& hosted = ProbesProducer::DataSourceNames();
-  std::set<std::string> skipped;
-  for (const auto& ds : config.data_sources()) {
-    const std::string& name = ds.config().name();
-    if (std::find(hosted.begin(), hosted.end(), name) == hosted.end() && skipped.insert(name).second)
-      fprintf(stderr, "sluice record: skipping data source %s: not available in sluice\n",
-              name.c_str());
-  }
-  // Stream into the file so it is valid even if we are killed.
-  config.set_write_into_file(true);
-  if (config.file_write_period_ms() == 0) config.set_file_write_period_ms(1000);
-  if (config.flush_period_ms() == 0) config.set_flush_period_ms(config.file_write_period_ms());
-  config.clear_output_path();
+  WarnAboutForeignDataSources(config);
+  StreamIntoFile(&config);
 
   int fd = open(args.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     fprintf(stderr, "sluice record: cannot create %s: %s\n", args.output.c_str(), strerror(errno));
     return 1;
   }
-
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  std::unique_ptr<EventLoopThread> loop_thread;
-  std::unique_ptr<TracingService> service;
-  std::unique_ptr<ProbesProducer> probes;
-  std::unique_ptr<ProducerEndpoint> producer_connection;
-  std::unique_ptr<ConsumerEndpoint> consumer;
-  if (args.daemon) {
-    auto client = ConsumerIpcClient::Connect(args.consumer_socket);
-    if (!client.ok()) {
-      fprintf(stderr, "sluice record: %s (is sluiced running? start it, or drop --daemon)\n",
-              client.status().message().c_str());
-      close(fd);
-      return 1;
-    }
-    consumer = std::move(client.value());
-  } else {
-    loop_thread = std::make_unique<EventLoopThread>();
-    service = std::make_unique<TracingService>(loop_thread->loop());
-    ProbesProducerOptions probe_options;
-    probe_options.warn = [](const std::string& m) { fprintf(stderr, "\nsluice: %s\n", m.c_str()); };
-    probes = std::make_unique<ProbesProducer>(probe_options);
-    auto connection = service->ConnectProducer(probes.get(), ProbesConnectionOptions(args.smb_kb));
-    if (!connection.ok()) {
-      fprintf(stderr, "sluice record: %s\n", connection.status().message().c_str());
-      close(fd);
-      return 1;
-    }
-    producer_connection = std::move(connection.value());
-    probes->Connect(producer_connection.get());
-    consumer = service->ConnectConsumer();
+  Recorder recorder;
+  Status connected = args.daemon ? ConnectToDaemon(args, &recorder) : StartInProcess(args, &recorder);
+  if (!connected.ok()) {
+    fprintf(stderr, "sluice record: %s\n", connected.message().c_str());
+    close(fd);
+    return 1;
   }
-
-  Status enabled = consumer->EnableTracing(config, fd);
+  Status enabled = recorder.consumer->EnableTracing(config, fd);
   close(fd);  // The service has its own copy.
   if (!enabled.ok()) {
     fprintf(stderr, "sluice record: %s\n", enabled.message().c_str());
     return 1;
   }
   const bool live = !args.quiet && isatty(STDOUT_FILENO);
-  const uint64_t start = NowMs();
-  // One line on stderr once every data source is running (or failed), so
-  // scripts know when to start their workload.
-  bool said_ready = probes == nullptr;
-  const size_t expected_sources = [&] {
-    size_t n = 0;
-    for (const auto& ds : config.data_sources())
-      if (std::find(hosted.begin(), hosted.end(), ds.config().name()) != hosted.end() &&
-          ds.config().name() != "linux.system_info")
-        n++;
-    return n;
-  }();
-  uint64_t last = start;
-  LiveFigures before;
-  bool stop_sent = false;
-  std::string error;
-  for (;;) {
-    if (consumer->WaitForTracingDisabled(live ? 250 : 100, &error)) break;
-    if (!stop_sent && g_stop_signal.load(std::memory_order_relaxed)) {
-      stop_sent = true;
-      if (live) fputs("\nstopping: final flush...\n", stdout);
-      Status s = consumer->DisableTracing();
-      if (!s.ok()) fprintf(stderr, "sluice record: %s\n", s.message().c_str());
-    }
-    if (!said_ready && probes->running_instances() + probes->start_errors().size() >= expected_sources) {
-      fputs("sluice: recording\n", stderr);
-      said_ready = true;
-    }
-    uint64_t now = NowMs();
-    if (live && now - last >= 1000) {
-      LiveFigures figures = ReadLiveFigures(consumer.get(), probes.get());
-      PrintStatusLine(now - start, figures, before, now - last, probes != nullptr);
-      before = figures;
-      last = now;
-    }
-  }
-  if (live) fputs("\n", stdout);
-  ProbesStats final_counters;
-  if (probes) {
-    final_counters = probes->stats();
-    for (const std::string& e : probes->start_errors())
-      fprintf(stderr, "sluice record: data source failed to start: %s\n", e.c_str());
-  }
+  const std::string error = WaitForSessionEnd(config, live, &recorder);
+  ProbesStats final_counters = ReportProbes(&recorder);
   if (!error.empty()) fprintf(stderr, "sluice record: the session ended on an error: %s\n", error.c_str());
-  (void)consumer->FreeBuffers();
-  consumer.reset();
-  if (probes) probes->Disconnect();
-  producer_connection.reset();
-  probes.reset();
-  service.reset();
-  loop_thread.reset();
+  TearDown(&recorder);
 
   if (args.compress) {
     Status s = CompressFileInPlace(args.output);
