@@ -93,8 +93,8 @@ bool ParseUidList(const std::string& list, std::vector<uid_t>* uids) {
   for (;;) {
     size_t comma = list.find(',', pos);
     uint32_t uid = 0;
-    if (!ParseU32(std::string_view(list).substr(pos, comma == std::string::npos ? std::string::npos : comma - pos), &uid))
-      return false;
+    size_t len = comma == std::string::npos ? std::string::npos : comma - pos;
+    if (!ParseU32(std::string_view(list).substr(pos, len), &uid)) return false;
     uids->push_back(static_cast<uid_t>(uid));
     if (comma == std::string::npos) return true;
     pos = comma + 1;
@@ -126,13 +126,14 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
   SluicedArgs a;
   mode_t mode = 0660;
   gid_t group = static_cast<gid_t>(-1);
-  Status parsed = ParseCommandLine(argc, argv, "h", kOptions, [&](const CommandLineArg& arg) -> Status {
+  auto handle = [&](const CommandLineArg& arg) -> Status {
     const std::string v = arg.value ? arg.value : "";
     switch (arg.id) {
       case kProducerSocket: a.ipc.producer_socket_path = v; break;
       case kConsumerSocket: a.ipc.consumer_socket_path = v; break;
       case kSocketMode:
-        if (!ParseMode(arg.value, &mode)) return Status::Error(arg.name + " takes an octal mode like 0660, not '" + v + "'");
+        if (!ParseMode(arg.value, &mode))
+          return Status::Error(arg.name + " takes an octal mode like 0660, not '" + v + "'");
         break;
       case kSocketGroup: {
         struct group* g = getgrnam(arg.value);
@@ -147,7 +148,8 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       case kMaxShmSize: {
         StatusOr<uint64_t> kb = ParseSizeKb(v);
         if (!kb.ok()) return Status::Error(arg.name + ": " + kb.status().message());
-        if (*kb < 64 || *kb > (1u << 20)) return Status::Error(arg.name + " " + v + " is out of range (64kb..1gb)");
+        if (*kb < 64 || *kb > (1u << 20))
+          return Status::Error(arg.name + " " + v + " is out of range (64kb..1gb)");
         a.service.max_shm_size_bytes = static_cast<uint32_t>(*kb * 1024);
         break;
       }
@@ -162,8 +164,8 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       default: return Status::Error("unexpected argument '" + v + "'");
     }
     return Status::Ok();
-  });
-  SLUICE_RETURN_IF_ERROR(parsed);
+  };
+  SLUICE_RETURN_IF_ERROR(ParseCommandLine(argc, argv, "h", kOptions, handle));
   a.ipc.producer_listen.mode = a.ipc.consumer_listen.mode = mode;
   a.ipc.producer_listen.group = a.ipc.consumer_listen.group = group;
   return a;
@@ -178,7 +180,8 @@ void AdoptActivatedSockets(IpcServerOptions* ipc) {
   if (!listen_pid || !listen_fds || !ParseU64(listen_pid, &pid) ||
       pid != static_cast<uint64_t>(getpid()) || !ParseU64(listen_fds, &nfds))
     return;
-  if (nfds != 2) Die("socket activation passed " + std::to_string(nfds) + " fds; expected 2 (producer, consumer)");
+  if (nfds != 2)
+    Die("socket activation passed " + std::to_string(nfds) + " fds; expected 2 (producer, consumer)");
   ipc->producer_listen_fd = 3;
   ipc->consumer_listen_fd = 4;
   unsetenv("LISTEN_PID");

@@ -65,6 +65,33 @@ class LineColumnErrors : public google::protobuf::io::ErrorCollector {
   std::string first_;
 };
 
+// Long-only options take vals from kFirstLongOnly up.
+enum {
+  kSmb = kFirstLongOnly,
+  kTxt,
+  kBpf,
+  kDaemon,
+  kConsumerSocket,
+  kCompress,
+  kNoCompactSched,
+};
+const struct option kOptions[] = {
+    {"out", required_argument, nullptr, 'o'},
+    {"time", required_argument, nullptr, 't'},
+    {"buffer", required_argument, nullptr, 'b'},
+    {"kernel-buffer", required_argument, nullptr, 'k'},
+    {"smb", required_argument, nullptr, kSmb},
+    {"config", required_argument, nullptr, 'c'},
+    {"txt", no_argument, nullptr, kTxt},
+    {"bpf", no_argument, nullptr, kBpf},
+    {"daemon", no_argument, nullptr, kDaemon},
+    {"consumer-socket", required_argument, nullptr, kConsumerSocket},
+    {"quiet", no_argument, nullptr, 'q'},
+    {"compress", no_argument, nullptr, kCompress},
+    {"no-compact-sched", no_argument, nullptr, kNoCompactSched},
+    {"help", no_argument, nullptr, 'h'},
+    {nullptr, 0, nullptr, 0}};
+
 }  // namespace
 
 const std::vector<std::string>& DefaultRecordEvents() {
@@ -77,37 +104,12 @@ const std::vector<std::string>& DefaultRecordEvents() {
 }
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
-  enum {
-    kSmb = kFirstLongOnly,
-    kTxt,
-    kBpf,
-    kDaemon,
-    kConsumerSocket,
-    kCompress,
-    kNoCompactSched,
-  };
-  static const struct option kOptions[] = {
-      {"out", required_argument, nullptr, 'o'},
-      {"time", required_argument, nullptr, 't'},
-      {"buffer", required_argument, nullptr, 'b'},
-      {"kernel-buffer", required_argument, nullptr, 'k'},
-      {"smb", required_argument, nullptr, kSmb},
-      {"config", required_argument, nullptr, 'c'},
-      {"txt", no_argument, nullptr, kTxt},
-      {"bpf", no_argument, nullptr, kBpf},
-      {"daemon", no_argument, nullptr, kDaemon},
-      {"consumer-socket", required_argument, nullptr, kConsumerSocket},
-      {"quiet", no_argument, nullptr, 'q'},
-      {"compress", no_argument, nullptr, kCompress},
-      {"no-compact-sched", no_argument, nullptr, kNoCompactSched},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0}};
   RecordArgs a;
   // Value errors start with the option as typed: "-t: bad duration 'soon'".
   auto with_name = [](const CommandLineArg& arg, const Status& s) {
     return Status::Error(arg.name + ": " + s.message());
   };
-  Status parsed = ParseCommandLine(argc, argv, "o:t:b:k:c:qh", kOptions, [&](const CommandLineArg& arg) -> Status {
+  auto handle = [&](const CommandLineArg& arg) -> Status {
     const std::string v = arg.value ? arg.value : "";
     switch (arg.id) {
       case kOperand: a.events.push_back(v); break;
@@ -129,7 +131,8 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
       case 'k': {
         StatusOr<uint64_t> kb = ParseSizeKb(v);
         if (!kb.ok()) return with_name(arg, kb.status());
-        if (*kb > (1u << 22)) return Status::Error(arg.name + " " + v + " is too large (at most 4gb per CPU)");
+        if (*kb > (1u << 22))
+          return Status::Error(arg.name + " " + v + " is too large (at most 4gb per CPU)");
         a.kernel_buffer_kb = static_cast<uint32_t>(*kb);
         break;
       }
@@ -150,8 +153,8 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
       case 'h': return HelpRequested();
     }
     return Status::Ok();
-  });
-  SLUICE_RETURN_IF_ERROR(parsed);
+  };
+  SLUICE_RETURN_IF_ERROR(ParseCommandLine(argc, argv, "o:t:b:k:c:qh", kOptions, handle));
   if (!a.config_path.empty() && !a.events.empty())
     return Status::Error("give either -c CONFIG or EVENTS, not both");
   return a;
