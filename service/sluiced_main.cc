@@ -9,17 +9,22 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "google/protobuf/stubs/logging.h"
 #include "service/event_loop.h"
 #include "service/ipc/ipc_server.h"
 #include "service/tracing_service.h"
+#include "shm/base/command_line.h"
+#include "shm/base/string_util.h"
+#include "shm/base/units.h"
 
 namespace sluice {
 namespace {
@@ -36,12 +41,13 @@ The sluice tracing service: owns the trace buffers, accepts producers
   --producer-uid-allowlist U1,U2,...
                              only these uids may connect as producers
                              (default: anyone who can open the socket)
-  --max-shm-size BYTES       largest SMB a producer may get (default 33554432)
-  --max-buffer-size BYTES    sum of all sessions' buffers (default 2147483648)
+  --max-shm-size SIZE        largest SMB a producer may get (default 32mb;
+                             64kb..1gb)
+  --max-buffer-size SIZE     sum of all sessions' buffers (default 2gb)
   --foreground               stay in the foreground and log to stderr (what
                              systemd wants); otherwise daemonize and use syslog
-  --help                     this text
-
+  -h, --help                 this text
+)" SLUICE_SIZE_HELP R"(
 Socket activation: with LISTEN_FDS=2 (systemd), fd 3 is the producer socket
 and fd 4 the consumer socket, and the path options are ignored.
 )";
@@ -65,94 +71,127 @@ void LogLine(const std::string& line) {
   exit(1);
 }
 
-bool ParseUint(const char* s, uint64_t* out, int base = 10) {
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, base);
-  if (errno || !end || *end || end == s) return false;
-  *out = v;
+struct SluicedArgs {
+  IpcServerOptions ipc;
+  TracingServiceOptions service;
+  bool foreground = false;
+};
+
+// 0..0777 in octal, as chmod takes it ("0660", "660").
+bool ParseMode(const char* text, mode_t* mode) {
+  std::string_view s(text);
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 8);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v > 0777) return false;
+  *mode = static_cast<mode_t>(v);
   return true;
 }
 
-int Main(int argc, char** argv) {
-  IpcServerOptions ipc;
-  TracingServiceOptions service_options;
+// "0,1000": whole uids, no signs ("-1" would be 4294967295).
+bool ParseUidList(const std::string& list, std::vector<uid_t>* uids) {
+  size_t pos = 0;
+  for (;;) {
+    size_t comma = list.find(',', pos);
+    uint32_t uid = 0;
+    size_t len = comma == std::string::npos ? std::string::npos : comma - pos;
+    if (!ParseU32(std::string_view(list).substr(pos, len), &uid)) return false;
+    uids->push_back(static_cast<uid_t>(uid));
+    if (comma == std::string::npos) return true;
+    pos = comma + 1;
+  }
+}
+
+StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
+  enum {
+    kProducerSocket = kFirstLongOnly,
+    kConsumerSocket,
+    kSocketMode,
+    kSocketGroup,
+    kUidAllowlist,
+    kMaxShmSize,
+    kMaxBufferSize,
+    kForeground,
+  };
+  static const struct option kOptions[] = {
+      {"producer-socket", required_argument, nullptr, kProducerSocket},
+      {"consumer-socket", required_argument, nullptr, kConsumerSocket},
+      {"socket-mode", required_argument, nullptr, kSocketMode},
+      {"socket-group", required_argument, nullptr, kSocketGroup},
+      {"producer-uid-allowlist", required_argument, nullptr, kUidAllowlist},
+      {"max-shm-size", required_argument, nullptr, kMaxShmSize},
+      {"max-buffer-size", required_argument, nullptr, kMaxBufferSize},
+      {"foreground", no_argument, nullptr, kForeground},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
+  SluicedArgs a;
   mode_t mode = 0660;
   gid_t group = static_cast<gid_t>(-1);
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) Die(a + " needs a value (see --help)");
-      return argv[++i];
-    };
-    uint64_t v = 0;
-    if (a == "--help" || a == "-h") {
-      fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--foreground") {
-      g_foreground = true;
-    } else if (a == "--producer-socket") {
-      ipc.producer_socket_path = value();
-    } else if (a == "--consumer-socket") {
-      ipc.consumer_socket_path = value();
-    } else if (a == "--socket-mode") {
-      if (!ParseUint(value(), &v, 8) || v > 0777) Die("--socket-mode takes an octal mode like 0660");
-      mode = static_cast<mode_t>(v);
-    } else if (a == "--socket-group") {
-      const char* name = value();
-      struct group* g = getgrnam(name);
-      if (!g) Die(std::string("--socket-group: no group named '") + name + "'");
-      group = g->gr_gid;
-    } else if (a == "--producer-uid-allowlist") {
-      std::string list = value();
-      size_t pos = 0;
-      while (pos <= list.size()) {
-        size_t comma = list.find(',', pos);
-        std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        if (!ParseUint(item.c_str(), &v)) Die("--producer-uid-allowlist takes uids like 0,1000");
-        service_options.producer_uid_allowlist.push_back(static_cast<uid_t>(v));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
+  auto handle = [&](const CommandLineArg& arg) -> Status {
+    const std::string v = arg.value ? arg.value : "";
+    switch (arg.id) {
+      case kProducerSocket: a.ipc.producer_socket_path = v; break;
+      case kConsumerSocket: a.ipc.consumer_socket_path = v; break;
+      case kSocketMode:
+        if (!ParseMode(arg.value, &mode))
+          return Status::Error(arg.name + " takes an octal mode like 0660, not '" + v + "'");
+        break;
+      case kSocketGroup: {
+        struct group* g = getgrnam(arg.value);
+        if (!g) return Status::Error(arg.name + ": no group named '" + v + "'");
+        group = g->gr_gid;
+        break;
       }
-    } else if (a == "--max-shm-size") {
-      if (!ParseUint(value(), &v) || v < 65536 || v > (1u << 30)) Die("--max-shm-size: 65536..1073741824");
-      service_options.max_shm_size_bytes = static_cast<uint32_t>(v);
-    } else if (a == "--max-buffer-size") {
-      if (!ParseUint(value(), &v)) Die("--max-buffer-size takes a number of bytes");
-      service_options.max_total_buffer_bytes = v;
-    } else {
-      Die("unknown option '" + a + "' (see --help)");
+      case kUidAllowlist:
+        if (!ParseUidList(v, &a.service.producer_uid_allowlist))
+          return Status::Error(arg.name + " takes uids like 0,1000, not '" + v + "'");
+        break;
+      case kMaxShmSize: {
+        StatusOr<uint64_t> kb = ParseSizeKb(v);
+        if (!kb.ok()) return Status::Error(arg.name + ": " + kb.status().message());
+        if (*kb < 64 || *kb > (1u << 20))
+          return Status::Error(arg.name + " " + v + " is out of range (64kb..1gb)");
+        a.service.max_shm_size_bytes = static_cast<uint32_t>(*kb * 1024);
+        break;
+      }
+      case kMaxBufferSize: {
+        StatusOr<uint64_t> kb = ParseSizeKb(v);
+        if (!kb.ok()) return Status::Error(arg.name + ": " + kb.status().message());
+        a.service.max_total_buffer_bytes = *kb * 1024;
+        break;
+      }
+      case kForeground: a.foreground = true; break;
+      case 'h': return HelpRequested();
+      default: return Status::Error("unexpected argument '" + v + "'");
     }
-  }
-  ipc.producer_listen.mode = ipc.consumer_listen.mode = mode;
-  ipc.producer_listen.group = ipc.consumer_listen.group = group;
+    return Status::Ok();
+  };
+  SLUICE_RETURN_IF_ERROR(ParseCommandLine(argc, argv, "h", kOptions, handle));
+  a.ipc.producer_listen.mode = a.ipc.consumer_listen.mode = mode;
+  a.ipc.producer_listen.group = a.ipc.consumer_listen.group = group;
+  return a;
+}
 
-  // systemd socket activation (sd_listen_fds protocol, without libsystemd).
+// systemd socket activation (sd_listen_fds protocol, without libsystemd):
+// with LISTEN_PID = us and LISTEN_FDS=2, fds 3 and 4 replace the paths.
+void AdoptActivatedSockets(IpcServerOptions* ipc) {
   const char* listen_pid = getenv("LISTEN_PID");
   const char* listen_fds = getenv("LISTEN_FDS");
   uint64_t pid = 0, nfds = 0;
-  if (listen_pid && listen_fds && ParseUint(listen_pid, &pid) && pid == static_cast<uint64_t>(getpid()) &&
-      ParseUint(listen_fds, &nfds)) {
-    if (nfds != 2) Die("socket activation passed " + std::to_string(nfds) + " fds; expected 2 (producer, consumer)");
-    ipc.producer_listen_fd = 3;
-    ipc.consumer_listen_fd = 4;
-    unsetenv("LISTEN_PID");
-    unsetenv("LISTEN_FDS");
-    unsetenv("LISTEN_FDNAMES");
-  }
+  if (!listen_pid || !listen_fds || !ParseU64(listen_pid, &pid) ||
+      pid != static_cast<uint64_t>(getpid()) || !ParseU64(listen_fds, &nfds))
+    return;
+  if (nfds != 2)
+    Die("socket activation passed " + std::to_string(nfds) + " fds; expected 2 (producer, consumer)");
+  ipc->producer_listen_fd = 3;
+  ipc->consumer_listen_fd = 4;
+  unsetenv("LISTEN_PID");
+  unsetenv("LISTEN_FDS");
+  unsetenv("LISTEN_FDNAMES");
+}
 
-  if (!g_foreground) {
-    openlog("sluiced", LOG_PID, LOG_DAEMON);
-    if (daemon(0, 0) != 0) Die(std::string("daemon() failed: ") + strerror(errno));
-  }
-  service_options.log = LogLine;
-  // libprotobuf logs (e.g. invalid UTF-8 in a string field) for input a peer
-  // controls: a producer could flood our log. Its errors are already handled
-  // (the message is dropped or its field ignored), so silence them.
-  google::protobuf::SetLogHandler(nullptr);
-
-  // SIGINT/SIGTERM end the loop; SIGPIPE is never wanted (sends use
-  // MSG_NOSIGNAL, but be safe).
+// SIGINT/SIGTERM, blocked and read from the returned signalfd by the loop;
+// SIGPIPE is never wanted (sends use MSG_NOSIGNAL, but be safe).
+int OpenStopSignalFd() {
   signal(SIGPIPE, SIG_IGN);
   sigset_t mask;
   sigemptyset(&mask);
@@ -161,45 +200,84 @@ int Main(int argc, char** argv) {
   sigprocmask(SIG_BLOCK, &mask, nullptr);
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) Die(std::string("signalfd failed: ") + strerror(errno));
+  return sfd;
+}
 
+// First signal: stop the sessions properly (final flush, TraceStats, files
+// closed), for at most kShutdownGraceMs; a second signal: now. Lives as long
+// as the loop runs.
+class StopOnSignals {
+ public:
+  StopOnSignals(EventLoop* loop, TracingService* service, int sfd)
+      : loop_(loop), service_(service), sfd_(sfd) {
+    loop_->AddFdWatch(sfd_, EPOLLIN, [this](uint32_t) { OnSignalFd(); });
+  }
+  ~StopOnSignals() { loop_->RemoveFdWatch(sfd_); }
+
+ private:
+  void OnSignalFd() {
+    signalfd_siginfo info;
+    while (read(sfd_, &info, sizeof(info)) == sizeof(info)) {
+      LogLine(std::string("sluiced: ") + strsignal(static_cast<int>(info.ssi_signo)) +
+              (signals_ == 0 ? ", stopping sessions and exiting" : ", exiting now"));
+      if (signals_++ > 0) {
+        loop_->Quit();
+        continue;
+      }
+      service_->DisableAllSessions();
+      WaitForSessions(kShutdownGraceMs);
+    }
+  }
+  void WaitForSessions(int left_ms) {
+    if (service_->AllSessionsDisabled() || left_ms <= 0) {
+      loop_->Quit();
+      return;
+    }
+    loop_->PostDelayedTask([this, left_ms] { WaitForSessions(left_ms - 50); }, 50);
+  }
+
+  EventLoop* const loop_;
+  TracingService* const service_;
+  const int sfd_;
+  int signals_ = 0;
+};
+
+// Runs the service until a stop signal on `sfd` ends the loop.
+void Serve(const SluicedArgs& args, int sfd) {
   EventLoop loop;
+  TracingService service(&loop, args.service);
+  auto server = IpcServer::Create(&service, args.ipc);
+  if (!server.ok()) Die(server.status().message());
+  const IpcServerOptions& ipc = args.ipc;
   {
-    TracingService service(&loop, service_options);
-    auto server = IpcServer::Create(&service, ipc);
-    if (!server.ok()) Die(server.status().message());
-    // First signal: stop the sessions properly (final flush, TraceStats,
-    // files closed), for at most kShutdownGraceMs; a second signal: now.
-    int signals = 0;
-    std::function<void(int)> wait_for_sessions = [&](int left_ms) {
-      if (service.AllSessionsDisabled() || left_ms <= 0) {
-        loop.Quit();
-        return;
-      }
-      loop.PostDelayedTask([&, left_ms] { wait_for_sessions(left_ms - 50); }, 50);
-    };
-    loop.AddFdWatch(sfd, EPOLLIN, [&](uint32_t) {
-      signalfd_siginfo info;
-      while (read(sfd, &info, sizeof(info)) == sizeof(info)) {
-        LogLine(std::string("sluiced: ") + strsignal(static_cast<int>(info.ssi_signo)) +
-                (signals == 0 ? ", stopping sessions and exiting" : ", exiting now"));
-        if (signals++ > 0) {
-          loop.Quit();
-          continue;
-        }
-        service.DisableAllSessions();
-        wait_for_sessions(kShutdownGraceMs);
-      }
-    });
+    StopOnSignals stop(&loop, &service, sfd);
     LogLine("sluiced: listening on " +
             (ipc.producer_listen_fd >= 0 ? std::string("fd 3") : ipc.producer_socket_path) + " (producers) and " +
             (ipc.consumer_listen_fd >= 0 ? std::string("fd 4") : ipc.consumer_socket_path) + " (consumers)");
     loop.Run();
-    loop.RemoveFdWatch(sfd);
-    server.value().reset();  // Connections first: producers disconnect, SMBs scraped.
   }
+  server.value().reset();  // Connections first: producers disconnect, SMBs scraped.
+}
+
+int Main(int argc, char** argv) {
+  auto args = ParseArgs(argc, argv);
+  if (!args.ok()) return CommandLineExit(args.status(), "sluiced", kUsage);
+  g_foreground = args->foreground;
+  AdoptActivatedSockets(&args->ipc);
+  if (!g_foreground) {
+    openlog("sluiced", LOG_PID, LOG_DAEMON);
+    if (daemon(0, 0) != 0) Die(std::string("daemon() failed: ") + strerror(errno));
+  }
+  args->service.log = LogLine;
+  // libprotobuf logs (e.g. invalid UTF-8 in a string field) for input a peer
+  // controls: a producer could flood our log. Its errors are already handled
+  // (the message is dropped or its field ignored), so silence them.
+  google::protobuf::SetLogHandler(nullptr);
+  int sfd = OpenStopSignalFd();
+  Serve(*args, sfd);
   close(sfd);
-  if (ipc.producer_listen_fd < 0) unlink(ipc.producer_socket_path.c_str());
-  if (ipc.consumer_listen_fd < 0) unlink(ipc.consumer_socket_path.c_str());
+  if (args->ipc.producer_listen_fd < 0) unlink(args->ipc.producer_socket_path.c_str());
+  if (args->ipc.consumer_listen_fd < 0) unlink(args->ipc.consumer_socket_path.c_str());
   return 0;
 }
 

@@ -16,8 +16,9 @@
 #include <set>
 
 #include "user/cmd/doctor_bpf_probes.h"
-#include "user/cmd/record_command.h"
+#include "user/cmd/record_config.h"
 #include "user/probes/tracefs.h"
+#include "shm/base/command_line.h"
 #include "shm/base/file_util.h"
 
 namespace sluice {
@@ -549,25 +550,26 @@ int RunDoctorCommand(int argc, char** argv) {
       "  --kconfig PATH       kernel .config, gzip'ed or not (default: /proc/config.gz,\n"
       "                       else /boot/config-$(uname -r))\n"
       "  --kconfigs-dir DIR   kconfig fragments (default: ../kconfigs next to the binary,\n"
-      "                       /usr/share/sluice/kconfigs, /sluice/kconfigs)\n";
+      "                       /usr/share/sluice/kconfigs, /sluice/kconfigs)\n"
+      "  -h, --help           this text\n";
+  enum { kTracefs = kFirstLongOnly, kKconfig, kKconfigsDir };
+  static const struct option kOptions[] = {{"tracefs", required_argument, nullptr, kTracefs},
+                                           {"kconfig", required_argument, nullptr, kKconfig},
+                                           {"kconfigs-dir", required_argument, nullptr, kKconfigsDir},
+                                           {"help", no_argument, nullptr, 'h'},
+                                           {nullptr, 0, nullptr, 0}};
   DoctorOptions options;
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    std::string* target = arg == "--tracefs"        ? &options.tracefs_root
-                          : arg == "--kconfig"      ? &options.kconfig_path
-                          : arg == "--kconfigs-dir" ? &options.kconfigs_dir
-                                                    : nullptr;
-    if (arg == "-h" || arg == "--help") {
-      fputs(kUsage, stdout);
-      return 0;
+  Status parsed = ParseCommandLine(argc, argv, "h", kOptions, [&](const CommandLineArg& arg) {
+    switch (arg.id) {
+      case kTracefs: options.tracefs_root = arg.value; break;
+      case kKconfig: options.kconfig_path = arg.value; break;
+      case kKconfigsDir: options.kconfigs_dir = arg.value; break;
+      case 'h': return HelpRequested();
+      default: return Status::Error(std::string("unexpected argument '") + arg.value + "'");
     }
-    if (target == nullptr || i + 1 >= argc) {
-      fprintf(stderr, "sluice doctor: %s '%s'\n%s",
-              target == nullptr ? "unknown option" : "missing value for", arg.c_str(), kUsage);
-      return 2;
-    }
-    *target = argv[++i];
-  }
+    return Status::Ok();
+  });
+  if (!parsed.ok()) return CommandLineExit(parsed, "sluice doctor", kUsage);
   std::vector<DoctorCheck> checks = RunDoctorChecks(options);
   fputs(FormatDoctorReport(checks).c_str(), stdout);
   return DoctorExitCode(checks);

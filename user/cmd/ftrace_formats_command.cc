@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "shm/base/command_line.h"
 #include "user/probes/ftrace/ftrace_event_translator.h"
 #include "user/probes/tracefs.h"
 
@@ -36,7 +37,8 @@ const char* kUsage =
     "usage: sluice ftrace-formats [TRACEFS_ROOT] [GROUP[/EVENT]...]\n"
     "Prints the ftrace page layout and, per event, its id and fields with the\n"
     "proto field each is written to. TRACEFS_ROOT: a tracefs mount, a copy of\n"
-    "one, or its events/ directory (default: the running kernel's tracefs).\n";
+    "one, or its events/ directory (default: the running kernel's tracefs).\n"
+    "  -h, --help  this text\n";
 
 }  // namespace
 
@@ -110,25 +112,23 @@ std::string DescribeFtraceFormats(const FtraceFormatTable& table,
 }
 
 int RunFtraceFormatsCommand(int argc, char** argv) {
+  static const struct option kOptions[] = {{"help", no_argument, nullptr, 'h'},
+                                           {nullptr, 0, nullptr, 0}};
   std::string root;
   std::vector<std::string> filters;
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      fputs(kUsage, stdout);
-      return 0;
-    }
-    if (!arg.empty() && arg[0] == '-') {
-      fprintf(stderr, "sluice ftrace-formats: unknown option %s\n%s", arg.c_str(), kUsage);
-      return 2;
-    }
-    // The first argument is the root if it looks like a path (starts with
+  Status parsed = ParseCommandLine(argc, argv, "h", kOptions, [&](const CommandLineArg& arg) {
+    if (arg.id == 'h') return HelpRequested();
+    // The first operand is the root if it looks like a path (starts with
     // '/' or '.') or is a directory holding a tracefs tree; the rest filter.
-    if (i == 1 && (arg[0] == '/' || arg[0] == '.' || FindEventsDir(arg).ok()))
-      root = arg;
+    const std::string operand = arg.value;
+    if (root.empty() && filters.empty() &&
+        (operand[0] == '/' || operand[0] == '.' || FindEventsDir(operand).ok()))
+      root = operand;
     else
-      filters.push_back(arg);
-  }
+      filters.push_back(operand);
+    return Status::Ok();
+  });
+  if (!parsed.ok()) return CommandLineExit(parsed, "sluice ftrace-formats", kUsage);
   auto dir = FindEventsDir(root);
   if (!dir.ok()) {
     fprintf(stderr, "sluice ftrace-formats: %s\n", dir.status().message().c_str());

@@ -7,21 +7,19 @@
 
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
-#include <sstream>
-
-#include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/text_format.h>
+#include <string>
+#include <vector>
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "service/ipc/consumer_ipc_client.h"
 #include "service/event_loop.h"
 #include "service/tracing_service.h"
-#include "sluice/bpf_config.pb.h"
+#include "shm/base/command_line.h"
+#include "user/cmd/record_config.h"
 #include "user/probes/probes_producer.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
@@ -33,51 +31,6 @@ using perfetto::protos::TraceConfig;
 
 std::atomic<int> g_stop_signal{0};
 void OnStopSignal(int sig) { g_stop_signal.store(sig, std::memory_order_relaxed); }
-
-constexpr char kUsage[] =
-    "usage: sluice record -o FILE [-t DURATION] [-b SIZE] [--bpf] [EVENTS...]\n"
-    "       sluice record -c CONFIG [--txt] [-o FILE]\n"
-    "  -o, --out FILE        trace file to write (Perfetto format)\n"
-    "  -t, --time DURATION   how long to record: 10s (default), 500ms, 2m\n"
-    "  -b, --buffer SIZE     central buffer: 64mb (default)\n"
-    "  -k, --kernel-buffer SIZE  ftrace buffer per CPU: 2mb (default)\n"
-    "      --smb SIZE        producer shared memory: 8mb (default)\n"
-    "  -c, --config FILE     a Perfetto TraceConfig; --txt for text format\n"
-    "      --bpf             collect the events BPF supports with the BPF source\n"
-    "      --no-compact-sched  write sched_switch/sched_waking as full events\n"
-    "      --compress        zlib-compress the trace (Perfetto compressed_packets)\n"
-    "      --daemon          record through a running sluiced and sluice-probes\n"
-    "      --consumer-socket PATH  sluiced's consumer socket (with --daemon)\n"
-    "  -q, --quiet           no status line\n"
-    "  EVENTS                ftrace events: sched/sched_switch, sched/*, ftrace/print\n";
-
-// Events the BPF source implements (user/probes/bpf/bpf_settings.h).
-const std::set<std::string>& BpfEvents() {
-  static const std::set<std::string> events = {
-      "sched/sched_switch",      "sched/sched_wakeup",        "sched/sched_waking",
-      "sched/sched_wakeup_new",  "sched/sched_process_fork",  "sched/sched_process_exec",
-      "sched/sched_process_exit", "task/task_rename",         "ftrace/print"};
-  return events;
-}
-
-class LineColumnErrors : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (first_.empty())
-      first_ = "line " + std::to_string(line + 1) + ", column " + std::to_string(column + 1) +
-               ": " + message;
-  }
-  void AddWarning(int line, google::protobuf::io::ColumnNumber column,
-                  const std::string& message) override {
-    fprintf(stderr, "sluice record: config line %d, column %d: %s (ignored)\n", line + 1,
-            column + 1, message.c_str());
-  }
-  const std::string& first() const { return first_; }
-
- private:
-  std::string first_;
-};
 
 uint64_t NowMs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -210,174 +163,138 @@ void PrintSummary(const std::string& path, const ProbesStats* counters) {
   }
 }
 
+// Data sources sluice does not have: said once, then skipped.
+void WarnAboutForeignDataSources(const TraceConfig& config) {
+  const auto& hosted = ProbesProducer::DataSourceNames();
+  std::set<std::string> skipped;
+  for (const auto& ds : config.data_sources()) {
+    const std::string& name = ds.config().name();
+    if (std::find(hosted.begin(), hosted.end(), name) == hosted.end() && skipped.insert(name).second)
+      fprintf(stderr, "sluice record: skipping data source %s: not available in sluice\n",
+              name.c_str());
+  }
+}
+
+// Stream into the file so it is valid even if we are killed.
+void StreamIntoFile(TraceConfig* config) {
+  config->set_write_into_file(true);
+  if (config->file_write_period_ms() == 0) config->set_file_write_period_ms(1000);
+  if (config->flush_period_ms() == 0) config->set_flush_period_ms(config->file_write_period_ms());
+  config->clear_output_path();
+}
+
+// The data sources the probes will start (or report failing): what the
+// "recording" line waits for. linux.system_info writes once and never runs.
+size_t ExpectedRunningSources(const TraceConfig& config) {
+  const auto& hosted = ProbesProducer::DataSourceNames();
+  size_t n = 0;
+  for (const auto& ds : config.data_sources())
+    if (std::find(hosted.begin(), hosted.end(), ds.config().name()) != hosted.end() &&
+        ds.config().name() != "linux.system_info")
+      n++;
+  return n;
+}
+
+// What records: a client of a running sluiced (--daemon: only `consumer`),
+// or the service and the probes in this process.
+struct Recorder {
+  std::unique_ptr<EventLoopThread> loop_thread;
+  std::unique_ptr<TracingService> service;
+  std::unique_ptr<ProbesProducer> probes;
+  std::unique_ptr<ProducerEndpoint> producer_connection;
+  std::unique_ptr<ConsumerEndpoint> consumer;
+};
+
+Status ConnectToDaemon(const RecordArgs& args, Recorder* r) {
+  auto client = ConsumerIpcClient::Connect(args.consumer_socket);
+  if (!client.ok()) {
+    return Status::Error(client.status().message() +
+                         " (is sluiced running? start it, or drop --daemon)");
+  }
+  r->consumer = std::move(client.value());
+  return Status::Ok();
+}
+
+Status StartInProcess(const RecordArgs& args, Recorder* r) {
+  r->loop_thread = std::make_unique<EventLoopThread>();
+  r->service = std::make_unique<TracingService>(r->loop_thread->loop());
+  ProbesProducerOptions probe_options;
+  probe_options.warn = [](const std::string& m) { fprintf(stderr, "\nsluice: %s\n", m.c_str()); };
+  r->probes = std::make_unique<ProbesProducer>(probe_options);
+  auto connection = r->service->ConnectProducer(r->probes.get(), ProbesConnectionOptions(args.smb_kb));
+  if (!connection.ok()) return connection.status();
+  r->producer_connection = std::move(connection.value());
+  r->probes->Connect(r->producer_connection.get());
+  r->consumer = r->service->ConnectConsumer();
+  return Status::Ok();
+}
+
+// Polls until the session ends (duration, SIGINT/SIGTERM, or an error):
+// stops it on the first signal, says "recording" once every data source is
+// running or failed (so scripts know when to start their workload), and
+// draws the status line on a terminal. Returns the session's error, if any.
+std::string WaitForSessionEnd(const TraceConfig& config, bool live, Recorder* r) {
+  const uint64_t start = NowMs();
+  bool said_ready = r->probes == nullptr;
+  const size_t expected_sources = ExpectedRunningSources(config);
+  uint64_t last = start;
+  LiveFigures before;
+  bool stop_sent = false;
+  std::string error;
+  for (;;) {
+    if (r->consumer->WaitForTracingDisabled(live ? 250 : 100, &error)) break;
+    if (!stop_sent && g_stop_signal.load(std::memory_order_relaxed)) {
+      stop_sent = true;
+      if (live) fputs("\nstopping: final flush...\n", stdout);
+      Status s = r->consumer->DisableTracing();
+      if (!s.ok()) fprintf(stderr, "sluice record: %s\n", s.message().c_str());
+    }
+    if (!said_ready &&
+        r->probes->running_instances() + r->probes->start_errors().size() >= expected_sources) {
+      fputs("sluice: recording\n", stderr);
+      said_ready = true;
+    }
+    uint64_t now = NowMs();
+    if (live && now - last >= 1000) {
+      LiveFigures figures = ReadLiveFigures(r->consumer.get(), r->probes.get());
+      PrintStatusLine(now - start, figures, before, now - last, r->probes != nullptr);
+      before = figures;
+      last = now;
+    }
+  }
+  if (live) fputs("\n", stdout);
+  return error;
+}
+
+// The probes' final counters (zero with --daemon), after reporting the data
+// sources that failed to start.
+ProbesStats ReportProbes(const Recorder* r) {
+  ProbesStats final_counters;
+  if (r->probes) {
+    final_counters = r->probes->stats();
+    for (const std::string& e : r->probes->start_errors())
+      fprintf(stderr, "sluice record: data source failed to start: %s\n", e.c_str());
+  }
+  return final_counters;
+}
+
+// Takes the recorder down in the order its pieces depend on each other: the
+// consumer, then the probes off their connection, then the service.
+void TearDown(Recorder* r) {
+  (void)r->consumer->FreeBuffers();
+  r->consumer.reset();
+  if (r->probes) r->probes->Disconnect();
+  r->producer_connection.reset();
+  r->probes.reset();
+  r->service.reset();
+  r->loop_thread.reset();
+}
+
 }  // namespace
-
-StatusOr<uint32_t> ParseDurationMs(const std::string& text) {
-  char* end = nullptr;
-  double v = strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(v) || v < 0)
-    return Status::Error("bad duration '" + text + "': use e.g. 10s, 500ms, 2m");
-  std::string unit(end);
-  double ms;
-  if (unit.empty() || unit == "s") ms = v * 1000;
-  else if (unit == "ms") ms = v;
-  else if (unit == "m" || unit == "min") ms = v * 60000;
-  else if (unit == "h") ms = v * 3600000;
-  else return Status::Error("bad duration unit in '" + text + "': use ms, s, m or h");
-  if (ms > 4e9) return Status::Error("duration '" + text + "' is too long");
-  return static_cast<uint32_t>(ms);
-}
-
-StatusOr<uint64_t> ParseSizeKb(const std::string& text) {
-  char* end = nullptr;
-  double v = strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(v) || v <= 0)
-    return Status::Error("bad size '" + text + "': use e.g. 64mb, 512kb");
-  std::string unit(end);
-  for (char& c : unit) c = static_cast<char>(tolower(c));
-  double kb;
-  if (unit.empty() || unit == "k" || unit == "kb") kb = v;
-  else if (unit == "m" || unit == "mb") kb = v * 1024;
-  else if (unit == "g" || unit == "gb") kb = v * 1024 * 1024;
-  else return Status::Error("bad size unit in '" + text + "': use kb, mb or gb");
-  // 1 TiB: more than any buffer sluice can use, and safe to convert.
-  if (kb > 1024.0 * 1024 * 1024) return Status::Error("size '" + text + "' is too large");
-  return static_cast<uint64_t>(kb);
-}
-
-const std::vector<std::string>& DefaultRecordEvents() {
-  static const std::vector<std::string> events = {
-      "sched/sched_switch",       "sched/sched_waking",      "sched/sched_wakeup_new",
-      "sched/sched_process_fork", "sched/sched_process_exec", "sched/sched_process_exit",
-      "sched/sched_process_free", "task/task_newtask",        "task/task_rename",
-      "ftrace/print",             "power/cpu_frequency",      "power/cpu_idle"};
-  return events;
-}
-
-StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
-  RecordArgs a;
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    auto value = [&](const char* flag) -> StatusOr<std::string> {
-      if (i + 1 >= argc) return Status::Error(std::string(flag) + " needs a value");
-      return std::string(argv[++i]);
-    };
-    if (arg == "-o" || arg == "--out") {
-      SLUICE_ASSIGN_OR_RETURN(a.output, value("-o"));
-    } else if (arg == "-t" || arg == "--time") {
-      SLUICE_ASSIGN_OR_RETURN(std::string v, value("-t"));
-      SLUICE_ASSIGN_OR_RETURN(a.duration_ms, ParseDurationMs(v));
-      a.duration_set = true;
-    } else if (arg == "-b" || arg == "--buffer") {
-      SLUICE_ASSIGN_OR_RETURN(std::string v, value("-b"));
-      SLUICE_ASSIGN_OR_RETURN(a.buffer_kb, ParseSizeKb(v));
-      a.buffer_set = true;
-    } else if (arg == "-k" || arg == "--kernel-buffer") {
-      SLUICE_ASSIGN_OR_RETURN(std::string v, value("-k"));
-      SLUICE_ASSIGN_OR_RETURN(uint64_t kb, ParseSizeKb(v));
-      if (kb > (1u << 22)) return Status::Error("-k " + v + " is too large (at most 4gb per CPU)");
-      a.kernel_buffer_kb = static_cast<uint32_t>(kb);
-    } else if (arg == "--smb") {
-      SLUICE_ASSIGN_OR_RETURN(std::string v, value("--smb"));
-      SLUICE_ASSIGN_OR_RETURN(uint64_t kb, ParseSizeKb(v));
-      if (kb > (1u << 20)) return Status::Error("--smb " + v + " is too large (at most 1gb)");
-      a.smb_kb = static_cast<uint32_t>(kb);
-    } else if (arg == "-c" || arg == "--config") {
-      SLUICE_ASSIGN_OR_RETURN(a.config_path, value("-c"));
-    } else if (arg == "--txt") {
-      a.config_is_text = true;
-    } else if (arg == "--bpf") {
-      a.bpf = true;
-    } else if (arg == "--daemon") {
-      a.daemon = true;
-    } else if (arg == "--consumer-socket") {
-      SLUICE_ASSIGN_OR_RETURN(a.consumer_socket, value("--consumer-socket"));
-    } else if (arg == "-q" || arg == "--quiet") {
-      a.quiet = true;
-    } else if (arg == "--compress") {
-      a.compress = true;
-    } else if (arg == "--no-compact-sched") {
-      a.no_compact_sched = true;
-    } else if (arg == "-h" || arg == "--help") {
-      return Status::Error("help");
-    } else if (!arg.empty() && arg[0] == '-') {
-      return Status::Error("unknown option " + arg + " (see sluice record --help)");
-    } else {
-      a.events.push_back(arg);
-    }
-  }
-  if (!a.config_path.empty() && !a.events.empty())
-    return Status::Error("give either -c CONFIG or EVENTS, not both");
-  return a;
-}
-
-StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args) {
-  TraceConfig config;
-  if (!args.config_path.empty()) {
-    std::ifstream f(args.config_path, std::ios::binary);
-    if (!f) return Status::Error("cannot read config " + args.config_path + ": check the path");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    if (args.config_is_text) {
-      google::protobuf::TextFormat::Parser parser;
-      LineColumnErrors errors;
-      parser.RecordErrorsTo(&errors);
-      // Fields of upstream's config that sluice's protos leave out are
-      // warned about and skipped, as Perfetto skips data sources it lacks.
-      parser.AllowUnknownField(true);
-      if (!parser.ParseFromString(ss.str(), &config))
-        return Status::Error(args.config_path + ": " + errors.first() +
-                             " (is it a Perfetto TraceConfig in text format?)");
-    } else if (!config.ParseFromString(ss.str())) {
-      return Status::Error(args.config_path +
-                           ": not a binary TraceConfig (add --txt for a text config)");
-    }
-    if (args.duration_set) config.set_duration_ms(args.duration_ms);
-    return config;
-  }
-
-  auto* buffer = config.add_buffers();
-  buffer->set_size_kb(static_cast<uint32_t>(args.buffer_kb));
-  buffer->set_fill_policy(TraceConfig::BufferConfig::RING_BUFFER);
-  config.set_duration_ms(args.duration_ms);
-
-  std::vector<std::string> events = args.events.empty() ? DefaultRecordEvents() : args.events;
-  std::vector<std::string> ftrace_events, bpf_events;
-  for (const std::string& e : events) {
-    if (args.bpf && BpfEvents().count(e)) bpf_events.push_back(e);
-    else ftrace_events.push_back(e);
-  }
-  if (!ftrace_events.empty()) {
-    auto* ds = config.add_data_sources()->mutable_config();
-    ds->set_name("linux.ftrace");
-    auto* ftrace = ds->mutable_ftrace_config();
-    for (const std::string& e : ftrace_events) ftrace->add_ftrace_events(e);
-    ftrace->set_buffer_size_kb(args.kernel_buffer_kb);
-    ftrace->mutable_compact_sched()->set_enabled(!args.no_compact_sched);
-  }
-  if (!bpf_events.empty()) {
-    auto* ds = config.add_data_sources()->mutable_config();
-    ds->set_name("linux.bpf");
-    for (const std::string& e : bpf_events) ds->mutable_bpf_config()->add_events(e);
-  }
-  auto* ps = config.add_data_sources()->mutable_config();
-  ps->set_name("linux.process_stats");
-  ps->mutable_process_stats_config()->set_scan_all_processes_on_start(true);
-  ps->mutable_process_stats_config()->set_record_thread_names(true);
-  config.add_data_sources()->mutable_config()->set_name("linux.system_info");
-  return config;
-}
 
 int RunRecordCommand(int argc, char** argv) {
   auto parsed = ParseRecordArgs(argc, argv);
-  if (!parsed.ok()) {
-    if (parsed.status().message() == "help") {
-      fputs(kUsage, stdout);
-      return 0;
-    }
-    fprintf(stderr, "sluice record: %s\n", parsed.status().message().c_str());
-    return 2;
-  }
+  if (!parsed.ok()) return CommandLineExit(parsed.status(), "sluice record", kRecordUsage);
   RecordArgs args = std::move(parsed.value());
   auto built = BuildRecordConfig(args);
   if (!built.ok()) {
@@ -390,125 +307,37 @@ int RunRecordCommand(int argc, char** argv) {
     fprintf(stderr, "sluice record: no output file: give -o FILE\n");
     return 2;
   }
-  // Data sources sluice does not have: said once, then skipped.
-  const auto& hosted = ProbesProducer::DataSourceNames();
-  std::set<std::string> skipped;
-  for (const auto& ds : config.data_sources()) {
-    const std::string& name = ds.config().name();
-    if (std::find(hosted.begin(), hosted.end(), name) == hosted.end() && skipped.insert(name).second)
-      fprintf(stderr, "sluice record: skipping data source %s: not available in sluice\n",
-              name.c_str());
-  }
-  // Stream into the file so it is valid even if we are killed.
-  config.set_write_into_file(true);
-  if (config.file_write_period_ms() == 0) config.set_file_write_period_ms(1000);
-  if (config.flush_period_ms() == 0) config.set_flush_period_ms(config.file_write_period_ms());
-  config.clear_output_path();
+  WarnAboutForeignDataSources(config);
+  StreamIntoFile(&config);
 
   int fd = open(args.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     fprintf(stderr, "sluice record: cannot create %s: %s\n", args.output.c_str(), strerror(errno));
     return 1;
   }
-
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  std::unique_ptr<EventLoopThread> loop_thread;
-  std::unique_ptr<TracingService> service;
-  std::unique_ptr<ProbesProducer> probes;
-  std::unique_ptr<ProducerEndpoint> producer_connection;
-  std::unique_ptr<ConsumerEndpoint> consumer;
-  if (args.daemon) {
-    auto client = ConsumerIpcClient::Connect(args.consumer_socket);
-    if (!client.ok()) {
-      fprintf(stderr, "sluice record: %s (is sluiced running? start it, or drop --daemon)\n",
-              client.status().message().c_str());
-      close(fd);
-      return 1;
-    }
-    consumer = std::move(client.value());
-  } else {
-    loop_thread = std::make_unique<EventLoopThread>();
-    service = std::make_unique<TracingService>(loop_thread->loop());
-    ProbesProducerOptions probe_options;
-    probe_options.warn = [](const std::string& m) { fprintf(stderr, "\nsluice: %s\n", m.c_str()); };
-    probes = std::make_unique<ProbesProducer>(probe_options);
-    ProducerOptions producer_options;
-    producer_options.name = "sluice-probes";
-    producer_options.shm_size_hint_bytes = args.smb_kb * 1024;
-    producer_options.shm_page_size_hint_bytes = 32 * 1024;
-    auto connection = service->ConnectProducer(probes.get(), producer_options);
-    if (!connection.ok()) {
-      fprintf(stderr, "sluice record: %s\n", connection.status().message().c_str());
-      close(fd);
-      return 1;
-    }
-    producer_connection = std::move(connection.value());
-    probes->Connect(producer_connection.get());
-    consumer = service->ConnectConsumer();
+  Recorder recorder;
+  Status connected = args.daemon ? ConnectToDaemon(args, &recorder) : StartInProcess(args, &recorder);
+  if (!connected.ok()) {
+    fprintf(stderr, "sluice record: %s\n", connected.message().c_str());
+    close(fd);
+    return 1;
   }
-
-  Status enabled = consumer->EnableTracing(config, fd);
+  Status enabled = recorder.consumer->EnableTracing(config, fd);
   close(fd);  // The service has its own copy.
   if (!enabled.ok()) {
     fprintf(stderr, "sluice record: %s\n", enabled.message().c_str());
     return 1;
   }
   const bool live = !args.quiet && isatty(STDOUT_FILENO);
-  const uint64_t start = NowMs();
-  // One line on stderr once every data source is running (or failed), so
-  // scripts know when to start their workload.
-  bool said_ready = probes == nullptr;
-  const size_t expected_sources = [&] {
-    size_t n = 0;
-    for (const auto& ds : config.data_sources())
-      if (std::find(hosted.begin(), hosted.end(), ds.config().name()) != hosted.end() &&
-          ds.config().name() != "linux.system_info")
-        n++;
-    return n;
-  }();
-  uint64_t last = start;
-  LiveFigures before;
-  bool stop_sent = false;
-  std::string error;
-  for (;;) {
-    if (consumer->WaitForTracingDisabled(live ? 250 : 100, &error)) break;
-    if (!stop_sent && g_stop_signal.load(std::memory_order_relaxed)) {
-      stop_sent = true;
-      if (live) fputs("\nstopping: final flush...\n", stdout);
-      Status s = consumer->DisableTracing();
-      if (!s.ok()) fprintf(stderr, "sluice record: %s\n", s.message().c_str());
-    }
-    if (!said_ready && probes->running_instances() + probes->start_errors().size() >= expected_sources) {
-      fputs("sluice: recording\n", stderr);
-      said_ready = true;
-    }
-    uint64_t now = NowMs();
-    if (live && now - last >= 1000) {
-      LiveFigures figures = ReadLiveFigures(consumer.get(), probes.get());
-      PrintStatusLine(now - start, figures, before, now - last, probes != nullptr);
-      before = figures;
-      last = now;
-    }
-  }
-  if (live) fputs("\n", stdout);
-  ProbesStats final_counters;
-  if (probes) {
-    final_counters = probes->stats();
-    for (const std::string& e : probes->start_errors())
-      fprintf(stderr, "sluice record: data source failed to start: %s\n", e.c_str());
-  }
+  const std::string error = WaitForSessionEnd(config, live, &recorder);
+  ProbesStats final_counters = ReportProbes(&recorder);
   if (!error.empty()) fprintf(stderr, "sluice record: the session ended on an error: %s\n", error.c_str());
-  (void)consumer->FreeBuffers();
-  consumer.reset();
-  if (probes) probes->Disconnect();
-  producer_connection.reset();
-  probes.reset();
-  service.reset();
-  loop_thread.reset();
+  TearDown(&recorder);
 
   if (args.compress) {
     Status s = CompressFileInPlace(args.output);

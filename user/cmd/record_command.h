@@ -8,51 +8,12 @@
 // (the same TracingService and ProbesProducer code as sluiced and
 // sluice-probes), so nothing needs to be started first. The trace streams into
 // the output file while recording (write_into_file), so it is valid up to the
-// last complete packet even if the recorder is killed.
+// last complete packet even if the recorder is killed. The flags and the
+// TraceConfig they build are in record_config.h.
 #ifndef SLUICE_USER_CMD_RECORD_COMMAND_H_
 #define SLUICE_USER_CMD_RECORD_COMMAND_H_
 
-#include <cstdint>
-#include <string>
-#include <vector>
-
-#include "perfetto/config/trace_config.pb.h"
-#include "shm/base/status.h"
-
 namespace sluice {
-
-struct RecordArgs {
-  std::string output;
-  uint32_t duration_ms = 10000;
-  bool duration_set = false;
-  uint64_t buffer_kb = 64 * 1024;
-  bool buffer_set = false;
-  uint32_t kernel_buffer_kb = 2048;  // Per CPU.
-  uint32_t smb_kb = 8 * 1024;        // Producer shared memory.
-  std::string config_path;
-  bool config_is_text = false;
-  bool bpf = false;
-  bool daemon = false;
-  bool quiet = false;
-  bool compress = false;
-  bool no_compact_sched = false;
-  std::string consumer_socket = "/run/sluice/consumer.sock";
-  std::vector<std::string> events;
-};
-
-// Parses "10s", "500ms", "2m", "1h" (a bare number is seconds).
-StatusOr<uint32_t> ParseDurationMs(const std::string& text);
-// Parses "64mb", "512kb", "1gb", "4096" (a bare number is KiB) into KiB.
-StatusOr<uint64_t> ParseSizeKb(const std::string& text);
-
-StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
-
-// The TraceConfig that `args` stand for: the file given with -c (parse errors
-// name line and column), or the default config built from the flags.
-StatusOr<perfetto::protos::TraceConfig> BuildRecordConfig(const RecordArgs& args);
-
-// The default ftrace events when none are given.
-const std::vector<std::string>& DefaultRecordEvents();
 
 int RunRecordCommand(int argc, char** argv);
 

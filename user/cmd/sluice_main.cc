@@ -1,8 +1,10 @@
-// `sluice`: the command line. One binary, one subcommand per task.
+// `sluice`: the command line. One binary, one subcommand per task; each
+// subcommand parses its own arguments (argv[0] is the subcommand's name).
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "shm/base/command_line.h"
 #include "user/cmd/doctor_command.h"
 #include "user/cmd/ftrace_formats_command.h"
 #include "user/cmd/record_command.h"
@@ -15,27 +17,47 @@ constexpr char kUsage[] =
     "  stats TRACE     loss and health figures of a trace; exit 1 on data loss\n"
     "  doctor          what this machine supports, with fixes\n"
     "  ftrace-formats  the event layouts sluice reads from tracefs\n"
-    "  version\n";
+    "  version\n"
+    "  -h, --help      this text; COMMAND --help for a command's\n";
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fputs(kUsage, stderr);
-    return 2;
-  }
-  std::string cmd = argv[1];
-  if (cmd == "record") return sluice::RunRecordCommand(argc - 1, argv + 1);
-  if (cmd == "stats") return sluice::RunStatsCommand(argc - 1, argv + 1);
-  if (cmd == "doctor") return sluice::RunDoctorCommand(argc - 1, argv + 1);
-  if (cmd == "ftrace-formats") return sluice::RunFtraceFormatsCommand(argc - 1, argv + 1);
-  if (cmd == "version" || cmd == "--version") {
+  static const struct option kOptions[] = {{"help", no_argument, nullptr, 'h'},
+                                           {"version", no_argument, nullptr, 'V'},
+                                           {nullptr, 0, nullptr, 0}};
+  int command = 0;
+  bool version = false;
+  // Options end at COMMAND: what follows is the subcommand's, which parses it
+  // with its own getopt_long (ParseCommandLine resets getopt's state).
+  sluice::Status parsed = sluice::ParseCommandLine(
+      argc, argv, "hV", kOptions,
+      [&](const sluice::CommandLineArg& arg) {
+        if (arg.id == 'h') return sluice::HelpRequested();
+        if (arg.id == 'V') version = true;
+        else if (command == 0) command = arg.index;
+        return sluice::Status::Ok();
+      },
+      sluice::OperandOrder::kOptionsFirst);
+  if (!parsed.ok()) return sluice::CommandLineExit(parsed, "sluice", kUsage);
+  const std::string cmd = command ? argv[command] : "";
+  if (version || cmd == "version") {
     puts("sluice 0.1");
     return 0;
   }
-  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+  if (command == 0) {
+    fputs(kUsage, stderr);
+    return 2;
+  }
+  const int sub_argc = argc - command;
+  char** sub_argv = argv + command;
+  if (cmd == "record") return sluice::RunRecordCommand(sub_argc, sub_argv);
+  if (cmd == "stats") return sluice::RunStatsCommand(sub_argc, sub_argv);
+  if (cmd == "doctor") return sluice::RunDoctorCommand(sub_argc, sub_argv);
+  if (cmd == "ftrace-formats") return sluice::RunFtraceFormatsCommand(sub_argc, sub_argv);
+  if (cmd == "help") {
     fputs(kUsage, stdout);
     return 0;
   }
-  fprintf(stderr, "sluice: unknown command '%s'\n%s", cmd.c_str(), kUsage);
-  return 2;
+  return sluice::CommandLineExit(sluice::Status::Error("unknown command '" + cmd + "'"), "sluice",
+                                 kUsage);
 }

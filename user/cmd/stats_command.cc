@@ -2,24 +2,40 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
+#include "shm/base/command_line.h"
 #include "user/trace/trace_health.h"
 
 namespace sluice {
 
+namespace {
+
+constexpr char kUsage[] =
+    "usage: sluice stats TRACE_FILE\n"
+    "  prints loss and health figures; exit status 1 if any data was lost\n";
+
+}  // namespace
+
 int RunStatsCommand(int argc, char** argv) {
-  if (argc != 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
-    fputs("usage: sluice stats TRACE_FILE\n"
-          "  prints loss and health figures; exit status 1 if any data was lost\n",
-          argc == 2 ? stdout : stderr);
-    return argc == 2 ? 0 : 2;
-  }
-  auto health = AnalyzeTraceFile(argv[1]);
+  static const struct option kOptions[] = {{"help", no_argument, nullptr, 'h'},
+                                           {nullptr, 0, nullptr, 0}};
+  std::vector<std::string> files;
+  Status parsed = ParseCommandLine(argc, argv, "h", kOptions, [&](const CommandLineArg& arg) {
+    if (arg.id == 'h') return HelpRequested();
+    files.push_back(arg.value);
+    return Status::Ok();
+  });
+  if (parsed.ok() && files.size() != 1)
+    parsed = Status::Error(files.empty() ? "no TRACE_FILE given" : "one TRACE_FILE at a time");
+  if (!parsed.ok()) return CommandLineExit(parsed, "sluice stats", kUsage);
+  const char* path = files[0].c_str();
+  auto health = AnalyzeTraceFile(path);
   if (!health.ok()) {
     fprintf(stderr, "sluice stats: %s\n", health.status().message().c_str());
     return 2;
   }
-  printf("%s: %llu packets, %llu bytes, %llu ftrace events, %llu sequences%s\n", argv[1],
+  printf("%s: %llu packets, %llu bytes, %llu ftrace events, %llu sequences%s\n", path,
          static_cast<unsigned long long>(health->file.packets),
          static_cast<unsigned long long>(health->file.bytes),
          static_cast<unsigned long long>(health->ftrace_events),

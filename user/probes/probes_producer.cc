@@ -4,10 +4,26 @@
 #include <cstdio>
 
 #include "perfetto/config/data_source_config.pb.h"
+#include "shm/base/units.h"
 #include "sluice/bpf_config.pb.h"
 #include "user/probes/system_info/system_info_data_source.h"
 
 namespace sluice {
+
+StatusOr<uint32_t> ParseProbesSmbKb(std::string_view text) {
+  SLUICE_ASSIGN_OR_RETURN(uint64_t kb, ParseSizeKb(text));
+  if (kb > kMaxProbesSmbKb)
+    return Status::Error("size '" + std::string(text) + "' is too large for the SMB (at most 1gb)");
+  return static_cast<uint32_t>(kb);
+}
+
+ProducerOptions ProbesConnectionOptions(uint32_t smb_kb) {
+  ProducerOptions options;
+  options.name = "sluice-probes";
+  options.shm_size_hint_bytes = smb_kb * 1024;
+  options.shm_page_size_hint_bytes = 32 * 1024;
+  return options;
+}
 
 const std::vector<std::string>& ProbesProducer::DataSourceNames() {
   static const std::vector<std::string> names = {"linux.ftrace", "linux.bpf",

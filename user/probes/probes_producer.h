@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -44,6 +45,20 @@ struct ProbesProducerOptions {
   // Reports problems that did not stop a data source (one line each).
   std::function<void(const std::string&)> warn;
 };
+
+// The SMB the probes ask the service for (--smb of sluice-probes and of
+// sluice record): 8 MiB by default, at most 1 GiB so that its size in bytes
+// fits ProducerOptions' uint32 (the service clamps it to its --max-shm-size
+// anyway).
+inline constexpr uint32_t kDefaultProbesSmbKb = 8 * 1024;
+inline constexpr uint32_t kMaxProbesSmbKb = 1u << 20;
+
+// --smb's value: a SIZE (shm/base/units.h), at most kMaxProbesSmbKb.
+StatusOr<uint32_t> ParseProbesSmbKb(std::string_view text);
+
+// How the probes connect, in sluice-probes and in sluice record: producer
+// name "sluice-probes", an SMB of `smb_kb` (<= kMaxProbesSmbKb), 32 KiB pages.
+ProducerOptions ProbesConnectionOptions(uint32_t smb_kb);
 
 // What the status line shows, summed over running instances.
 struct ProbesStats {

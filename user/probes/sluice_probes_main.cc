@@ -12,15 +12,54 @@
 #include <thread>
 
 #include "service/ipc/producer_ipc_client.h"
+#include "shm/base/command_line.h"
+#include "shm/base/units.h"  // SLUICE_SIZE_HELP
 #include "user/probes/probes_producer.h"
 
 namespace {
 
 constexpr char kUsage[] =
-    "usage: sluice-probes [--producer-socket PATH] [--smb SIZE_KB] [--once]\n"
+    "usage: sluice-probes [--producer-socket PATH] [--smb SIZE] [--once]\n"
     "  --producer-socket PATH  sluiced's producer socket (default /run/sluice/producer.sock)\n"
-    "  --smb SIZE_KB           shared memory to ask for (default 8192)\n"
-    "  --once                  exit when sluiced goes away instead of reconnecting\n";
+    "  --smb SIZE              shared memory to ask for (default 8mb, at most 1gb)\n"
+    "  --once                  exit when sluiced goes away instead of reconnecting\n"
+    "  -h, --help              this text\n"
+    SLUICE_SIZE_HELP;
+
+struct Args {
+  std::string socket_path = "/run/sluice/producer.sock";
+  uint32_t smb_kb = sluice::kDefaultProbesSmbKb;
+  bool once = false;
+};
+
+sluice::StatusOr<Args> ParseArgs(int argc, char** argv) {
+  enum { kProducerSocket = sluice::kFirstLongOnly, kSmb, kOnce };
+  static const struct option kOptions[] = {
+      {"producer-socket", required_argument, nullptr, kProducerSocket},
+      {"smb", required_argument, nullptr, kSmb},
+      {"once", no_argument, nullptr, kOnce},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
+  Args a;
+  sluice::Status parsed = sluice::ParseCommandLine(
+      argc, argv, "h", kOptions, [&](const sluice::CommandLineArg& arg) -> sluice::Status {
+        switch (arg.id) {
+          case kProducerSocket: a.socket_path = arg.value; break;
+          case kSmb: {
+            auto kb = sluice::ParseProbesSmbKb(arg.value);
+            if (!kb.ok()) return sluice::Status::Error(arg.name + ": " + kb.status().message());
+            a.smb_kb = *kb;
+            break;
+          }
+          case kOnce: a.once = true; break;
+          case 'h': return sluice::HelpRequested();
+          default: return sluice::Status::Error(std::string("unexpected argument '") + arg.value + "'");
+        }
+        return sluice::Status::Ok();
+      });
+  if (!parsed.ok()) return parsed;
+  return a;
+}
 
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
@@ -39,25 +78,10 @@ class ReconnectingProbes : public sluice::ProbesProducer {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string socket_path = "/run/sluice/producer.sock";
-  uint32_t smb_kb = 8192;
-  bool once = false;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    if (a == "--producer-socket" && i + 1 < argc) {
-      socket_path = argv[++i];
-    } else if (a == "--smb" && i + 1 < argc) {
-      smb_kb = static_cast<uint32_t>(strtoul(argv[++i], nullptr, 10));
-    } else if (a == "--once") {
-      once = true;
-    } else if (a == "-h" || a == "--help") {
-      fputs(kUsage, stdout);
-      return 0;
-    } else {
-      fprintf(stderr, "sluice-probes: unknown argument %s\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
+  auto args = ParseArgs(argc, argv);
+  if (!args.ok()) return sluice::CommandLineExit(args.status(), "sluice-probes", kUsage);
+  const std::string& socket_path = args->socket_path;
+  const bool once = args->once;
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
@@ -69,11 +93,8 @@ int main(int argc, char** argv) {
   while (!g_stop.load()) {
     sluice::ProbesProducerOptions options;
     ReconnectingProbes probes(options);
-    sluice::ProducerOptions producer;
-    producer.name = "sluice-probes";
-    producer.shm_size_hint_bytes = smb_kb * 1024;
-    producer.shm_page_size_hint_bytes = 32 * 1024;
-    auto client = sluice::ProducerIpcClient::Connect(socket_path, &probes, producer);
+    auto client = sluice::ProducerIpcClient::Connect(socket_path, &probes,
+                                                     sluice::ProbesConnectionOptions(args->smb_kb));
     if (!client.ok()) {
       if (once) {
         fprintf(stderr, "sluice-probes: %s (is sluiced running?)\n",

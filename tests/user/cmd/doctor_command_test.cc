@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/user/probes/fake_tracefs.h"
-#include "user/cmd/record_command.h"
+#include "user/cmd/record_config.h"
 
 namespace sluice {
 namespace {

@@ -1,10 +1,10 @@
-// Unit tests for user/cmd/record_command.h: the flag parsers and the TraceConfig
+// Unit tests for user/cmd/record_config.h: the flag parser and the TraceConfig
 // that `sluice record` builds from flags or reads from -c. No kernel needed;
 // the end-to-end runs are in record_kernel_test.cc.
 //
 // Config files are read from tests/data/configs/ (tests run from the project
 // root; SLUICE_TEST_DATA_DIR overrides tests/data).
-#include "user/cmd/record_command.h"
+#include "user/cmd/record_config.h"
 
 #include <unistd.h>
 
@@ -17,6 +17,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "shm/base/units.h"
 
 namespace sluice {
 namespace {
@@ -56,45 +58,9 @@ std::vector<std::string> Sorted(const google::protobuf::RepeatedPtrField<std::st
   return out;
 }
 
-TEST(RecordCommandTest, ParseDurationMs) {
-  const std::pair<const char*, uint32_t> good[] = {
-      {"10s", 10000}, {"500ms", 500},     {"2m", 120000}, {"2min", 120000},
-      {"1h", 3600000}, {"3", 3000},       {"1.5s", 1500}, {"0", 0},
-      {"0.25", 250},  {"4000000s", 4000000000u}};
-  for (const auto& [text, ms] : good) {
-    auto r = ParseDurationMs(text);
-    ASSERT_TRUE(r.ok()) << text << ": " << r.status().message();
-    EXPECT_EQ(*r, ms) << text;
-  }
-  for (const char* bad : {"", "s", "abc", "10x", "10 s", "-1s", "10sec", "5000000s", "2000h"}) {
-    auto r = ParseDurationMs(bad);
-    EXPECT_FALSE(r.ok()) << "'" << bad << "' parsed as " << (r.ok() ? *r : 0);
-    if (!r.ok()) {
-      EXPECT_NE(r.status().message().find(bad), std::string::npos)
-          << "the error should quote the input: " << r.status().message();
-    }
-  }
-}
-
-TEST(RecordCommandTest, ParseSizeKb) {
-  const std::pair<const char*, uint64_t> good[] = {
-      {"64mb", 65536}, {"512kb", 512},     {"1gb", 1048576}, {"4096", 4096},
-      {"1MB", 1024},   {"2k", 2},          {"1m", 1024},     {"2G", 2097152},
-      {"1.5mb", 1536}, {"1KB", 1}};
-  for (const auto& [text, kb] : good) {
-    auto r = ParseSizeKb(text);
-    ASSERT_TRUE(r.ok()) << text << ": " << r.status().message();
-    EXPECT_EQ(*r, kb) << text;
-  }
-  for (const char* bad : {"", "mb", "0", "0mb", "-5mb", "10tb", "10 mb", "1mib"}) {
-    auto r = ParseSizeKb(bad);
-    EXPECT_FALSE(r.ok()) << "'" << bad << "' parsed as " << (r.ok() ? *r : 0);
-  }
-}
-
 // strtod() accepts "nan", "inf" and "1e300": the parsers must refuse them,
 // and -k/--smb must not wrap when narrowed to 32 bits.
-TEST(RecordCommandTest, RejectsNonFiniteAndHugeNumbers) {
+TEST(RecordConfigTest, RejectsNonFiniteAndHugeNumbers) {
   for (const char* bad : {"nan", "inf", "nans", "infs", "1e300s"})
     EXPECT_FALSE(ParseDurationMs(bad).ok()) << bad;
   for (const char* bad : {"nan", "inf", "nanmb", "1e300", "1e30gb"})
@@ -103,7 +69,7 @@ TEST(RecordCommandTest, RejectsNonFiniteAndHugeNumbers) {
   EXPECT_FALSE(Parse({"--smb", "5000gb"}).ok()) << "--smb wraps at 4 TiB";
 }
 
-TEST(RecordCommandTest, ParseRecordArgsDefaults) {
+TEST(RecordConfigTest, ParseRecordArgsDefaults) {
   auto a = Parse({"-o", "x.pftrace"});
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->output, "x.pftrace");
@@ -118,7 +84,7 @@ TEST(RecordCommandTest, ParseRecordArgsDefaults) {
   EXPECT_TRUE(a->config_path.empty());
 }
 
-TEST(RecordCommandTest, ParseRecordArgsAllFlags) {
+TEST(RecordConfigTest, ParseRecordArgsAllFlags) {
   auto a = Parse({"--out", "y.pftrace", "-t", "5s", "-b", "32mb", "-k", "1mb", "--smb", "4mb",
                   "--bpf", "-q", "--compress", "--no-compact-sched", "--daemon",
                   "--consumer-socket", "/tmp/c.sock", "sched/sched_switch", "ftrace/print"});
@@ -144,7 +110,7 @@ TEST(RecordCommandTest, ParseRecordArgsAllFlags) {
   EXPECT_TRUE(long_forms->config_is_text && long_forms->quiet);
 }
 
-TEST(RecordCommandTest, ParseRecordArgsErrors) {
+TEST(RecordConfigTest, ParseRecordArgsErrors) {
   struct Case {
     std::vector<std::string> args;
     const char* message_has;
@@ -171,7 +137,7 @@ TEST(RecordCommandTest, ParseRecordArgsErrors) {
   }
 }
 
-TEST(RecordCommandTest, DefaultConfig) {
+TEST(RecordConfigTest, DefaultConfig) {
   auto args = Parse({"-o", "x.pftrace"});
   ASSERT_TRUE(args.ok());
   auto config = BuildRecordConfig(*args);
@@ -198,7 +164,7 @@ TEST(RecordCommandTest, DefaultConfig) {
   EXPECT_NE(FindSource(*config, "linux.system_info"), nullptr);
 }
 
-TEST(RecordCommandTest, DefaultEventsCoverWhatTheUiNeeds) {
+TEST(RecordConfigTest, DefaultEventsCoverWhatTheUiNeeds) {
   const auto& e = DefaultRecordEvents();
   for (const char* needed : {"sched/sched_switch", "sched/sched_waking", "ftrace/print",
                              "task/task_rename", "task/task_newtask", "sched/sched_process_exit"})
@@ -206,7 +172,7 @@ TEST(RecordCommandTest, DefaultEventsCoverWhatTheUiNeeds) {
   EXPECT_EQ(std::set<std::string>(e.begin(), e.end()).size(), e.size()) << "duplicates";
 }
 
-TEST(RecordCommandTest, FlagsShapeTheConfig) {
+TEST(RecordConfigTest, FlagsShapeTheConfig) {
   auto args = Parse({"-o", "x", "-t", "3s", "-b", "8mb", "-k", "1mb", "--no-compact-sched",
                      "sched/sched_switch", "irq/irq_handler_entry"});
   ASSERT_TRUE(args.ok());
@@ -223,7 +189,7 @@ TEST(RecordCommandTest, FlagsShapeTheConfig) {
   EXPECT_FALSE(ftrace->ftrace_config().compact_sched().enabled());
 }
 
-TEST(RecordCommandTest, BpfSplitsEventsBetweenSources) {
+TEST(RecordConfigTest, BpfSplitsEventsBetweenSources) {
   auto args = Parse({"-o", "x", "--bpf"});
   ASSERT_TRUE(args.ok());
   auto config = BuildRecordConfig(*args);
@@ -261,7 +227,7 @@ TEST(RecordCommandTest, BpfSplitsEventsBetweenSources) {
   EXPECT_EQ(FindSource(*c2, "linux.bpf")->bpf_config().events_size(), 2);
 }
 
-TEST(RecordCommandTest, TextConfigFile) {
+TEST(RecordConfigTest, TextConfigFile) {
   auto args = Parse({"-c", DataPath("record_streaming.pbtx"), "--txt", "-o", "x"});
   ASSERT_TRUE(args.ok());
   auto config = BuildRecordConfig(*args);
@@ -282,7 +248,7 @@ TEST(RecordCommandTest, TextConfigFile) {
   EXPECT_EQ(c2->duration_ms(), 2000u);
 }
 
-TEST(RecordCommandTest, BrokenTextConfigNamesLineAndColumn) {
+TEST(RecordConfigTest, BrokenTextConfigNamesLineAndColumn) {
   const std::string path = DataPath("record_broken.pbtx");
   auto args = Parse({"-c", path, "--txt"});
   ASSERT_TRUE(args.ok());
@@ -294,7 +260,7 @@ TEST(RecordCommandTest, BrokenTextConfigNamesLineAndColumn) {
   EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
 }
 
-TEST(RecordCommandTest, MissingConfigFile) {
+TEST(RecordConfigTest, MissingConfigFile) {
   auto args = Parse({"-c", "/nonexistent/sluice.pbtx", "--txt"});
   ASSERT_TRUE(args.ok());
   auto config = BuildRecordConfig(*args);
@@ -302,7 +268,7 @@ TEST(RecordCommandTest, MissingConfigFile) {
   EXPECT_NE(config.status().message().find("/nonexistent/sluice.pbtx"), std::string::npos);
 }
 
-TEST(RecordCommandTest, BinaryConfigFile) {
+TEST(RecordConfigTest, BinaryConfigFile) {
   TraceConfig want;
   want.add_buffers()->set_size_kb(4096);
   want.set_duration_ms(1234);
@@ -323,7 +289,7 @@ TEST(RecordCommandTest, BinaryConfigFile) {
   EXPECT_EQ(config->SerializeAsString(), bytes);
 }
 
-TEST(RecordCommandTest, TextConfigWithoutTxtIsAnErrorOrHarmless) {
+TEST(RecordConfigTest, TextConfigWithoutTxtIsAnErrorOrHarmless) {
   // A text file read as binary usually fails to parse; whatever libprotobuf
   // makes of it, there is no crash and a failure says to add --txt.
   auto args = Parse({"-c", DataPath("record_broken.pbtx")});
@@ -334,7 +300,7 @@ TEST(RecordCommandTest, TextConfigWithoutTxtIsAnErrorOrHarmless) {
   }
 }
 
-TEST(RecordCommandTest, PerfettoAndroidConfigParses) {
+TEST(RecordConfigTest, PerfettoAndroidConfigParses) {
   // A config written for Android's perfetto: data sources sluice lacks are
   // kept in the config (record reports and skips them), unknown fields are
   // skipped with a warning, and the Linux parts are read.

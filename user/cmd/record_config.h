@@ -1,0 +1,50 @@
+// `sluice record`'s command line and the TraceConfig it stands for, kept
+// apart from running the recording (record_command.h): the flags, the default
+// events, the config file given with -c, or the default config built from
+// the flags. Nothing here touches the kernel or the service.
+#ifndef SLUICE_USER_CMD_RECORD_CONFIG_H_
+#define SLUICE_USER_CMD_RECORD_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "perfetto/config/trace_config.pb.h"
+#include "shm/base/status.h"
+
+namespace sluice {
+
+struct RecordArgs {
+  std::string output;
+  uint32_t duration_ms = 10000;
+  bool duration_set = false;
+  uint64_t buffer_kb = 64 * 1024;
+  bool buffer_set = false;
+  uint32_t kernel_buffer_kb = 2048;  // Per CPU.
+  uint32_t smb_kb = 8 * 1024;        // Producer shared memory (kDefaultProbesSmbKb).
+  std::string config_path;
+  bool config_is_text = false;
+  bool bpf = false;
+  bool daemon = false;
+  bool quiet = false;
+  bool compress = false;
+  bool no_compact_sched = false;
+  std::string consumer_socket = "/run/sluice/consumer.sock";
+  std::vector<std::string> events;
+};
+
+StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
+
+// The TraceConfig that `args` stand for: the file given with -c (parse errors
+// name line and column), or the default config built from the flags.
+StatusOr<perfetto::protos::TraceConfig> BuildRecordConfig(const RecordArgs& args);
+
+// The default ftrace events when none are given.
+const std::vector<std::string>& DefaultRecordEvents();
+
+// `sluice record --help`.
+extern const char kRecordUsage[];
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_CMD_RECORD_CONFIG_H_
