@@ -68,6 +68,7 @@
 
 #include "perfetto/trace/trace_packet.pb.h"
 #include "tests/kernel_test_util.h"
+#include "tests/user/probes/tracefs_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
@@ -75,6 +76,11 @@
 
 namespace sluice {
 namespace {
+
+using testing::NormalizedBufferSizeKb;
+using testing::ReadFileOr;
+using testing::ReadTracefsState;
+using testing::TracefsState;
 
 constexpr char kTracefs[] = "/sys/kernel/tracing";
 constexpr uint32_t kMarkers = 20000;  // Total, over two writer threads.
@@ -90,14 +96,6 @@ uint64_t NowMs() {
                                    .count());
 }
 
-std::string ReadFileOr(const std::string& path, const std::string& fallback = "<missing>") {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return fallback;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 bool WriteFile(const std::string& path, const std::string& text, int flags = O_TRUNC) {
   int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | flags);
   if (fd < 0) return false;
@@ -108,51 +106,6 @@ bool WriteFile(const std::string& path, const std::string& text, int flags = O_T
 
 // ---------------------------------------------------------------------------
 // tracefs state: what sluice may touch, as comparable text.
-
-struct TracefsState {
-  std::string tracing_on, buffer_size_kb, trace_clock, set_event, instances;
-  bool operator==(const TracefsState&) const = default;
-  std::string ToString() const {
-    return "tracing_on=" + tracing_on + " buffer_size_kb=" + buffer_size_kb +
-           " trace_clock=" + trace_clock + " set_event=[" + set_event + "] instances=[" +
-           instances + "]";
-  }
-};
-
-// buffer_size_kb as the per-CPU size the buffer has once expanded: the
-// kernel rounds "7 (expanded: 1408)" up to whole data pages (1410 here).
-std::string NormalizedBufferSizeKb(const std::string& dir) {
-  auto size = ParseBufferSize(ReadFileOr(dir + "/buffer_size_kb"));
-  if (!size.ok()) return "?";
-  if (size->per_cpu_differs) return "X";
-  uint64_t kb = size->kb;
-  auto header = FtraceFormatTable::ParseHeaders(ReadFileOr(dir + "/events/header_page"),
-                                                ReadFileOr(dir + "/events/header_event"));
-  if (!size->expanded && header.ok() && header->data_size > 0) {
-    const uint64_t data = header->data_size;
-    kb = (kb * 1024 + data - 1) / data * data / 1024;
-  }
-  return std::to_string(kb);
-}
-
-TracefsState ReadTracefsState() {
-  const std::string dir = kTracefs;
-  TracefsState s;
-  s.tracing_on = ReadFileOr(dir + "/tracing_on");
-  s.buffer_size_kb = NormalizedBufferSizeKb(dir);
-  s.trace_clock = ReadFileOr(dir + "/trace_clock");
-  s.set_event = ReadFileOr(dir + "/set_event");
-  std::vector<std::string> names;
-  if (DIR* d = opendir((dir + "/instances").c_str())) {
-    while (struct dirent* e = readdir(d)) {
-      if (e->d_name[0] != '.') names.emplace_back(e->d_name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  for (const std::string& n : names) s.instances += n + " ";
-  return s;
-}
 
 // Puts back `saved` after a recorder that could not clean up (SIGKILL).
 void RestoreTracefsState(const TracefsState& saved) {

@@ -45,6 +45,7 @@
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/trace_writer.h"
 #include "tests/kernel_test_util.h"
+#include "tests/user/probes/tracefs_test_util.h"
 #include "tests/user/probes/ftrace/ftrace_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/probes/tracefs.h"
@@ -55,54 +56,6 @@ namespace {
 
 constexpr char kTracefs[] = "/sys/kernel/tracing";
 
-std::string ReadOr(const std::string& path, const std::string& fallback = "<missing>") {
-  auto s = ReadFile(path);
-  return s.ok() ? *s : fallback;
-}
-
-// The settings sluice may touch, as text.
-struct TracefsSnapshot {
-  std::string tracing_on, buffer_size_kb, trace_clock, set_event, instances;
-  bool operator==(const TracefsSnapshot&) const = default;
-  std::string ToString() const {
-    return "tracing_on=" + tracing_on + " buffer_size_kb=" + buffer_size_kb +
-           " trace_clock=" + trace_clock + " set_event=[" + set_event + "] instances=[" +
-           instances + "]";
-  }
-};
-
-TracefsSnapshot Snapshot() {
-  const std::string dir = kTracefs;
-  TracefsSnapshot s;
-  s.tracing_on = ReadOr(dir + "/tracing_on");
-  // See the header comment: "7 (expanded: 1408)" is the size the buffer
-  // gets when expanded, which the kernel rounds up to whole pages of
-  // header_page's data size (1408 KiB -> 354 x 4080 bytes, shown as 1410).
-  auto size = ParseBufferSize(ReadOr(dir + "/buffer_size_kb"));
-  s.buffer_size_kb = "?";
-  if (size.ok()) {
-    uint64_t kb = size->kb;
-    auto header = FtraceFormatTable::ParseHeaders(ReadOr(dir + "/events/header_page"),
-                                                  ReadOr(dir + "/events/header_event"));
-    if (!size->expanded && header.ok() && header->data_size > 0) {
-      const uint64_t data = header->data_size;
-      kb = (kb * 1024 + data - 1) / data * data / 1024;
-    }
-    s.buffer_size_kb = size->per_cpu_differs ? "X" : std::to_string(kb);
-  }
-  s.trace_clock = ReadOr(dir + "/trace_clock");
-  s.set_event = ReadOr(dir + "/set_event");
-  std::vector<std::string> names;
-  if (DIR* d = opendir((dir + "/instances").c_str())) {
-    while (struct dirent* e = readdir(d)) {
-      if (e->d_name[0] != '.') names.emplace_back(e->d_name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  for (const std::string& n : names) s.instances += n + " ";
-  return s;
-}
 
 // Markers "sluice-<pid>-<run> seq=<n>": `threads` threads, `per_thread` each;
 // thread t writes seq t*per_thread ... (t+1)*per_thread-1.
@@ -221,12 +174,12 @@ class FtraceDataSourceKernelTest : public ::testing::Test {
     if (access((std::string(kTracefs) + "/tracing_on").c_str(), F_OK) != 0) {
       SLUICE_KERNEL_SKIP("no tracefs at /sys/kernel/tracing");
     }
-    before_ = Snapshot();
+    before_ = testing::ReadTracefsState();
   }
   void TearDown() override {
     if (IsSkipped()) return;
     // Left as found.
-    TracefsSnapshot after = Snapshot();
+    testing::TracefsState after = testing::ReadTracefsState();
     EXPECT_EQ(after, before_) << "before: " << before_.ToString() << "\nafter:  " << after.ToString();
   }
   FtraceDataSourceOptions Options() {
@@ -234,7 +187,7 @@ class FtraceDataSourceKernelTest : public ::testing::Test {
     o.control.print_warnings = false;
     return o;
   }
-  TracefsSnapshot before_;
+  testing::TracefsState before_;
 };
 
 TEST_F(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
@@ -441,8 +394,8 @@ TEST_F(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
   const std::string dir = std::string(kTracefs) + "/instances/" + instance;
   ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
   ASSERT_TRUE(Tracefs::WritePath(dir + "/events/sched/sched_wakeup/enable", "1").ok());
-  const std::string clock_before = ReadOr(dir + "/trace_clock");
-  const std::string size_before = ReadOr(dir + "/buffer_size_kb");
+  const std::string clock_before = testing::ReadFileOr(dir + "/trace_clock");
+  const std::string size_before = testing::ReadFileOr(dir + "/buffer_size_kb");
   {
     perfetto::protos::FtraceConfig config;
     config.add_ftrace_events("sched/sched_wakeup");
@@ -458,10 +411,10 @@ TEST_F(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
     (*ds)->Stop();
   }
   // The instance existed before: still there, with its settings.
-  EXPECT_EQ(ReadOr(dir + "/events/sched/sched_wakeup/enable"), "1\n");
-  EXPECT_EQ(ReadOr(dir + "/events/sched/sched_switch/enable"), "0\n");
-  EXPECT_EQ(ReadOr(dir + "/trace_clock"), clock_before);
-  EXPECT_EQ(ReadOr(dir + "/buffer_size_kb"), size_before);
+  EXPECT_EQ(testing::ReadFileOr(dir + "/events/sched/sched_wakeup/enable"), "1\n");
+  EXPECT_EQ(testing::ReadFileOr(dir + "/events/sched/sched_switch/enable"), "0\n");
+  EXPECT_EQ(testing::ReadFileOr(dir + "/trace_clock"), clock_before);
+  EXPECT_EQ(testing::ReadFileOr(dir + "/buffer_size_kb"), size_before);
   ASSERT_TRUE(Tracefs::WritePath(dir + "/events/sched/sched_wakeup/enable", "0").ok());
   ASSERT_EQ(rmdir(dir.c_str()), 0);
 }
