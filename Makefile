@@ -84,14 +84,16 @@ PROTO_CCS := $(PROTO_SRCS:protos/%.proto=$(GEN_DIR)/%.pb.cc)
 PROTO_HS := $(PROTO_SRCS:protos/%.proto=$(GEN_DIR)/%.pb.h)
 PROTO_OBJS := $(PROTO_SRCS:protos/%.proto=$(OBJ_DIR)/gen/%.pb.o)
 
-# protoc writes every .pb.cc/.pb.h in one run; a stamp stands for all of them.
+# protoc writes every .pb.cc/.pb.h in one run: one grouped rule makes them all,
+# and a stamp, written last, stands for them in order-only prerequisites. (An
+# empty-recipe rule ".pb.h: stamp" would leave every header older than the
+# stamp, so each make run rebuilt everything that includes one.)
 PROTO_STAMP := $(GEN_DIR)/.protos
-$(PROTO_STAMP): $(PROTO_SRCS) | $(DEPS_STAMP)
+$(PROTO_STAMP) $(PROTO_CCS) $(PROTO_HS) &: $(PROTO_SRCS) | $(DEPS_STAMP)
 	$(call say,PROTOC,$(words $(PROTO_SRCS)) files)
 	$(Q)mkdir -p $(GEN_DIR)
 	$(Q)$(PROTOC) -Iprotos --cpp_out=$(GEN_DIR) $(PROTO_SRCS)
-	$(Q)touch $@
-$(PROTO_CCS) $(PROTO_HS): $(PROTO_STAMP) ;
+	$(Q)touch $(PROTO_STAMP)
 protos: $(PROTO_STAMP)
 
 $(OBJ_DIR)/gen/%.pb.o: $(GEN_DIR)/%.pb.cc | $(PROTO_STAMP)
