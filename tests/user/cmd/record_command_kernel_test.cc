@@ -67,6 +67,7 @@
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/trace_packet.pb.h"
+#include "tests/child_process_test_util.h"
 #include "tests/kernel_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
@@ -77,7 +78,10 @@
 namespace sluice {
 namespace {
 
-using testing::NormalizedBufferSizeKb;
+using testing::ChildProcess;
+using testing::NowMs;
+using testing::RestoreTracefsState;
+using testing::WriteTracefsFile;
 using testing::ReadFileOr;
 using testing::ReadTracefsState;
 using testing::TracefsState;
@@ -89,147 +93,6 @@ constexpr uint32_t kRounds = 20000;   // Ping-pong round trips.
 // 40k markers/s, i.e. a busy system, for about half a second.
 constexpr double kRoundsPerSecond = 40000;
 constexpr double kMarkersPerSecondPerThread = 20000;
-
-uint64_t NowMs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-bool WriteFile(const std::string& path, const std::string& text, int flags = O_TRUNC) {
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | flags);
-  if (fd < 0) return false;
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  close(fd);
-  return ok;
-}
-
-// ---------------------------------------------------------------------------
-// tracefs state: what sluice may touch, as comparable text.
-
-// Puts back `saved` after a recorder that could not clean up (SIGKILL).
-void RestoreTracefsState(const TracefsState& saved) {
-  const std::string dir = kTracefs;
-  // set_event opened with O_TRUNC disables every event; then re-enable the
-  // saved ones line by line.
-  EXPECT_TRUE(WriteFile(dir + "/set_event", "\n", O_TRUNC));
-  std::istringstream lines(saved.set_event);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty()) {
-      EXPECT_TRUE(WriteFile(dir + "/set_event", line + "\n", O_APPEND)) << line;
-    }
-  }
-  std::string clock = ParseSelectedTraceClock(saved.trace_clock);
-  if (!clock.empty()) {
-    EXPECT_TRUE(WriteFile(dir + "/trace_clock", clock));
-  }
-  if (saved.buffer_size_kb != "?" && saved.buffer_size_kb != "X" &&
-      NormalizedBufferSizeKb(dir) != saved.buffer_size_kb) {
-    EXPECT_TRUE(WriteFile(dir + "/buffer_size_kb", saved.buffer_size_kb));
-  }
-  EXPECT_TRUE(WriteFile(dir + "/tracing_on", std::string(TrimWhitespace(saved.tracing_on))));
-}
-
-// ---------------------------------------------------------------------------
-// Subprocesses.
-
-// The directory of this test binary: build/sluice_tests -> build/.
-std::string SelfDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, static_cast<size_t>(n));
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-class Child {
- public:
-  // Starts argv[0] with stdout and stderr going to files; stdin is /dev/null.
-  bool Start(const std::vector<std::string>& argv, const std::string& out_path,
-             const std::string& err_path) {
-    out_path_ = out_path;
-    err_path_ = err_path;
-    std::vector<char*> cargv;
-    for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-    cargv.push_back(nullptr);
-    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (in < 0 || out < 0 || err < 0) return false;
-    const pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ == 0) {
-      // Async-signal-safe calls only from here to exec.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // Never outlive a crashed test.
-      if (getppid() != parent) _exit(127);
-      dup2(in, 0);
-      dup2(out, 1);
-      dup2(err, 2);
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
-    close(in);
-    close(out);
-    close(err);
-    return pid_ > 0;
-  }
-  ~Child() {
-    if (pid_ > 0 && !exited_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  bool running() {
-    Poll();
-    return !exited_;
-  }
-  void Signal(int sig) {
-    if (pid_ > 0 && !exited_) kill(pid_, sig);
-  }
-  // Waits up to timeout_ms; true once it exited (status in wait_status()).
-  bool Wait(uint64_t timeout_ms) {
-    const uint64_t deadline = NowMs() + timeout_ms;
-    while (!exited_) {
-      Poll();
-      if (exited_ || NowMs() >= deadline) break;
-      usleep(10 * 1000);
-    }
-    return exited_;
-  }
-  // Sends SIGTERM, then SIGKILL after timeout_ms.
-  void Terminate(uint64_t timeout_ms) {
-    Signal(SIGTERM);
-    if (!Wait(timeout_ms)) {
-      Signal(SIGKILL);
-      Wait(5000);
-    }
-  }
-  int wait_status() const { return status_; }
-  bool exited_normally_with(int code) const {
-    return exited_ && WIFEXITED(status_) && WEXITSTATUS(status_) == code;
-  }
-  std::string Describe() const {
-    std::string s = "pid " + std::to_string(pid_);
-    if (!exited_) return s + " still running";
-    if (WIFEXITED(status_)) s += " exited " + std::to_string(WEXITSTATUS(status_));
-    if (WIFSIGNALED(status_)) s += " killed by signal " + std::to_string(WTERMSIG(status_));
-    return s + "\n--- stdout ---\n" + ReadFileOr(out_path_) + "\n--- stderr ---\n" +
-           ReadFileOr(err_path_);
-  }
-  std::string Stderr() const { return ReadFileOr(err_path_, ""); }
-
- private:
-  void Poll() {
-    if (pid_ <= 0 || exited_) return;
-    if (waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
-  }
-  pid_t pid_ = -1;
-  bool exited_ = false;
-  int status_ = 0;
-  std::string out_path_, err_path_;
-};
 
 // ---------------------------------------------------------------------------
 // The workload.
@@ -279,7 +142,7 @@ struct Workload {
 // Writes "<prefix>ready" every 100 ms until it shows up in `trace_path` (the
 // recorder streams the file), or timeout_ms passes.
 bool WaitUntilRecording(const Workload& w, const std::string& trace_path, uint64_t timeout_ms,
-                        Child* recorder) {
+                        ChildProcess* recorder) {
   const std::string ready = w.prefix + "ready";
   int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
@@ -462,8 +325,7 @@ class RecordKernelTest : public ::testing::Test {
     if (geteuid() != 0) SLUICE_KERNEL_SKIP("needs root to control tracefs");
     if (access((std::string(kTracefs) + "/trace_marker").c_str(), W_OK) != 0)
       SLUICE_KERNEL_SKIP("no tracefs at /sys/kernel/tracing");
-    bin_dir_ = SelfDir();
-    if (const char* env = std::getenv("SLUICE_BIN_DIR")) bin_dir_ = env;
+    bin_dir_ = testing::SluiceBinDir();
     for (const char* name : {"sluice", "sluiced", "sluice-probes"}) {
       if (access((bin_dir_ + "/" + name).c_str(), X_OK) != 0)
         SLUICE_KERNEL_SKIP(bin_dir_ + "/" + name +
@@ -506,7 +368,7 @@ class RecordKernelTest : public ::testing::Test {
 
   // Starts `sluice record ARGS -o trace`, waits until it records, runs the
   // workload. Returns false (with a failure) if the recorder never came up.
-  bool StartAndRunWorkload(std::vector<std::string> args, Child* recorder,
+  bool StartAndRunWorkload(std::vector<std::string> args, ChildProcess* recorder,
                            uint64_t* workload_end_ms) {
     std::vector<std::string> argv = {Bin("sluice"), "record"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -527,7 +389,7 @@ class RecordKernelTest : public ::testing::Test {
   // Runs a recording with `-t duration_s` and checks the complete trace.
   void RecordForDuration(std::vector<std::string> args, uint32_t duration_s) {
     args.insert(args.end(), {"-t", std::to_string(duration_s) + "s", "-q"});
-    Child recorder;
+    ChildProcess recorder;
     uint64_t workload_end = 0;
     if (!StartAndRunWorkload(args, &recorder, &workload_end)) return;
     ASSERT_TRUE(recorder.Wait((duration_s + 30) * 1000ull)) << recorder.Describe();
@@ -565,7 +427,7 @@ TEST_F(RecordKernelTest, BpfMarkersExactlyOnce) {
 }
 
 TEST_F(RecordKernelTest, ThroughDaemon) {
-  Child sluiced, probes;
+  ChildProcess sluiced, probes;
   ASSERT_TRUE(sluiced.Start({Bin("sluiced"), "--foreground", "--producer-socket",
                              Path("producer.sock"), "--consumer-socket", Path("consumer.sock")},
                             Path("sluiced.out"), Path("sluiced.err")));
@@ -599,7 +461,7 @@ TEST_F(RecordKernelTest, ThroughDaemon) {
 }
 
 TEST_F(RecordKernelTest, SigintStopsCleanly) {
-  Child recorder;
+  ChildProcess recorder;
   uint64_t workload_end = 0;
   if (!StartAndRunWorkload({"-t", "60s", "-q"}, &recorder, &workload_end)) return;
   const uint64_t sigint_ms = NowMs();
@@ -638,10 +500,10 @@ data_sources { config { name: "linux.system_info" } }
 )";
 
 TEST_F(RecordKernelTest, StreamingConfigSurvivesSigkill) {
-  ASSERT_TRUE(WriteFile(Path("streaming.pbtx"), kStreamingConfig, O_CREAT | O_TRUNC));
+  ASSERT_TRUE(WriteTracefsFile(Path("streaming.pbtx"), kStreamingConfig, O_CREAT | O_TRUNC));
   workload_.markers = 2000;
   workload_.rounds = 2000;
-  Child recorder;
+  ChildProcess recorder;
   uint64_t workload_end = 0;
   if (!StartAndRunWorkload({"-c", Path("streaming.pbtx"), "--txt", "-q"}, &recorder,
                            &workload_end)) {

@@ -4,12 +4,18 @@
 #define SLUICE_TESTS_USER_PROBES_TRACEFS_TEST_UTIL_H_
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "shm/base/file_util.h"
+#include "shm/base/string_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/probes/tracefs.h"
 
@@ -64,6 +70,42 @@ inline TracefsState ReadTracefsState(const std::string& dir = std::string(Tracef
   std::sort(names.begin(), names.end());
   for (const std::string& n : names) s.instances += n + " ";
   return s;
+}
+
+// Writes `text` to a tracefs (or test) file with one write(); `flags` adds
+// O_TRUNC (a plain file) or O_APPEND (set_event, to add one event).
+inline bool WriteTracefsFile(const std::string& path, const std::string& text,
+                             int flags = O_TRUNC) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | flags);
+  if (fd < 0) return false;
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+// Puts back `saved` after a recorder that could not clean up (SIGKILL), so
+// the test that killed it leaves tracefs as it found it.
+inline void RestoreTracefsState(const TracefsState& saved,
+                                const std::string& dir = std::string(Tracefs::kDefaultRoot)) {
+  // set_event opened with O_TRUNC disables every event; then re-enable the
+  // saved ones line by line.
+  EXPECT_TRUE(WriteTracefsFile(dir + "/set_event", "\n", O_TRUNC));
+  std::istringstream lines(saved.set_event);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) {
+      EXPECT_TRUE(WriteTracefsFile(dir + "/set_event", line + "\n", O_APPEND)) << line;
+    }
+  }
+  std::string clock = ParseSelectedTraceClock(saved.trace_clock);
+  if (!clock.empty()) {
+    EXPECT_TRUE(WriteTracefsFile(dir + "/trace_clock", clock));
+  }
+  if (saved.buffer_size_kb != "?" && saved.buffer_size_kb != "X" &&
+      NormalizedBufferSizeKb(dir) != saved.buffer_size_kb) {
+    EXPECT_TRUE(WriteTracefsFile(dir + "/buffer_size_kb", saved.buffer_size_kb));
+  }
+  EXPECT_TRUE(
+      WriteTracefsFile(dir + "/tracing_on", std::string(TrimWhitespace(saved.tracing_on))));
 }
 
 }  // namespace sluice::testing
