@@ -18,6 +18,20 @@
 // kTrailerReserveBytes under the cap are kept for the final service packets
 // (TraceStats, clock snapshot), so a capped trace still says what it lost.
 //
+// Write errors (the disk fills: ENOSPC; EDQUOT, EFBIG, EIO). write(2) may
+// write part of a batch before it fails, ending the file inside a record.
+// The writer cuts the file back to the end of the last whole record
+// (ftruncate, which needs no free space), so the file stays a valid trace up
+// to its last byte, and from then on writes nothing: every later packet is
+// counted as lost. FailureMessage() says what happened in one line that
+// starts with kTraceFileErrorPrefix, for the consumer to replace with the
+// file's name (only the consumer knows it: the service got an fd):
+//
+//   trace file: no space left on device after 524288 bytes (6 packets
+//   written, the file is valid up to there); 14 packets (1867412 bytes)
+//   after that were not written; free space there or write the trace
+//   elsewhere
+//
 // Not thread-safe: the service writes from its own thread.
 #ifndef SLUICE_SERVICE_TRACE_FILE_WRITER_H_
 #define SLUICE_SERVICE_TRACE_FILE_WRITER_H_
@@ -33,6 +47,8 @@
 
 namespace sluice {
 
+// Every write error of a TraceFileWriter starts with this (see above).
+inline constexpr std::string_view kTraceFileErrorPrefix = "trace file: ";
 
 class TraceFileWriter {
  public:
@@ -43,28 +59,46 @@ class TraceFileWriter {
   static constexpr uint64_t kTrailerReserveBytes = 16 * 1024;
 
   // Writes as many of `packets` as fit under the cap, in order. `trailer`:
-  // these are the final service packets and may use the reserve. Returns an
-  // error if write(2) failed (disk full, EIO); the file then ends at the last
-  // whole record written.
+  // these are the final service packets and may use the reserve. Returns
+  // FailureMessage() if write(2) failed, now or in an earlier call; the file
+  // then ends at the last whole record written.
   Status WritePackets(const std::vector<std::string>& packets, bool trailer = false);
 
   bool full() const { return full_; }
+  bool failed() const { return write_errno_ != 0; }
+  // Whole records in the file (after a write error: up to the cut).
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t packets_written() const { return packets_written_; }
   // Packets not written because the cap was reached.
   uint64_t packets_dropped() const { return packets_dropped_; }
+  // Packets, and their record bytes, not written because of a write error.
+  uint64_t packets_lost() const { return packets_lost_; }
+  uint64_t bytes_lost() const { return bytes_lost_; }
+  // After a write error: the cause, what the file holds, what it misses and
+  // the fix, in one line (see above). Empty before.
+  std::string FailureMessage() const;
 
  private:
-  Status WriteAll(const std::string& bytes);
+  // Writes batch_; on a write error keeps its whole records, cuts a partial
+  // one off the file, and counts the rest as lost.
+  Status WriteBatch();
+  void CountLost(const std::vector<std::string>& packets, size_t from);
 
   ScopedFd fd_;
   const uint64_t max_size_bytes_;
   uint64_t bytes_written_ = 0;
   uint64_t packets_written_ = 0;
   uint64_t packets_dropped_ = 0;
+  uint64_t packets_lost_ = 0;
+  uint64_t bytes_lost_ = 0;
   bool full_ = false;
-  bool failed_ = false;
+  int write_errno_ = 0;  // The first write error; 0 while none.
+  // A partial record stayed at the end of the file: its bytes, and why it
+  // could not be cut off (errno of lseek/ftruncate; e.g. ESPIPE on a pipe).
+  uint64_t partial_bytes_left_ = 0;
+  int cut_errno_ = 0;
   std::string batch_;
+  std::vector<size_t> record_ends_;  // End offset of each record in batch_.
 };
 
 }  // namespace sluice
