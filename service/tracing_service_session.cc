@@ -420,6 +420,11 @@ void TracingService::FinalizeSession(TracingSessionId sid) {
   std::lock_guard<std::mutex> lock(mu_);
   TracingSession* s = FindSessionLocked(sid);
   if (!s) return;
+  // After a write error the writer's last word replaces its first: it also
+  // counts the packets of this final read that the file misses.
+  if (file->failed() && (s->disable_error.empty() ||
+                         std::string_view(s->disable_error).starts_with(kTraceFileErrorPrefix)))
+    s->disable_error = file->FailureMessage();
   if (!st.ok() && s->disable_error.empty()) s->disable_error = st.message();
   if (!st_trailer.ok() && s->disable_error.empty()) s->disable_error = st_trailer.message();
   s->file.reset();  // Closes the file (the last reference).
@@ -640,7 +645,12 @@ bool TracingService::WriteSlicesIntoFile(TracingSessionId sid, TraceFileWriter* 
     for (const std::string& p : packets) done += p.size();
     *status = file->WritePackets(packets);
     // The trailer (only once the session is disabled) may use the reserve.
-    if (status->ok() && !trailer.empty()) *status = file->WritePackets(trailer, /*trailer=*/true);
+    // After a write error it goes to the writer all the same, to be counted
+    // with what the file misses.
+    if (!trailer.empty()) {
+      Status trailer_status = file->WritePackets(trailer, /*trailer=*/true);
+      if (status->ok()) *status = trailer_status;
+    }
     if (!status->ok() || file->full() || !more || done >= byte_limit) return true;
   }
 }
@@ -667,6 +677,7 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid) {
   TracingSession* s = FindSessionLocked(sid);
   if (!s) return;
   if (!st.ok()) {
+    Log("sluiced: session " + std::to_string(sid) + " stopping: " + st.message());
     DisableTracingLocked(s, st.message());
   } else if (file->full()) {
     Log("sluiced: session " + std::to_string(sid) + " reached max_file_size_bytes; stopping");

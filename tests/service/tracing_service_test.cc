@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "perfetto/common/trace_stats.pb.h"
+#include "service/trace_file_writer.h"
 #include "service/trusted_packet.h"
 #include "shm/shm_abi.h"
 #include "tests/service/service_test_util.h"
@@ -497,6 +498,47 @@ TEST_F(TracingServiceTest, MaxFileSizeStopsTheSession) {
   EXPECT_GT(s.test_packets, 300);
   EXPECT_LT(s.test_packets, 2000);
   EXPECT_EQ(s.stats_packets, 1) << "the trailer has room under the cap";
+  producer.Detach();
+}
+
+// The disk fills (/dev/full: every write fails with ENOSPC): the session
+// stops on its own, and its error is the file writer's account, counting
+// every packet the file misses, the final read's included.
+TEST_F(TracingServiceTest, WriteErrorStopsTheSessionAndSaysWhatWasLost) {
+  StartService();
+  TestProducer producer;
+  ConnectProducer(&producer);
+  int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  auto consumer = service_->ConnectConsumer();
+  auto config = MakeConfig(1024, "test.ds");
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(100);
+  ASSERT_TRUE(consumer->EnableTracing(config, fd).ok());
+  close(fd);
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  {
+    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+    for (uint32_t i = 0; i < 200; i++) testing::WriteTestPacket(writer.get(), {1, 0, i});
+    writer->Flush();
+  }
+  std::string error;
+  ASSERT_TRUE(consumer->WaitForTracingDisabled(20000, &error)) << "a write error stops the session";
+  const std::string head = std::string(kTraceFileErrorPrefix) +
+                           "no space left on device after 0 bytes (0 packets written, the file is "
+                           "valid up to there); ";
+  ASSERT_EQ(error.rfind(head, 0), 0u) << error;
+  // At least the config, both clock snapshots and TraceStats (the test
+  // packets too when they reached the buffer before the first write: that
+  // write happens at start, so whether they did is up to the scheduler).
+  const uint64_t lost = std::stoull(error.substr(head.size()));
+  EXPECT_GE(lost, 4u) << error;
+  EXPECT_NE(error.find(" packets ("), std::string::npos) << error;
+  EXPECT_NE(error.find("bytes) after that were not written; free space there or write the trace "
+                       "elsewhere"),
+            std::string::npos)
+      << error;
   producer.Detach();
 }
 
