@@ -1,11 +1,13 @@
 #include "service/ipc/consumer_ipc_client.h"
 
+#include <errno.h>
 #include <poll.h>
 
 #include <chrono>
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/config/trace_config.pb.h"
+#include "shm/base/errno_message.h"
 #include "sluice/ipc.pb.h"
 
 namespace sluice {
@@ -18,15 +20,20 @@ StatusOr<std::unique_ptr<ConsumerIpcClient>> ConsumerIpcClient::Connect(
 
 ConsumerIpcClient::~ConsumerIpcClient() = default;
 
+Status ConsumerIpcClient::LoseConnection(int err) {
+  broken_ = true;
+  connection_lost_ = true;
+  // EOF, EPIPE and ECONNRESET all mean the other end is gone.
+  std::string detail = err && err != EPIPE && err != ECONNRESET ? ErrnoMessage(err) + "; " : "";
+  return Status::Error("lost the connection to sluiced (" + detail + "it exited or was killed)");
+}
+
 Status ConsumerIpcClient::SendRequest(protos::ConsumerToService* request, int fd) {
   if (broken_) return Status::Error("the connection to sluiced is closed");
   request->set_request_id(++last_request_id_);
   std::string bytes;
   AppendFrame(request->SerializeAsString(), &bytes);
-  if (!SendAll(socket_.get(), bytes.data(), bytes.size(), fd)) {
-    broken_ = true;
-    return Status::Error("sluiced closed the connection (did it stop?)");
-  }
+  if (!SendAll(socket_.get(), bytes.data(), bytes.size(), fd)) return LoseConnection(errno);
   return Status::Ok();
 }
 
@@ -62,10 +69,7 @@ StatusOr<bool> ConsumerIpcClient::ReadOneFrame(uint32_t timeout_ms,
     uint8_t* dst = reader_.WritableSpace(256 * 1024, &available);
     std::vector<ScopedFd> fds;  // None expected; closed.
     ssize_t n = RecvWithFds(socket_.get(), dst, available, &fds);
-    if (n <= 0) {
-      broken_ = true;
-      return Status::Error("sluiced closed the connection (did it stop?)");
-    }
+    if (n <= 0) return LoseConnection(n < 0 ? errno : 0);
     reader_.CommitWritten(static_cast<size_t>(n));
   }
 }

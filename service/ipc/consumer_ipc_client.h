@@ -7,6 +7,9 @@
 // notification read on the way is remembered for WaitForTracingDisabled.
 // Every wait has a deadline, so a wedged daemon gives an error rather than a
 // hang (kRequestTimeoutMs; Flush waits for its own timeout on top).
+// If sluiced goes away (exits, is killed: the socket closes), every call and
+// WaitForTracingDisabled return at once with an error saying so, and
+// connection_lost() tells it apart from the session's own errors.
 #ifndef SLUICE_SERVICE_IPC_CONSUMER_IPC_CLIENT_H_
 #define SLUICE_SERVICE_IPC_CONSUMER_IPC_CLIENT_H_
 
@@ -40,7 +43,13 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   Status FreeBuffers() override;
   StatusOr<ServiceState> QueryServiceState() override;
 
+  // The socket closed or failed: sluiced exited or was killed (or dropped
+  // this connection). Nothing more will come from it.
+  bool connection_lost() const { return connection_lost_; }
+
  private:
+  // Marks the connection lost and returns the error that says so.
+  Status LoseConnection(int err);
   explicit ConsumerIpcClient(ScopedFd socket) : socket_(std::move(socket)) {}
   // Sends `request` (assigning its request_id) with an optional fd.
   Status SendRequest(protos::ConsumerToService* request, int fd = -1);
@@ -57,6 +66,7 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   bool disabled_ = false;
   std::string disabled_error_;
   bool broken_ = false;
+  bool connection_lost_ = false;
 };
 
 }  // namespace sluice
