@@ -20,6 +20,7 @@
 #include "service/tracing_service.h"
 #include "shm/base/command_line.h"
 #include "user/cmd/record_config.h"
+#include "user/cmd/record_fault.h"
 #include "user/probes/probes_producer.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
@@ -69,8 +70,12 @@ Status CompressFileInPlace(const std::string& path) {
   std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
   f.write(out.data(), static_cast<std::streamsize>(out.size()));
   f.close();
-  if (!f || rename(tmp.c_str(), path.c_str()) != 0)
-    return Status::Error("cannot write the compressed trace " + tmp + ": " + strerror(errno));
+  if (!f || rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    unlink(tmp.c_str());  // A part-written copy would only take space (a full disk).
+    return Status::Error("cannot write the compressed trace " + tmp + ": " + strerror(err) +
+                         "; " + path + " is left uncompressed");
+  }
   return Status::Ok();
 }
 
@@ -203,6 +208,7 @@ struct Recorder {
   std::unique_ptr<ProbesProducer> probes;
   std::unique_ptr<ProducerEndpoint> producer_connection;
   std::unique_ptr<ConsumerEndpoint> consumer;
+  ConsumerIpcClient* daemon = nullptr;  // --daemon: `consumer`, to ask if sluiced went away.
 };
 
 Status ConnectToDaemon(const RecordArgs& args, Recorder* r) {
@@ -211,6 +217,7 @@ Status ConnectToDaemon(const RecordArgs& args, Recorder* r) {
     return Status::Error(client.status().message() +
                          " (is sluiced running? start it, or drop --daemon)");
   }
+  r->daemon = client.value().get();
   r->consumer = std::move(client.value());
   return Status::Ok();
 }
@@ -282,6 +289,7 @@ ProbesStats ReportProbes(const Recorder* r) {
 // consumer, then the probes off their connection, then the service.
 void TearDown(Recorder* r) {
   (void)r->consumer->FreeBuffers();
+  r->daemon = nullptr;
   r->consumer.reset();
   if (r->probes) r->probes->Disconnect();
   r->producer_connection.reset();
@@ -310,8 +318,10 @@ int RunRecordCommand(int argc, char** argv) {
   WarnAboutForeignDataSources(config);
   StreamIntoFile(&config);
 
-  int fd = open(args.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
+  // Kept open to the end: after a fault the file is checked (and a partial
+  // packet cut off its end) through this fd, whatever its name points to.
+  ScopedFd output(open(args.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!output.valid()) {
     fprintf(stderr, "sluice record: cannot create %s: %s\n", args.output.c_str(), strerror(errno));
     return 1;
   }
@@ -324,11 +334,9 @@ int RunRecordCommand(int argc, char** argv) {
   Status connected = args.daemon ? ConnectToDaemon(args, &recorder) : StartInProcess(args, &recorder);
   if (!connected.ok()) {
     fprintf(stderr, "sluice record: %s\n", connected.message().c_str());
-    close(fd);
     return 1;
   }
-  Status enabled = recorder.consumer->EnableTracing(config, fd);
-  close(fd);  // The service has its own copy.
+  Status enabled = recorder.consumer->EnableTracing(config, output.get());  // The service dups it.
   if (!enabled.ok()) {
     fprintf(stderr, "sluice record: %s\n", enabled.message().c_str());
     return 1;
@@ -336,8 +344,16 @@ int RunRecordCommand(int argc, char** argv) {
   const bool live = !args.quiet && isatty(STDOUT_FILENO);
   const std::string error = WaitForSessionEnd(config, live, &recorder);
   ProbesStats final_counters = ReportProbes(&recorder);
-  if (!error.empty()) fprintf(stderr, "sluice record: the session ended on an error: %s\n", error.c_str());
+  const bool service_gone = recorder.daemon && recorder.daemon->connection_lost();
   TearDown(&recorder);
+  if (!error.empty()) {
+    // The service is gone (in-process: destroyed; --daemon: the session is
+    // over or sluiced is dead), so nothing writes the file any more.
+    RecordFileState file = CutToLastWholePacket(output.get());
+    fprintf(stderr, "sluice record: %s\n",
+            DescribeSessionFault(args.output, error, service_gone, file).c_str());
+  }
+  output.reset();
 
   if (args.compress) {
     Status s = CompressFileInPlace(args.output);
