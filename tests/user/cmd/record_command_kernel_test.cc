@@ -76,6 +76,7 @@
 #include "perfetto/trace/trace_packet.pb.h"
 #include "tests/child_process_test_util.h"
 #include "tests/kernel_test_util.h"
+#include "tests/user/cmd/record_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/trace/trace_file_reader.h"
@@ -150,18 +151,7 @@ struct Workload {
 // recorder streams the file), or timeout_ms passes.
 bool WaitUntilRecording(const Workload& w, const std::string& trace_path, uint64_t timeout_ms,
                         ChildProcess* recorder) {
-  const std::string ready = w.prefix + "ready";
-  int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const uint64_t deadline = NowMs() + timeout_ms;
-  bool seen = false;
-  while (!seen && NowMs() < deadline && recorder->running()) {
-    (void)!write(fd, ready.data(), ready.size());
-    usleep(100 * 1000);
-    seen = ReadFileOr(trace_path, "").find(ready) != std::string::npos;
-  }
-  close(fd);
-  return seen;
+  return testing::WriteMarkerUntilInFile(w.prefix + "ready", trace_path, timeout_ms, recorder);
 }
 
 // Runs the ping-pong pair and the two marker writers; blocks until done.
@@ -458,25 +448,12 @@ TEST_F(RecordKernelTest, DurationEndsRecording) {
 }
 
 TEST_F(RecordKernelTest, ThroughDaemonZeroLossBuffersHoldWorkload) {
-  ChildProcess sluiced, probes;
-  ASSERT_TRUE(sluiced.Start({Bin("sluiced"), "--foreground", "--producer-socket",
-                             Path("producer.sock"), "--consumer-socket", Path("consumer.sock")},
-                            Path("sluiced.out"), Path("sluiced.err")));
-  // sluice-probes retries until sluiced listens.
-  ASSERT_TRUE(probes.Start({Bin("sluice-probes"), "--producer-socket", Path("producer.sock")},
-                           Path("probes.out"), Path("probes.err")));
-  const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
-  auto connected = [&] {
-    std::string log = sluiced.Stderr();
-    size_t p = log.find("producer ");
-    return p != std::string::npos && log.find("connected", p) != std::string::npos;
-  };
-  while (!connected() && NowMs() < deadline && sluiced.running() && probes.running())
-    usleep(20 * 1000);
-  ASSERT_TRUE(connected()) << "sluice-probes did not connect:\n"
-                           << sluiced.Describe() << "\n" << probes.Describe();
+  testing::SluicedAndProbes daemon;
+  ASSERT_TRUE(daemon.Start(bin_dir_, dir_));
+  ChildProcess& sluiced = daemon.sluiced;
+  ChildProcess& probes = daemon.probes;
 
-  RecordUntilWorkloadDone({"--daemon", "--consumer-socket", Path("consumer.sock")});
+  RecordUntilWorkloadDone({"--daemon", "--consumer-socket", daemon.consumer_socket()});
 
   // The session is over: sluice-probes, still running, must have put tracefs
   // back already (not only when it exits).

@@ -1,0 +1,57 @@
+#include "tests/user/cmd/record_test_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/kernel_test_util.h"
+#include "tests/user/probes/tracefs_test_util.h"
+
+namespace sluice::testing {
+
+bool WriteMarkerUntilInFile(const std::string& marker, const std::string& trace_path,
+                            uint64_t timeout_ms, ChildProcess* recorder) {
+  int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(),
+                O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const uint64_t deadline = NowMs() + timeout_ms;
+  bool seen = false;
+  while (!seen && NowMs() < deadline && recorder->running()) {
+    (void)!write(fd, marker.data(), marker.size());
+    usleep(100 * 1000);
+    seen = ReadFileOr(trace_path, "").find(marker) != std::string::npos;
+  }
+  close(fd);
+  return seen;
+}
+
+bool SluicedAndProbes::Start(const std::string& bin_dir, const std::string& dir) {
+  dir_ = dir;
+  if (!sluiced.Start({bin_dir + "/sluiced", "--foreground", "--producer-socket",
+                      dir + "/producer.sock", "--consumer-socket", consumer_socket()},
+                     dir + "/sluiced.out", dir + "/sluiced.err")) {
+    ADD_FAILURE() << "cannot start " << bin_dir << "/sluiced";
+    return false;
+  }
+  // sluice-probes retries until sluiced listens.
+  if (!probes.Start({bin_dir + "/sluice-probes", "--producer-socket", dir + "/producer.sock"},
+                    dir + "/probes.out", dir + "/probes.err")) {
+    ADD_FAILURE() << "cannot start " << bin_dir << "/sluice-probes";
+    return false;
+  }
+  const uint64_t deadline = NowMs() + ScaledTimeoutMs(60000);
+  auto connected = [&] {
+    std::string log = sluiced.Stderr();
+    size_t p = log.find("producer ");
+    return p != std::string::npos && log.find("connected", p) != std::string::npos;
+  };
+  while (!connected() && NowMs() < deadline && sluiced.running() && probes.running())
+    usleep(20 * 1000);
+  if (connected()) return true;
+  ADD_FAILURE() << "sluice-probes did not connect:\n" << sluiced.Describe() << "\n"
+                << probes.Describe();
+  return false;
+}
+
+}  // namespace sluice::testing
