@@ -8,8 +8,11 @@
 // (the same TracingService and ProbesProducer code as sluiced and
 // sluice-probes), so nothing needs to be started first. The trace streams into
 // the output file while recording (write_into_file), so it is valid up to the
-// last complete packet even if the recorder is killed. The flags and the
-// TraceConfig they build are in record_config.h.
+// last complete packet even if the recorder is killed. When the session ends
+// on a fault (the disk fills, sluiced dies) the file stays valid to its last
+// byte and one line on stderr says what it holds and what was lost; the exit
+// code is 1 (record_fault.h). The flags and the TraceConfig they build are in
+// record_config.h.
 #ifndef SLUICE_USER_CMD_RECORD_COMMAND_H_
 #define SLUICE_USER_CMD_RECORD_COMMAND_H_
 
