@@ -29,7 +29,6 @@
 //
 // The tmpfs is mounted under the test's temp dir and unmounted in TearDown.
 // tracefs is compared before and after each test (TracefsState).
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -93,21 +92,24 @@ FileContents ReadBack(const std::string& path, const std::string& prefix) {
   return c;
 }
 
+// A valid Trace to its last byte, of `bytes` bytes and `packets` packets (as
+// the exit line said).
+void ExpectHolds(const FileContents& c, uint64_t bytes, uint64_t packets) {
+  ASSERT_TRUE(c.status.ok()) << c.status.message();
+  EXPECT_FALSE(c.summary.truncated);
+  EXPECT_EQ(c.summary.valid_bytes, c.summary.bytes) << "not a valid Trace to its last byte";
+  EXPECT_EQ(c.summary.bytes, bytes);
+  EXPECT_EQ(c.summary.packets, packets);
+}
+
 class RecordFaultKernelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) SLUICE_KERNEL_SKIP("needs root to control tracefs and mount a tmpfs");
-    if (access((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(), W_OK) != 0)
-      SLUICE_KERNEL_SKIP("no tracefs at /sys/kernel/tracing");
     bin_dir_ = testing::SluiceBinDir();
-    for (const char* name : {"sluice", "sluiced", "sluice-probes"}) {
-      if (access((bin_dir_ + "/" + name).c_str(), X_OK) != 0)
-        SLUICE_KERNEL_SKIP(bin_dir_ + "/" + name +
-                           " not found: build it (make) or set SLUICE_BIN_DIR");
-    }
-    char tmpl[] = "/tmp/sluice-record-fault-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    const std::string why_not = testing::WhyRecordTestsCannotRun(bin_dir_);
+    if (!why_not.empty()) SLUICE_KERNEL_SKIP(why_not);
+    dir_ = testing::MakeTempDir("sluice-record-fault-");
+    ASSERT_FALSE(dir_.empty());
     static int run = 0;
     prefix_ = "sluice-fault-" + std::to_string(getpid()) + "." + std::to_string(++run) + "-";
     before_ = ReadTracefsState();
@@ -124,13 +126,7 @@ class RecordFaultKernelTest : public ::testing::Test {
     EXPECT_EQ(after, before_) << "tracefs not left as found\nbefore: " << before_.ToString()
                               << "\nafter:  " << after.ToString();
     if (!HasFailure()) {
-      if (DIR* d = opendir(dir_.c_str())) {
-        while (struct dirent* e = readdir(d)) {
-          if (e->d_name[0] != '.') unlink((dir_ + "/" + e->d_name).c_str());
-        }
-        closedir(d);
-      }
-      rmdir(dir_.c_str());
+      testing::RemoveTempDir(dir_);
     } else {
       fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
     }
@@ -220,11 +216,7 @@ class RecordFaultKernelTest : public ::testing::Test {
 
     // The file holds exactly that, and is a valid Trace to its last byte.
     FileContents c = ReadBack(output, prefix_);
-    ASSERT_TRUE(c.status.ok()) << c.status.message();
-    EXPECT_FALSE(c.summary.truncated);
-    EXPECT_EQ(c.summary.valid_bytes, c.summary.bytes) << "not a valid Trace to its last byte";
-    EXPECT_EQ(c.summary.bytes, bytes);
-    EXPECT_EQ(c.summary.packets, packets);
+    ExpectHolds(c, bytes, packets);
     EXPECT_GT(c.summary.bytes, 0u);
     // What was lost: the markers written last are not in the file.
     EXPECT_LT(c.max_seq + 1, static_cast<int64_t>(written))
@@ -291,11 +283,7 @@ TEST_F(RecordFaultKernelTest, SluicedKilledMidSession) {
   const std::string err = recorder.Stderr();
   ASSERT_TRUE(std::regex_search(err, m, line)) << recorder.Describe();
   FileContents c = ReadBack(output, prefix_);
-  ASSERT_TRUE(c.status.ok()) << c.status.message();
-  EXPECT_FALSE(c.summary.truncated);
-  EXPECT_EQ(c.summary.valid_bytes, c.summary.bytes) << "not a valid Trace to its last byte";
-  EXPECT_EQ(c.summary.bytes, std::stoull(m[1]));
-  EXPECT_EQ(c.summary.packets, std::stoull(m[2]));
+  ExpectHolds(c, std::stoull(m[1]), std::stoull(m[2]));
   // The trace says it did not end cleanly: no TraceStats.
   auto health = AnalyzeTraceFile(output);
   ASSERT_TRUE(health.ok()) << health.status().message();

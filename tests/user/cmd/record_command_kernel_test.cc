@@ -48,7 +48,6 @@
 //
 // All cases use the root instance (where apps' trace_marker writes land), so
 // another tracer using the root instance at the same time makes them fail.
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -319,18 +318,11 @@ void ExpectCompleteTrace(const std::string& path, const Workload& w, const Decod
 class RecordKernelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) SLUICE_KERNEL_SKIP("needs root to control tracefs");
-    if (access((std::string(kTracefs) + "/trace_marker").c_str(), W_OK) != 0)
-      SLUICE_KERNEL_SKIP("no tracefs at /sys/kernel/tracing");
     bin_dir_ = testing::SluiceBinDir();
-    for (const char* name : {"sluice", "sluiced", "sluice-probes"}) {
-      if (access((bin_dir_ + "/" + name).c_str(), X_OK) != 0)
-        SLUICE_KERNEL_SKIP(bin_dir_ + "/" + name +
-                           " not found: build it (make) or set SLUICE_BIN_DIR");
-    }
-    char tmpl[] = "/tmp/sluice-record-e2e-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    const std::string why_not = testing::WhyRecordTestsCannotRun(bin_dir_);
+    if (!why_not.empty()) SLUICE_KERNEL_SKIP(why_not);
+    dir_ = testing::MakeTempDir("sluice-record-e2e-");
+    ASSERT_FALSE(dir_.empty());
     static int run = 0;
     run_ = std::to_string(getpid()) + "." + std::to_string(++run);
     workload_.prefix = "sluice-e2e-" + run_ + "-";
@@ -348,13 +340,7 @@ class RecordKernelTest : public ::testing::Test {
     EXPECT_EQ(after, before_) << "tracefs not left as found\nbefore: " << before_.ToString()
                               << "\nafter:  " << after.ToString();
     if (!HasFailure() && !dir_.empty()) {
-      if (DIR* d = opendir(dir_.c_str())) {
-        while (struct dirent* e = readdir(d)) {
-          if (e->d_name[0] != '.') unlink((dir_ + "/" + e->d_name).c_str());
-        }
-        closedir(d);
-      }
-      rmdir(dir_.c_str());
+      testing::RemoveTempDir(dir_);
     } else if (!dir_.empty()) {
       fprintf(stderr, "kept %s for inspection\n", dir_.c_str());
     }

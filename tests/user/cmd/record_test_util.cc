@@ -1,7 +1,10 @@
 #include "tests/user/cmd/record_test_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
+
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -9,6 +12,34 @@
 #include "tests/user/probes/tracefs_test_util.h"
 
 namespace sluice::testing {
+
+std::string WhyRecordTestsCannotRun(const std::string& bin_dir) {
+  if (geteuid() != 0) return "needs root to control tracefs";
+  if (access((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(), W_OK) != 0)
+    return "no tracefs at /sys/kernel/tracing";
+  for (const char* name : {"sluice", "sluiced", "sluice-probes"}) {
+    if (access((bin_dir + "/" + name).c_str(), X_OK) != 0)
+      return bin_dir + "/" + name + " not found: build it (make) or set SLUICE_BIN_DIR";
+  }
+  return "";
+}
+
+std::string MakeTempDir(const std::string& prefix) {
+  std::string path = "/tmp/" + prefix + "XXXXXX";
+  std::vector<char> tmpl(path.begin(), path.end());
+  tmpl.push_back('\0');
+  return mkdtemp(tmpl.data()) ? std::string(tmpl.data()) : "";
+}
+
+void RemoveTempDir(const std::string& dir) {
+  if (DIR* d = opendir(dir.c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') unlink((dir + "/" + e->d_name).c_str());
+    }
+    closedir(d);
+  }
+  rmdir(dir.c_str());
+}
 
 bool WriteMarkerUntilInFile(const std::string& marker, const std::string& trace_path,
                             uint64_t timeout_ms, ChildProcess* recorder) {

@@ -12,6 +12,15 @@
 
 namespace sluice::testing {
 
+// Why `sluice record` cannot run its kernel tests here ("" if it can): not
+// root, no writable tracefs, or a binary missing from `bin_dir`.
+std::string WhyRecordTestsCannotRun(const std::string& bin_dir);
+
+// A new directory /tmp/<prefix>XXXXXX ("" on failure), and its removal
+// with the files in it (no subdirectories).
+std::string MakeTempDir(const std::string& prefix);
+void RemoveTempDir(const std::string& dir);
+
 // Writes `marker` to tracefs' trace_marker every 100 ms until it shows up in
 // `trace_path` (the recorder streams the file, so the whole data path is
 // live then), `recorder` exits, or timeout_ms passes. True once seen.
