@@ -63,8 +63,9 @@ using testing::SluicedAndProbes;
 using testing::TracefsState;
 using testing::WriteMarkerUntilInFile;
 
-// Timeouts of waits on conditions: they only matter when something is broken.
-constexpr uint64_t kWaitMs = 60000;
+// The timeout of every wait on a condition: it only matters when something
+// is broken (stretched for slow guests: SLUICE_TEST_TIMEOUT_SCALE).
+uint64_t WaitMs() { return testing::ScaledTimeoutMs(60000); }
 
 // The file as read back: its summary and the highest marker seq in it.
 struct FileContents {
@@ -155,7 +156,7 @@ class RecordFaultKernelTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"-t", "600s", "-q", "-o", output});
     EXPECT_TRUE(recorder->Start(argv, Path("record.out"), Path("record.err")));
-    if (!WriteMarkerUntilInFile(prefix_ + "ready", output, kWaitMs, recorder)) {
+    if (!WriteMarkerUntilInFile(prefix_ + "ready", output, WaitMs(), recorder)) {
       ADD_FAILURE() << "the recorder did not start recording: " << recorder->Describe();
       return false;
     }
@@ -163,13 +164,13 @@ class RecordFaultKernelTest : public ::testing::Test {
   }
 
   // Writes "<prefix><seq> <padding>" markers, at most about 10k a second,
-  // until the recorder exits (or kWaitMs). Returns how many were written.
+  // until the recorder exits (or WaitMs()). Returns how many were written.
   uint64_t FillUntilExit(ChildProcess* recorder) {
     int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(),
                   O_WRONLY | O_CLOEXEC);
     EXPECT_GE(fd, 0);
     const std::string padding(160, 'p');
-    const uint64_t deadline = NowMs() + kWaitMs;
+    const uint64_t deadline = NowMs() + WaitMs();
     uint64_t seq = 0;
     while (recorder->running() && NowMs() < deadline) {
       for (int i = 0; i < 100; i++, seq++) {
@@ -184,7 +185,7 @@ class RecordFaultKernelTest : public ::testing::Test {
 
   // Waits until sluice-probes (still running) has put tracefs back.
   bool WaitForTracefsRestored() {
-    const uint64_t deadline = NowMs() + kWaitMs;
+    const uint64_t deadline = NowMs() + WaitMs();
     while (!(ReadTracefsState() == before_) && NowMs() < deadline) usleep(20 * 1000);
     return ReadTracefsState() == before_;
   }
@@ -197,7 +198,7 @@ class RecordFaultKernelTest : public ::testing::Test {
     ChildProcess recorder;
     ASSERT_TRUE(StartRecording(args, output, &recorder));
     const uint64_t written = FillUntilExit(&recorder);
-    ASSERT_TRUE(recorder.Wait(kWaitMs)) << "the recorder did not stop on a full disk: "
+    ASSERT_TRUE(recorder.Wait(WaitMs())) << "the recorder did not stop on a full disk: "
                                         << recorder.Describe();
     EXPECT_TRUE(recorder.exited_normally_with(1)) << recorder.Describe();
 
@@ -247,8 +248,8 @@ TEST_F(RecordFaultKernelTest, DiskFullThroughDaemon) {
   // The session is over: the probes, still running, put tracefs back.
   EXPECT_TRUE(WaitForTracefsRestored()) << "tracefs not restored at the end of the session";
   EXPECT_TRUE(daemon.probes.running()) << daemon.probes.Describe();
-  daemon.probes.Terminate(kWaitMs);
-  daemon.sluiced.Terminate(kWaitMs);
+  daemon.probes.Terminate(WaitMs());
+  daemon.sluiced.Terminate(WaitMs());
   EXPECT_TRUE(daemon.probes.exited_normally_with(0)) << daemon.probes.Describe();
   EXPECT_TRUE(daemon.sluiced.exited_normally_with(0)) << daemon.sluiced.Describe();
 }
@@ -262,16 +263,19 @@ TEST_F(RecordFaultKernelTest, SluicedKilledMidSession) {
                              &recorder));
   // Data flows: a second marker, written after the first was seen, is in the
   // file too (so sluiced has written at least twice).
-  ASSERT_TRUE(WriteMarkerUntilInFile(prefix_ + "flowing", output, kWaitMs, &recorder))
+  ASSERT_TRUE(WriteMarkerUntilInFile(prefix_ + "flowing", output, WaitMs(), &recorder))
       << recorder.Describe();
 
   daemon.sluiced.Signal(SIGKILL);
   const uint64_t killed_ms = NowMs();
-  ASSERT_TRUE(daemon.sluiced.Wait(kWaitMs));
-  ASSERT_TRUE(recorder.Wait(kWaitMs)) << "sluice record did not notice sluiced is gone: "
+  ASSERT_TRUE(daemon.sluiced.Wait(WaitMs()));
+  ASSERT_TRUE(recorder.Wait(WaitMs())) << "sluice record did not notice sluiced is gone: "
                                       << recorder.Describe();
   const uint64_t exit_ms = NowMs() - killed_ms;
   EXPECT_TRUE(recorder.exited_normally_with(1)) << recorder.Describe();
+  // Promptly: from the closed socket (about 10 ms here), not from a request
+  // timing out (ConsumerIpcClient::kRequestTimeoutMs is 30 s).
+  EXPECT_LT(exit_ms, testing::ScaledTimeoutMs(10000)) << recorder.Describe();
 
   const std::regex line("sluice record: lost the connection to sluiced \\(it exited or was "
                         "killed\\) during the session; " + output +
@@ -298,7 +302,7 @@ TEST_F(RecordFaultKernelTest, SluicedKilledMidSession) {
   const bool restored = WaitForTracefsRestored();
   EXPECT_TRUE(restored) << "sluice-probes did not restore tracefs after sluiced died";
   if (!restored) RestoreTracefsState(before_);
-  daemon.probes.Terminate(kWaitMs);
+  daemon.probes.Terminate(WaitMs());
   EXPECT_TRUE(daemon.probes.exited_normally_with(0)) << daemon.probes.Describe();
 }
 
