@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "shm/base/errno_message.h"
+#include "shm/base/string_util.h"
 #include "shm/base/varint.h"
 
 namespace sluice {
@@ -116,16 +117,16 @@ std::string TraceFileWriter::FailureMessage() const {
   std::string cause = ErrnoMessage(write_errno_);
   if (!cause.empty()) cause[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(cause[0])));
   std::string m(kTraceFileErrorPrefix);
-  m += cause + " after " + std::to_string(bytes_written_) + " bytes (" +
-       std::to_string(packets_written_) + " packets written, the file is valid up to there)";
+  m += cause + " after " + CountOf(bytes_written_, "byte") + " (" +
+       CountOf(packets_written_, "packet") + " written, the file is valid up to there)";
   if (partial_bytes_left_) {
     m += "; " + std::to_string(partial_bytes_left_) +
          " bytes of a partial packet follow (cutting them off failed: " +
          ErrnoMessage(cut_errno_) + ")";
   }
   if (packets_lost_) {
-    m += "; " + std::to_string(packets_lost_) + " packets (" + std::to_string(bytes_lost_) +
-         " bytes) after that were not written";
+    m += "; " + CountOf(packets_lost_, "packet") + " (" + CountOf(bytes_lost_, "byte") +
+         ") after that " + (packets_lost_ == 1 ? "was" : "were") + " not written";
   }
   m += "; ";
   m += WriteErrorHint(write_errno_);

@@ -34,4 +34,10 @@ std::string Join(const std::vector<std::string>& items, std::string_view separat
 bool ParseU32(std::string_view s, uint32_t* out) { return ParseUnsigned(s, out); }
 bool ParseU64(std::string_view s, uint64_t* out) { return ParseUnsigned(s, out); }
 
+std::string CountOf(uint64_t n, std::string_view noun) {
+  std::string s = std::to_string(n) + " " + std::string(noun);
+  if (n != 1) s += "s";
+  return s;
+}
+
 }  // namespace sluice

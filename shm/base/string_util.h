@@ -29,6 +29,10 @@ void ForEachLine(std::string_view text, Fn&& fn) {
 // The items joined with `separator` between each two.
 std::string Join(const std::vector<std::string>& items, std::string_view separator);
 
+// "1 packet", "0 packets", "38 packets": a count and its noun for messages
+// (English plural with an "s").
+std::string CountOf(uint64_t n, std::string_view noun);
+
 // Whole decimal numbers, surrounding whitespace allowed; false on anything
 // else (sign, junk, overflow).
 bool ParseU32(std::string_view s, uint32_t* out);

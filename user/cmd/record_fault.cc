@@ -7,6 +7,7 @@
 
 #include "service/trace_file_writer.h"
 #include "shm/base/errno_message.h"
+#include "shm/base/string_util.h"
 
 namespace sluice {
 
@@ -37,8 +38,8 @@ namespace {
 std::string FileHolds(const std::string& path, const RecordFileState& file) {
   if (!file.checked.ok()) return path + ": " + file.checked.message();
   std::string s = path + " is valid up to its last whole packet: " +
-                  std::to_string(file.summary.bytes) + " bytes, " +
-                  std::to_string(file.summary.packets) + " packets";
+                  CountOf(file.summary.bytes, "byte") + ", " +
+                  CountOf(file.summary.packets, "packet");
   if (file.cut_bytes)
     s += " (the " + std::to_string(file.cut_bytes) + " bytes of a partial packet were cut off)";
   return s;

@@ -26,6 +26,12 @@ TEST(StringUtilTest, ForEachLineStopsWhenAsked) {
   EXPECT_EQ(lines, (std::vector<std::string>{"a", "b"}));
 }
 
+TEST(StringUtilTest, CountOf) {
+  EXPECT_EQ(CountOf(0, "packet"), "0 packets");
+  EXPECT_EQ(CountOf(1, "packet"), "1 packet");
+  EXPECT_EQ(CountOf(38, "byte"), "38 bytes");
+}
+
 TEST(StringUtilTest, Join) {
   EXPECT_EQ(Join({}, ", "), "");
   EXPECT_EQ(Join({"a"}, ", "), "a");

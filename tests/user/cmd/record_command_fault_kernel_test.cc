@@ -204,9 +204,9 @@ class RecordFaultKernelTest : public ::testing::Test {
 
     // One line names the path, the bytes and packets written, and the loss.
     const std::regex line("sluice record: " + output +
-                          ": no space left on device after ([0-9]+) bytes \\(([0-9]+) packets "
-                          "written, the file is valid up to there\\); ([0-9]+) packets \\([0-9]+ "
-                          "bytes\\) after that were not written; free space there or write the "
+                          ": no space left on device after ([0-9]+) bytes? \\(([0-9]+) packets? "
+                          "written, the file is valid up to there\\); ([0-9]+) packets? \\([0-9]+ "
+                          "bytes?\\) after that (was|were) not written; free space there or write the "
                           "trace elsewhere\n");
     std::smatch m;
     const std::string err = recorder.Stderr();
@@ -279,7 +279,7 @@ TEST_F(RecordFaultKernelTest, SluicedKilledMidSession) {
 
   const std::regex line("sluice record: lost the connection to sluiced \\(it exited or was "
                         "killed\\) during the session; " + output +
-                        " is valid up to its last whole packet: ([0-9]+) bytes, ([0-9]+) packets"
+                        " is valid up to its last whole packet: ([0-9]+) bytes?, ([0-9]+) packets?"
                         "( \\(the [0-9]+ bytes of a partial packet were cut off\\))?; what sluiced "
                         "had not written yet is lost; see its log \\(journalctl -u sluiced\\) and "
                         "start it again\n");

@@ -124,7 +124,7 @@ TEST_F(RecordFaultTest, OtherErrorsSayWhatTheFileHolds) {
   file.summary.packets = 1;
   EXPECT_EQ(DescribeSessionFault("t.pftrace", "something broke", false, file),
             "the session ended on an error: something broke; t.pftrace is valid up to its last "
-            "whole packet: 10 bytes, 1 packets");
+            "whole packet: 10 bytes, 1 packet");
 }
 
 }  // namespace
