@@ -6,6 +6,7 @@
 #ifndef SLUICE_TESTS_KERNEL_TEST_UTIL_H_
 #define SLUICE_TESTS_KERNEL_TEST_UTIL_H_
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -27,6 +28,22 @@ inline double WorkloadScale() {
   if (!env) return 1.0;
   double f = std::strtod(env, nullptr);
   return f > 0 && f <= 1 ? f : 1.0;
+}
+
+// The factor (>= 1, default 1) by which waits on conditions stretch their
+// timeouts: SLUICE_TEST_TIMEOUT_SCALE. vm-tests measure how fast the guest
+// runs at boot and set it (docs/vm-tests.md). Timeouts only bound how long a
+// broken run takes to fail; no test passes or fails on how fast it ran.
+inline double TimeoutScale() {
+  const char* env = std::getenv("SLUICE_TEST_TIMEOUT_SCALE");
+  if (!env) return 1.0;
+  double f = std::strtod(env, nullptr);
+  return f >= 1 && f <= 1000 ? f : 1.0;
+}
+
+// A timeout for a wait on a condition, stretched by TimeoutScale().
+inline uint64_t ScaledTimeoutMs(uint64_t ms) {
+  return static_cast<uint64_t>(static_cast<double>(ms) * TimeoutScale());
 }
 }  // namespace sluice::testing
 

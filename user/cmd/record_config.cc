@@ -22,7 +22,8 @@ const char kRecordUsage[] =
     "  -o, --out FILE        trace file to write (Perfetto format)\n"
     "  -t, --time DURATION   how long to record: 10s (default), 500ms, 2m\n"
     "  -b, --buffer SIZE     central buffer: 64mb (default)\n"
-    "  -k, --kernel-buffer SIZE  ftrace buffer per CPU: 2mb (default)\n"
+    "  -k, --kernel-buffer SIZE  kernel buffer per CPU (ftrace; the BPF ring\n"
+    "                        with --bpf): 2mb (default)\n"
     "      --smb SIZE        producer shared memory: 8mb (default)\n"
     "  -c, --config FILE     a Perfetto TraceConfig; --txt for text format\n"
     "      --bpf             collect the events BPF supports with the BPF source\n"
@@ -205,7 +206,11 @@ StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args) {
   if (!bpf_events.empty()) {
     auto* ds = config.add_data_sources()->mutable_config();
     ds->set_name("linux.bpf");
-    for (const std::string& e : bpf_events) ds->mutable_bpf_config()->add_events(e);
+    auto* bpf = ds->mutable_bpf_config();
+    for (const std::string& e : bpf_events) bpf->add_events(e);
+    // The BPF ring is that source's kernel buffer: -k sizes it as it sizes
+    // ftrace's, so one flag says how much the kernel holds for a slow reader.
+    bpf->set_ringbuf_size_kb(args.kernel_buffer_kb);
   }
   auto* ps = config.add_data_sources()->mutable_config();
   ps->set_name("linux.process_stats");

@@ -14,6 +14,13 @@
 // "sluice-e2e-<run>-ready" markers every 100 ms until one shows up in the
 // output file (the file is streamed while recording), so the whole data path
 // (kernel -> reader -> SMB -> central buffer -> file) is known to be live.
+// The recorder runs with `-t 1h` and is stopped by a signal once the
+// workload is done, so no case depends on how fast the machine is; the
+// kernel buffers (-k 16mb) hold the whole workload, so a starved reader
+// delays data without losing it (the cases that check zero loss say
+// "BuffersHoldWorkload" in their names). Timeouts of waits on conditions
+// are stretched by SLUICE_TEST_TIMEOUT_SCALE (vm-tests set it from the
+// guest's measured speed).
 //
 // The file is then decoded packet by packet with libprotobuf and checked:
 // every marker exactly once (ftrace and BPF both encode markers as
@@ -25,9 +32,9 @@
 //
 // Cases: in-process (default), --daemon (sluiced + sluice-probes as
 // subprocesses on sockets in a temp dir), --bpf (markers caught by the BPF
-// source through sys_enter_write), SIGINT (clean stop, complete file), and a
-// streaming text config killed with SIGKILL (file valid up to its last
-// complete packet).
+// source through sys_enter_write), SIGTERM (clean stop, complete file), -t
+// (the recording ends by itself), and a streaming text config killed with
+// SIGKILL (file valid up to its last complete packet).
 //
 // tracefs is compared before and after every test: tracing_on,
 // buffer_size_kb, trace_clock, set_event, instances. Known limitation: a
@@ -368,65 +375,89 @@ class RecordKernelTest : public ::testing::Test {
 
   // Starts `sluice record ARGS -o trace`, waits until it records, runs the
   // workload. Returns false (with a failure) if the recorder never came up.
-  bool StartAndRunWorkload(std::vector<std::string> args, ChildProcess* recorder,
-                           uint64_t* workload_end_ms) {
+  bool StartAndRunWorkload(std::vector<std::string> args, ChildProcess* recorder) {
     std::vector<std::string> argv = {Bin("sluice"), "record"};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"-o", Path("trace.pftrace")});
-    start_ms_ = NowMs();
     EXPECT_TRUE(recorder->Start(argv, Path("record.out"), Path("record.err")));
-    if (!WaitUntilRecording(workload_, Path("trace.pftrace"), 20000, recorder)) {
-      ADD_FAILURE() << "the recorder did not start recording within 20 s: "
-                    << recorder->Describe();
+    const uint64_t timeout_ms = testing::ScaledTimeoutMs(120000);
+    if (!WaitUntilRecording(workload_, Path("trace.pftrace"), timeout_ms, recorder)) {
+      ADD_FAILURE() << "the recorder did not start recording within " << timeout_ms / 1000
+                    << " s: " << recorder->Describe();
       return false;
     }
-    ready_ms_ = NowMs();
     RunWorkload(workload_);
-    *workload_end_ms = NowMs();
     return true;
   }
 
-  // Runs a recording with `-t duration_s` and checks the complete trace.
-  void RecordForDuration(std::vector<std::string> args, uint32_t duration_s) {
-    args.insert(args.end(), {"-t", std::to_string(duration_s) + "s", "-q"});
+  // Records the workload and checks the complete trace. The recorder runs
+  // with a duration far longer than any workload needs and is stopped with
+  // SIGINT once the workload is done, as a user stops it: nothing here
+  // depends on how fast the machine is. The kernel buffers (ftrace and BPF
+  // rings, -k) hold the whole workload (~7 MB: kRounds round trips of four
+  // sched events, kMarkers markers) on one CPU, so a reader starved by a busy
+  // machine delays the data but cannot lose it: zero loss holds by
+  // construction, and the tests that check it say so in their names.
+  void RecordUntilWorkloadDone(std::vector<std::string> args) {
+    args.insert(args.end(), {"-t", "1h", "-k", "16mb", "-q"});
     ChildProcess recorder;
-    uint64_t workload_end = 0;
-    if (!StartAndRunWorkload(args, &recorder, &workload_end)) return;
-    ASSERT_TRUE(recorder.Wait((duration_s + 30) * 1000ull)) << recorder.Describe();
-    EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
-    EXPECT_EQ(recorder.Stderr().find("failed to start"), std::string::npos) << recorder.Stderr();
-    // The recorder started before start_ms_; it stops duration_s after it
-    // enabled tracing, which was before ready_ms_ (leave 500 ms for the last
-    // reads). If the workload overran, say so instead of a list of missing
-    // markers.
-    ASSERT_LT(workload_end, start_ms_ + duration_s * 1000ull - 500)
-        << "the workload ended " << (workload_end - start_ms_)
-        << " ms after the recorder started (ready after " << (ready_ms_ - start_ms_)
-        << " ms): the machine is too loaded for a " << duration_s << " s recording";
+    if (!StartAndRunWorkload(args, &recorder)) return;
+    StopRecorder(&recorder, SIGINT);
     Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
     ExpectCompleteTrace(Path("trace.pftrace"), workload_, d);
+  }
+
+  // Sends `sig` and waits for a clean exit.
+  void StopRecorder(ChildProcess* recorder, int sig) {
+    EXPECT_TRUE(recorder->running()) << "the recorder ended before the workload did: "
+                                     << recorder->Describe();
+    recorder->Signal(sig);
+    const uint64_t timeout_ms = testing::ScaledTimeoutMs(120000);
+    ASSERT_TRUE(recorder->Wait(timeout_ms))
+        << "no exit " << timeout_ms / 1000 << " s after signal " << sig << ": "
+        << recorder->Describe();
+    EXPECT_TRUE(recorder->exited_normally_with(0)) << recorder->Describe();
+    EXPECT_EQ(recorder->Stderr().find("failed to start"), std::string::npos)
+        << recorder->Stderr();
   }
 
   std::string bin_dir_, dir_, run_;
   Workload workload_;
   TracefsState before_;
   bool armed_ = false;
-  uint64_t start_ms_ = 0, ready_ms_ = 0;
 };
 
-TEST_F(RecordKernelTest, DefaultConfigInProcess) {
-  RecordForDuration({}, 6);
+TEST_F(RecordKernelTest, DefaultConfigInProcessZeroLossBuffersHoldWorkload) {
+  RecordUntilWorkloadDone({});
 }
 
-TEST_F(RecordKernelTest, BpfMarkersExactlyOnce) {
+TEST_F(RecordKernelTest, BpfMarkersExactlyOnceZeroLossBuffersHoldWorkload) {
   if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
     SLUICE_KERNEL_SKIP("no /sys/kernel/btf/vmlinux: the BPF source needs BTF");
-  RecordForDuration({"--bpf"}, 6);
+  RecordUntilWorkloadDone({"--bpf"});
   Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
   EXPECT_TRUE(d.bpf_stats) << "no bpf_stats packet: did the BPF source run?";
 }
 
-TEST_F(RecordKernelTest, ThroughDaemon) {
+// `-t` ends the recording by itself: a short duration with no workload,
+// waited for as long as a busy machine needs.
+TEST_F(RecordKernelTest, DurationEndsRecording) {
+  ChildProcess recorder;
+  ASSERT_TRUE(recorder.Start({Bin("sluice"), "record", "-t", "1s", "-q", "-o", Path("trace.pftrace")},
+                             Path("record.out"), Path("record.err")));
+  const uint64_t timeout_ms = testing::ScaledTimeoutMs(120000);
+  ASSERT_TRUE(recorder.Wait(timeout_ms))
+      << "a 1 s recording still runs after " << timeout_ms / 1000 << " s: " << recorder.Describe();
+  EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
+  Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  EXPECT_FALSE(d.summary.truncated);
+  EXPECT_EQ(d.summary.valid_bytes, d.summary.bytes) << "file not a valid Trace to its last byte";
+  EXPECT_TRUE(d.trace_stats) << "no TraceStats packet";
+  EXPECT_TRUE(d.trace_config) << "no TraceConfig packet";
+}
+
+TEST_F(RecordKernelTest, ThroughDaemonZeroLossBuffersHoldWorkload) {
   ChildProcess sluiced, probes;
   ASSERT_TRUE(sluiced.Start({Bin("sluiced"), "--foreground", "--producer-socket",
                              Path("producer.sock"), "--consumer-socket", Path("consumer.sock")},
@@ -434,7 +465,7 @@ TEST_F(RecordKernelTest, ThroughDaemon) {
   // sluice-probes retries until sluiced listens.
   ASSERT_TRUE(probes.Start({Bin("sluice-probes"), "--producer-socket", Path("producer.sock")},
                            Path("probes.out"), Path("probes.err")));
-  const uint64_t deadline = NowMs() + 15000;
+  const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
   auto connected = [&] {
     std::string log = sluiced.Stderr();
     size_t p = log.find("producer ");
@@ -445,31 +476,27 @@ TEST_F(RecordKernelTest, ThroughDaemon) {
   ASSERT_TRUE(connected()) << "sluice-probes did not connect:\n"
                            << sluiced.Describe() << "\n" << probes.Describe();
 
-  RecordForDuration({"--daemon", "--consumer-socket", Path("consumer.sock")}, 6);
+  RecordUntilWorkloadDone({"--daemon", "--consumer-socket", Path("consumer.sock")});
 
   // The session is over: sluice-probes, still running, must have put tracefs
   // back already (not only when it exits).
-  const uint64_t restore_deadline = NowMs() + 3000;
+  const uint64_t restore_deadline = NowMs() + testing::ScaledTimeoutMs(60000);
   while (!(ReadTracefsState() == before_) && NowMs() < restore_deadline) usleep(20 * 1000);
   EXPECT_EQ(ReadTracefsState(), before_) << "tracefs not restored at the end of the session";
   EXPECT_TRUE(probes.running()) << probes.Describe();
 
-  probes.Terminate(10000);
-  sluiced.Terminate(10000);
+  probes.Terminate(testing::ScaledTimeoutMs(60000));
+  sluiced.Terminate(testing::ScaledTimeoutMs(60000));
   EXPECT_TRUE(probes.exited_normally_with(0)) << probes.Describe();
   EXPECT_TRUE(sluiced.exited_normally_with(0)) << sluiced.Describe();
 }
 
-TEST_F(RecordKernelTest, SigintStopsCleanly) {
+// SIGTERM (what systemd and kill send) stops as cleanly as SIGINT, which
+// the other cases use.
+TEST_F(RecordKernelTest, SigtermStopsCleanlyZeroLossBuffersHoldWorkload) {
   ChildProcess recorder;
-  uint64_t workload_end = 0;
-  if (!StartAndRunWorkload({"-t", "60s", "-q"}, &recorder, &workload_end)) return;
-  const uint64_t sigint_ms = NowMs();
-  recorder.Signal(SIGINT);
-  ASSERT_TRUE(recorder.Wait(20000)) << "no exit 20 s after SIGINT: " << recorder.Describe();
-  const uint64_t stop_ms = NowMs() - sigint_ms;
-  EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
-  EXPECT_LT(stop_ms, 10000u) << "stopping took too long";
+  if (!StartAndRunWorkload({"-t", "1h", "-k", "16mb", "-q"}, &recorder)) return;
+  StopRecorder(&recorder, SIGTERM);
   Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
   ExpectCompleteTrace(Path("trace.pftrace"), workload_, d);
 }
@@ -480,7 +507,7 @@ TEST_F(RecordKernelTest, SigintStopsCleanly) {
 // from any directory, e.g. inside vm-tests).
 constexpr char kStreamingConfig[] = R"(
 buffers { size_kb: 16384 fill_policy: RING_BUFFER }
-duration_ms: 30000
+duration_ms: 3600000
 write_into_file: true
 file_write_period_ms: 200
 data_sources {
@@ -504,26 +531,24 @@ TEST_F(RecordKernelTest, StreamingConfigSurvivesSigkill) {
   workload_.markers = 2000;
   workload_.rounds = 2000;
   ChildProcess recorder;
-  uint64_t workload_end = 0;
-  if (!StartAndRunWorkload({"-c", Path("streaming.pbtx"), "--txt", "-q"}, &recorder,
-                           &workload_end)) {
+  if (!StartAndRunWorkload({"-c", Path("streaming.pbtx"), "--txt", "-q"}, &recorder)) {
     RestoreTracefsState(before_);
     return;
   }
   // Wait until the last marker of each writer is in the file (streamed every
-  // 200 ms), and at least 2 s since the start, then kill.
+  // 200 ms), then kill.
   const std::string last0 = workload_.prefix + std::to_string(workload_.markers / 2 - 1);
   const std::string last1 = workload_.prefix + std::to_string(workload_.markers - 1);
-  const uint64_t deadline = NowMs() + 15000;
+  const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(120000);
   for (;;) {
     std::string bytes = ReadFileOr(Path("trace.pftrace"), "");
     bool both = bytes.find(last0) != std::string::npos && bytes.find(last1) != std::string::npos;
-    if ((both && NowMs() >= start_ms_ + 2000) || NowMs() >= deadline) break;
+    if (both || NowMs() >= deadline) break;
     usleep(50 * 1000);
   }
   EXPECT_TRUE(recorder.running()) << recorder.Describe();
   recorder.Signal(SIGKILL);
-  ASSERT_TRUE(recorder.Wait(5000));
+  ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(60000)));
   EXPECT_TRUE(WIFSIGNALED(recorder.wait_status()));
 
   // The recorder could not clean up: its events are still enabled. Restore

@@ -189,6 +189,19 @@ TEST(RecordConfigTest, FlagsShapeTheConfig) {
   EXPECT_FALSE(ftrace->ftrace_config().compact_sched().enabled());
 }
 
+TEST(RecordConfigTest, KernelBufferSizesFtraceAndBpfRing) {
+  auto args = Parse({"-o", "x", "--bpf", "-k", "16mb"});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const DataSourceConfig* ftrace = FindSource(*config, "linux.ftrace");
+  const DataSourceConfig* bpf = FindSource(*config, "linux.bpf");
+  ASSERT_NE(ftrace, nullptr);
+  ASSERT_NE(bpf, nullptr);
+  EXPECT_EQ(ftrace->ftrace_config().buffer_size_kb(), 16384u);
+  EXPECT_EQ(bpf->bpf_config().ringbuf_size_kb(), 16384u);
+}
+
 TEST(RecordConfigTest, BpfSplitsEventsBetweenSources) {
   auto args = Parse({"-o", "x", "--bpf"});
   ASSERT_TRUE(args.ok());

@@ -17,6 +17,9 @@ namespace sluice {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// How long a wait on a condition may take before the test fails: long
+// enough for a busy machine, only ever reached when something is broken.
+constexpr auto kConditionTimeout = std::chrono::seconds(60);
 constexpr uint32_t kPage = 4096;
 
 std::vector<uint8_t> MakePages(uint64_t count, size_t tail_bytes = 0) {
@@ -30,10 +33,11 @@ std::vector<uint8_t> MakePages(uint64_t count, size_t tail_bytes = 0) {
   return bytes;
 }
 
-// Drains `reader` until `want` pages arrived or 5 s passed; checks tags.
+// Drains `reader` until `want` pages arrived or kConditionTimeout passed;
+// checks tags.
 std::vector<uint64_t> DrainPages(FtraceCpuReader* reader, DrainSignal* signal, size_t want) {
   std::vector<uint64_t> tags;
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  const auto deadline = Clock::now() + kConditionTimeout;
   while (tags.size() < want && Clock::now() < deadline) {
     FtraceCpuReader::Run run = reader->NextReady();
     if (run.count == 0) {
@@ -70,7 +74,7 @@ TEST_F(FtraceCpuReaderTest, ReadsEveryPageInOrderThroughASmallPool) {
   ASSERT_TRUE(reader.ok()) << reader.status().message();
   (*reader)->StartThread();
   // Let the worker fill the pool first, so that it must wait for space.
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  const auto deadline = Clock::now() + kConditionTimeout;
   while ((*reader)->ReadyPages() < 8 && Clock::now() < deadline) signal_.WaitFor(10);
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ((*reader)->ReadyPages(), 8u);  // Full, and not overfilled.
@@ -95,7 +99,7 @@ TEST_F(FtraceCpuReaderTest, PageContentsSurviveTheRing) {
   ASSERT_TRUE(reader.ok());
   (*reader)->StartThread();
   std::vector<uint8_t> got;
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  const auto deadline = Clock::now() + kConditionTimeout;
   while (got.size() < bytes.size() && Clock::now() < deadline) {
     FtraceCpuReader::Run run = (*reader)->NextReady();
     if (run.count == 0) {
@@ -120,7 +124,7 @@ TEST_F(FtraceCpuReaderTest, ShortLastPageIsZeroFilled) {
   std::vector<uint64_t> tags = DrainPages(reader->get(), &signal_, 3);
   ASSERT_EQ(tags.size(), 3u);
   EXPECT_EQ(tags[2], 3u);
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  const auto deadline = Clock::now() + kConditionTimeout;
   while (!(*reader)->FlushDone(ticket) && Clock::now() < deadline) signal_.WaitFor(10);
   EXPECT_TRUE((*reader)->FlushDone(ticket));
 }
@@ -134,7 +138,7 @@ TEST_F(FtraceCpuReaderTest, PausedReadsNothingAndAcknowledgesFlush) {
   ASSERT_TRUE(reader.ok());
   (*reader)->StartThread();
   const uint64_t ticket = (*reader)->RequestFlush();
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  const auto deadline = Clock::now() + kConditionTimeout;
   while (!(*reader)->FlushDone(ticket) && Clock::now() < deadline) signal_.WaitFor(10);
   EXPECT_TRUE((*reader)->FlushDone(ticket));
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -154,7 +158,9 @@ TEST_F(FtraceCpuReaderTest, StopDoesNotWaitForThePollTimeout) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const auto start = Clock::now();
   (*reader)->StopThread();
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(1));
+  // Half the poll timeout: a stop that waited for the poll would take all of
+  // it, while a busy machine may delay a prompt one by seconds.
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
 }
 
 TEST_F(FtraceCpuReaderTest, CreateErrors) {

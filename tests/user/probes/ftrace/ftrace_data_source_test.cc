@@ -50,7 +50,8 @@ class FtraceDataSourceTest : public ::testing::Test {
   }
   template <typename Pred>
   bool WaitUntil(Pred pred) {
-    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    // Only reached when something is broken.
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (!pred()) {
       if (Clock::now() > deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
