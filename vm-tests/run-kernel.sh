@@ -153,6 +153,7 @@ case "$VM_SERIAL_IRQ" in
     # The kernel takes the legacy ttyS0 (0x3f8, IRQ 4) instead of the ACPI
     # description, and the UART is wired to IRQ 7, which no driver claims:
     # not one transmit interrupt arrives, as after "Disabling IRQ #4".
+    # shellcheck disable=SC2054  # one -device argument, commas and all
     serial=(-device isa-serial,chardev=con,iobase=0x3f8,irq=7)
     append+=" pnpacpi=off" ;;
   *) echo "FAIL $name: VM_SERIAL_IRQ=$VM_SERIAL_IRQ (want ok or broken)"; exit 1 ;;
