@@ -42,7 +42,7 @@ mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
 
 install -m 755 "$here/guest/init" "$root/init"
 install -m 644 "$here/guest/lib.sh" "$root/usr/share/sluice-vm/lib.sh"
-install -m 644 "$here/guest/say.sh" "$root/usr/share/sluice-vm/say.sh"
+install -m 644 "$here/guest/base.sh" "$root/usr/share/sluice-vm/base.sh"
 install -m 755 "$here/guest/capture-formats.sh" "$root/usr/share/sluice-vm/capture-formats.sh"
 # The kconfig fragments, where sluice doctor looks for them.
 mkdir -p "$root/usr/share/sluice/kconfigs"

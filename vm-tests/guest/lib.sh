@@ -9,18 +9,9 @@
 
 OUT=${1:?usage: scenario.sh OUTDIR}
 mkdir -p "$OUT"
-. /usr/share/sluice-vm/say.sh
-
-# How much slower than the reference guest this one runs (/init measures it
-# at boot; at least 1). Every time limit below is a base, at scale 1,
-# multiplied by it: a slow or loaded machine gets more time, and a limit
-# only matters when something is broken.
-SLUICE_VM_SCALE=${SLUICE_VM_SCALE:-1}
-
-# scaled SECS: SECS x the guest's scale, rounded up to whole seconds.
-scaled() {
-  awk -v b="$1" -v s="$SLUICE_VM_SCALE" 'BEGIN { t = b * s; printf "%d\n", (t == int(t) ? t : int(t) + 1) }'
-}
+# say, scaled: every time limit below is a base at scale 1 passed through
+# scaled (the guest's speed, measured by /init).
+. /usr/share/sluice-vm/base.sh
 
 skip() { echo "$*" >"$OUT/skip_reason"; echo "SKIP: $*"; exit 77; }
 fail() { echo "$*" >"$OUT/fail_reason"; echo "FAIL: $*"; exit 1; }
