@@ -230,7 +230,8 @@ while kill -0 $qpid 2>/dev/null; do
             cap_ms=$(awk -v now="$ms" -v t="$(field total "$line")" -v n="$(grep -o ':' <<<"$line" | wc -l)" \
               -v st="$(stall_ms)" 'BEGIN{printf "%d", now + t * 1000 + (n + 2) * st}') ;;
           'SLUICE-VM: scenario '*' start '*)
-            phase_ms=$((ms + $(field timeout "$line") * 1000 + $(stall_ms))) ;;
+            limit=$(field timeout "$line")
+            phase_ms=$((ms + ${limit:-0} * 1000 + $(stall_ms))) ;;
           'SLUICE-VM: results begin '*)
             cap_ms=$(awk -v now="$ms" -v l="$(field lines "$line")" -v k="$scale" -v st="$(stall_ms)" \
               'BEGIN{printf "%d", now + st + l * 250 * k}') ;;
