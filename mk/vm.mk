@@ -5,7 +5,8 @@
 #   make vm-test KERNELS="debian-6.12 ~/linux/arch/x86/boot/bzImage"
 #   make vm-test VM_ONLY='10-*'       only the scenarios matching a glob
 #   make vm-selftest                  the harness's own test: a stand-in sluice,
-#                                     plus a panic, a hang and a scenario timeout
+#                                     plus a panic, a hang, a stalled guest, a
+#                                     scenario timeout and a dead serial IRQ
 #   make vm-formats                   refresh tests/data/kernel-formats/debian_*
 #                                     from the Debian kernels
 #   make kconfig-check [KCONFIG=path/to/.config]
@@ -17,7 +18,8 @@
 #             /boot/config-$(uname -r)); .gz files are read as is
 #   VM_OUT    where results go (default $(BUILD_DIR)/vm-tests)
 #   VM_CACHE, VM_ACCEL, VM_TIMEOUT, VM_BOOT_TIMEOUT, VM_SCENARIO_TIMEOUT,
-#   VM_SMP, VM_MEM, VM_ONLY, VM_APPEND, VM_GTEST, VM_WORKLOAD_SCALE: see vm-tests/run-kernel.sh;
+#   VM_SPEED_FACTOR, VM_STALL_TIMEOUT, VM_SERIAL_IRQ, VM_SMP, VM_MEM, VM_ONLY,
+#   VM_APPEND, VM_GTEST, VM_WORKLOAD_SCALE: see vm-tests/run-kernel.sh;
 #   VM_REQUIRE_SLUICE=1: fail instead of skipping when the binaries are not
 #   built (vm-tests/run.sh). All are read from the environment or the make
 #   command line.
@@ -29,6 +31,7 @@ VM_FORMATS_KERNELS ?= debian-6.1 debian-6.12
 
 # Hand the VM_* settings given on the make command line to the scripts.
 export VM_OUT VM_CACHE VM_ACCEL VM_TCG_THREAD VM_TIMEOUT VM_BOOT_TIMEOUT VM_SCENARIO_TIMEOUT \
+  VM_SPEED_FACTOR VM_STALL_TIMEOUT VM_SERIAL_IRQ \
   VM_SMP VM_MEM VM_ONLY VM_APPEND VM_GTEST VM_WORKLOAD_SCALE VM_REQUIRE_SLUICE
 
 # The binaries (and the test binary, for 50-kernel-tests) go into the guest;

@@ -10,7 +10,8 @@
 #                    (space-separated; their libraries are copied too)
 # Writes OUT.cpio.gz and OUT.cpio.gz.manifest (one line per included file).
 # The initramfs does not depend on the kernel: no modules are needed, since
-# results come back over the serial port (see docs/vm-tests.md).
+# results come back through the kernel log on the serial console (see
+# docs/vm-tests.md).
 set -euo pipefail
 
 out=${1:?usage: build-initramfs.sh OUT.cpio.gz}
@@ -41,6 +42,7 @@ mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
 
 install -m 755 "$here/guest/init" "$root/init"
 install -m 644 "$here/guest/lib.sh" "$root/usr/share/sluice-vm/lib.sh"
+install -m 644 "$here/guest/base.sh" "$root/usr/share/sluice-vm/base.sh"
 install -m 755 "$here/guest/capture-formats.sh" "$root/usr/share/sluice-vm/capture-formats.sh"
 # The kconfig fragments, where sluice doctor looks for them.
 mkdir -p "$root/usr/share/sluice/kconfigs"

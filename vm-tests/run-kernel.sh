@@ -1,7 +1,7 @@
 #!/bin/bash
 # Boots one kernel in QEMU with the vm-tests initramfs, waits for the guest
-# to run the scenarios and send results over the second serial port, then
-# checks the results on the host (check_results.sh).
+# to run the scenarios and send results through its kernel log on the serial
+# console, then checks the results on the host (check_results.sh).
 #
 # usage: vm-tests/run-kernel.sh SPEC        (SPEC as in fetch-kernel.sh)
 # Prints one "PASS|FAIL|SKIP <kernel>/<scenario> ..." line per scenario, or
@@ -14,9 +14,19 @@
 #   VM_INITRAMFS=             prebuilt initramfs (else built into VM_OUT/initramfs.cpio.gz)
 #   VM_ACCEL=auto             kvm | tcg | auto (KVM if a probe boot works, else TCG)
 #   VM_TCG_THREAD=single      single | multi: TCG's vCPU threading (see below)
-#   VM_TIMEOUT=170            hard limit for the whole boot, in seconds
 #   VM_BOOT_TIMEOUT=90        limit for reaching /init
-#   VM_SCENARIO_TIMEOUT=60    limit per scenario, enforced in the guest
+#   VM_SCENARIO_TIMEOUT=      time limit base for every scenario, in seconds;
+#                             default: each scenario's "# timeout-base: N"
+#                             (else 120). The guest enforces base x its speed
+#                             scale (guest/init).
+#   VM_SPEED_FACTOR=          use this speed factor instead of the one the
+#                             guest measures at boot
+#   VM_STALL_TIMEOUT=60       seconds (x the guest's scale) the watchdog
+#                             allows between progress lines outside a
+#                             scenario, and past a scenario's own limit
+#   VM_TIMEOUT=               optional hard limit for the whole boot; by
+#                             default the limit follows the guest's progress
+#                             (see "Watch the console" below)
 #   VM_SMP=2 VM_MEM=1024      guest CPUs and MiB of memory
 #   VM_ONLY=*                 glob of scenario names to run
 #   VM_APPEND=                extra kernel command line
@@ -24,6 +34,11 @@
 #   VM_WORKLOAD_SCALE=        rate factor for the kernel tests' workloads
 #                             (tests/kernel_test_util.h); default 1 under KVM,
 #                             see below for TCG
+#   VM_SERIAL_IRQ=ok          broken: the UART raises IRQ 7 while the kernel
+#                             waits on IRQ 4 (legacy ports, pnpacpi=off): a
+#                             dead interrupt line, which stalls the tty layer
+#                             and must not stall the results (x86 only;
+#                             vm-tests/selftest)
 #   VM_SAVE_FORMATS=          if set, copy the guest's format tree to
 #                             VM_SAVE_FORMATS/<name>/events/ (+ version)
 set -uo pipefail
@@ -32,9 +47,12 @@ spec=${1:?usage: run-kernel.sh SPEC}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 VM_OUT=${VM_OUT:-build/vm-tests}
-VM_TIMEOUT=${VM_TIMEOUT:-170}
+VM_TIMEOUT=${VM_TIMEOUT:-}
 VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-90}
-VM_SCENARIO_TIMEOUT=${VM_SCENARIO_TIMEOUT:-60}
+VM_SCENARIO_TIMEOUT=${VM_SCENARIO_TIMEOUT:-}
+VM_SPEED_FACTOR=${VM_SPEED_FACTOR:-}
+VM_STALL_TIMEOUT=${VM_STALL_TIMEOUT:-60}
+VM_SERIAL_IRQ=${VM_SERIAL_IRQ:-ok}
 VM_SMP=${VM_SMP:-2}
 VM_MEM=${VM_MEM:-1024}
 VM_ONLY=${VM_ONLY:-*}
@@ -111,57 +129,128 @@ if [ "$config" != - ] && [ "$release" != - ]; then
 fi
 
 console=$out/console.log
-results=$out/results.b64
 # no_timer_check: under TCG on a busy host the boot-time IO-APIC timer test
 # can miss its ticks and panic ("IO-APIC + timer doesn't work!", seen here).
 # nosoftlockup: a descheduled vCPU thread is not a guest bug.
+# printk.devkmsg=on: /dev/kmsg takes every line /init writes (the default
+# rate limit keeps 10 per 5 s); loglevel=7 prints them (level 5) on the
+# console; log_buf_len=16M holds the results while a console printed by a
+# kernel thread catches up (guest/init, "Send /out").
 append="console=ttyS0 panic=-1 no_timer_check nosoftlockup sluice.accel=$VM_ACCEL"
-append+=" sluice.timeout=$VM_SCENARIO_TIMEOUT sluice.only=$VM_ONLY"
+append+=" printk.devkmsg=on loglevel=7 log_buf_len=16M"
+append+=" sluice.only=$VM_ONLY"
 append+=" sluice.workload_scale=${VM_WORKLOAD_SCALE:-$default_scale}"
+[ -n "$VM_SCENARIO_TIMEOUT" ] && append+=" sluice.timeout_base=$VM_SCENARIO_TIMEOUT"
+[ -n "$VM_SPEED_FACTOR" ] && append+=" sluice.speed=$VM_SPEED_FACTOR"
 [ -n "${VM_GTEST:-}" ] && append+=" sluice.gtest=$VM_GTEST"
+
+# One serial port, ttyS0: the kernel console, which carries the kernel log,
+# the guest's progress lines and its results (guest/init).
+serial=(-serial chardev:con)
+case "$VM_SERIAL_IRQ" in
+  ok) ;;
+  broken)
+    # The kernel takes the legacy ttyS0 (0x3f8, IRQ 4) instead of the ACPI
+    # description, and the UART is wired to IRQ 7, which no driver claims:
+    # not one transmit interrupt arrives, as after "Disabling IRQ #4".
+    # shellcheck disable=SC2054  # one -device argument, commas and all
+    serial=(-device isa-serial,chardev=con,iobase=0x3f8,irq=7)
+    append+=" pnpacpi=off" ;;
+  *) echo "FAIL $name: VM_SERIAL_IRQ=$VM_SERIAL_IRQ (want ok or broken)"; exit 1 ;;
+esac
 append+=" ${VM_APPEND:-}"
 
-# ttyS0: console and progress lines. ttyS1: results only (see guest/init).
 # -no-reboot + panic=-1: a panicking kernel ends QEMU instead of looping.
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$VM_SMP" -m "$VM_MEM"
   -nodefaults -display none -no-reboot
   -kernel "$image" -initrd "$initramfs" -append "$append"
-  -chardev "file,id=con,path=$console" -serial chardev:con
-  -chardev "file,id=res,path=$results" -serial chardev:res)
+  -chardev "file,id=con,path=$console" "${serial[@]}")
 printf '%q ' "${qemu[@]}" >"$out/qemu-cmdline"
 echo >>"$out/qemu-cmdline"
 
 start=$(date +%s%N)
 elapsed() { echo $((($(date +%s%N) - start) / 1000000)); }   # ms
 : >"$console"
-timeout -k 5 $((VM_TIMEOUT + 10)) "${qemu[@]}" >"$out/qemu.log" 2>&1 &
+"${qemu[@]}" >"$out/qemu.log" 2>&1 &
 qpid=$!
+trap 'kill $qpid 2>/dev/null' EXIT
 
-# Watch the console: stop at a panic, a missed deadline, or after poweroff
-# when the guest cannot power itself off.
+# The guest's progress lines, without the printk prefix ("[   12.345678] ",
+# and "[T1] " with CONFIG_PRINTK_CALLER) or the console's \r.
+progress_lines() { grep -a 'SLUICE-VM: ' "$console" | sed 's/^.*SLUICE-VM: /SLUICE-VM: /; s/\r$//'; }
+last_progress() { progress_lines | tail -n 1; }
+# field KEY LINE: the value of KEY=VALUE in LINE.
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+
+# Watch the console: stop at a panic, a guest that stops making progress,
+# or after poweroff when the guest cannot power itself off. There is no
+# fixed limit for the whole run (unless VM_TIMEOUT is set): a slow guest
+# that makes progress runs to the end.
+#  - until "init started": VM_BOOT_TIMEOUT;
+#  - then every progress line (or results line) allows VM_STALL_TIMEOUT more
+#    seconds, times the guest's scale once its "speed" line said it;
+#  - a scenario may run its own limit (timeout= in its start line, enforced
+#    in the guest) plus that stall allowance, whatever lines it prints;
+#  - overall, at most the sum of the scenario limits, one stall allowance
+#    per scenario and two more, from the speed line on; the results, which
+#    are counted in lines, get a stall allowance and 0.25 s (scaled) a line.
 verdict="" boot_ms="" poweroff_ms=""
+seen=0 last_ms=0 phase_ms=0 cap_ms=0 scale=1 phase_line=""
 panic_re='Kernel panic - not syncing|end Kernel panic'
+stall_ms() { awk -v s="$VM_STALL_TIMEOUT" -v k="$scale" 'BEGIN{printf "%d", s * k * 1000}'; }
 while kill -0 $qpid 2>/dev/null; do
   sleep 0.5
   ms=$(elapsed)
-  if [ -z "$boot_ms" ] && grep -q '^SLUICE-VM: init started' "$console"; then boot_ms=$ms; fi
-  if grep -Eq "$panic_re" "$console"; then
+  if [ -z "$boot_ms" ] && grep -aq 'SLUICE-VM: init started' "$console"; then boot_ms=$ms; fi
+  if grep -Eaq "$panic_re" "$console"; then
     sleep 2
     # The first oops says what killed it; the last progress line says what the
     # guest was doing (which scenario, and in 50-kernel-tests which test).
     oops=$(grep -Eao '(Oops|BUG|kernel BUG at)[: ].*' "$console" | head -n 1 | tr -d '\r')
     rip=$(grep -Eao 'RIP: 0010:[^ ]*' "$console" | head -n 1 | sed 's/RIP: 0010://')
-    progress=$(grep -a '^SLUICE-VM:' "$console" | tail -n 1 | tr -d '\r')
+    progress=$(last_progress)
     verdict="kernel panic${oops:+: $oops}${rip:+ at $rip}; ${progress:+last progress: }${progress:-before /init ran}"
     break
   fi
-  if [ -z "$poweroff_ms" ] && grep -q '^SLUICE-VM: poweroff' "$console"; then poweroff_ms=$ms; fi
-  if [ -n "$poweroff_ms" ] && [ $((ms - poweroff_ms)) -gt 10000 ]; then break; fi
-  if [ -z "$boot_ms" ] && [ "$ms" -gt $((VM_BOOT_TIMEOUT * 1000)) ]; then
-    verdict="never reached /init within ${VM_BOOT_TIMEOUT}s (hang or boot failure)"; break
+  if [ -z "$boot_ms" ]; then
+    if [ "$ms" -gt $((VM_BOOT_TIMEOUT * 1000)) ]; then
+      verdict="never reached /init within ${VM_BOOT_TIMEOUT}s (hang or boot failure)"; break
+    fi
+  else
+    now_seen=$(grep -ac 'SLUICE-' "$console")
+    if [ "$now_seen" != "$seen" ]; then
+      seen=$now_seen last_ms=$ms
+      line=$(progress_lines | grep -E '^SLUICE-VM: (speed unit=|scenario .* (start|end)|results begin|poweroff)' | tail -n 1)
+      if [ "$line" != "$phase_line" ]; then
+        phase_line=$line phase_ms=0
+        case "$line" in
+          'SLUICE-VM: speed unit='*)
+            scale=$(field scale "$line")
+            [ -n "$scale" ] || scale=1
+            cap_ms=$(awk -v now="$ms" -v t="$(field total "$line")" -v n="$(grep -o ':' <<<"$line" | wc -l)" \
+              -v st="$(stall_ms)" 'BEGIN{printf "%d", now + t * 1000 + (n + 2) * st}') ;;
+          'SLUICE-VM: scenario '*' start '*)
+            limit=$(field timeout "$line")
+            phase_ms=$((ms + ${limit:-0} * 1000 + $(stall_ms))) ;;
+          'SLUICE-VM: results begin '*)
+            cap_ms=$(awk -v now="$ms" -v l="$(field lines "$line")" -v k="$scale" -v st="$(stall_ms)" \
+              'BEGIN{printf "%d", now + st + l * 250 * k}') ;;
+          'SLUICE-VM: poweroff'*) poweroff_ms=$ms ;;
+        esac
+      fi
+    fi
+    if [ -n "$poweroff_ms" ] && [ $((ms - poweroff_ms)) -gt 10000 ]; then break; fi
+    if [ "$ms" -gt $((last_ms + $(stall_ms))) ] && [ "$ms" -gt "$phase_ms" ]; then
+      verdict="no progress for $(($(stall_ms) / 1000))s (guest hang?); last progress: $(last_progress)"
+      break
+    fi
+    if [ "$cap_ms" -gt 0 ] && [ "$ms" -gt "$cap_ms" ]; then
+      verdict="over the limit of $((cap_ms / 1000))s the guest's own timeouts allow (guest hang?); last progress: $(last_progress)"
+      break
+    fi
   fi
-  if [ "$ms" -gt $((VM_TIMEOUT * 1000)) ]; then
-    verdict="timed out after ${VM_TIMEOUT}s (guest hang?); last progress: $(grep '^SLUICE-VM:' "$console" | tail -n 1)"
+  if [ -n "$VM_TIMEOUT" ] && [ "$ms" -gt $((VM_TIMEOUT * 1000)) ]; then
+    verdict="timed out after ${VM_TIMEOUT}s (VM_TIMEOUT; guest hang?); last progress: $(last_progress)"
     break
   fi
 done
@@ -174,8 +263,8 @@ secs() { awk -v m="$1" 'BEGIN{printf "%.1f", m/1000}'; }
 echo "$total_ms" >"$out/total_ms"
 
 fail_tail() {
-  echo "---- last 40 console lines ($console) ----"
-  tail -n 40 "$console" | sed 's/\r$//'
+  echo "---- last 40 console lines ($console; results lines left out) ----"
+  grep -av 'SLUICE-R ' "$console" | tail -n 40 | sed 's/\r$//'
   echo "---- artifacts: $out (console.log, results/formats/events = guest format tree, results/<scenario>/log) ----"
 }
 
@@ -186,18 +275,29 @@ if [ -z "$verdict" ] && grep -Eq '(^|\] )(Oops|BUG):' "$console"; then
   verdict="kernel reported $(grep -Eo '(Oops|BUG):.*' "$console" | head -n 1)"
 fi
 
-# Results: base64 of a tar.gz between marker lines, with size and md5.
+# Results: numbered base64 lines of a tar.gz between a header (size, md5,
+# line count) and an end line, all in the console (guest/init). Every line
+# number must be there once, then size and md5 must match.
 decode_results() {
-  local hdr size md5 got
-  # grep reads the file itself: "tr | grep -m1" would fail under pipefail
-  # when grep stops early and tr gets SIGPIPE.
-  hdr=$(grep -a -m1 '^SLUICE-RESULTS-BEGIN' "$results" | tr -d '\r')
+  local hdr size md5 lines got missing
+  hdr=$(progress_lines | grep -m1 '^SLUICE-VM: results begin')
   [ -n "$hdr" ] || { echo "no results received"; return 1; }
-  grep -aq '^SLUICE-RESULTS-END' "$results" || { echo "results cut short (no end marker)"; return 1; }
-  size=$(sed -n 's/.*size=\([0-9]*\).*/\1/p' <<<"$hdr")
-  md5=$(sed -n 's/.*md5=\([0-9a-f]*\).*/\1/p' <<<"$hdr")
-  tr -d '\r' <"$results" | sed -n '/^SLUICE-RESULTS-BEGIN/,/^SLUICE-RESULTS-END/p' | sed '1d;$d' |
-    base64 -d >"$out/results.tgz" 2>/dev/null || { echo "results are not valid base64"; return 1; }
+  size=$(field size "$hdr") md5=$(field md5 "$hdr") lines=$(field lines "$hdr")
+  # grep -c reads to the end: grep -q would stop early, and under pipefail
+  # the SIGPIPE of the writer would fail the test.
+  [ "$(progress_lines | grep -c '^SLUICE-VM: results end')" -gt 0 ] ||
+    { echo "results cut short (no end line)"; return 1; }
+  grep -a 'SLUICE-R ' "$console" | sed 's/^.*SLUICE-R //; s/\r$//' >"$out/results.lines"
+  missing=$(awk -v want="$lines" '{ if (!($1 in seen)) n++; seen[$1] = 1 }
+    END { for (i = 1; i <= want; i++) if (!(i in seen)) { printf "line %d of %d missing", i, want; exit }
+          if (n != want) printf "%d lines, want %d", n, want }' "$out/results.lines")
+  if [ -n "$missing" ]; then
+    echo "results incomplete: $missing$(grep -ao '[0-9]* printk messages dropped' "$console" | head -n 1 | sed 's/^/ (the kernel says: /; s/$/)/')"
+    return 1
+  fi
+  # One copy of each line, in order, for base64 -d (and for a look by hand).
+  sort -n -k1,1 -u "$out/results.lines" | cut -d' ' -f2 >"$out/results.b64"
+  base64 -d <"$out/results.b64" >"$out/results.tgz" 2>/dev/null || { echo "results are not valid base64"; return 1; }
   got=$(stat -c %s "$out/results.tgz")
   [ "$got" = "$size" ] || { echo "results size mismatch (got $got, want $size)"; return 1; }
   [ "$(md5sum "$out/results.tgz" | cut -d' ' -f1)" = "$md5" ] || { echo "results md5 mismatch"; return 1; }
@@ -206,10 +306,11 @@ decode_results() {
 }
 
 if [ -z "$verdict" ]; then
-  why=$(decode_results) || verdict="$why; last progress: $(grep '^SLUICE-VM:' "$console" | tail -n 1)"
+  why=$(decode_results) || verdict="$why; last progress: $(last_progress)"
 fi
 
-summary="$desc, $accel, /init at $(secs "${boot_ms:-0}")s, total $(secs "$total_ms")s"
+speed=$(progress_lines | grep -m1 '^SLUICE-VM: speed unit=')
+summary="$desc, $accel, /init at $(secs "${boot_ms:-0}")s${speed:+, speed factor $(field factor "$speed") (scale $(field scale "$speed"))}, total $(secs "$total_ms")s"
 if [ -n "$verdict" ]; then
   echo "FAIL $name: $verdict ($summary)"
   fail_tail
@@ -228,6 +329,9 @@ fi
 KERNEL_NAME=$name EXPECTED_RELEASE=$release VM_ONLY=$VM_ONLY \
   bash "$here/check_results.sh" "$out/results" | tee "$out/verdicts"
 check_rc=${PIPESTATUS[0]}
+# sluice.tty_probe=1 (selftest): did 64 KiB get through the tty layer?
+# rc=0 yes, rc=143 it stalled.
+[ -f "$out/results/tty-probe" ] && echo "NOTE $name: tty probe $(cat "$out/results/tty-probe")"
 echo "     $name: $summary"
 if [ "$check_rc" -ne 0 ] || grep -q '^FAIL' "$out/verdicts"; then
   fail_tail

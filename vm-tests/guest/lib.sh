@@ -9,6 +9,9 @@
 
 OUT=${1:?usage: scenario.sh OUTDIR}
 mkdir -p "$OUT"
+# say, scaled: every time limit below is a base at scale 1 passed through
+# scaled (the guest's speed, measured by /init).
+. /usr/share/sluice-vm/base.sh
 
 skip() { echo "$*" >"$OUT/skip_reason"; echo "SKIP: $*"; exit 77; }
 fail() { echo "$*" >"$OUT/fail_reason"; echo "FAIL: $*"; exit 1; }
@@ -32,15 +35,18 @@ capture_formats() {
 }
 
 # wait_for SECS WHAT CMD...: runs CMD every 0.1 s until it succeeds; fails
-# the scenario after SECS seconds of the guest clock (not loop counts: under
-# TCG one round can take far longer than its sleep), or at once when the
-# recorder started by start_record has exited, with the end of its log.
+# the scenario after SECS (scaled) seconds of the guest clock (not loop
+# counts: under TCG one round can take far longer than its sleep), or at
+# once when the recorder started by start_record has exited, with the end of
+# its log. SECS is generous: it only matters when something is broken.
 wait_for() {
-  local secs=$1 what=$2 deadline
+  local secs what deadline
+  secs=$(scaled "$1")
+  what=$2
   shift 2
   deadline=$(($(cut -d. -f1 /proc/uptime) + secs))
   until "$@"; do
-    if [ -n "${RECORD_PID:-}" ] && ! kill -0 "$RECORD_PID" 2>/dev/null; then
+    if [ -n "${RECORD_PID:-}" ] && ! recorder_alive; then
       wait "$RECORD_PID"
       echo $? >"$OUT/record.rc"
       fail "sluice record exited (rc $(cat "$OUT/record.rc")) before $what: $(tail -n 1 "$OUT/record.log")"
@@ -83,18 +89,68 @@ write_markers() {
 }
 
 # Starts "sluice record ARGS..." in the background with its output in
-# OUT/record.log; sets RECORD_PID.
+# OUT/record.log; sets RECORD_PID. Give it a duration far beyond the
+# scenario's (-t 1h, duration_ms: 3600000): the scenario stops it with
+# stop_record when its workload is done, so the recording cannot end before
+# the workload, however slow the guest.
 start_record() {
   sluice record "$@" >"$OUT/record.log" 2>&1 &
   RECORD_PID=$!
 }
 
-# Waits for the recorder started by start_record; writes OUT/record.rc and
-# fails the scenario if it exited non-zero.
-finish_record() {
-  local rc
+# recorder_alive: the recorder runs (kill -0 alone also answers for a
+# zombie, which the shell has not reaped yet).
+recorder_alive() {
+  kill -0 "$RECORD_PID" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$RECORD_PID/status" 2>/dev/null
+}
+
+# recorder_ready: sluice record said "sluice: recording" (every data source
+# started or failed to).
+recorder_ready() { grep -q '^sluice: recording' "$OUT/record.log" 2>/dev/null; }
+
+# wait_until_recording TRACE: the recording reaches TRACE. Waits for the
+# recorder's "sluice: recording" line, then writes "sluice-ready-<k>" markers
+# to trace_marker, one every 0.4 s, until one of them is in TRACE (the
+# recorder streams its file about once a second). Markers written before the
+# data sources were live are simply not recorded; the first one in the file
+# proves the whole path, kernel to file, runs. Their prefix is none of the
+# scenarios' sequence prefixes, so the marker checks do not count them.
+wait_until_recording() {
+  READY_TRACE=$1 READY_SEQ=0
+  wait_for 60 "'sluice: recording' from sluice record" recorder_ready
+  wait_for 60 "a sluice-ready marker in $(basename "$1")" ready_marker_recorded
+}
+ready_marker_recorded() {
+  READY_SEQ=$((READY_SEQ + 1))
+  echo "sluice-ready-$READY_SEQ" >"$TRACEFS/trace_marker"
+  usleep 400000
+  grep -aq 'sluice-ready-[0-9]' "$READY_TRACE"
+}
+
+# stop_record: stops the recorder started by start_record (SIGTERM: the same
+# clean stop as SIGINT, which a non-interactive shell leaves ignored in
+# background commands) and waits for it to exit, up to 120 s (scaled);
+# writes OUT/record.rc and fails the scenario if it exited non-zero, or had
+# exited before it was asked to.
+stop_record() {
+  local rc deadline
+  recorder_alive || {
+    wait "$RECORD_PID"
+    rc=$?
+    echo "$rc" >"$OUT/record.rc"
+    RECORD_PID=
+    fail "sluice record exited (rc $rc) before the scenario stopped it: $(tail -n 1 "$OUT/record.log")"
+  }
+  kill -TERM "$RECORD_PID"
+  deadline=$(($(cut -d. -f1 /proc/uptime) + $(scaled 120)))
+  while recorder_alive; do
+    [ "$(cut -d. -f1 /proc/uptime)" -ge "$deadline" ] &&
+      fail "sluice record did not exit within $(scaled 120)s of SIGTERM (see record.log)"
+    usleep 100000
+  done
   wait "$RECORD_PID"
   rc=$?
+  RECORD_PID=
   echo "$rc" >"$OUT/record.rc"
   [ "$rc" -eq 0 ] || fail "sluice record exited $rc: $(tail -n 1 "$OUT/record.log")"
 }
@@ -107,15 +163,6 @@ signal_tree() {
   for child in $(ps -o pid,ppid | awk -v p="$pid" '$2 == p {print $1}'); do
     signal_tree "$sig" "$child"
   done
-}
-
-# Fails (after stopping the recorder) when it is no longer running: the
-# markers written so far may have come after the end of the recording.
-still_recording() {
-  kill -0 "$RECORD_PID" 2>/dev/null && return 0
-  wait "$RECORD_PID"
-  echo $? >"$OUT/record.rc"
-  fail "sluice record ended before the scenario finished writing markers (see record.log; raise its duration)"
 }
 
 # Runs "sluice doctor" into OUT/doctor.txt (exit code in OUT/doctor.rc).

@@ -3,6 +3,10 @@
 # named *KernelTest) of build/sluice_tests inside this kernel, so that every
 # feature they cover is tried on every kernel of the set, not just the host's.
 # Skips inside the tests (a feature this kernel lacks) are reported, not failed.
+# The tests get SLUICE_TEST_TIMEOUT_SCALE (the guest's speed scale, /init) for
+# their waits, and SLUICE_TEST_WORKLOAD_SCALE for their paced workloads.
+# About 50 s at scale 1 (the reference TCG guest); the base is ten times that.
+# timeout-base: 480
 . /usr/share/sluice-vm/lib.sh
 command -v sluice_tests >/dev/null 2>&1 ||
   skip "sluice_tests not in the initramfs (build/sluice_tests not built on the host)"
@@ -16,7 +20,7 @@ cd /tmp || fail "no /tmp"
   while IFS= read -r line; do
     printf '%s\n' "$line" >>"$OUT/gtest.txt"
     case "$line" in
-      '[ RUN      ] '*) echo "SLUICE-VM: test ${line#\[ RUN      \] }" >/dev/console ;;
+      '[ RUN      ] '*) say "test ${line#\[ RUN      \] }" ;;
     esac
   done
 rc=$(cat "$OUT/gtest.rc" 2>/dev/null || echo 1)
