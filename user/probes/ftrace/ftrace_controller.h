@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "shm/base/status.h"
+#include "shm/base/subprocess.h"
 #include "user/probes/tracefs.h"
 
 namespace sluice {
@@ -75,7 +76,7 @@ struct FtraceControlOptions {
   std::string atrace_path = "/system/bin/atrace";
   // Runs argv, returns its exit status (-1 if it could not run) and its
   // output in `output`. Unset = fork/exec. Tests substitute a fake.
-  std::function<int(const std::vector<std::string>& argv, std::string* output)> run_command;
+  CommandRunner run_command;
   // Print warnings (atrace missing, failed events) to stderr once.
   bool print_warnings = true;
 };
