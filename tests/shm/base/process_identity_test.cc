@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "gtest/gtest.h"
+#include "tests/child_process_test_util.h"
 
 namespace sluice {
 namespace {
@@ -36,15 +37,8 @@ TEST(ProcessIdentityTest, ThisProcessRunsAndAReapedChildDoesNot) {
   other_boot.boot_id = "00000000-0000-0000-0000-000000000000";
   EXPECT_FALSE(IsProcessRunning(other_boot));
 
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  pid_t child = fork();
-  if (child == 0) {
-    char c;
-    (void)!read(fds[0], &c, 1);
-    _exit(0);
-  }
-  close(fds[0]);
+  const pid_t child = testing::ForkIdleChild();
+  ASSERT_GT(child, 0);
   auto child_id = ReadProcessIdentity(child);
   ASSERT_TRUE(child_id.ok()) << child_id.status().message();
   EXPECT_TRUE(IsProcessRunning(*child_id));
@@ -55,7 +49,6 @@ TEST(ProcessIdentityTest, ThisProcessRunsAndAReapedChildDoesNot) {
   EXPECT_FALSE(IsProcessRunning(*child_id));
   ASSERT_EQ(waitpid(child, nullptr, 0), child);
   EXPECT_FALSE(IsProcessRunning(*child_id));
-  close(fds[1]);
 }
 
 }  // namespace

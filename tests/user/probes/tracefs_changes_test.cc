@@ -13,33 +13,10 @@ class TracefsChangesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fake_.PopulateRoot();
-    TracefsOptions options;
-    options.root = fake_.root();
-    options.cpu_online_path = fake_.Path("cpu_online");
-    auto fs = Tracefs::Open(options);
-    ASSERT_TRUE(fs.ok()) << fs.status().message();
-    fs_ = std::move(*fs);
+    fs_ = fake_.Open();
+    ASSERT_NE(fs_, nullptr);
   }
-
-  // The state a controller leaves after switching tracing on, the clock to
-  // boot, the buffer to 2051 KiB and enabling sched_switch and sched_waking
-  // (the fake shows what the kernel would).
-  TracefsChanges ChangedByUs() {
-    fake_.Write("tracing_on", "1\n");
-    fake_.Write("trace_clock", "local global [boot]\n");
-    fake_.Write("buffer_size_kb", "2051\n");
-    fake_.Write("events/sched/sched_switch/enable", "1\n");
-    fake_.Write("events/sched/sched_waking/enable", "1\n");
-    TracefsChanges c;
-    c.tracefs_root = fake_.root();
-    c.tracing_on_found = false;
-    c.trace_clock_found = "local";
-    c.trace_clock_set = "boot";
-    c.buffer_size_kb_found = 1408;
-    c.buffer_size_kb_set = 2051;
-    c.enabled_events = {"sched/sched_switch", "sched/sched_waking"};
-    return c;
-  }
+  TracefsChanges ChangedByUs() { return fake_.ApplyTypicalSession(); }
 
   FakeTracefs fake_;
   std::unique_ptr<Tracefs> fs_;

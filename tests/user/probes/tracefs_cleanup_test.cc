@@ -11,6 +11,7 @@
 
 #include "shm/base/file_util.h"
 #include "shm/base/process_identity.h"
+#include "tests/child_process_test_util.h"
 #include "tests/user/probes/fake_tracefs.h"
 #include "user/probes/tracefs_state_file.h"
 
@@ -21,20 +22,12 @@ using testing::FakeTracefs;
 
 // A process that ran and is gone (forked, killed, reaped).
 ProcessIdentity GoneProcess() {
-  int fds[2];
-  EXPECT_EQ(pipe(fds), 0);
-  pid_t child = fork();
-  if (child == 0) {
-    char c;
-    (void)!read(fds[0], &c, 1);
-    _exit(0);
-  }
-  close(fds[0]);
+  const pid_t child = testing::ForkIdleChild();
+  EXPECT_GT(child, 0);
   auto id = ReadProcessIdentity(child);
   EXPECT_TRUE(id.ok()) << id.status().message();
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
-  close(fds[1]);
   return id.ok() ? *id : ProcessIdentity{};
 }
 
@@ -45,13 +38,8 @@ class TracefsCleanupTest : public ::testing::Test {
     char tmpl[] = "/tmp/sluice-cleanup-test-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    // What a killed recorder leaves: tracing on, boot clock, 2051 KiB, two
-    // events of its own on (sched_wakeup is someone else's).
-    fake_.Write("tracing_on", "1\n");
-    fake_.Write("trace_clock", "local global [boot]\n");
-    fake_.Write("buffer_size_kb", "2051\n");
-    fake_.Write("events/sched/sched_switch/enable", "1\n");
-    fake_.Write("events/sched/sched_waking/enable", "1\n");
+    // What a killed recorder leaves, and 12 events it did not read.
+    session_ = fake_.ApplyTypicalSession();
     fake_.Write("per_cpu/cpu1/stats", "entries: 12\noverrun: 0\n");
     self_ = *ReadProcessIdentity(getpid());
   }
@@ -62,14 +50,7 @@ class TracefsCleanupTest : public ::testing::Test {
     s.owner = owner;
     s.owner_name = "sluice-probes";
     s.created_boot_ns = created_boot_ns;
-    TracefsChanges& c = s.changes;
-    c.tracefs_root = fake_.root();
-    c.tracing_on_found = false;
-    c.trace_clock_found = "local";
-    c.trace_clock_set = "boot";
-    c.buffer_size_kb_found = 1408;
-    c.buffer_size_kb_set = 2051;
-    c.enabled_events = {"sched/sched_switch", "sched/sched_waking"};
+    s.changes = session_;
     return s;
   }
   std::string Save(const TracefsState& s, int n = 0) {
@@ -99,6 +80,7 @@ class TracefsCleanupTest : public ::testing::Test {
   }
 
   FakeTracefs fake_;
+  TracefsChanges session_;
   std::string dir_;
   ProcessIdentity self_;
 };

@@ -53,12 +53,8 @@ class FtraceControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fake_.PopulateRoot();
-    TracefsOptions options;
-    options.root = fake_.root();
-    options.cpu_online_path = fake_.Path("cpu_online");
-    auto fs = Tracefs::Open(options);
-    ASSERT_TRUE(fs.ok()) << fs.status().message();
-    fs_ = std::move(*fs);
+    fs_ = fake_.Open();
+    ASSERT_NE(fs_, nullptr);
   }
   FtraceControlOptions Options(bool android) {
     FtraceControlOptions o;
