@@ -470,7 +470,10 @@ TEST_F(ProbesFaultKernelTest, ForeignEventStaysEnabled) {
 //     socket when sluiced dies, which is immediate; N is the probes' own work
 //     (disable events, stop threads, write back clock and size). N < 1000 is
 //     asserted: it holds on a loaded machine, because the probes do a few
-//     file writes and thread joins, not a scan of the buffer.
+//     file writes and thread joins, not a scan of the buffer (35-72 ms
+//     measured with stress-ng). In an emulated guest (vm-tests under TCG,
+//     SLUICE_TEST_WORKLOAD_SCALE < 1) the bound is divided by that scale:
+//     the second is a promise about real machines.
 //   - The test also measures from kill() to the moment it sees the snapshot
 //     back (polling tracefs). That includes the scheduler's delays for three
 //     processes, so only a generous bound is asserted (10 s: a hang, not
@@ -506,7 +509,7 @@ TEST_F(ProbesFaultKernelTest, SluicedKilledProbesRestoreTracefs) {
           static_cast<unsigned long long>(probe_ms));
   RecordProperty("kill_to_restored_ms", static_cast<int>(restored_ms - killed_ms));
   RecordProperty("probes_notice_to_restored_ms", static_cast<int>(probe_ms));
-  EXPECT_LT(probe_ms, 1000u) << log;
+  EXPECT_LT(static_cast<double>(probe_ms), 1000 / testing::WorkloadScale()) << log;
   EXPECT_LT(restored_ms - killed_ms, 10000u);
   // What could not be delivered is said.
   EXPECT_NE(log.find("not delivered: "), std::string::npos) << log;
