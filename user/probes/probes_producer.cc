@@ -285,7 +285,7 @@ void ProbesProducer::AbandonOnTaskThread(const std::string& reason,
   }
   abandoned.clear();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(restored_at - noticed);
-  std::string line = "sluiced went away (" + reason + "): stopped " +
+  std::string line = "the service is gone (" + reason + "): stopped " +
                      std::to_string(abandoned_count) + " data source" +
                      (abandoned_count == 1 ? "" : "s");
   if (!restored.empty()) {
