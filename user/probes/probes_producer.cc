@@ -53,7 +53,7 @@ void ProbesProducer::Warn(const std::string& message) {
 }
 
 void ProbesProducer::Connect(ProducerEndpoint* connection) {
-  if (!options_.tracefs_state_dir.empty()) {
+  if (options_.restore_tracefs_on_connect && !options_.tracefs_state_dir.empty()) {
     TracefsCleanupReport cleanup = RestoreTracefsLeftByDeadOwners(options_.tracefs_state_dir);
     for (const auto* lines : {&cleanup.restored, &cleanup.deferred, &cleanup.errors}) {
       for (const std::string& line : *lines) Warn(line);

@@ -62,6 +62,9 @@ struct ProbesProducerOptions {
   // Where the ftrace sources keep their tracefs state files, and where
   // Connect() looks for those of dead owners; empty = nowhere.
   std::string tracefs_state_dir = kDefaultTracefsStateDir;
+  // Connect() first restores what dead owners left there. sluice-probes turns
+  // it off when it has just done so itself.
+  bool restore_tracefs_on_connect = true;
   BpfDataSourceOptions bpf;
   BufferExhaustedPolicy buffer_exhausted_policy = BufferExhaustedPolicy::kStall;
   // Reports problems that did not stop a data source (one line each).

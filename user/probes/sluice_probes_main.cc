@@ -120,8 +120,10 @@ int main(int argc, char** argv) {
   auto args = ParseArgs(argc, argv);
   if (!args.ok()) return sluice::CommandLineExit(args.status(), "sluice-probes", kUsage);
   if (args->cleanup) return RestoreTracefs(args->state_dir, /*verbose=*/true) ? 0 : 1;
-  // Before anything else, so it happens even while sluiced is down.
+  // Before anything else, so it happens even while sluiced is down; each
+  // later connection does it again (ProbesProducer::Connect).
   RestoreTracefs(args->state_dir, /*verbose=*/false);
+  bool just_restored = true;
   const std::string& socket_path = args->socket_path;
   const bool once = args->once;
   struct sigaction sa {};
@@ -135,6 +137,8 @@ int main(int argc, char** argv) {
   while (!g_stop.load()) {
     sluice::ProbesProducerOptions options;
     options.tracefs_state_dir = args->state_dir;
+    options.restore_tracefs_on_connect = !just_restored;
+    just_restored = false;
     ReconnectingProbes probes(options);
     auto client = sluice::ProducerIpcClient::Connect(socket_path, &probes,
                                                      sluice::ProbesConnectionOptions(args->smb_kb));
