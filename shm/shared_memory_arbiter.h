@@ -105,6 +105,12 @@ class SharedMemoryArbiter {
 
   ArbiterStats stats() const;
   const SharedMemoryAbi& abi() const { return abi_; }
+
+  // The service is gone (the producer's connection closed): no chunk will be
+  // freed again, so kStall writers drop at once instead of waiting
+  // stall_timeout_ms for every packet. One-way; any thread.
+  void MarkServiceGone() { service_gone_.store(true, std::memory_order_relaxed); }
+  bool service_gone() const { return service_gone_.load(std::memory_order_relaxed); }
   const ArbiterOptions& options() const { return options_; }
 
   // --- For SmbTraceWriter. ---
@@ -186,6 +192,10 @@ class SharedMemoryArbiter {
   static constexpr int kIdWords = (kMaxWriterId + 1) / 64;
   std::atomic<uint64_t> writer_ids_[kIdWords] = {};
   uint32_t next_chunk_id_[kMaxWriterId + 1] = {};
+
+  // Relaxed: a hint that only shortens waits; a writer that misses it waits
+  // one stall timeout more.
+  std::atomic<bool> service_gone_{false};
 
   // Counted by the writers and the drainer, read as a snapshot for reports
   // (relaxed: see shm/base/atomic_stats.h).

@@ -49,7 +49,7 @@ bool SmbTraceWriter::AcquireChunk() {
       write_ptr_ = chunk_.payload_begin();
       return true;
     }
-    if (policy_ == BufferExhaustedPolicy::kDrop) {
+    if (policy_ == BufferExhaustedPolicy::kDrop || arbiter_->service_gone()) {
       arbiter_->TryDrainNow();
       return false;
     }

@@ -25,7 +25,9 @@
 // No chunk free. With kDrop, the rest of the packet goes to a scratch buffer
 // and is discarded; packets_lost() counts it and the next packet that gets
 // through carries previous_packet_dropped. With kStall the writer first commits
-// what is pending and retries for up to ArbiterOptions::stall_timeout_ms.
+// what is pending and retries for up to ArbiterOptions::stall_timeout_ms,
+// unless the arbiter knows the service is gone (MarkServiceGone): then it
+// drops as kDrop does.
 #ifndef SLUICE_SHM_SMB_TRACE_WRITER_H_
 #define SLUICE_SHM_SMB_TRACE_WRITER_H_
 

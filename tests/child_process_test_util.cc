@@ -35,6 +35,17 @@ std::string SluiceBinDir() {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+pid_t ForkIdleChild() {
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // Never outlive a crashed test.
+    if (getppid() != parent) _exit(127);
+    for (;;) pause();
+  }
+  return child;
+}
+
 ChildProcess::~ChildProcess() {
   if (pid_ > 0 && !exited_) {
     kill(pid_, SIGKILL);

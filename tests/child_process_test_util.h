@@ -21,6 +21,11 @@ uint64_t NowMs();
 // the sluice binaries are; SLUICE_BIN_DIR overrides it (vm-tests).
 std::string SluiceBinDir();
 
+// Forks a child that does nothing until it is killed (it waits in pause()),
+// for tests that need a process that ran and is gone: the caller kills and
+// reaps it. -1 if fork failed.
+pid_t ForkIdleChild();
+
 class ChildProcess {
  public:
   ChildProcess() = default;

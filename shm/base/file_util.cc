@@ -35,6 +35,31 @@ StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) {
   return out;
 }
 
+Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode) {
+  const std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return Status::Error("cannot create " + tmp + " (" + ErrnoMessage(errno) + ")");
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      Status err = Status::Error("cannot write " + tmp + " (" +
+                                 ErrnoMessage(n < 0 ? errno : ENOSPC) + ")");
+      close(fd);
+      unlink(tmp.c_str());
+      return err;
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
+    Status err = Status::Error("cannot replace " + path + " (" + ErrnoMessage(errno) + ")");
+    unlink(tmp.c_str());
+    return err;
+  }
+  return Status::Ok();
+}
+
 bool PathExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 bool IsDirectory(const std::string& path) {

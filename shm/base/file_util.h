@@ -1,10 +1,13 @@
-// Whole-file reads for the small text files sluice reads: tracefs control and
-// format files, /proc, sysfs, configs.
+// Whole-file reads for the small text files sluice reads (tracefs control and
+// format files, /proc, sysfs, configs), and whole-file atomic writes.
 #ifndef SLUICE_SHM_BASE_FILE_UTIL_H_
 #define SLUICE_SHM_BASE_FILE_UTIL_H_
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "shm/base/status.h"
 
@@ -15,6 +18,12 @@ namespace sluice {
 // <path> (<errno text>)" or "cannot read ...", or when the file is larger
 // than `max_bytes`.
 StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes = SIZE_MAX);
+
+// Replaces `path` with `contents` (mode `mode`) so that a reader sees the
+// old file or the new one, never a part: the bytes go to `path`.tmp, which is
+// then renamed over `path`. No fsync: for state that need not outlive a
+// reboot (files under /run).
+Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode = 0600);
 
 bool PathExists(const std::string& path);
 bool IsDirectory(const std::string& path);

@@ -267,6 +267,21 @@ TEST_F(SmbTraceWriterTest, StallPolicyGivesUpAfterTimeoutAndCounts) {
   EXPECT_EQ(writer->packets_lost(), 1u);
 }
 
+// Once the service is known to be gone, a stalling writer drops at once: no
+// chunk will ever be freed, and each packet waiting stall_timeout_ms would
+// keep the probes from restoring tracefs for minutes.
+TEST_F(SmbTraceWriterTest, StallPolicyDropsAtOnceWhenTheServiceIsGone) {
+  Init(4096, 4096, PageLayout::kDiv2, /*hold=*/true, /*stall_ms=*/60000);
+  auto writer = arbiter_->CreateTraceWriter(0, BufferExhaustedPolicy::kStall);
+  for (uint64_t i = 0; i < 4; i++) WriteTestPacket(writer.get(), 0, i, 100);  // Fits.
+  arbiter_->MarkServiceGone();
+  uint64_t i = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (writer->packets_lost() < 100) WriteTestPacket(writer.get(), 0, i++, 1000);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30))
+      << "each drop waited for the stall timeout";
+}
+
 TEST_F(SmbTraceWriterTest, WriterIdExhaustionAndReuse) {
   Init(1024 * 4096, 4096, PageLayout::kDiv14);
   std::vector<std::unique_ptr<TraceWriter>> writers;

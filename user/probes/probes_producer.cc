@@ -4,9 +4,11 @@
 #include <cstdio>
 
 #include "perfetto/config/data_source_config.pb.h"
+#include "shm/base/string_util.h"
 #include "shm/base/units.h"
 #include "sluice/bpf_config.pb.h"
 #include "user/probes/system_info/system_info_data_source.h"
+#include "user/probes/tracefs_cleanup.h"
 
 namespace sluice {
 
@@ -51,7 +53,15 @@ void ProbesProducer::Warn(const std::string& message) {
 }
 
 void ProbesProducer::Connect(ProducerEndpoint* connection) {
+  if (options_.restore_tracefs_on_connect && !options_.tracefs_state_dir.empty()) {
+    TracefsCleanupReport cleanup = RestoreTracefsLeftByDeadOwners(options_.tracefs_state_dir);
+    for (const auto* lines : {&cleanup.restored, &cleanup.deferred, &cleanup.errors}) {
+      for (const std::string& line : *lines) Warn(line);
+    }
+  }
   connection_ = connection;
+  service_gone_.store(false, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(arbiter_mutex_);
   arbiter_ = std::make_unique<SharedMemoryArbiter>(connection->shm_start(), connection->shm_size(),
                                                    connection->shm_page_size(),
                                                    connection->commit_data_sink());
@@ -85,7 +95,10 @@ void ProbesProducer::Disconnect() {
     std::unique_lock<std::mutex> lock(done_mutex);
     done_cv.wait(lock, [&] { return done; });
   }
-  arbiter_.reset();
+  {
+    std::lock_guard<std::mutex> lock(arbiter_mutex_);
+    arbiter_.reset();
+  }
   connection_ = nullptr;
 }
 
@@ -93,6 +106,14 @@ void ProbesProducer::Post(std::function<void()> task) {
   {
     std::lock_guard<std::mutex> lock(tasks_mutex_);
     tasks_.push_back(std::move(task));
+  }
+  tasks_cv_.notify_all();
+}
+
+void ProbesProducer::PostFirst(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(tasks_mutex_);
+    tasks_.push_front(std::move(task));
   }
   tasks_cv_.notify_all();
 }
@@ -121,7 +142,7 @@ void ProbesProducer::StartDataSource(DataSourceInstanceId id,
 
 void ProbesProducer::StartOnTaskThread(DataSourceInstanceId id,
                                        const perfetto::protos::DataSourceConfig& config) {
-  if (!arbiter_) return;
+  if (!arbiter_ || service_gone_.load(std::memory_order_relaxed)) return;
   const uint32_t target_buffer = config.target_buffer();
   SharedMemoryArbiter* arbiter = arbiter_.get();
   BufferExhaustedPolicy policy = options_.buffer_exhausted_policy;
@@ -132,7 +153,9 @@ void ProbesProducer::StartOnTaskThread(DataSourceInstanceId id,
   inst.name = config.name();
   Status status;
   if (config.name() == "linux.ftrace") {
-    auto ds = FtraceDataSource::Create(config.ftrace_config(), make_writer, options_.ftrace);
+    FtraceDataSourceOptions ftrace_options = options_.ftrace;
+    ftrace_options.tracefs_state_dir = options_.tracefs_state_dir;
+    auto ds = FtraceDataSource::Create(config.ftrace_config(), make_writer, ftrace_options);
     if (ds.ok()) {
       status = (*ds)->Start();
       if (status.ok()) inst.ftrace = std::move(ds.value());
@@ -223,7 +246,55 @@ void ProbesProducer::ClearIncrementalState(const std::vector<DataSourceInstanceI
 }
 
 void ProbesProducer::OnDisconnect(const std::string& reason) {
+  const auto noticed = std::chrono::steady_clock::now();
+  service_gone_.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(arbiter_mutex_);
+    if (arbiter_) arbiter_->MarkServiceGone();
+  }
   Warn("disconnected by the service: " + reason);
+  PostFirst([this, reason, noticed] { AbandonOnTaskThread(reason, noticed); });
+}
+
+void ProbesProducer::AbandonOnTaskThread(const std::string& reason,
+                                         std::chrono::steady_clock::time_point noticed) {
+  std::vector<Instance> abandoned;
+  {
+    std::lock_guard<std::mutex> lock(instances_mutex_);
+    for (auto& [id, inst] : instances_) abandoned.push_back(std::move(inst));
+    instances_.clear();
+  }
+  const size_t abandoned_count = abandoned.size();
+  if (abandoned_count == 0) return;
+  // tracefs first: it is what other tracers on this machine share.
+  FtraceAbandonStats lost;
+  std::vector<std::string> restored;
+  for (Instance& inst : abandoned) {
+    if (!inst.ftrace) continue;
+    FtraceAbandonStats l = inst.ftrace->Abandon();
+    lost.pages_read_not_sent += l.pages_read_not_sent;
+    lost.kernel_unread_events += l.kernel_unread_events;
+    restored.push_back(inst.ftrace->controller()->restore_report().Summary());
+  }
+  const auto restored_at = std::chrono::steady_clock::now();
+  for (Instance& inst : abandoned) {
+    if (inst.bpf) inst.bpf->Stop();
+    if (inst.process_stats) inst.process_stats->Stop();
+    std::lock_guard<std::mutex> lock(instances_mutex_);
+    AddCounters(inst, &retired_counters_);
+  }
+  abandoned.clear();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(restored_at - noticed);
+  std::string line = "the service is gone (" + reason + "): stopped " +
+                     std::to_string(abandoned_count) + " data source" +
+                     (abandoned_count == 1 ? "" : "s");
+  if (!restored.empty()) {
+    line += "; tracefs restored " + std::to_string(ms.count()) + " ms after noticing (" +
+            Join(restored, "; ") + "); not delivered: " +
+            std::to_string(lost.pages_read_not_sent) + " pages read from the kernel, " +
+            std::to_string(lost.kernel_unread_events) + " events left in the kernel buffer";
+  }
+  Warn(line);
 }
 
 void ProbesProducer::AddCounters(const Instance& inst, ProbesStats* c) {

@@ -15,10 +15,28 @@
 // thread and answered from there, so the caller (the service loop or the IPC
 // client's thread) never waits for a data source to start or drain. The data
 // sources run their own reader threads; their Flush()/Stop() are synchronous.
+//
+// Faults, and what they cost:
+//   - This process is killed: the tracefs state files it kept
+//     (ProbesProducerOptions.tracefs_state_dir) let the next ProbesProducer
+//     put tracefs back: Connect() first restores what dead owners left
+//     (user/probes/tracefs_cleanup.h), before any data source registers.
+//     sluiced keeps what was committed (it scrapes the SMB on disconnect);
+//     what was still in the kernel buffer, the page pools or a chunk being
+//     written is lost, and the cleanup's line says how many events the
+//     kernel buffer held.
+//   - The service goes away (OnDisconnect: sluiced died or dropped us): the
+//     arbiter is told at once, so no writer waits for chunks, and a task put
+//     at the front of the queue abandons every instance: ftrace sources put
+//     tracefs back first (FtraceDataSource::Abandon), then BPF and the rest
+//     stop. One line reports how long after noticing tracefs was restored
+//     and what could not be delivered. Start requests still queued are
+//     dropped.
 #ifndef SLUICE_USER_PROBES_PROBES_PRODUCER_H_
 #define SLUICE_USER_PROBES_PROBES_PRODUCER_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -35,11 +53,18 @@
 #include "user/probes/bpf/bpf_data_source.h"
 #include "user/probes/ftrace/ftrace_data_source.h"
 #include "user/probes/process_stats/process_stats_data_source.h"
+#include "user/probes/tracefs_state_file.h"
 
 namespace sluice {
 
 struct ProbesProducerOptions {
   FtraceDataSourceOptions ftrace;
+  // Where the ftrace sources keep their tracefs state files, and where
+  // Connect() looks for those of dead owners; empty = nowhere.
+  std::string tracefs_state_dir = kDefaultTracefsStateDir;
+  // Connect() first restores what dead owners left there. sluice-probes turns
+  // it off when it has just done so itself.
+  bool restore_tracefs_on_connect = true;
   BpfDataSourceOptions bpf;
   BufferExhaustedPolicy buffer_exhausted_policy = BufferExhaustedPolicy::kStall;
   // Reports problems that did not stop a data source (one line each).
@@ -76,8 +101,9 @@ class ProbesProducer : public Producer {
   ~ProbesProducer() override;
 
   // Takes the connection (from TracingService::ConnectProducer or the IPC
-  // client), builds the arbiter over its SMB and registers the data sources.
-  // `connection` must outlive this object's Disconnect().
+  // client), restores tracefs left by dead owners (each line through
+  // options.warn), builds the arbiter over its SMB and registers the data
+  // sources. `connection` must outlive this object's Disconnect().
   void Connect(ProducerEndpoint* connection);
   // Stops every instance, destroys the writers and the arbiter. Call before
   // destroying the connection.
@@ -110,6 +136,11 @@ class ProbesProducer : public Producer {
   };
 
   void Post(std::function<void()> task);
+  // Runs before everything already queued.
+  void PostFirst(std::function<void()> task);
+  // The service is gone: abandons every instance (see the header comment).
+  void AbandonOnTaskThread(const std::string& reason,
+                           std::chrono::steady_clock::time_point noticed);
   void RunTasks();
   void StartOnTaskThread(DataSourceInstanceId id, const perfetto::protos::DataSourceConfig& config);
   void StopOnTaskThread(DataSourceInstanceId id);
@@ -118,7 +149,12 @@ class ProbesProducer : public Producer {
 
   ProbesProducerOptions options_;
   ProducerEndpoint* connection_ = nullptr;
+  // Set in Connect(), reset in Disconnect(); arbiter_mutex_ also lets
+  // OnDisconnect (the IPC receive thread) reach it.
+  std::mutex arbiter_mutex_;
   std::unique_ptr<SharedMemoryArbiter> arbiter_;
+  // OnDisconnect happened: no new instance starts.
+  std::atomic<bool> service_gone_{false};
 
   // Instances: touched only on the task thread, except stats() which
   // takes instances_mutex_.

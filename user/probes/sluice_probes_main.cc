@@ -1,6 +1,13 @@
 // sluice-probes: the producer daemon hosting sluice's kernel data sources
 // (linux.ftrace, linux.bpf, linux.process_stats, linux.system_info). It
 // connects to sluiced's producer socket and reconnects when sluiced restarts.
+//
+// tracefs after a crash: the ftrace sources keep what they changed in state
+// files under --state-dir (user/probes/tracefs_state_file.h). At startup,
+// before it connects, sluice-probes puts back what a dead owner (a killed
+// sluice-probes or `sluice record`) left there; `--cleanup` does only that and
+// exits (the systemd unit runs it as ExecStopPost). When sluiced goes away,
+// the running sources restore tracefs at once (ProbesProducer::OnDisconnect).
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,19 +17,27 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "service/ipc/producer_ipc_client.h"
 #include "shm/base/command_line.h"
 #include "shm/base/units.h"  // SLUICE_SIZE_HELP
 #include "user/probes/probes_producer.h"
+#include "user/probes/tracefs_cleanup.h"
 
 namespace {
 
 constexpr char kUsage[] =
-    "usage: sluice-probes [--producer-socket PATH] [--smb SIZE] [--once]\n"
+    "usage: sluice-probes [--producer-socket PATH] [--smb SIZE] [--once] [--state-dir DIR]\n"
+    "       sluice-probes --cleanup [--state-dir DIR]\n"
     "  --producer-socket PATH  sluiced's producer socket (default /run/sluice/producer.sock)\n"
     "  --smb SIZE              shared memory to ask for (default 8mb, at most 1gb)\n"
     "  --once                  exit when sluiced goes away instead of reconnecting\n"
+    "  --state-dir DIR         where the tracefs changes are kept until undone, so that\n"
+    "                          a killed sluice-probes or sluice record can be cleaned up\n"
+    "                          after (default /run/sluice/tracefs-state)\n"
+    "  --cleanup               put back what dead owners left changed in tracefs, then\n"
+    "                          exit (1 if something could not be put back)\n"
     "  -h, --help              this text\n"
     SLUICE_SIZE_HELP;
 
@@ -30,14 +45,18 @@ struct Args {
   std::string socket_path = "/run/sluice/producer.sock";
   uint32_t smb_kb = sluice::kDefaultProbesSmbKb;
   bool once = false;
+  std::string state_dir = sluice::kDefaultTracefsStateDir;
+  bool cleanup = false;
 };
 
 sluice::StatusOr<Args> ParseArgs(int argc, char** argv) {
-  enum { kProducerSocket = sluice::kFirstLongOnly, kSmb, kOnce };
+  enum { kProducerSocket = sluice::kFirstLongOnly, kSmb, kOnce, kStateDir, kCleanup };
   static const struct option kOptions[] = {
       {"producer-socket", required_argument, nullptr, kProducerSocket},
       {"smb", required_argument, nullptr, kSmb},
       {"once", no_argument, nullptr, kOnce},
+      {"state-dir", required_argument, nullptr, kStateDir},
+      {"cleanup", no_argument, nullptr, kCleanup},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   Args a;
@@ -52,6 +71,13 @@ sluice::StatusOr<Args> ParseArgs(int argc, char** argv) {
             break;
           }
           case kOnce: a.once = true; break;
+          case kStateDir:
+            if (arg.value[0] != '/')
+              return sluice::Status::Error(arg.name + ": '" + arg.value +
+                                           "' is not an absolute path");
+            a.state_dir = arg.value;
+            break;
+          case kCleanup: a.cleanup = true; break;
           case 'h': return sluice::HelpRequested();
           default: return sluice::Status::Error(std::string("unexpected argument '") + arg.value + "'");
         }
@@ -75,11 +101,29 @@ class ReconnectingProbes : public sluice::ProbesProducer {
   std::atomic<bool> disconnected_{false};
 };
 
+// Puts back what dead owners left changed in tracefs; one line each on stderr
+// (with `verbose`, also the owners still running). True if nothing failed.
+bool RestoreTracefs(const std::string& state_dir, bool verbose) {
+  sluice::TracefsCleanupReport report = sluice::RestoreTracefsLeftByDeadOwners(state_dir);
+  std::vector<const std::vector<std::string>*> shown = {&report.restored, &report.deferred,
+                                                        &report.errors};
+  if (verbose) shown.push_back(&report.running);
+  for (const auto* lines : shown) {
+    for (const std::string& line : *lines) fprintf(stderr, "sluice-probes: %s\n", line.c_str());
+  }
+  return report.ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   auto args = ParseArgs(argc, argv);
   if (!args.ok()) return sluice::CommandLineExit(args.status(), "sluice-probes", kUsage);
+  if (args->cleanup) return RestoreTracefs(args->state_dir, /*verbose=*/true) ? 0 : 1;
+  // Before anything else, so it happens even while sluiced is down; each
+  // later connection does it again (ProbesProducer::Connect).
+  RestoreTracefs(args->state_dir, /*verbose=*/false);
+  bool just_restored = true;
   const std::string& socket_path = args->socket_path;
   const bool once = args->once;
   struct sigaction sa {};
@@ -92,6 +136,9 @@ int main(int argc, char** argv) {
   bool said_waiting = false;
   while (!g_stop.load()) {
     sluice::ProbesProducerOptions options;
+    options.tracefs_state_dir = args->state_dir;
+    options.restore_tracefs_on_connect = !just_restored;
+    just_restored = false;
     ReconnectingProbes probes(options);
     auto client = sluice::ProducerIpcClient::Connect(socket_path, &probes,
                                                      sluice::ProbesConnectionOptions(args->smb_kb));

@@ -26,6 +26,7 @@ struct Collector {
   TraceHealth health;
   FtraceStats ftrace_start, ftrace_end;
   bool has_ftrace_start = false;
+  uint64_t ftrace_starts = 0, ftrace_ends = 0;  // One of each per linux.ftrace instance.
   TraceStats trace_stats;
   sluice::protos::BpfStats bpf_end;
   bool has_bpf = false;
@@ -69,7 +70,9 @@ struct Collector {
         // Several ftrace instances each write one; keep the first per phase.
         if (!has_ftrace_start) ftrace_start = p.ftrace_stats();
         has_ftrace_start = true;
+        ftrace_starts++;
       } else if (p.ftrace_stats().phase() == FtraceStats::END_OF_TRACE) {
+        ftrace_ends++;
         ftrace_end = p.ftrace_stats();
         health.has_ftrace_stats_end = true;
       }
@@ -183,6 +186,15 @@ struct Collector {
         "events that exist but could not be enabled: permissions or another tracer");
     if (!ftrace_end.atrace_errors().empty())
       Row("ftrace_atrace_errors", -1, kError, "ftrace config", 1, ftrace_end.atrace_errors());
+    // The session ended (TraceStats) but an instance never wrote its end:
+    // its producer died or lost sluiced mid-trace. (A file cut short lacks
+    // both, and says so in trace_stats_missing.)
+    if (health.has_trace_stats && ftrace_starts > ftrace_ends)
+      Row("ftrace_stats_end_missing", -1, kLoss, "ftrace data source",
+          static_cast<int64_t>(ftrace_starts - ftrace_ends),
+          "ftrace data sources that started but never ended: their producer died or lost sluiced "
+          "mid-trace (sluice-probes logs what it restored); what they had not committed is lost, "
+          "and kernel-side losses after their start are not counted");
   }
 
   void BpfRows() {

@@ -1,5 +1,7 @@
 #include "shm/base/file_util.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -29,6 +31,22 @@ TEST(FileUtilTest, ErrorsNameThePathAndTheCause) {
   EXPECT_TRUE(PathExists(path));
   std::filesystem::remove(path);
   EXPECT_FALSE(PathExists(path));
+}
+
+TEST(FileUtilTest, WriteFileAtomicallyReplacesTheWholeFile) {
+  const std::string path = ::testing::TempDir() + "/file_util_atomic_test";
+  ASSERT_TRUE(WriteFileAtomically(path, std::string(1000, 'a')).ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "short", 0640).ok());
+  EXPECT_EQ(*ReadFile(path), "short");  // Not "short" over the old 1000 bytes.
+  EXPECT_FALSE(PathExists(path + ".tmp"));
+  const mode_t mask = umask(0);
+  umask(mask);
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms(0640 & ~mask));  // The new file's mode.
+  std::filesystem::remove(path);
+  Status st = WriteFileAtomically("/nonexistent/sluice/x", "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "cannot create /nonexistent/sluice/x.tmp (No such file or directory)");
 }
 
 TEST(FileUtilTest, ErrnoText) {

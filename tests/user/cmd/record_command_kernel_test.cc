@@ -37,12 +37,12 @@
 // SIGKILL (file valid up to its last complete packet).
 //
 // tracefs is compared before and after every test: tracing_on,
-// buffer_size_kb, trace_clock, set_event, instances. Known limitation: a
-// recorder killed with SIGKILL cannot restore tracefs (its events stay
-// enabled, its clock and buffer size stay set). The SIGKILL test restores the
-// snapshot itself before comparing; a user who SIGKILLs `sluice record` must
-// do the same (or run another `sluice record`, which restores what it found,
-// i.e. the dirty state). A never-used root buffer reads "7 (expanded: 1408)"
+// buffer_size_kb, trace_clock, set_event, instances. A recorder killed with
+// SIGKILL cannot restore tracefs itself (its events stay enabled, its clock
+// and buffer size stay set); the tracefs state file it kept lets the next
+// `sluice record` or `sluice-probes --cleanup` put it back
+// (user/probes/tracefs_cleanup.h): the SIGKILL test runs the latter and
+// checks it took. A never-used root buffer reads "7 (expanded: 1408)"
 // until something sizes it and the kernel cannot go back: the comparison
 // treats the two as equal.
 //
@@ -510,15 +510,24 @@ TEST_F(RecordKernelTest, StreamingConfigSurvivesSigkill) {
     usleep(50 * 1000);
   }
   EXPECT_TRUE(recorder.running()) << recorder.Describe();
+  const pid_t killed = recorder.pid();
   recorder.Signal(SIGKILL);
   ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(60000)));
   EXPECT_TRUE(WIFSIGNALED(recorder.wait_status()));
 
-  // The recorder could not clean up: its events are still enabled. Restore
-  // the snapshot (TearDown then checks it took).
+  // The recorder could not clean up: its events are still enabled. Its
+  // state file lets `sluice-probes --cleanup` put tracefs back (TearDown
+  // then checks it took).
   TracefsState dirty = ReadTracefsState();
   EXPECT_NE(dirty.set_event, before_.set_event) << "expected the killed recorder's events";
-  RestoreTracefsState(before_);
+  ChildProcess cleanup;
+  ASSERT_TRUE(cleanup.Start({Bin("sluice-probes"), "--cleanup"}, Path("cleanup.out"),
+                            Path("cleanup.err")));
+  ASSERT_TRUE(cleanup.Wait(60000)) << cleanup.Describe();
+  EXPECT_TRUE(cleanup.exited_normally_with(0)) << cleanup.Describe();
+  EXPECT_NE(cleanup.Stderr().find("restored tracefs left by sluice pid " + std::to_string(killed)),
+            std::string::npos)
+      << cleanup.Describe();
 
   Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
   ASSERT_TRUE(d.status.ok()) << d.status.message();  // Truncated is fine.

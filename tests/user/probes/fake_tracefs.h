@@ -10,11 +10,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "user/probes/tracefs.h"
+#include "user/probes/tracefs_changes.h"
 
 namespace sluice::testing {
 
@@ -89,6 +93,37 @@ class FakeTracefs {
     Write("cpu_online", cpus == 1 ? "0\n" : "0-" + std::to_string(cpus - 1) + "\n");
     Mkdir("instances");
     PopulateInstance("", cpus);
+  }
+
+  // A Tracefs on this tree's root instance (after PopulateRoot()).
+  std::unique_ptr<Tracefs> Open() const {
+    TracefsOptions options;
+    options.root = root_;
+    options.cpu_online_path = Path("cpu_online");
+    auto fs = Tracefs::Open(options);
+    EXPECT_TRUE(fs.ok()) << fs.status().message();
+    return fs.ok() ? std::move(fs).value() : nullptr;
+  }
+
+  // What a controller leaves in the root instance during a trace, as the
+  // kernel would show it: tracing on, the boot clock, 2051 KiB, sched_switch
+  // and sched_waking enabled (sched_wakeup stays someone else's). Returns the
+  // TracefsChanges that describe it.
+  TracefsChanges ApplyTypicalSession() const {
+    Write("tracing_on", "1\n");
+    Write("trace_clock", "local global [boot]\n");
+    Write("buffer_size_kb", "2051\n");
+    Write("events/sched/sched_switch/enable", "1\n");
+    Write("events/sched/sched_waking/enable", "1\n");
+    TracefsChanges c;
+    c.tracefs_root = root_;
+    c.tracing_on_found = false;
+    c.trace_clock_found = "local";
+    c.trace_clock_set = "boot";
+    c.buffer_size_kb_found = 1408;
+    c.buffer_size_kb_set = 2051;
+    c.enabled_events = {"sched/sched_switch", "sched/sched_waking"};
+    return c;
   }
 
  private:

@@ -120,6 +120,21 @@ TEST(TraceHealthTest, TruncatedAndIncompleteTracesSaySo) {
   EXPECT_EQ(h->ftrace_events, 1u);
 }
 
+// An ftrace instance that started but never ended in a session that did end:
+// its producer died (sluice-probes killed) or lost sluiced.
+TEST(TraceHealthTest, FtraceSourceThatNeverEndedIsALoss) {
+  TraceBuilder t;
+  t.Add(FtraceStatsPacket(FtraceStats::START_OF_TRACE, 0, 0));  // Killed probes.
+  t.Add(FtraceStatsPacket(FtraceStats::START_OF_TRACE, 0, 0));  // The restarted one.
+  t.Add(FtraceStatsPacket(FtraceStats::END_OF_TRACE, 0, 0));
+  t.Add(StatsPacket());
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(RowValues(*h), (std::map<std::string, int64_t>{{"ftrace_stats_end_missing", 1}}))
+      << FormatHealthTable(*h);
+  EXPECT_EQ(h->data_loss_total(), 1u);
+}
+
 TEST(TraceHealthTest, MalformedPacketsAreCountedNotFatal) {
   TraceBuilder t;
   AppendTracePacketRecord(std::string("\x0a\x05\x08", 3), &t.bytes);  // Bundle overruns packet.

@@ -1,8 +1,6 @@
 #include "user/probes/ftrace/ftrace_controller.h"
 
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +10,8 @@
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "shm/base/string_util.h"
-
-extern char** environ;
+#include "shm/base/subprocess.h"
+#include "user/probes/tracefs_state_file.h"
 
 namespace sluice {
 namespace {
@@ -51,41 +49,6 @@ bool DetectAndroid(const std::string& atrace_path) {
   if (access(atrace_path.c_str(), X_OK) == 0) return true;
   auto props = ReadFile("/system/build.prop");
   return props.ok() && props->find("ro.build.") != std::string::npos;
-}
-
-int SpawnAndWait(const std::vector<std::string>& argv, std::string* output) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  if (rc != 0) {
-    close(pipe_fds[0]);
-    return -1;
-  }
-  char buf[512];
-  ssize_t n;
-  while ((n = read(pipe_fds[0], buf, sizeof(buf))) != 0) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (output->size() < 4096) output->append(buf, static_cast<size_t>(n));
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace
@@ -140,6 +103,10 @@ FtraceController::FtraceController(const Tracefs* tracefs, FtraceControlConfig c
     : tracefs_(tracefs), config_(std::move(config)), options_(std::move(options)) {
   is_android_ = options_.is_android.has_value() ? *options_.is_android
                                                 : DetectAndroid(options_.atrace_path);
+  changes_.tracefs_root = tracefs_->root();
+  changes_.instance_name = tracefs_->instance_name();
+  changes_.created_instance = tracefs_->created_instance();
+  Persist();  // The owner may have saved "creating the instance" before: correct it.
 }
 
 FtraceController::~FtraceController() {
@@ -150,9 +117,18 @@ void FtraceController::Warn(const std::string& message) {
   if (options_.print_warnings) std::fprintf(stderr, "sluice: warning: %s\n", message.c_str());
 }
 
+void FtraceController::Persist() {
+  if (options_.state_file == nullptr) return;
+  Status st = options_.state_file->Save(changes_);
+  if (st.ok() || !state_file_error_.empty()) return;
+  state_file_error_ = "cannot keep the tracefs state file (" + st.message() +
+                      "): if this process is killed, tracefs stays as it changed it";
+  Warn(state_file_error_);
+}
+
 int FtraceController::RunCommand(const std::vector<std::string>& argv, std::string* output) {
   if (options_.run_command) return options_.run_command(argv, output);
-  return SpawnAndWait(argv, output);
+  return RunCommandAndWait(argv, output);
 }
 
 Status FtraceController::Start() {
@@ -168,16 +144,16 @@ Status FtraceController::Start() {
 // tracing_on last.
 Status FtraceController::ApplyConfig() {
   const Tracefs& fs = *tracefs_;
-  SLUICE_ASSIGN_OR_RETURN(saved_tracing_on_, fs.ReadTracingOn());
-  SLUICE_ASSIGN_OR_RETURN(saved_clock_, fs.ReadTraceClock());
-  SLUICE_ASSIGN_OR_RETURN(saved_buffer_size_, fs.ReadBufferSize());
-  trace_clock_ = saved_clock_;
+  SLUICE_ASSIGN_OR_RETURN(const bool found_tracing_on, fs.ReadTracingOn());
+  SLUICE_ASSIGN_OR_RETURN(const std::string found_clock, fs.ReadTraceClock());
+  SLUICE_ASSIGN_OR_RETURN(const TracefsBufferSize found_size, fs.ReadBufferSize());
+  trace_clock_ = found_clock;
 
   const bool wants_atrace = !config_.atrace_categories.empty() || !config_.atrace_apps.empty();
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> resolved, ResolveEvents(wants_atrace));
-  SLUICE_RETURN_IF_ERROR(ApplyBufferSize());
-  SLUICE_RETURN_IF_ERROR(ApplyClock());
-  if (!config_.preserve_buffer && !changed_clock_ && !changed_buffer_size_) {
+  SLUICE_RETURN_IF_ERROR(ApplyBufferSize(found_size));
+  SLUICE_RETURN_IF_ERROR(ApplyClock(found_clock));
+  if (!config_.preserve_buffer && !changes_.trace_clock_found && !changes_.changed_buffer_size()) {
     // Empty the buffer of events from before this trace (clock and size
     // changes did that already). Opening `trace` with O_TRUNC is `echo > trace`.
     int fd = open(fs.Path("trace").c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
@@ -186,8 +162,9 @@ Status FtraceController::ApplyConfig() {
   EnableEvents(resolved);
 
   if (wants_atrace && is_android_) StartAtrace();
-  if (!saved_tracing_on_) {
-    changed_tracing_on_ = true;
+  if (!found_tracing_on) {
+    changes_.tracing_on_found = false;
+    Persist();
     SLUICE_RETURN_IF_ERROR(fs.WriteTracingOn(true));
   }
   return Status::Ok();
@@ -239,33 +216,45 @@ StatusOr<std::vector<std::string>> FtraceController::ResolveEvents(bool wants_at
 
 // An unexpanded root buffer that will expand to the requested size needs no
 // write: enabling the first event expands it.
-Status FtraceController::ApplyBufferSize() {
+Status FtraceController::ApplyBufferSize(const TracefsBufferSize& found) {
   const Tracefs& fs = *tracefs_;
   if (config_.buffer_size_kb == 0 ||
-      (!saved_buffer_size_.per_cpu_differs && saved_buffer_size_.kb == config_.buffer_size_kb)) {
+      (!found.per_cpu_differs && found.kb == config_.buffer_size_kb)) {
     return Status::Ok();
   }
-  if (saved_buffer_size_.per_cpu_differs) {
+  if (found.per_cpu_differs) {
+    std::vector<std::pair<uint32_t, uint32_t>> per_cpu;
     for (uint32_t cpu : fs.ListPerCpuDirs()) {
       SLUICE_ASSIGN_OR_RETURN(uint32_t kb, fs.ReadPerCpuBufferSizeKb(cpu));
-      saved_per_cpu_kb_.emplace_back(cpu, kb);
+      per_cpu.emplace_back(cpu, kb);
     }
+    changes_.per_cpu_buffer_size_kb_found = std::move(per_cpu);
+  } else {
+    changes_.buffer_size_kb_found = found.kb;
   }
-  changed_buffer_size_ = true;
+  Persist();
   Status st = fs.WriteBufferSizeKb(config_.buffer_size_kb);
   if (!st.ok()) {
     return Status::Error("cannot set the ftrace buffer to " + std::to_string(config_.buffer_size_kb) +
                          " KiB per CPU (" + st.message() + "): lower buffer_size_kb");
   }
+  // The kernel rounds to whole pages: what it shows now is what the undo
+  // compares with to know the size is still ours.
+  if (auto now = fs.ReadBufferSize(); now.ok() && !now->per_cpu_differs) {
+    changes_.buffer_size_kb_set = now->kb;
+    Persist();
+  }
   return Status::Ok();
 }
 
-Status FtraceController::ApplyClock() {
+Status FtraceController::ApplyClock(const std::string& found) {
   const Tracefs& fs = *tracefs_;
-  if (!config_.boot_clock || saved_clock_ == "boot") return Status::Ok();
+  if (!config_.boot_clock || found == "boot") return Status::Ok();
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> clocks, fs.ReadAvailableClocks());
   if (std::find(clocks.begin(), clocks.end(), "boot") != clocks.end()) {
-    changed_clock_ = true;
+    changes_.trace_clock_found = found;
+    changes_.trace_clock_set = "boot";
+    Persist();
     SLUICE_RETURN_IF_ERROR(fs.WriteTraceClock("boot"));
     trace_clock_ = "boot";
   }
@@ -276,22 +265,43 @@ Status FtraceController::ApplyClock() {
 // Restore() leaves them on). A failure is a warning, not an error.
 void FtraceController::EnableEvents(const std::vector<std::string>& resolved) {
   const Tracefs& fs = *tracefs_;
+  // Which are off (to enable) and which someone else enabled already; the
+  // ones to enable go into the state file before the first write.
+  std::vector<std::string> to_enable;
+  std::unordered_set<std::string> active;
   for (const std::string& e : resolved) {
     const size_t slash = e.find('/');
-    const std::string group = e.substr(0, slash), name = e.substr(slash + 1);
-    auto on = fs.ReadEventEnabled(group, name);
-    if (on.ok() && *on) {
-      active_events_.push_back(e);
-      continue;
+    auto on = fs.ReadEventEnabled(e.substr(0, slash), e.substr(slash + 1));
+    if (!on.ok()) {
+      failed_events_.push_back(e);
+      Warn("cannot enable ftrace event " + e + ": " + on.status().message());
+    } else if (*on) {
+      active.insert(e);
+    } else {
+      to_enable.push_back(e);
     }
-    Status st = on.ok() ? fs.WriteEventEnabled(group, name, true) : on.status();
+  }
+  if (!to_enable.empty()) {
+    changes_.enabled_events = to_enable;
+    Persist();
+  }
+  for (const std::string& e : to_enable) {
+    const size_t slash = e.find('/');
+    Status st = fs.WriteEventEnabled(e.substr(0, slash), e.substr(slash + 1), true);
     if (!st.ok()) {
       failed_events_.push_back(e);
       Warn("cannot enable ftrace event " + e + ": " + st.message());
       continue;
     }
     enabled_by_us_.push_back(e);
-    active_events_.push_back(e);
+    active.insert(e);
+  }
+  if (enabled_by_us_.size() != to_enable.size()) {
+    changes_.enabled_events = enabled_by_us_;
+    Persist();
+  }
+  for (const std::string& e : resolved) {
+    if (active.count(e)) active_events_.push_back(e);
   }
   for (const std::string& e : always_on_) {
     if (std::find(active_events_.begin(), active_events_.end(), e) == active_events_.end()) {
@@ -307,6 +317,8 @@ void FtraceController::StartAtrace() {
     argv.push_back(Join(config_.atrace_apps, ","));
   }
   for (const std::string& c : config_.atrace_categories) argv.push_back(c);
+  changes_.atrace_path = options_.atrace_path;
+  Persist();
   std::string output;
   int rc = RunCommand(argv, &output);
   if (rc != 0) {
@@ -314,53 +326,39 @@ void FtraceController::StartAtrace() {
     atrace_errors_ = Join(argv, " ") + " failed (exit " + std::to_string(rc) + ")" +
                      (out.empty() ? std::string() : ": " + std::string(out));
     Warn(atrace_errors_);
+    changes_.atrace_path.clear();
+    Persist();
     return;
   }
-  atrace_running_ = true;
   // atrace prints warnings (e.g. unknown categories) but still succeeds.
   std::string_view out = TrimWhitespace(output);
   if (!out.empty()) atrace_errors_ = std::string(out);
 }
 
-void FtraceController::StopAtrace() {
-  if (!atrace_running_) return;
-  atrace_running_ = false;
-  std::string output;
-  int rc = RunCommand({options_.atrace_path, "--async_stop", "--only_userspace"}, &output);
-  if (rc != 0) {
-    restore_errors_.push_back("atrace --async_stop failed (exit " + std::to_string(rc) + ")");
-  }
-}
-
 void FtraceController::DisableEvents() {
   if (events_disabled_) return;
   events_disabled_ = true;
-  StopAtrace();
-  for (const std::string& e : enabled_by_us_) {
-    const size_t slash = e.find('/');
-    Status st = tracefs_->WriteEventEnabled(e.substr(0, slash), e.substr(slash + 1), false);
-    if (!st.ok()) restore_errors_.push_back(st.message());
-  }
+  UndoEventChanges(*tracefs_, &changes_,
+                   [this](const std::vector<std::string>& argv, std::string* output) {
+                     return RunCommand(argv, output);
+                   },
+                   &restore_report_);
+  Persist();
 }
 
 void FtraceController::Restore() {
   if (restored_) return;
   restored_ = true;
   DisableEvents();
-  const Tracefs& fs = *tracefs_;
-  auto record = [this](Status st) {
-    if (!st.ok()) restore_errors_.push_back(st.message());
-  };
-  if (changed_tracing_on_) record(fs.WriteTracingOn(false));
-  if (changed_clock_) record(fs.WriteTraceClock(saved_clock_));
-  if (changed_buffer_size_) {
-    if (saved_buffer_size_.per_cpu_differs) {
-      for (auto [cpu, kb] : saved_per_cpu_kb_) record(fs.WritePerCpuBufferSizeKb(cpu, kb));
-    } else {
-      record(fs.WriteBufferSizeKb(saved_buffer_size_.kb));
-    }
-  }
-  for (const std::string& e : restore_errors_) Warn("ftrace state not restored: " + e);
+  UndoSettingChanges(*tracefs_, &changes_, &restore_report_);
+  Persist();
+  for (const std::string& e : restore_report_.errors) Warn("ftrace state not restored: " + e);
+  for (const std::string& e : restore_report_.left) Warn("ftrace state " + e);
+}
+
+void FtraceController::OnInstanceRemoved() {
+  changes_.created_instance = false;
+  Persist();
 }
 
 }  // namespace sluice

@@ -17,7 +17,18 @@
 // Other users' settings are left alone: an event someone else enabled stays
 // enabled when we stop (we never wrote it, so we never clear it). Settings we
 // did not change are not written back, so a concurrent change by another tool
-// to those survives. Two kernel effects cannot be undone and are documented
+// to those survives; a setting we changed is put back only while it still has
+// our value (user/probes/tracefs_changes.h, which also does the undoing).
+//
+// State file. With FtraceControlOptions.state_file set, every change is
+// saved there before it is made, and the file is rewritten after each undo
+// (user/probes/tracefs_state_file.h), so that if this process dies without
+// Restore() another one puts tracefs back (user/probes/tracefs_cleanup.h).
+// The events about to be enabled are saved as one batch before the first
+// write: if the process dies during that loop, the cleanup may find an event
+// listed that it never enabled, and disables it if it is on (someone else
+// enabled it in those microseconds). A file that cannot be written is one
+// warning; the trace goes on. Two kernel effects cannot be undone and are documented
 // rather than hidden: changing trace_clock or resizing clears the buffer, and
 // the root buffer's one-way expansion ("7 (expanded: 1408)") happens as soon
 // as any event is enabled.
@@ -55,9 +66,13 @@
 #include <vector>
 
 #include "shm/base/status.h"
+#include "shm/base/subprocess.h"
 #include "user/probes/tracefs.h"
+#include "user/probes/tracefs_changes.h"
 
 namespace sluice {
+
+class TracefsStateFile;
 
 struct FtraceControlConfig {
   std::vector<std::string> events;  // As in FtraceConfig.ftrace_events.
@@ -75,9 +90,12 @@ struct FtraceControlOptions {
   std::string atrace_path = "/system/bin/atrace";
   // Runs argv, returns its exit status (-1 if it could not run) and its
   // output in `output`. Unset = fork/exec. Tests substitute a fake.
-  std::function<int(const std::vector<std::string>& argv, std::string* output)> run_command;
+  CommandRunner run_command;
   // Print warnings (atrace missing, failed events) to stderr once.
   bool print_warnings = true;
+  // Where to save what Start() changes before changing it (see the header
+  // comment); null = nowhere. Must outlive the controller.
+  TracefsStateFile* state_file = nullptr;
 };
 
 // FtraceClock enum values of FtraceEventBundle (upstream ftrace_event_bundle.proto).
@@ -109,6 +127,9 @@ class FtraceController {
   // DisableEvents(), then puts back tracing_on, trace_clock and buffer size.
   // Idempotent. Errors are collected in restore_errors().
   void Restore();
+  // The owner removed the instance the Tracefs created: the state file stops
+  // listing it (and is removed when nothing else is left).
+  void OnInstanceRemoved();
 
   // Requested events that are enabled for this trace ("group/name"), whether
   // we enabled them or they already were.
@@ -118,7 +139,14 @@ class FtraceController {
   const std::vector<std::string>& unknown_events() const { return unknown_events_; }
   const std::vector<std::string>& failed_events() const { return failed_events_; }
   const std::string& atrace_errors() const { return atrace_errors_; }
-  const std::vector<std::string>& restore_errors() const { return restore_errors_; }
+  const std::vector<std::string>& restore_errors() const { return restore_report_.errors; }
+  // What DisableEvents() and Restore() put back ("disabled 3 events, ...").
+  const TracefsUndoReport& restore_report() const { return restore_report_; }
+  // What is still changed (empty after a clean Restore(), but for an instance
+  // the owner has not removed yet).
+  const TracefsChanges& changes() const { return changes_; }
+  // Why the state file could not be written; empty if it could (or none).
+  const std::string& state_file_error() const { return state_file_error_; }
   // The trace_clock in effect during the trace, and its FtraceClock value.
   const std::string& trace_clock() const { return trace_clock_; }
   uint32_t ftrace_clock_enum() const { return FtraceClockEnumForTraceClock(trace_clock_); }
@@ -127,11 +155,12 @@ class FtraceController {
  private:
   Status ApplyConfig();
   StatusOr<std::vector<std::string>> ResolveEvents(bool wants_atrace);
-  Status ApplyBufferSize();
-  Status ApplyClock();
+  Status ApplyBufferSize(const TracefsBufferSize& found);
+  Status ApplyClock(const std::string& found);
+  // Saves changes_ to the state file, if there is one.
+  void Persist();
   void EnableEvents(const std::vector<std::string>& resolved);
   void StartAtrace();
-  void StopAtrace();
   void Warn(const std::string& message);
   int RunCommand(const std::vector<std::string>& argv, std::string* output);
 
@@ -143,16 +172,11 @@ class FtraceController {
   bool started_ = false;
   bool restored_ = false;
   bool events_disabled_ = false;
-  bool atrace_running_ = false;
 
-  // Saved state; `changed_*` says whether Restore() must write it back.
-  bool saved_tracing_on_ = true;
-  bool changed_tracing_on_ = false;
-  std::string saved_clock_;
-  bool changed_clock_ = false;
-  TracefsBufferSize saved_buffer_size_;
-  std::vector<std::pair<uint32_t, uint32_t>> saved_per_cpu_kb_;  // (cpu, kb) for "X"
-  bool changed_buffer_size_ = false;
+  // What Start() changed and has not been undone yet, with the values found.
+  TracefsChanges changes_;
+  TracefsUndoReport restore_report_;
+  std::string state_file_error_;
 
   std::string trace_clock_;
   std::vector<std::string> always_on_;  // "ftrace/print" & co: no enable file.
@@ -161,7 +185,6 @@ class FtraceController {
   std::vector<std::string> unknown_events_;
   std::vector<std::string> failed_events_;
   std::string atrace_errors_;
-  std::vector<std::string> restore_errors_;
 };
 
 }  // namespace sluice

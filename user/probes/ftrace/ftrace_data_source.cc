@@ -48,7 +48,37 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   fs_options.instance_name = config.instance_name();
   fs_options.allow_mount = options.allow_mount;
   fs_options.cpu_online_path = options.cpu_online_path;
-  SLUICE_ASSIGN_OR_RETURN(ds->tracefs_, Tracefs::Open(fs_options));
+  FtraceControlOptions control_options = options.control;
+  if (!options.tracefs_state_dir.empty()) {
+    auto file = TracefsStateFile::Create(options.tracefs_state_dir);
+    if (file.ok()) {
+      ds->state_file_ = std::move(file).value();
+      control_options.state_file = ds->state_file_.get();
+    } else {
+      ds->AddWarning("no tracefs state file (" + file.status().message() +
+                     "): if this process is killed, tracefs stays as it changed it");
+    }
+  }
+  if (ds->state_file_ && !config.instance_name().empty()) {
+    // The instance is the first change: saved before Open() makes it.
+    auto root = FindTracefsRoot(fs_options);
+    if (root.ok() && !IsDirectory(*root + "/instances/" + config.instance_name())) {
+      TracefsChanges creating;
+      creating.tracefs_root = *root;
+      creating.instance_name = config.instance_name();
+      creating.created_instance = true;
+      if (Status st = ds->state_file_->Save(creating); !st.ok()) {
+        ds->AddWarning("cannot keep the tracefs state file (" + st.message() +
+                       "): if this process is killed, tracefs stays as it changed it");
+      }
+    }
+  }
+  auto tracefs = Tracefs::Open(fs_options);
+  if (!tracefs.ok()) {
+    if (ds->state_file_) (void)ds->state_file_->Save({});
+    return tracefs.status();
+  }
+  ds->tracefs_ = std::move(tracefs).value();
 
   FtraceControlConfig control;
   control.events.assign(config.ftrace_events().begin(), config.ftrace_events().end());
@@ -58,7 +88,7 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   control.buffer_size_kb = config.buffer_size_kb();
   control.preserve_buffer = config.preserve_ftrace_buffer();
   ds->controller_ = std::make_unique<FtraceController>(ds->tracefs_.get(), std::move(control),
-                                                       options.control);
+                                                       control_options);
   return ds;
 }
 
@@ -70,8 +100,26 @@ FtraceDataSource::~FtraceDataSource() {
     std::lock_guard<std::mutex> lock(readers_mutex_);
     cpus_.clear();
   }
-  controller_.reset();  // Restores if Start() failed half-way.
-  if (tracefs_) (void)tracefs_->RemoveCreatedInstance();
+  if (controller_) controller_->Restore();  // If Start() failed half-way; idempotent.
+  RemoveInstanceIfCreated();
+  controller_.reset();
+}
+
+void FtraceDataSource::AddWarning(const std::string& warning) {
+  if (options_.control.print_warnings) fprintf(stderr, "sluice: warning: %s\n", warning.c_str());
+  std::lock_guard<std::mutex> lock(warnings_mutex_);
+  warnings_.push_back(warning);
+}
+
+void FtraceDataSource::RemoveInstanceIfCreated() {
+  if (!tracefs_ || !tracefs_->created_instance()) return;
+  Status st = tracefs_->RemoveCreatedInstance();
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(warnings_mutex_);
+    warnings_.push_back(st.message());
+    return;
+  }
+  if (controller_) controller_->OnInstanceRemoved();
 }
 
 Status FtraceDataSource::Start() {
@@ -206,7 +254,7 @@ void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
       if (!s->reader->FlushDone(ticket)) all_done = false;
     }
     for (auto& [s, ticket] : tickets) DrainCpu(s);
-    if (all_done) break;
+    if (all_done || abandoned_.load(std::memory_order_relaxed)) break;
     if (Clock::now() > deadline) {
       std::lock_guard<std::mutex> lock(warnings_mutex_);
       warnings_.push_back("an ftrace reader did not finish a flush within 10 s");
@@ -227,6 +275,8 @@ void FtraceDataSource::DrainThreadMain() {
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - now);
       signal_.WaitFor(static_cast<uint32_t>(std::max<int64_t>(wait.count(), 1)));
     }
+    // relaxed: Abandon() joins this thread; the flag only has to be seen.
+    if (abandoned_.load(std::memory_order_relaxed)) return;
     uint64_t requested;
     bool final;
     {
@@ -320,10 +370,38 @@ void FtraceDataSource::Stop() {
   WriteStats(FtraceStats::END_OF_TRACE);
   stats_writer_->Flush();
   controller_->Restore();
-  Status st = tracefs_->RemoveCreatedInstance();
+  RemoveInstanceIfCreated();
   std::lock_guard<std::mutex> lock(warnings_mutex_);
   for (const std::string& e : controller_->restore_errors()) warnings_.push_back(e);
-  if (!st.ok()) warnings_.push_back(st.message());
+}
+
+FtraceAbandonStats FtraceDataSource::Abandon() {
+  FtraceAbandonStats lost;
+  if (!started_ || stopped_) return lost;
+  stopped_ = true;
+  // Nothing new from our events; then the threads, at their next check.
+  controller_->DisableEvents();
+  abandoned_.store(true, std::memory_order_relaxed);
+  signal_.Notify();
+  drain_thread_.join();
+  for (auto& s : cpus_) {
+    if (!s || !s->reader) continue;
+    s->reader->StopThread();
+    lost.pages_read_not_sent += s->reader->ReadyPages();
+    RetireReader(s.get());  // Closes trace_pipe_raw: the instance can go.
+  }
+  PublishCounters();
+  for (uint32_t cpu : stats_cpus_) {
+    // Before the restore: resizing or changing the clock empties the buffer.
+    if (auto stats = ReadFtraceCpuStats(*tracefs_, cpu); stats.ok()) {
+      lost.kernel_unread_events += stats->entries;
+    }
+  }
+  controller_->Restore();
+  RemoveInstanceIfCreated();
+  std::lock_guard<std::mutex> lock(warnings_mutex_);
+  for (const std::string& e : controller_->restore_errors()) warnings_.push_back(e);
+  return lost;
 }
 
 void FtraceDataSource::SetReadingPausedForTesting(bool paused) {

@@ -17,6 +17,15 @@
 //   Stop()   ─ disable our events (others' stay), final Flush(), join the
 //              threads, FtraceStats{phase: END_OF_TRACE}, restore tracefs,
 //              rmdir the instance if we made it
+//   Abandon() ─ the service is gone, nothing more can be delivered: disable
+//              our events, stop the threads without a final drain, restore
+//              tracefs, rmdir; returns what was not delivered
+//
+// State file. With options.tracefs_state_dir set, what the controller changes
+// in tracefs (and the instance, before Create() makes it) is saved there
+// before it is changed, so that if this process is killed the next
+// sluice-probes, `sluice-probes --cleanup` or `sluice record` puts it back
+// (user/probes/tracefs_state_file.h, user/probes/tracefs_cleanup.h).
 //
 // Writers. make_writer() is called once per CPU (at Start() for the CPUs
 // online then, from the drain thread for CPUs that come online later) and
@@ -56,6 +65,7 @@
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/probes/ftrace/ftrace_page_encoder.h"
 #include "user/probes/tracefs.h"
+#include "user/probes/tracefs_state_file.h"
 
 namespace sluice {
 
@@ -71,6 +81,14 @@ struct FtraceDataSourceOptions {
   // Tests: start with the readers paused (nothing is read from the kernel
   // until SetReadingPausedForTesting(false) or Stop()).
   bool start_reading_paused = false;
+  // Where to keep the tracefs state file (see above); empty = none.
+  std::string tracefs_state_dir;
+};
+
+// What Abandon() could not deliver.
+struct FtraceAbandonStats {
+  uint64_t pages_read_not_sent = 0;  // Read from the kernel, still in the pools.
+  uint64_t kernel_unread_events = 0;  // Left in the kernel buffer (per_cpu/cpuN/stats entries).
 };
 
 // Totals so far, for `sluice record`'s status line. Updated by the drain
@@ -111,6 +129,10 @@ class FtraceDataSource {
   void Flush();
   // Disables our events, final drain, FtraceStats(END), restores tracefs.
   void Stop();
+  // For when the service is gone: disables our events, stops the threads
+  // without draining (the writers could not deliver anything), restores
+  // tracefs and removes the instance. Afterwards Stop() does nothing.
+  FtraceAbandonStats Abandon();
 
   FtraceSourceStats stats() const;
   // Tests: pause/resume reading from the kernel (the kernel buffer then
@@ -151,6 +173,10 @@ class FtraceDataSource {
   void HandleHotplug();
   void PublishCounters();
   void WriteStats(int phase);
+  // rmdir's the instance if Create() made it, and tells the controller.
+  void RemoveInstanceIfCreated();
+  // Printed (unless options.control.print_warnings is off) and kept.
+  void AddWarning(const std::string& warning);
   // Asks the drain thread for a flush (final: then it exits) and waits.
   void RequestDrainFlush(bool final);
 
@@ -159,6 +185,7 @@ class FtraceDataSource {
   FtraceDataSourceOptions options_;
   uint32_t drain_period_ms_ = 100;
 
+  std::unique_ptr<TracefsStateFile> state_file_;  // Before tracefs_: it outlives the controller.
   std::unique_ptr<Tracefs> tracefs_;
   std::unique_ptr<FtraceController> controller_;
   FtraceFormatTable formats_;
@@ -187,6 +214,8 @@ class FtraceDataSource {
   uint64_t flush_requested_ = 0;
   uint64_t flush_done_ = 0;
   bool final_requested_ = false;
+  // Abandon(): the drain thread stops at its next check, without a flush.
+  std::atomic<bool> abandoned_{false};
 
   mutable std::mutex warnings_mutex_;
   std::vector<std::string> warnings_;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
+#include "shm/base/file_util.h"
 #include "tests/user/probes/fake_tracefs.h"
+#include "user/probes/tracefs_state_file.h"
 
 namespace sluice {
 namespace {
@@ -51,12 +53,8 @@ class FtraceControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fake_.PopulateRoot();
-    TracefsOptions options;
-    options.root = fake_.root();
-    options.cpu_online_path = fake_.Path("cpu_online");
-    auto fs = Tracefs::Open(options);
-    ASSERT_TRUE(fs.ok()) << fs.status().message();
-    fs_ = std::move(*fs);
+    fs_ = fake_.Open();
+    ASSERT_NE(fs_, nullptr);
   }
   FtraceControlOptions Options(bool android) {
     FtraceControlOptions o;
@@ -220,6 +218,65 @@ TEST_F(FtraceControllerTest, StartErrorRestoresWhatWasChanged) {
   EXPECT_EQ(fake_.Read("tracing_on"), "0\n");
   EXPECT_EQ(fake_.Read("trace_clock"),
             "[local] global counter uptime perf mono mono_raw boot x86-tsc\n");
+}
+
+// With a state file, what Start() changed is on disk until Restore() has put
+// it back, so that another process can undo it if this one is killed.
+TEST_F(FtraceControllerTest, StateFileListsTheChangesUntilRestored) {
+  const std::string dir = fake_.Path("state");
+  auto file = TracefsStateFile::Create(dir);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  FtraceControlConfig config;
+  config.events = {"sched/*"};
+  config.buffer_size_kb = 4096;
+  FtraceControlOptions options = Options(false);
+  options.state_file = file->get();
+  FtraceController c(fs_.get(), config, options);
+  EXPECT_FALSE(PathExists((*file)->path())) << "nothing changed yet";
+  ASSERT_TRUE(c.Start().ok());
+  EXPECT_TRUE(c.state_file_error().empty()) << c.state_file_error();
+
+  auto saved = ReadTracefsStateFile((*file)->path());
+  ASSERT_TRUE(saved.ok()) << saved.status().message();
+  TracefsChanges expected;
+  expected.tracefs_root = fake_.root();
+  expected.tracing_on_found = false;
+  expected.trace_clock_found = "local";
+  expected.trace_clock_set = "boot";
+  expected.buffer_size_kb_found = 1408;
+  expected.buffer_size_kb_set = 4096;
+  expected.enabled_events = {"sched/sched_switch", "sched/sched_waking"};
+  EXPECT_EQ(saved->changes, expected);
+  EXPECT_EQ(saved->changes, c.changes());
+
+  c.DisableEvents();
+  saved = ReadTracefsStateFile((*file)->path());
+  ASSERT_TRUE(saved.ok()) << saved.status().message();
+  EXPECT_TRUE(saved->changes.enabled_events.empty()) << "events off: no longer listed";
+  EXPECT_TRUE(saved->changes.tracing_on_found.has_value());
+
+  c.Restore();
+  // "?": the fake shows the clock as written, without the kernel's brackets.
+  EXPECT_EQ(c.restore_report().Summary(),
+            "disabled 2 events, tracing_on 1 -> 0, trace_clock ? -> local, "
+            "buffer_size_kb 4096 -> 1408");
+  EXPECT_FALSE(PathExists((*file)->path())) << "all put back: no file";
+}
+
+TEST_F(FtraceControllerTest, StateFileThatCannotBeWrittenIsOneWarning) {
+  fake_.Write("state", "a file where the directory should be");
+  auto file = TracefsStateFile::Create(fake_.Path("state"));
+  ASSERT_TRUE(file.ok());
+  FtraceControlConfig config;
+  config.events = {"sched/sched_switch"};
+  FtraceControlOptions options = Options(false);
+  options.state_file = file->get();
+  FtraceController c(fs_.get(), config, options);
+  ASSERT_TRUE(c.Start().ok()) << "the trace goes on";
+  EXPECT_NE(c.state_file_error().find("if this process is killed, tracefs stays as it changed it"),
+            std::string::npos)
+      << c.state_file_error();
+  EXPECT_EQ(fake_.Read("events/sched/sched_switch/enable"), "1");
 }
 
 }  // namespace

@@ -48,6 +48,14 @@ class FtraceDataSourceTest : public ::testing::Test {
     o.control.print_warnings = false;
     return o;
   }
+  std::vector<std::string> StateFiles() const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(fake_.Path("state"), ec)) {
+      if (e.path().extension() == ".state") names.push_back(e.path().filename());
+    }
+    return names;
+  }
   template <typename Pred>
   bool WaitUntil(Pred pred) {
     // Only reached when something is broken.
@@ -171,10 +179,44 @@ TEST_F(FtraceDataSourceTest, CreatesAndRemovesItsInstance) {
   perfetto::protos::FtraceConfig config;
   config.set_instance_name("mine");
   // The fake "kernel" does not populate a new instance, so Create() fails
-  // after mkdir and must rmdir again.
-  auto ds = FtraceDataSource::Create(config, collector_.Factory(), Options());
+  // after mkdir and must rmdir again; the instance, saved in the state file
+  // before the mkdir, is taken out of it again.
+  FtraceDataSourceOptions options = Options();
+  options.tracefs_state_dir = fake_.Path("state");
+  auto ds = FtraceDataSource::Create(config, collector_.Factory(), options);
   EXPECT_FALSE(ds.ok());
   EXPECT_FALSE(std::filesystem::exists(fake_.Path("instances/mine")));
+  EXPECT_TRUE(StateFiles().empty());
+}
+
+// The service is gone: tracefs is put back at once, nothing is drained, the
+// kernel's unread events are counted, the state file goes, Stop() is a no-op.
+TEST_F(FtraceDataSourceTest, AbandonRestoresTracefsWithoutDraining) {
+  fake_.Write("per_cpu/cpu1/stats", "entries: 7\n");
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("sched/sched_switch");
+  config.set_buffer_size_kb(64);
+  FtraceDataSourceOptions options = Options();
+  options.tracefs_state_dir = fake_.Path("state");
+  auto ds = FtraceDataSource::Create(config, collector_.Factory(), options);
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->Start().ok());
+  EXPECT_EQ(StateFiles().size(), 1u);
+  EXPECT_EQ(fake_.Read("events/sched/sched_switch/enable"), "1");
+
+  FtraceAbandonStats lost = (*ds)->Abandon();
+  EXPECT_EQ(lost.kernel_unread_events, 7u);
+  EXPECT_EQ(fake_.Read("events/sched/sched_switch/enable"), "0");
+  EXPECT_EQ(fake_.Read("tracing_on"), "0");
+  EXPECT_EQ(fake_.Read("buffer_size_kb"), "1408");
+  EXPECT_EQ((*ds)->controller()->restore_report().errors, std::vector<std::string>{});
+  EXPECT_TRUE(StateFiles().empty());
+  (*ds)->Stop();
+  (*ds)->Flush();
+  // START only: no FtraceStats END for a service that is gone.
+  size_t stats_packets = 0;
+  for (const auto& p : collector_.Packets()) stats_packets += p.has_ftrace_stats();
+  EXPECT_EQ(stats_packets, 1u);
 }
 
 TEST_F(FtraceDataSourceTest, StopWithoutStartAndDoubleStopAreHarmless) {
