@@ -64,7 +64,7 @@ void TracingService::PostProducerCallLocked(ProducerId producer,
     {
       std::lock_guard<std::mutex> lock(mu_);
       ConnectedProducer* p = FindProducerLocked(producer);
-      if (!p || p->kicked) return;
+      if (!p || p->kicked || p->not_reading) return;
       endpoint = p->endpoint;
     }
     // The producer cannot go away while we call it: disconnecting off the
@@ -118,6 +118,14 @@ void TracingService::DisconnectProducer(ProducerId id) {
   // What the producer completed but never committed goes into the trace
   // (not for a producer dropped for its faults: nothing of it is read).
   if (!p->kicked) ScrapeProducerLocked(p, nullptr);
+  // What it was still writing never will be: counted as lost in each
+  // session it was writing for.
+  const uint64_t being_written = CountChunksBeingWrittenLocked(p);
+  stats_.chunks_lost_being_written += being_written;
+  for (TracingSession* s : LiveSessionsOfLocked(id)) {
+    s->producers_disconnected++;
+    s->chunks_lost_being_written += being_written;
+  }
   for (auto& [sid, s] : sessions_) {
     if (!s->producers.count(id)) continue;
     for (BufferId b : s->buffers) {
@@ -134,7 +142,9 @@ void TracingService::DisconnectProducer(ProducerId id) {
 
   Log("sluiced: producer " + std::to_string(id) + " '" + p->name + "' (pid " +
       std::to_string(p->pid) + ", uid " + std::to_string(p->uid) + ") disconnected" +
-      (p->kicked ? " after " + std::to_string(p->violations) + " violations" : ""));
+      (p->kicked ? " after " + std::to_string(p->violations) + " violations" : "") +
+      (being_written ? "; " + std::to_string(being_written) + " chunks it was writing are lost"
+                     : ""));
   std::unique_ptr<ConnectedProducer> gone = std::move(producers_[id]);
   producers_.erase(id);
   stats_.producers_connected = producers_.size();
@@ -152,6 +162,7 @@ void TracingService::ViolationLocked(ConnectedProducer* p, BufferEntry* buffer) 
   if (p->kicked || p->violations < options_.abi_violations_before_disconnect) return;
   p->kicked = true;
   stats_.producers_disconnected_for_faults++;
+  for (TracingSession* s : LiveSessionsOfLocked(p->id)) s->producers_disconnected_for_faults++;
   std::string reason = "producer sent " + std::to_string(p->violations) +
                        " invalid chunks/messages; disconnected (fix the producer)";
   Producer* endpoint = p->endpoint;
@@ -299,8 +310,43 @@ void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSes
                                          h.flags(), scratch_.get() + sizeof(ChunkHeader),
                                          copy.used_payload_size);
       stats_.chunks_scraped++;
+      if (TracingSession* s = FindSessionLocked(buffer->session)) s->chunks_scraped++;
     }
   }
+}
+
+uint64_t TracingService::CountChunksBeingWrittenLocked(const ConnectedProducer* p) const {
+  const SharedMemoryAbi& abi = p->abi;
+  uint64_t count = 0;
+  for (uint32_t page = 0; page < abi.num_pages(); page++) {
+    // Only the page header word, atomically: a BeingWritten chunk's bytes
+    // belong to its writer, which may still be writing them.
+    uint32_t header = abi.page_header(page)->header_bitmap.load(std::memory_order_acquire);
+    uint32_t chunks = SharedMemoryAbi::NumChunksOf(header);
+    for (uint32_t c = 0; c < chunks; c++)
+      if (SharedMemoryAbi::StateOf(header, c) == ChunkState::kBeingWritten) count++;
+  }
+  return count;
+}
+
+std::vector<TracingService::TracingSession*> TracingService::LiveSessionsOfLocked(ProducerId producer) {
+  std::vector<TracingSession*> live;
+  for (auto& [sid, s] : sessions_)
+    if (s->state != SessionState::kDisabled && s->producers.count(producer)) live.push_back(s.get());
+  return live;
+}
+
+void TracingService::CountProducerNotReading(Producer* endpoint, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ConnectedProducer* p = nullptr;
+  for (auto& [id, candidate] : producers_)
+    if (candidate->endpoint == endpoint) p = candidate.get();
+  if (!p || p->kicked || p->not_reading) return;
+  p->not_reading = true;
+  stats_.producers_disconnected_not_reading++;
+  for (TracingSession* s : LiveSessionsOfLocked(p->id)) s->producers_disconnected_not_reading++;
+  Log("sluiced: producer " + std::to_string(p->id) + " '" + p->name + "' (pid " +
+      std::to_string(p->pid) + ") does not read its socket (" + why + "); disconnecting it");
 }
 
 void TracingService::RegisterTraceWriter(ProducerId id, uint16_t writer_id,
