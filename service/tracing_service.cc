@@ -117,14 +117,17 @@ void TracingService::DisconnectProducer(ProducerId id) {
   if (!p) return;
   // What the producer completed but never committed goes into the trace
   // (not for a producer dropped for its faults: nothing of it is read).
-  if (!p->kicked) ScrapeProducerLocked(p, nullptr);
-  // What it was still writing never will be: counted as lost in each
-  // session it was writing for.
+  const uint64_t writer_unknown = p->kicked ? 0 : ScrapeProducerLocked(p, nullptr);
+  // What it was still writing never will be, nor what it completed for a
+  // writer it had not registered: counted as lost in each session it was
+  // writing for.
   const uint64_t being_written = CountChunksBeingWrittenLocked(p);
   stats_.chunks_lost_being_written += being_written;
+  stats_.chunks_lost_writer_unknown += writer_unknown;
   for (TracingSession* s : LiveSessionsOfLocked(id)) {
     s->producers_disconnected++;
     s->chunks_lost_being_written += being_written;
+    s->chunks_lost_writer_unknown += writer_unknown;
   }
   for (auto& [sid, s] : sessions_) {
     if (!s->producers.count(id)) continue;
@@ -273,8 +276,9 @@ void TracingService::CommitData(ProducerId id, const CommitDataRequest& request)
   if (request.flush_request_id != 0 && !p->kicked) OnFlushAckLocked(id, request.flush_request_id);
 }
 
-void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSession* session) {
+uint64_t TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSession* session) {
   const SharedMemoryAbi& abi = p->abi;
+  uint64_t writer_unknown = 0;
   for (uint32_t page = 0; page < abi.num_pages(); page++) {
     // acquire: pairs with the producer's release in MarkChunkComplete, so
     // the chunk header read below is the one it completed.
@@ -288,7 +292,10 @@ void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSes
       ChunkHeader peek;
       memcpy(&peek, abi.chunk_begin(page, layout, c), sizeof(peek));
       BufferId target = peek.writer_id <= kMaxWriterId ? p->writer_buffers[peek.writer_id] : 0;
-      if (target == 0) continue;  // Not a registered writer's chunk: leave it.
+      if (target == 0) {  // Not a registered writer's chunk: leave it.
+        writer_unknown++;
+        continue;
+      }
       if (session && std::find(session->buffers.begin(), session->buffers.end(), target) ==
                          session->buffers.end())
         continue;
@@ -301,7 +308,7 @@ void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSes
       if (r != ChunkReadResult::kOk || copy.header.writer_id != peek.writer_id) {
         stats_.chunks_discarded++;
         ViolationLocked(p, buffer);
-        if (p->kicked && session) return;
+        if (p->kicked && session) return writer_unknown;
         continue;
       }
       if (!buffer) continue;
@@ -313,6 +320,7 @@ void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSes
       if (TracingSession* s = FindSessionLocked(buffer->session)) s->chunks_scraped++;
     }
   }
+  return writer_unknown;
 }
 
 uint64_t TracingService::CountChunksBeingWrittenLocked(const ConnectedProducer* p) const {

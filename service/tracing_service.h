@@ -125,6 +125,11 @@ struct ServiceStats {
   // session ended: never committed, lost (per session: TraceStats'
   // sluice_service_stats.chunks_lost_being_written).
   uint64_t chunks_lost_being_written = 0;
+  // Complete chunks of writers the producer had not registered yet, left in
+  // the SMB of a producer that went away or whose session ended: the
+  // service cannot tell their buffer (per session:
+  // sluice_service_stats.chunks_lost_writer_unknown).
+  uint64_t chunks_lost_writer_unknown = 0;
   uint64_t chunks_moved = 0;
   uint64_t bytes_moved = 0;
 };
@@ -283,6 +288,7 @@ class TracingService {
     uint32_t producers_disconnected_not_reading = 0;
     uint32_t producers_disconnected_for_faults = 0;
     uint64_t chunks_lost_being_written = 0;
+    uint64_t chunks_lost_writer_unknown = 0;
     uint64_t chunks_scraped = 0;
   };
 
@@ -336,7 +342,9 @@ class TracingService {
   // Moves the SMB's Complete chunks into their writers' buffers. With
   // `session`, only chunks for that session's buffers. Counts
   // chunks_scraped, service-wide and in the session of each chunk's buffer.
-  void ScrapeProducerLocked(ConnectedProducer* producer, const TracingSession* session);
+  // Returns the Complete chunks left behind because their writer was never
+  // registered (the service cannot tell their buffer).
+  uint64_t ScrapeProducerLocked(ConnectedProducer* producer, const TracingSession* session);
   // Chunks of the producer's SMB in state BeingWritten (page header words
   // only: the chunks themselves belong to the producer's writers).
   uint64_t CountChunksBeingWrittenLocked(const ConnectedProducer* producer) const;

@@ -386,17 +386,20 @@ void TracingService::FinalizeSession(TracingSessionId sid) {
     TracingSession* s = FindSessionLocked(sid);
     if (!s || s->state == SessionState::kDisabled) return;
     // Complete chunks no one committed (a flush that timed out) still count.
-    for (auto& [pid, sp] : s->producers)
-      if (ConnectedProducer* p = FindProducerLocked(pid); p && !p->kicked) ScrapeProducerLocked(p, s);
-    // Chunks still being written will not reach this session: lost. Only
-    // for producers writing for no other session, whose chunks can only be
-    // this one's (the service cannot look inside a chunk being written).
+    // Chunks still being written, or completed by a writer the producer had
+    // not registered, will not reach this session: lost. Counted only for
+    // producers writing for no other session, whose chunks can only be this
+    // one's (the service cannot look inside a chunk being written).
     for (auto& [pid, sp] : s->producers) {
       ConnectedProducer* p = FindProducerLocked(pid);
-      if (!p || LiveSessionsOfLocked(pid).size() != 1) continue;
-      uint64_t being_written = CountChunksBeingWrittenLocked(p);
+      if (!p) continue;
+      const uint64_t writer_unknown = p->kicked ? 0 : ScrapeProducerLocked(p, s);
+      if (LiveSessionsOfLocked(pid).size() != 1) continue;
+      const uint64_t being_written = CountChunksBeingWrittenLocked(p);
       s->chunks_lost_being_written += being_written;
+      s->chunks_lost_writer_unknown += writer_unknown;
       stats_.chunks_lost_being_written += being_written;
+      stats_.chunks_lost_writer_unknown += writer_unknown;
     }
     for (auto& [pid, p] : producers_)
       for (BufferId b : s->buffers) p->allowed_buffers.erase(b);
@@ -753,6 +756,7 @@ perfetto::protos::TraceStats TracingService::GetTraceStatsLocked(TracingSession*
   faults->set_producers_disconnected_not_reading(s->producers_disconnected_not_reading);
   faults->set_producers_disconnected_for_faults(s->producers_disconnected_for_faults);
   faults->set_chunks_lost_being_written(s->chunks_lost_being_written);
+  faults->set_chunks_lost_writer_unknown(s->chunks_lost_writer_unknown);
   faults->set_chunks_scraped(s->chunks_scraped);
   return st;
 }
