@@ -41,9 +41,11 @@ struct IpcServerOptions {
   // Output queued for a peer that does not read, before it is dropped (an
   // empty queue takes one frame of any size). A producer gets only small
   // control messages, so 1 MiB is thousands of them: 256 stalled producers
-  // cost at most 256 MiB.
+  // cost at most 256 MiB. A consumer's ReadBuffers answer is produced as
+  // the consumer reads it (IpcConsumerPort), so its queue holds about 2 MiB;
+  // the bound is a backstop.
   size_t producer_max_queued_output = 1u << 20;
-  size_t consumer_max_queued_output = size_t{3} << 30;
+  size_t consumer_max_queued_output = 64u << 20;
   uint32_t max_connections = 1024;
 };
 
