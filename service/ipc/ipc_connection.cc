@@ -89,7 +89,7 @@ void IpcConnection::ReadAvailable() {
 }
 
 void IpcConnection::Send(const google::protobuf::MessageLite& envelope, int fd) {
-  if (closed_) return;
+  if (closed_ || output_failed_) return;
   Output out;
   std::string payload = envelope.SerializeAsString();
   if (payload.empty() || payload.size() > kMaxFrameSize) {
@@ -122,6 +122,7 @@ void IpcConnection::ObserveDrained() {
 }
 
 bool IpcConnection::PeerHasRead(uint64_t frame) {
+  if (output_failed_) return false;  // It reads nothing any more.
   if (frames_read_by_peer_ < frame) ObserveDrained();
   return frames_read_by_peer_ >= frame;
 }
@@ -150,10 +151,14 @@ void IpcConnection::WriteQueued() {
                            o.sent == 0 ? o.fd.get() : -1);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      // The peer stopped reading (EPIPE) or went away (ECONNRESET). What it
+      // sent before that is still in our receive queue, typically a
+      // producer's last commits and writer registrations: keep reading to
+      // its end of file, so they count. Only our output is dropped.
       output_.clear();
       queued_bytes_ = 0;
-      if (!closed_) CloseInternal("write error", false);
-      return;
+      output_failed_ = true;
+      break;
     }
     o.sent += static_cast<size_t>(n);
     o.fd.reset();

@@ -18,8 +18,12 @@
 //  - numbers the frames it sends and can tell whether the peer has read up
 //    to a frame (PeerHasRead), for the producer port's "does this producer
 //    read its socket at all" check at a flush timeout;
-//  - on EOF, error, a bad frame or Close(), stops watching the socket and
-//    reports OnClosed() from a fresh task, so a handler may close the
+//  - a failed write (the peer stopped reading or went away) drops the
+//    output but not the input: what the peer sent before is read and
+//    handled to its end of file, so a producer's last commits count even
+//    when it closed while the service was sending to it;
+//  - on EOF, read error, a bad frame or Close(), stops watching the socket
+//    and reports OnClosed() from a fresh task, so a handler may close the
 //    connection from inside OnFrame and the owner may delete it then.
 #ifndef SLUICE_SERVICE_IPC_IPC_CONNECTION_H_
 #define SLUICE_SERVICE_IPC_IPC_CONNECTION_H_
@@ -142,6 +146,7 @@ class IpcConnection : public IpcChannel {
   uint64_t frames_read_by_peer_ = 0;  // Lower bound; see PeerHasRead.
   size_t notify_at_most_ = 0;
   std::function<void()> on_drained_;
+  bool output_failed_ = false;  // A write failed: output is dropped from now on.
   bool watching_ = false;
   bool want_write_ = false;
   bool closed_ = false;

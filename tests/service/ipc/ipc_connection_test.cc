@@ -12,6 +12,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "service/ipc/ipc_frame.h"
 #include "sluice/ipc.pb.h"
 #include "tests/child_process_test_util.h"
 
@@ -161,6 +162,30 @@ TEST_F(IpcConnectionTest, NotifyWhenOutputAtMostRunsOnceTheQueueDrained) {
   EXPECT_EQ(notified, 2);
   loop_.RunUntilIdle();
   EXPECT_EQ(notified, 2);
+}
+
+// Fault: the peer sends its last frames and closes while the service still
+// writes to it (the service's write fails with EPIPE). Nothing it sent is
+// lost: the frames are read and handled before the connection reports the
+// close. (A producer's last commits and writer registrations travel so.)
+TEST_F(IpcConnectionTest, FramesSentBeforeThePeerClosedAreHandledDespiteAFailedWrite) {
+  Open(1u << 20);
+  connection_->Send(Payload(100));  // Unread by the peer when it closes.
+  protos::ServiceToConsumer last;
+  last.set_request_id(7);
+  std::string bytes;
+  AppendFrame(last.SerializeAsString(), &bytes);
+  AppendFrame(last.SerializeAsString(), &bytes);
+  ASSERT_EQ(write(peer_.get(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  peer_.reset();
+  // The service writes before it reads: its write fails.
+  connection_->Send(Payload(100));
+  EXPECT_FALSE(closed_) << "not before the input is read";
+  const uint64_t deadline = NowMs() + 60000;
+  while (!closed_ && NowMs() < deadline) loop_.RunUntilIdle();
+  EXPECT_TRUE(closed_);
+  EXPECT_EQ(handler_.frames, 2);
+  EXPECT_FALSE(closed_protocol_error_);
 }
 
 // The notification is dropped when the connection closes first.
