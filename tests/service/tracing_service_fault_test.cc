@@ -44,19 +44,9 @@ using perfetto::protos::TraceStats;
 using testing::NowMs;
 using testing::TestPacketId;
 using testing::TestProducer;
+using testing::WaitUntil;
 
 constexpr int kWaitMs = 60000;
-
-// Waits until `pred` holds, checking every few ms; false after kWaitMs.
-template <typename Pred>
-bool WaitUntil(Pred pred) {
-  const uint64_t deadline = NowMs() + kWaitMs;
-  while (!pred()) {
-    if (NowMs() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
 
 size_t OpenFdCount() {
   size_t n = 0;
