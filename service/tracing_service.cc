@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 #include "service/trace_file_writer.h"
 #include "shm/smb_chunk_reader.h"
@@ -137,6 +138,8 @@ void TracingService::DisconnectProducer(ProducerId id) {
     }
     for (auto& [iid, inst] : s->instances)
       if (inst.producer == id) MarkInstanceStoppedLocked(s.get(), iid);
+    // Stopped for good: nothing looks at them again.
+    std::erase_if(s->instances, [id](const auto& entry) { return entry.second.producer == id; });
   }
   std::vector<FlushRequestId> flushes;
   for (auto& [fid, f] : pending_flushes_)
@@ -151,6 +154,8 @@ void TracingService::DisconnectProducer(ProducerId id) {
   std::unique_ptr<ConnectedProducer> gone = std::move(producers_[id]);
   producers_.erase(id);
   stats_.producers_connected = producers_.size();
+  for (auto& [sid, s] : sessions_)
+    if (s->producers.count(id)) ForgetGoneProducersLocked(s.get());
   // A call into this producer may be running on the service thread: wait for
   // it before the endpoint (owned by the caller) and the SMB go away.
   WaitForRunningTaskLocked(&lock);
@@ -342,6 +347,26 @@ std::vector<TracingService::TracingSession*> TracingService::LiveSessionsOfLocke
   for (auto& [sid, s] : sessions_)
     if (s->state != SessionState::kDisabled && s->producers.count(producer)) live.push_back(s.get());
   return live;
+}
+
+void TracingService::ForgetGoneProducersLocked(TracingSession* s) {
+  if (s->read_pass_open) return;
+  std::unordered_set<ProducerId> held;
+  for (BufferId b : s->buffers) {
+    auto it = buffers_.find(b);
+    if (it != buffers_.end()) it->second.buffer->ForgetEmptyGoneSequences(&held);
+  }
+  for (auto it = s->producers.begin(); it != s->producers.end();) {
+    const ProducerId id = it->first;
+    if (producers_.count(id) || held.count(id)) {
+      ++it;
+      continue;
+    }
+    // Its writers' sequence ids: a later producer with the same id gets new ones.
+    s->sequence_ids.erase(s->sequence_ids.lower_bound(static_cast<uint32_t>(id) << 16),
+                          s->sequence_ids.lower_bound((static_cast<uint32_t>(id) + 1) << 16));
+    it = s->producers.erase(it);
+  }
 }
 
 void TracingService::CountProducerNotReading(Producer* endpoint, const std::string& why) {

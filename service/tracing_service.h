@@ -350,6 +350,13 @@ class TracingService {
   uint64_t CountChunksBeingWrittenLocked(const ConnectedProducer* producer) const;
   // Sessions not yet disabled in which `producer` has a data source instance.
   std::vector<TracingSession*> LiveSessionsOfLocked(ProducerId producer);
+  // Forgets the producers that left the session and have nothing left in
+  // its buffers: their pid, their trusted sequence ids and the ids
+  // themselves, which become free for new producers. Keeps a session that
+  // outlives many producers (thousands an hour connecting and leaving) from
+  // growing and from running out of the 16-bit producer ids. Between read
+  // passes only.
+  void ForgetGoneProducersLocked(TracingSession* session);
 
   // Sessions.
   TracingSession* SessionForConsumerLocked(ConsumerId consumer);

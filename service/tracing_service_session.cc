@@ -625,6 +625,7 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
     s->read_buffer_index++;
   }
   s->read_buffer_index = 0;
+  ForgetGoneProducersLocked(s);
   if (s->state == SessionState::kDisabled && !s->trailer_emitted) {
     std::vector<std::string>* dst = trailer ? trailer : out;
     if (!builtin.disable_clock_snapshotting()) dst->push_back(s->end_clock_snapshot);
