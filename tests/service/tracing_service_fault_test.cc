@@ -569,5 +569,71 @@ TEST_F(TracingServiceFaultTest, ConsumerThatDisconnectsMidReadBuffersLeavesTheSe
   producer_b.Detach();
 }
 
+// Fault: a consumer asks for ReadBuffers on a session holding about 8 MiB and
+// then reads nothing for a while. What it costs: nothing. The service
+// produces the answer as the consumer takes it (a few MiB ahead at most), so
+// meanwhile it serves the producers and the other consumer, whose session
+// runs, stops and reads completely; when the slow consumer reads again, it
+// gets its whole answer, every packet once, in order.
+TEST_F(TracingServiceFaultTest, ConsumerThatStopsReadingMidReadBuffersDoesNotHoldTheService) {
+  TestProducer producer_a, producer_b;
+  ConnectOverIpc(&producer_a, "a", "a.ds");
+  ConnectOverIpc(&producer_b, "b", "b.ds");
+  auto consumer_b = ConnectConsumer();
+  ASSERT_TRUE(consumer_b);
+  ASSERT_TRUE(consumer_b->EnableTracing(Config(4096, "b.ds")).ok());
+  TestProducer::Started b_start;
+  ASSERT_TRUE(producer_b.WaitForStart(&b_start, kWaitMs));
+
+  RawClient consumer_a;
+  ASSERT_TRUE(consumer_a.Connect(consumer_socket()));
+  protos::ConsumerToService enable;
+  enable.set_request_id(1);
+  *enable.mutable_enable_tracing()->mutable_trace_config() = Config(16 * 1024, "a.ds");
+  ASSERT_TRUE(consumer_a.Send(enable));
+  std::string frame;
+  protos::ServiceToConsumer reply;
+  ASSERT_TRUE(consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
+  ASSERT_EQ(reply.error(), "");
+  TestProducer::Started a_start;
+  ASSERT_TRUE(producer_a.WaitForStart(&a_start, kWaitMs));
+  constexpr uint32_t kPacketsA = (8u << 20) / testing::kTestPacketBytes;
+  WritePackets(&producer_a, a_start.config.target_buffer(), 10, 0, kPacketsA);
+  ASSERT_TRUE(WaitUntil([&] {
+    return service_->GetServiceStats().chunks_moved >= kPacketsA / testing::kTestPacketsPerChunk;
+  }));
+  protos::ConsumerToService read;
+  read.set_request_id(2);
+  read.mutable_read_buffers();
+  ASSERT_TRUE(consumer_a.Send(read));
+
+  // Consumer A reads nothing now; B's session runs its whole course.
+  WritePackets(&producer_b, b_start.config.target_buffer(), 11, 0, 1000);
+  TraceContents trace_b = StopAndExamine(consumer_b.get());
+  EXPECT_EQ(trace_b.Seq(11, 0), Range(0, 1000));
+
+  // A reads its answer now: all of it.
+  std::vector<uint32_t> seqs;
+  std::string partial;
+  bool last = false;
+  while (!last) {
+    ASSERT_TRUE(consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
+    if (reply.request_id() != 2) continue;  // A notification.
+    ASSERT_EQ(reply.error(), "");
+    for (const auto& slice : reply.read_buffers().slices()) {
+      partial.append(slice.data());
+      if (!slice.last_slice_for_packet()) continue;
+      TracePacket p;
+      TestPacketId id;
+      if (p.ParseFromString(partial) && testing::ParseTestPacket(p, &id)) seqs.push_back(id.seq);
+      partial.clear();
+    }
+    last = reply.read_buffers().last();
+  }
+  EXPECT_EQ(seqs, Range(0, kPacketsA));
+  producer_a.Detach();
+  producer_b.Detach();
+}
+
 }  // namespace
 }  // namespace sluice
