@@ -84,6 +84,11 @@ class Producer {
   // the id) and/or ProducerEndpoint::NotifyFlushComplete(id).
   virtual void Flush(FlushRequestId id, const std::vector<DataSourceInstanceId>& instances) = 0;
   virtual void ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) = 0;
+  // The service stopped waiting for flush `id`: this producer did not answer
+  // within the flush timeout. Nothing to do for a producer; the service's IPC
+  // port uses it to drop a producer that has not even read the request
+  // (docs/SERVICE.md, "Faults").
+  virtual void OnFlushTimeout(FlushRequestId id) { (void)id; }
   // The service dropped this producer (too many protocol/ABI violations, or
   // the socket closed). Later calls on the connection are ignored.
   virtual void OnDisconnect(const std::string& reason) { (void)reason; }

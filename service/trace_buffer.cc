@@ -571,9 +571,7 @@ void TraceBuffer::BeginRead(ReadMode mode) {
   for (auto it = sequences_.begin(); it != sequences_.end();) {
     SequenceState* seq = it->second.get();
     if (seq->chunks.empty() && seq->gone) {
-      SequenceState*& slot = seq_cache_[SeqCacheSlot(seq->key)];
-      if (slot == seq) slot = nullptr;
-      it = sequences_.erase(it);
+      it = EraseSequence(it);
       continue;
     }
     if (!seq->chunks.empty()) read_list_.push_back(seq);
@@ -776,6 +774,25 @@ void TraceBuffer::DropFence(SequenceState* seq) {
 void TraceBuffer::MarkProducerGone(ProducerId producer) {
   for (auto& [key, seq] : sequences_)
     if (seq->producer == producer) seq->gone = true;
+}
+
+TraceBuffer::SequenceMap::iterator TraceBuffer::EraseSequence(SequenceMap::iterator it) {
+  SequenceState*& slot = seq_cache_[SeqCacheSlot(it->second->key)];
+  if (slot == it->second.get()) slot = nullptr;
+  return sequences_.erase(it);
+}
+
+void TraceBuffer::ForgetEmptyGoneSequences(std::unordered_set<ProducerId>* held) {
+  read_list_.clear();  // It may point at what is freed below.
+  read_index_ = 0;
+  for (auto it = sequences_.begin(); it != sequences_.end();) {
+    if (it->second->chunks.empty() && it->second->gone) {
+      it = EraseSequence(it);
+      continue;
+    }
+    held->insert(it->second->producer);
+    ++it;
+  }
 }
 
 // ---------------------------------------------------------------------------

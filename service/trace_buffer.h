@@ -159,6 +159,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "shm/commit_data.h"
@@ -248,6 +249,13 @@ class TraceBuffer {
   // on (until it commits again). Its sequences' state is freed once read.
   void MarkProducerGone(ProducerId producer);
 
+  // Frees the state of gone producers' sequences that hold no chunk any more
+  // (read, or overwritten unread), as BeginRead does, and adds to *held every
+  // producer that still has a sequence here. Ends a read pass that is open,
+  // so call it between passes. The service uses it to forget producers that
+  // left (and reuse their ids) without waiting for a read.
+  void ForgetEmptyGoneSequences(std::unordered_set<ProducerId>* held);
+
   const TraceBufferStats& stats() const { return stats_; }
   size_t size() const { return size_; }
   FillPolicy fill_policy() const { return policy_; }
@@ -299,7 +307,10 @@ class TraceBuffer {
   bool discard_all_ = false;   // DISCARD: a chunk was dropped; drop new ones.
   TraceBufferStats stats_;
 
-  std::unordered_map<uint32_t, std::unique_ptr<SequenceState>> sequences_;
+  using SequenceMap = std::unordered_map<uint32_t, std::unique_ptr<SequenceState>>;
+  SequenceMap::iterator EraseSequence(SequenceMap::iterator it);
+
+  SequenceMap sequences_;
   SequenceState* seq_cache_[16] = {};  // Direct-mapped lookup cache.
 
   std::vector<SequenceState*> read_list_;  // Sequences of the current pass.

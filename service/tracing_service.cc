@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 #include "service/trace_file_writer.h"
 #include "shm/smb_chunk_reader.h"
@@ -64,7 +65,7 @@ void TracingService::PostProducerCallLocked(ProducerId producer,
     {
       std::lock_guard<std::mutex> lock(mu_);
       ConnectedProducer* p = FindProducerLocked(producer);
-      if (!p || p->kicked) return;
+      if (!p || p->kicked || p->not_reading) return;
       endpoint = p->endpoint;
     }
     // The producer cannot go away while we call it: disconnecting off the
@@ -117,7 +118,18 @@ void TracingService::DisconnectProducer(ProducerId id) {
   if (!p) return;
   // What the producer completed but never committed goes into the trace
   // (not for a producer dropped for its faults: nothing of it is read).
-  if (!p->kicked) ScrapeProducerLocked(p, nullptr);
+  const uint64_t writer_unknown = p->kicked ? 0 : ScrapeProducerLocked(p, nullptr);
+  // What it was still writing never will be, nor what it completed for a
+  // writer it had not registered: counted as lost in each session it was
+  // writing for.
+  const uint64_t being_written = CountChunksBeingWrittenLocked(p);
+  stats_.chunks_lost_being_written += being_written;
+  stats_.chunks_lost_writer_unknown += writer_unknown;
+  for (TracingSession* s : LiveSessionsOfLocked(id)) {
+    s->producers_disconnected++;
+    s->chunks_lost_being_written += being_written;
+    s->chunks_lost_writer_unknown += writer_unknown;
+  }
   for (auto& [sid, s] : sessions_) {
     if (!s->producers.count(id)) continue;
     for (BufferId b : s->buffers) {
@@ -126,6 +138,8 @@ void TracingService::DisconnectProducer(ProducerId id) {
     }
     for (auto& [iid, inst] : s->instances)
       if (inst.producer == id) MarkInstanceStoppedLocked(s.get(), iid);
+    // Stopped for good: nothing looks at them again.
+    std::erase_if(s->instances, [id](const auto& entry) { return entry.second.producer == id; });
   }
   std::vector<FlushRequestId> flushes;
   for (auto& [fid, f] : pending_flushes_)
@@ -134,10 +148,14 @@ void TracingService::DisconnectProducer(ProducerId id) {
 
   Log("sluiced: producer " + std::to_string(id) + " '" + p->name + "' (pid " +
       std::to_string(p->pid) + ", uid " + std::to_string(p->uid) + ") disconnected" +
-      (p->kicked ? " after " + std::to_string(p->violations) + " violations" : ""));
+      (p->kicked ? " after " + std::to_string(p->violations) + " violations" : "") +
+      (being_written ? "; " + std::to_string(being_written) + " chunks it was writing are lost"
+                     : ""));
   std::unique_ptr<ConnectedProducer> gone = std::move(producers_[id]);
   producers_.erase(id);
   stats_.producers_connected = producers_.size();
+  for (auto& [sid, s] : sessions_)
+    if (s->producers.count(id)) ForgetGoneProducersLocked(s.get());
   // A call into this producer may be running on the service thread: wait for
   // it before the endpoint (owned by the caller) and the SMB go away.
   WaitForRunningTaskLocked(&lock);
@@ -152,6 +170,7 @@ void TracingService::ViolationLocked(ConnectedProducer* p, BufferEntry* buffer) 
   if (p->kicked || p->violations < options_.abi_violations_before_disconnect) return;
   p->kicked = true;
   stats_.producers_disconnected_for_faults++;
+  for (TracingSession* s : LiveSessionsOfLocked(p->id)) s->producers_disconnected_for_faults++;
   std::string reason = "producer sent " + std::to_string(p->violations) +
                        " invalid chunks/messages; disconnected (fix the producer)";
   Producer* endpoint = p->endpoint;
@@ -262,8 +281,9 @@ void TracingService::CommitData(ProducerId id, const CommitDataRequest& request)
   if (request.flush_request_id != 0 && !p->kicked) OnFlushAckLocked(id, request.flush_request_id);
 }
 
-void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSession* session) {
+uint64_t TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSession* session) {
   const SharedMemoryAbi& abi = p->abi;
+  uint64_t writer_unknown = 0;
   for (uint32_t page = 0; page < abi.num_pages(); page++) {
     // acquire: pairs with the producer's release in MarkChunkComplete, so
     // the chunk header read below is the one it completed.
@@ -277,7 +297,10 @@ void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSes
       ChunkHeader peek;
       memcpy(&peek, abi.chunk_begin(page, layout, c), sizeof(peek));
       BufferId target = peek.writer_id <= kMaxWriterId ? p->writer_buffers[peek.writer_id] : 0;
-      if (target == 0) continue;  // Not a registered writer's chunk: leave it.
+      if (target == 0) {  // Not a registered writer's chunk: leave it.
+        writer_unknown++;
+        continue;
+      }
       if (session && std::find(session->buffers.begin(), session->buffers.end(), target) ==
                          session->buffers.end())
         continue;
@@ -290,7 +313,7 @@ void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSes
       if (r != ChunkReadResult::kOk || copy.header.writer_id != peek.writer_id) {
         stats_.chunks_discarded++;
         ViolationLocked(p, buffer);
-        if (p->kicked && session) return;
+        if (p->kicked && session) return writer_unknown;
         continue;
       }
       if (!buffer) continue;
@@ -299,8 +322,64 @@ void TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSes
                                          h.flags(), scratch_.get() + sizeof(ChunkHeader),
                                          copy.used_payload_size);
       stats_.chunks_scraped++;
+      if (TracingSession* s = FindSessionLocked(buffer->session)) s->chunks_scraped++;
     }
   }
+  return writer_unknown;
+}
+
+uint64_t TracingService::CountChunksBeingWrittenLocked(const ConnectedProducer* p) const {
+  const SharedMemoryAbi& abi = p->abi;
+  uint64_t count = 0;
+  for (uint32_t page = 0; page < abi.num_pages(); page++) {
+    // Only the page header word, atomically: a BeingWritten chunk's bytes
+    // belong to its writer, which may still be writing them.
+    uint32_t header = abi.page_header(page)->header_bitmap.load(std::memory_order_acquire);
+    uint32_t chunks = SharedMemoryAbi::NumChunksOf(header);
+    for (uint32_t c = 0; c < chunks; c++)
+      if (SharedMemoryAbi::StateOf(header, c) == ChunkState::kBeingWritten) count++;
+  }
+  return count;
+}
+
+std::vector<TracingService::TracingSession*> TracingService::LiveSessionsOfLocked(ProducerId producer) {
+  std::vector<TracingSession*> live;
+  for (auto& [sid, s] : sessions_)
+    if (s->state != SessionState::kDisabled && s->producers.count(producer)) live.push_back(s.get());
+  return live;
+}
+
+void TracingService::ForgetGoneProducersLocked(TracingSession* s) {
+  if (s->read_pass_open) return;
+  std::unordered_set<ProducerId> held;
+  for (BufferId b : s->buffers) {
+    auto it = buffers_.find(b);
+    if (it != buffers_.end()) it->second.buffer->ForgetEmptyGoneSequences(&held);
+  }
+  for (auto it = s->producers.begin(); it != s->producers.end();) {
+    const ProducerId id = it->first;
+    if (producers_.count(id) || held.count(id)) {
+      ++it;
+      continue;
+    }
+    // Its writers' sequence ids: a later producer with the same id gets new ones.
+    s->sequence_ids.erase(s->sequence_ids.lower_bound(static_cast<uint32_t>(id) << 16),
+                          s->sequence_ids.lower_bound((static_cast<uint32_t>(id) + 1) << 16));
+    it = s->producers.erase(it);
+  }
+}
+
+void TracingService::CountProducerNotReading(Producer* endpoint, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ConnectedProducer* p = nullptr;
+  for (auto& [id, candidate] : producers_)
+    if (candidate->endpoint == endpoint) p = candidate.get();
+  if (!p || p->kicked || p->not_reading) return;
+  p->not_reading = true;
+  stats_.producers_disconnected_not_reading++;
+  for (TracingSession* s : LiveSessionsOfLocked(p->id)) s->producers_disconnected_not_reading++;
+  Log("sluiced: producer " + std::to_string(p->id) + " '" + p->name + "' (pid " +
+      std::to_string(p->pid) + ") does not read its socket (" + why + "); disconnecting it");
 }
 
 void TracingService::RegisterTraceWriter(ProducerId id, uint16_t writer_id,

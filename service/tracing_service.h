@@ -109,6 +109,10 @@ struct ServiceStats {
   uint64_t producers_seen = 0;
   uint64_t producers_refused = 0;              // uid allowlist, limits
   uint64_t producers_disconnected_for_faults = 0;
+  // Dropped because they did not read their socket (IPC only): a flush
+  // timed out before the producer read the Flush request, or the output
+  // queued for it passed IpcServerOptions::producer_max_queued_output.
+  uint64_t producers_disconnected_not_reading = 0;
   uint64_t consumers_connected = 0;
   uint64_t abi_violations = 0;                 // All producers, all kinds.
   uint64_t ipc_connections_dropped = 0;        // Oversize/malformed frames.
@@ -117,6 +121,15 @@ struct ServiceStats {
   uint64_t chunks_not_complete = 0;            // Commit of a non-Complete chunk.
   uint64_t chunks_after_session_end = 0;       // Late commits, dropped.
   uint64_t chunks_scraped = 0;                 // Recovered from SMBs.
+  // BeingWritten chunks in the SMB of a producer that went away or whose
+  // session ended: never committed, lost (per session: TraceStats'
+  // sluice_service_stats.chunks_lost_being_written).
+  uint64_t chunks_lost_being_written = 0;
+  // Complete chunks of writers the producer had not registered yet, left in
+  // the SMB of a producer that went away or whose session ended: the
+  // service cannot tell their buffer (per session:
+  // sluice_service_stats.chunks_lost_writer_unknown).
+  uint64_t chunks_lost_writer_unknown = 0;
   uint64_t chunks_moved = 0;
   uint64_t bytes_moved = 0;
 };
@@ -186,6 +199,11 @@ class TracingService {
   ServiceStats GetServiceStats();
   // Called by the IPC layer when it drops a connection for a bad frame.
   void CountDroppedIpcConnection();
+  // Called by the IPC layer when it drops the producer whose endpoint is
+  // `endpoint` because it does not read its socket (it closes the
+  // connection itself afterwards). Counted service-wide and in the sessions
+  // the producer takes part in; logged with `why`.
+  void CountProducerNotReading(Producer* endpoint, const std::string& why);
   EventLoop* loop() const { return loop_; }
   const TracingServiceOptions& options() const { return options_; }
 
@@ -215,6 +233,7 @@ class TracingService {
     std::set<BufferId> allowed_buffers;
     uint64_t violations = 0;
     bool kicked = false;  // Disconnected for faults; inputs ignored.
+    bool not_reading = false;  // Being dropped by the IPC layer (not reading).
   };
 
   enum class SessionState { kConfigured, kStarted, kStopping, kDisabled };
@@ -264,6 +283,13 @@ class TracingService {
     uint64_t flushes_failed = 0;
     int final_flush_outcome = 0;  // TraceStats.FinalFlushOutcome
     uint64_t invalid_packets = 0;
+    // TraceStats.sluice_service_stats (protos/sluice/service_stats.proto).
+    uint32_t producers_disconnected = 0;
+    uint32_t producers_disconnected_not_reading = 0;
+    uint32_t producers_disconnected_for_faults = 0;
+    uint64_t chunks_lost_being_written = 0;
+    uint64_t chunks_lost_writer_unknown = 0;
+    uint64_t chunks_scraped = 0;
   };
 
   struct BufferEntry {
@@ -314,8 +340,23 @@ class TracingService {
   void MoveChunkLocked(ConnectedProducer* producer, uint32_t page, uint32_t chunk, BufferId target);
   void ApplyPatchesLocked(ConnectedProducer* producer, const std::vector<ChunkPatch>& patches);
   // Moves the SMB's Complete chunks into their writers' buffers. With
-  // `session`, only chunks for that session's buffers.
-  void ScrapeProducerLocked(ConnectedProducer* producer, const TracingSession* session);
+  // `session`, only chunks for that session's buffers. Counts
+  // chunks_scraped, service-wide and in the session of each chunk's buffer.
+  // Returns the Complete chunks left behind because their writer was never
+  // registered (the service cannot tell their buffer).
+  uint64_t ScrapeProducerLocked(ConnectedProducer* producer, const TracingSession* session);
+  // Chunks of the producer's SMB in state BeingWritten (page header words
+  // only: the chunks themselves belong to the producer's writers).
+  uint64_t CountChunksBeingWrittenLocked(const ConnectedProducer* producer) const;
+  // Sessions not yet disabled in which `producer` has a data source instance.
+  std::vector<TracingSession*> LiveSessionsOfLocked(ProducerId producer);
+  // Forgets the producers that left the session and have nothing left in
+  // its buffers: their pid, their trusted sequence ids and the ids
+  // themselves, which become free for new producers. Keeps a session that
+  // outlives many producers (thousands an hour connecting and leaving) from
+  // growing and from running out of the 16-bit producer ids. Between read
+  // passes only.
+  void ForgetGoneProducersLocked(TracingSession* session);
 
   // Sessions.
   TracingSession* SessionForConsumerLocked(ConsumerId consumer);
@@ -339,6 +380,9 @@ class TracingService {
   void FlushLocked(TracingSession* session, uint32_t timeout_ms, std::function<void(bool)> done);
   void OnFlushAckLocked(ProducerId producer, FlushRequestId id);
   void CompleteFlushLocked(FlushRequestId id, bool success);
+  // The flush's timeout: the producers that did not answer are told
+  // (Producer::OnFlushTimeout), then the flush fails.
+  void FlushTimedOutLocked(FlushRequestId id);
   void PeriodicFlush(TracingSessionId id);
   void PeriodicClearIncrementalState(TracingSessionId id);
   void PeriodicWriteIntoFile(TracingSessionId id);

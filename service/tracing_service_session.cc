@@ -16,6 +16,7 @@
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/config/data_source_config.pb.h"
+#include "sluice/service_stats.pb.h"
 #include "service/service_packets.h"
 #include "service/trace_file_writer.h"
 #include "service/tracing_service.h"
@@ -351,7 +352,8 @@ void TracingService::StopDataSourcesLocked(TracingSession* s) {
   for (auto& [iid, inst] : s->instances) {
     if (inst.stopped) continue;
     PostProducerCallLocked(inst.producer, [iid = iid](Producer* e) { e->StopDataSource(iid); });
-    if (inst.will_notify_on_stop && FindProducerLocked(inst.producer))
+    const ConnectedProducer* p = FindProducerLocked(inst.producer);
+    if (inst.will_notify_on_stop && p && !p->kicked && !p->not_reading)
       waiting = true;
     else
       inst.stopped = true;
@@ -384,8 +386,21 @@ void TracingService::FinalizeSession(TracingSessionId sid) {
     TracingSession* s = FindSessionLocked(sid);
     if (!s || s->state == SessionState::kDisabled) return;
     // Complete chunks no one committed (a flush that timed out) still count.
-    for (auto& [pid, sp] : s->producers)
-      if (ConnectedProducer* p = FindProducerLocked(pid); p && !p->kicked) ScrapeProducerLocked(p, s);
+    // Chunks still being written, or completed by a writer the producer had
+    // not registered, will not reach this session: lost. Counted only for
+    // producers writing for no other session, whose chunks can only be this
+    // one's (the service cannot look inside a chunk being written).
+    for (auto& [pid, sp] : s->producers) {
+      ConnectedProducer* p = FindProducerLocked(pid);
+      if (!p) continue;
+      const uint64_t writer_unknown = p->kicked ? 0 : ScrapeProducerLocked(p, s);
+      if (LiveSessionsOfLocked(pid).size() != 1) continue;
+      const uint64_t being_written = CountChunksBeingWrittenLocked(p);
+      s->chunks_lost_being_written += being_written;
+      s->chunks_lost_writer_unknown += writer_unknown;
+      stats_.chunks_lost_being_written += being_written;
+      stats_.chunks_lost_writer_unknown += writer_unknown;
+    }
     for (auto& [pid, p] : producers_)
       for (BufferId b : s->buffers) p->allowed_buffers.erase(b);
     s->end_clock_snapshot = MakeClockSnapshotPacket();
@@ -494,7 +509,7 @@ void TracingService::FlushLocked(TracingSession* s, uint32_t timeout_ms,
   for (auto& [iid, inst] : s->instances) {
     if (inst.stopped) continue;
     ConnectedProducer* p = FindProducerLocked(inst.producer);
-    if (p && !p->kicked) by_producer[inst.producer].push_back(iid);
+    if (p && !p->kicked && !p->not_reading) by_producer[inst.producer].push_back(iid);
   }
   if (by_producer.empty()) {
     s->flushes_succeeded++;
@@ -511,9 +526,17 @@ void TracingService::FlushLocked(TracingSession* s, uint32_t timeout_ms,
   PostDelayedTask(
       [this, fid] {
         std::lock_guard<std::mutex> lock(mu_);
-        CompleteFlushLocked(fid, false);
+        FlushTimedOutLocked(fid);
       },
       timeout_ms);
+}
+
+void TracingService::FlushTimedOutLocked(FlushRequestId id) {
+  auto it = pending_flushes_.find(id);
+  if (it == pending_flushes_.end()) return;
+  for (ProducerId producer : it->second.pending)
+    PostProducerCallLocked(producer, [id](Producer* e) { e->OnFlushTimeout(id); });
+  CompleteFlushLocked(id, false);
 }
 
 void TracingService::OnFlushAckLocked(ProducerId producer, FlushRequestId id) {
@@ -607,6 +630,7 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
     s->read_buffer_index++;
   }
   s->read_buffer_index = 0;
+  ForgetGoneProducersLocked(s);
   if (s->state == SessionState::kDisabled && !s->trailer_emitted) {
     std::vector<std::string>* dst = trailer ? trailer : out;
     if (!builtin.disable_clock_snapshotting()) dst->push_back(s->end_clock_snapshot);
@@ -739,6 +763,13 @@ perfetto::protos::TraceStats TracingService::GetTraceStatsLocked(TracingSession*
   if (s->final_flush_outcome)
     st.set_final_flush_outcome(
         static_cast<perfetto::protos::TraceStats::FinalFlushOutcome>(s->final_flush_outcome));
+  auto* faults = st.mutable_sluice_service_stats();
+  faults->set_producers_disconnected(s->producers_disconnected);
+  faults->set_producers_disconnected_not_reading(s->producers_disconnected_not_reading);
+  faults->set_producers_disconnected_for_faults(s->producers_disconnected_for_faults);
+  faults->set_chunks_lost_being_written(s->chunks_lost_being_written);
+  faults->set_chunks_lost_writer_unknown(s->chunks_lost_writer_unknown);
+  faults->set_chunks_scraped(s->chunks_scraped);
   return st;
 }
 

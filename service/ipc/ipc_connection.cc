@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "google/protobuf/message_lite.h"
@@ -10,6 +12,17 @@
 namespace sluice {
 namespace {
 constexpr size_t kReadChunk = 64 * 1024;
+
+// Whether the kernel still holds bytes this end sent and the peer has not
+// read. On an AF_UNIX stream socket SIOCOUTQ is the memory of the sent
+// buffers not yet consumed by the reader (not a byte count, but 0 exactly
+// when everything was read). An error counts as "unread": the caller then
+// knows nothing more than before.
+bool KernelHoldsUnreadOutput(int sock) {
+  int unread = 0;
+  if (ioctl(sock, SIOCOUTQ, &unread) != 0) return true;
+  return unread > 0;
+}
 }  // namespace
 
 IpcConnection::IpcConnection(EventLoop* loop, ScopedFd socket, size_t max_queued_output,
@@ -76,7 +89,7 @@ void IpcConnection::ReadAvailable() {
 }
 
 void IpcConnection::Send(const google::protobuf::MessageLite& envelope, int fd) {
-  if (closed_) return;
+  if (closed_ || output_failed_) return;
   Output out;
   std::string payload = envelope.SerializeAsString();
   if (payload.empty() || payload.size() > kMaxFrameSize) {
@@ -85,13 +98,50 @@ void IpcConnection::Send(const google::protobuf::MessageLite& envelope, int fd) 
   }
   AppendFrame(payload, &out.bytes);
   if (fd >= 0) out.fd.reset(fcntl(fd, F_DUPFD_CLOEXEC, 0));
-  if (queued_bytes_ + out.bytes.size() > max_queued_output_) {
-    CloseInternal("peer does not read its socket (output queue full)", false);
+  // Before the new frame goes in: if nothing is unread now, the peer has
+  // read every earlier frame.
+  ObserveDrained();
+  // An empty queue takes any frame, so a single large frame (a big config)
+  // is never mistaken for a peer that does not read.
+  if (queued_bytes_ > 0 && queued_bytes_ + out.bytes.size() > max_queued_output_) {
+    if (handler_) handler_->OnPeerNotReading();
+    CloseInternal("peer does not read its socket (" + std::to_string(queued_bytes_) +
+                      " bytes of output queued)",
+                  false);
     return;
   }
   queued_bytes_ += out.bytes.size();
+  frames_sent_++;
   output_.push_back(std::move(out));
   WriteQueued();
+}
+
+void IpcConnection::ObserveDrained() {
+  if (output_.empty() && !closed_ && !KernelHoldsUnreadOutput(socket_.get()))
+    frames_read_by_peer_ = frames_sent_;
+}
+
+bool IpcConnection::PeerHasRead(uint64_t frame) {
+  if (output_failed_) return false;  // It reads nothing any more.
+  if (frames_read_by_peer_ < frame) ObserveDrained();
+  return frames_read_by_peer_ >= frame;
+}
+
+void IpcConnection::NotifyWhenOutputAtMost(size_t bytes, std::function<void()> fn) {
+  notify_at_most_ = bytes;
+  on_drained_ = std::move(fn);
+  MaybeNotifyDrained();
+}
+
+void IpcConnection::MaybeNotifyDrained() {
+  if (!on_drained_ || closed_ || queued_bytes_ > notify_at_most_) return;
+  // From a task: the callback usually sends more, which must not recurse
+  // into WriteQueued's loop.
+  std::weak_ptr<bool> alive = alive_;
+  loop_->PostTask([this, alive, fn = std::move(on_drained_)] {
+    if (alive.lock() && !closed_) fn();
+  });
+  on_drained_ = nullptr;
 }
 
 void IpcConnection::WriteQueued() {
@@ -101,10 +151,14 @@ void IpcConnection::WriteQueued() {
                            o.sent == 0 ? o.fd.get() : -1);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      // The peer stopped reading (EPIPE) or went away (ECONNRESET). What it
+      // sent before that is still in our receive queue, typically a
+      // producer's last commits and writer registrations: keep reading to
+      // its end of file, so they count. Only our output is dropped.
       output_.clear();
       queued_bytes_ = 0;
-      if (!closed_) CloseInternal("write error", false);
-      return;
+      output_failed_ = true;
+      break;
     }
     o.sent += static_cast<size_t>(n);
     o.fd.reset();
@@ -112,6 +166,7 @@ void IpcConnection::WriteQueued() {
     if (o.sent == o.bytes.size()) output_.pop_front();
   }
   UpdateWatch();
+  MaybeNotifyDrained();
 }
 
 void IpcConnection::UpdateWatch() {
@@ -140,6 +195,7 @@ void IpcConnection::CloseInternal(const std::string& reason, bool protocol_error
   }
   shutdown(socket_.get(), SHUT_RDWR);
   received_fds_.clear();
+  on_drained_ = nullptr;
   std::weak_ptr<bool> alive = alive_;
   loop_->PostTask([alive, cb = on_closed_, reason, protocol_error] {
     if (alive.lock()) cb(reason, protocol_error);

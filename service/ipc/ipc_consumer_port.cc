@@ -20,6 +20,21 @@ IpcConsumerPort::~IpcConsumerPort() {
 
 void IpcConsumerPort::OnFrame(std::string_view frame) {
   if (closing_) return;
+  if (reading_) {
+    if (deferred_requests_.size() >= kMaxDeferredRequests) {
+      closing_ = true;
+      service_->CountDroppedIpcConnection();
+      channel_->Close("consumer sent more than " + std::to_string(kMaxDeferredRequests) +
+                      " requests during a ReadBuffers answer");
+      return;
+    }
+    deferred_requests_.emplace_back(frame);
+    return;
+  }
+  HandleFrame(frame);
+}
+
+void IpcConsumerPort::HandleFrame(std::string_view frame) {
   protos::ConsumerToService msg;
   if (!msg.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
     closing_ = true;
@@ -27,8 +42,13 @@ void IpcConsumerPort::OnFrame(std::string_view frame) {
     channel_->Close("consumer sent a frame that is not a ConsumerToService message");
     return;
   }
-  // A flush is answered when it completes, not now.
+  // A flush is answered when it completes, a read as the consumer takes it.
   if (msg.msg_case() == protos::ConsumerToService::kFlush) return StartFlush(msg);
+  if (msg.msg_case() == protos::ConsumerToService::kReadBuffers) {
+    reading_ = true;
+    read_request_id_ = msg.request_id();
+    return ContinueRead();
+  }
   protos::ServiceToConsumer reply;
   reply.set_request_id(msg.request_id());
   Status st = HandleRequest(msg, &reply);
@@ -55,8 +75,6 @@ Status IpcConsumerPort::HandleRequest(const protos::ConsumerToService& msg,
       SLUICE_RETURN_IF_ERROR(service_->DisableTracing(id_));
       reply->mutable_disable_tracing();
       return Status::Ok();
-    case protos::ConsumerToService::kReadBuffers:
-      return SendBuffers(reply);
     case protos::ConsumerToService::kGetTraceStats: {
       SLUICE_ASSIGN_OR_RETURN(auto stats, service_->GetTraceStats(id_));
       *reply->mutable_get_trace_stats()->mutable_trace_stats() = stats;
@@ -69,7 +87,8 @@ Status IpcConsumerPort::HandleRequest(const protos::ConsumerToService& msg,
     case protos::ConsumerToService::kQueryServiceState:
       FillServiceState(service_->QueryServiceState(), reply->mutable_query_service_state());
       return Status::Ok();
-    case protos::ConsumerToService::kFlush:  // Handled by StartFlush.
+    case protos::ConsumerToService::kFlush:        // StartFlush.
+    case protos::ConsumerToService::kReadBuffers:  // ContinueRead.
     case protos::ConsumerToService::MSG_NOT_SET:
       break;
   }
@@ -89,22 +108,38 @@ void IpcConsumerPort::StartFlush(const protos::ConsumerToService& msg) {
   });
 }
 
-// Reads the session's buffers and sends them in frames of at most about
-// kReadBuffersSliceBytes; a packet larger than that travels as several
-// slices. The last frame (`reply`, sent by the caller) says last = true.
-Status IpcConsumerPort::SendBuffers(protos::ServiceToConsumer* reply) {
-  auto* rb = reply->mutable_read_buffers();
+// Sends the session's packets in frames of at most about
+// kReadBuffersSliceBytes (a packet larger than that travels as several
+// slices), one service read at a time, while the connection's queue has
+// room; the frame with `last` ends the answer.
+void IpcConsumerPort::ContinueRead() {
+  protos::ServiceToConsumer reply;
+  reply.set_request_id(read_request_id_);
+  auto* rb = reply.mutable_read_buffers();
   size_t frame_bytes = 0;
-  bool more = true;
-  while (more) {
+  for (;;) {
+    if (closing_) return;
+    if (channel_->queued_output_bytes() > kReadAheadBytes) {
+      // The consumer is behind: go on once it read most of what is queued.
+      std::weak_ptr<bool> alive = alive_;
+      channel_->NotifyWhenOutputAtMost(kReadResumeBytes, [this, alive] {
+        if (alive.lock()) ContinueRead();
+      });
+      return;
+    }
     std::vector<std::string> packets;
-    SLUICE_RETURN_IF_ERROR(service_->ReadBuffers(id_, &packets, &more));
+    bool more = false;
+    Status st = service_->ReadBuffers(id_, &packets, &more, kReadBuffersSliceBytes);
+    if (!st.ok()) {
+      reply.set_error(st.message().empty() ? "failed" : st.message());
+      more = false;
+    }
     for (const std::string& p : packets) {
       size_t off = 0;
       do {  // Once for an empty packet.
         size_t n = std::min(p.size() - off, kReadBuffersSliceBytes);
         if (frame_bytes > 0 && frame_bytes + n > kReadBuffersSliceBytes) {
-          channel_->Send(*reply);
+          channel_->Send(reply);
           rb->clear_slices();
           frame_bytes = 0;
         }
@@ -115,9 +150,27 @@ Status IpcConsumerPort::SendBuffers(protos::ServiceToConsumer* reply) {
         frame_bytes += n + 16;  // Slice overhead, generously.
       } while (off < p.size());
     }
+    if (!more) {
+      rb->set_last(true);
+      channel_->Send(reply);
+      return FinishRead();
+    }
+    // What this read gave goes out now, so that the queue check above sees it.
+    if (frame_bytes > 0) {
+      channel_->Send(reply);
+      rb->clear_slices();
+      frame_bytes = 0;
+    }
   }
-  rb->set_last(true);
-  return Status::Ok();
+}
+
+void IpcConsumerPort::FinishRead() {
+  reading_ = false;
+  while (!reading_ && !closing_ && !deferred_requests_.empty()) {
+    std::string frame = std::move(deferred_requests_.front());
+    deferred_requests_.pop_front();
+    HandleFrame(frame);
+  }
 }
 
 void IpcConsumerPort::FillServiceState(const ServiceState& st,

@@ -107,6 +107,7 @@ void IpcProducerPort::HandleRequest(const protos::ProducerToService& msg) {
       uint32_t malformed = 0;
       CommitDataFromProto(msg.commit_data(), &scratch_request_, &malformed);
       for (uint32_t i = 0; i < malformed && !closing_; i++) Violation("malformed patch");
+      if (scratch_request_.flush_request_id != 0) flush_frames_.erase(scratch_request_.flush_request_id);
       connection_->commit_data_sink()->CommitData(scratch_request_);
       return;
     }
@@ -117,6 +118,7 @@ void IpcProducerPort::HandleRequest(const protos::ProducerToService& msg) {
       connection_->NotifyDataSourceStopped(msg.data_source_stopped().data_source_id());
       return;
     case protos::ProducerToService::kNotifyFlushComplete:
+      flush_frames_.erase(msg.notify_flush_complete().flush_request_id());
       connection_->NotifyFlushComplete(msg.notify_flush_complete().flush_request_id());
       return;
     case protos::ProducerToService::MSG_NOT_SET:
@@ -155,6 +157,29 @@ void IpcProducerPort::Flush(FlushRequestId id, const std::vector<DataSourceInsta
   m->set_flush_request_id(id);
   for (DataSourceInstanceId i : instances) m->add_data_source_ids(i);
   channel_->Send(msg);
+  if (flush_frames_.size() >= kMaxFlushFrames) flush_frames_.erase(flush_frames_.begin());
+  flush_frames_[id] = channel_->frames_sent();
+}
+
+void IpcProducerPort::OnFlushTimeout(FlushRequestId id) {
+  auto it = flush_frames_.find(id);
+  if (it == flush_frames_.end()) return;
+  const uint64_t frame = it->second;
+  flush_frames_.erase(it);
+  if (closing_ || channel_->PeerHasRead(frame)) return;  // Read, not answered: a failed flush only.
+  DropNotReading("it had not read the Flush request when the flush timed out");
+}
+
+void IpcProducerPort::OnPeerNotReading() {
+  if (closing_) return;
+  service_->CountProducerNotReading(this, "its output queue is full");
+  closing_ = true;  // The connection closes itself.
+}
+
+void IpcProducerPort::DropNotReading(const std::string& why) {
+  service_->CountProducerNotReading(this, why);
+  closing_ = true;
+  channel_->Close("producer does not read its socket: " + why);
 }
 
 void IpcProducerPort::ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) {

@@ -17,11 +17,20 @@
 //  3. When the socket closes, the ProducerEndpoint is destroyed: the
 //     service scrapes the SMB's Complete chunks into the trace.
 //
+// A producer that does not read its socket is dropped, so that it costs the
+// service bounded memory and no more waits: when a flush to it times out and
+// it has not even read the Flush request (IpcChannel::PeerHasRead), or when
+// the output queued for it passes the connection's bound. Both are counted
+// (TracingService::CountProducerNotReading) before the connection closes.
+// A producer that reads the Flush but does not answer is only a failed flush.
+//
 // Service thread only.
 #ifndef SLUICE_SERVICE_IPC_IPC_PRODUCER_PORT_H_
 #define SLUICE_SERVICE_IPC_IPC_PRODUCER_PORT_H_
 
+#include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "service/ipc/ipc_connection.h"
@@ -51,7 +60,10 @@ class IpcProducerPort : public IpcFrameHandler, public Producer {
   void StopDataSource(DataSourceInstanceId id) override;
   void Flush(FlushRequestId id, const std::vector<DataSourceInstanceId>& instances) override;
   void ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) override;
+  void OnFlushTimeout(FlushRequestId id) override;
   void OnDisconnect(const std::string& reason) override;
+  // IpcFrameHandler: the connection's output queue is full.
+  void OnPeerNotReading() override;
 
   bool initialized() const { return connection_ != nullptr; }
   uint32_t violations() const { return violations_; }
@@ -66,11 +78,18 @@ class IpcProducerPort : public IpcFrameHandler, public Producer {
   bool HandleWriterEvent(const protos::ProducerToService& msg);
   void HandleRequest(const protos::ProducerToService& msg);
   void Violation(const char* what);
+  // Counts the producer as not reading and closes the connection.
+  void DropNotReading(const std::string& why);
 
   TracingService* const service_;
   IpcChannel* const channel_;
   std::unique_ptr<ProducerEndpoint> connection_;
   CommitDataRequest scratch_request_;  // Reused: no allocation per commit in steady state.
+  // Flush request id -> number of the frame that carried it, until the
+  // flush is answered or times out (the oldest go first past kMaxFlushFrames:
+  // a producer answers or times out long before).
+  static constexpr size_t kMaxFlushFrames = 1024;
+  std::map<FlushRequestId, uint64_t> flush_frames_;
   uint32_t violations_ = 0;
   bool closing_ = false;
 };

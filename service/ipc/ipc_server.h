@@ -38,9 +38,14 @@ struct IpcServerOptions {
   // Already-listening sockets (socket activation); take precedence over paths.
   int producer_listen_fd = -1;
   int consumer_listen_fd = -1;
-  // Output queued for a peer that does not read, before it is dropped.
-  size_t producer_max_queued_output = 16u << 20;
-  size_t consumer_max_queued_output = size_t{3} << 30;
+  // Output queued for a peer that does not read, before it is dropped (an
+  // empty queue takes one frame of any size). A producer gets only small
+  // control messages, so 1 MiB is thousands of them: 256 stalled producers
+  // cost at most 256 MiB. A consumer's ReadBuffers answer is produced as
+  // the consumer reads it (IpcConsumerPort), so its queue holds about 2 MiB;
+  // the bound is a backstop.
+  size_t producer_max_queued_output = 1u << 20;
+  size_t consumer_max_queued_output = 64u << 20;
   uint32_t max_connections = 1024;
 };
 

@@ -162,6 +162,7 @@ TEST(ProtosTest, FieldNumbersMatchUpstream) {
   // must be a deliberate decision (docs/PROTOS.md).
   static_assert(pp::DataSourceConfig::kBpfConfigFieldNumber == 60001);
   static_assert(pp::TracePacket::kBpfStatsFieldNumber == 60002);
+  static_assert(pp::TraceStats::kSluiceServiceStatsFieldNumber == 60003);
   static_assert(
       static_cast<int>(sluice::protos::BpfStatsPacket::kBpfStatsFieldNumber) ==
       static_cast<int>(pp::TracePacket::kBpfStatsFieldNumber));

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -65,6 +66,18 @@ inline bool ParseTestPacket(const perfetto::protos::TracePacket& packet, TestPac
   memcpy(words, m.data(), sizeof(words));
   if (words[0] != kTestMagic) return false;
   *id = TestPacketId{words[1], words[2], words[3]};
+  return true;
+}
+
+// Polls `pred` every few ms until it holds; false after timeout_ms (a
+// limit for when something is broken, not a duration the test relies on).
+template <typename Pred>
+bool WaitUntil(Pred pred, int timeout_ms = 60000) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "shm/shm_abi.h"
@@ -332,6 +333,30 @@ TEST_F(TraceBufferTest, ProducerGoneReleasesGapAndFreesItsState) {
   // A chunk of producer 1 after that starts a new sequence.
   Copy(1, 9, {"c9"});
   EXPECT_EQ(ReadMarked(), (Strings{"!c9"}));
+}
+
+// A gone producer is held while it has chunks here, forgotten once they are
+// read or overwritten; its id may then come back as a new producer whose
+// chunk ids start over (not taken for late chunks of the old one).
+TEST_F(TraceBufferTest, ForgottenGoneProducersIdStartsAFreshSequence) {
+  Make(256);
+  Copy(1, 100, {"old100"});
+  Copy(1, 101, {"old101"});
+  Copy(1, 1, {"other"}, 0, /*producer=*/2);
+  tb_->MarkProducerGone(1);
+  std::unordered_set<ProducerId> held;
+  tb_->ForgetEmptyGoneSequences(&held);
+  EXPECT_EQ(held, (std::unordered_set<ProducerId>{1, 2})) << "producer 1's chunks are unread";
+  EXPECT_EQ(ReadMarked(), (Strings{"!old100", "old101", "!other"}));
+  held.clear();
+  tb_->ForgetEmptyGoneSequences(&held);
+  EXPECT_EQ(held, (std::unordered_set<ProducerId>{2}));
+  // Producer id 1 again, a new writer 1 starting at chunk id 0.
+  Copy(1, 0, {"new0"});
+  Copy(1, 1, {"new1"});
+  EXPECT_EQ(ReadMarked(), (Strings{"!new0", "new1"}));
+  EXPECT_EQ(tb_->stats().chunks_discarded, 0u);
+  EXPECT_EQ(tb_->stats().chunks_committed_out_of_order, 0u);
 }
 
 TEST_F(TraceBufferTest, FirstChunkSeenNeedNotBeTheWritersFirst) {

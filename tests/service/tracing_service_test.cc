@@ -729,6 +729,55 @@ TEST_F(TracingServiceTest, SessionsAreIsolated) {
   b.Detach();
 }
 
+// A session outlives more producers than there are producer ids (16 bits):
+// the producers that left and have nothing left in the buffers are
+// forgotten and their ids reused, and a producer with a reused id gets a
+// trusted sequence id of its own, never the old producer's.
+TEST_F(TracingServiceTest, ASessionOutlivesMoreProducersThanThereAreIds) {
+  TracingServiceOptions options;
+  options.min_shm_size_bytes = 4096;  // One page each: 65 K connections are quick.
+  StartService(options);
+  auto consumer = service_->ConnectConsumer();
+  ASSERT_TRUE(consumer->EnableTracing(MakeConfig(1024, "test.ds")).ok());
+  TestProducer endpoint;  // Shared: it only records the calls.
+  constexpr uint32_t kProducers = 0x10000 + 300;
+  // These write a packet; their ids stay taken until it was read. The one
+  // after the 16-bit wrap gets the first one's id (1) again, freed by the
+  // read half-way: its packet must not pass for the first one's sequence.
+  auto writes = [](uint32_t i) { return i % 4096 == 0 || i == 0xffff; };
+  std::vector<TracePacket> packets;
+  uint32_t target = 0;
+  uint32_t writing = 0;
+  for (uint32_t i = 0; i < kProducers; i++) {
+    if (i == 0x8000) {
+      auto first_half = ReadAllPackets(consumer.get());
+      packets.insert(packets.end(), first_half.begin(), first_half.end());
+    }
+    auto conn = service_->ConnectProducer(&endpoint, ProducerOptions{"churn", 4096, 4096});
+    ASSERT_TRUE(conn.ok()) << "producer " << i << ": " << conn.status().message();
+    conn.value()->RegisterDataSource(DataSourceDescriptor{"test.ds"});
+    if (!writes(i)) continue;
+    writing++;
+    if (target == 0) {
+      TestProducer::Started started;
+      ASSERT_TRUE(endpoint.WaitForStart(&started, 60000));
+      target = started.config.target_buffer();
+    }
+    SharedMemoryArbiter arbiter(conn.value()->shm_start(), conn.value()->shm_size(),
+                                conn.value()->shm_page_size(), conn.value()->commit_data_sink());
+    auto writer = arbiter.CreateTraceWriter(target);
+    testing::WriteTestPacket(writer.get(), {2, 0, i});
+  }
+  StopAndWait(consumer.get());
+  auto second_half = ReadAllPackets(consumer.get());
+  packets.insert(packets.end(), second_half.begin(), second_half.end());
+  TraceSummary s = Summarize(packets);
+  ASSERT_EQ(s.seqs[std::make_pair(2u, 0u)].size(), writing);
+  EXPECT_EQ(s.sequence_ids[std::make_pair(2u, 0u)].size(), writing)
+      << "one trusted sequence id per producer, reused producer ids included";
+  EXPECT_EQ(s.stats.sluice_service_stats().producers_disconnected(), kProducers);
+}
+
 TEST_F(TracingServiceTest, ConfigErrors) {
   StartService();
   auto consumer = service_->ConnectConsumer();

@@ -9,6 +9,7 @@
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/bpf.pb.h"
+#include "sluice/service_stats.pb.h"
 #include "user/trace/trace_packet_scan.h"
 
 namespace sluice {
@@ -144,6 +145,26 @@ struct Collector {
     if (trace_stats.final_flush_outcome() == TraceStats::FINAL_FLUSH_FAILED)
       Row("traced_final_flush_failed", -1, kLoss, "service", 1,
           "the final flush timed out: the last data of some source may be missing; raise flush_timeout_ms");
+    // sluice's own (TraceStats.sluice_service_stats): producer faults.
+    const auto& faults = trace_stats.sluice_service_stats();
+    Row("producers_disconnected_not_reading", -1, kLoss, "service",
+        faults.producers_disconnected_not_reading(),
+        "producers dropped because they did not read their socket (a flush timed out unread): "
+        "their data after the drop is missing; fix or restart the producer");
+    Row("producers_disconnected_for_faults", -1, kLoss, "service",
+        faults.producers_disconnected_for_faults(),
+        "producers dropped for invalid shared memory or messages: their data after the drop is "
+        "missing; a producer bug");
+    Row("producers_disconnected", -1, kInfo, "service", faults.producers_disconnected(),
+        "producers that went away before the end (their completed chunks were recovered)");
+    Row("chunks_lost_being_written", -1, kLoss, "producer shared memory",
+        static_cast<int64_t>(faults.chunks_lost_being_written()),
+        "chunks a producer was still writing when it went away or the session ended: a producer "
+        "stalled or died; raise flush_timeout_ms / data_source_stop_timeout_ms if it was slow");
+    Row("chunks_lost_writer_unknown", -1, kLoss, "producer shared memory",
+        static_cast<int64_t>(faults.chunks_lost_writer_unknown()),
+        "completed chunks a producer never committed, of a writer it had not registered yet: "
+        "the producer died or stalled before its first commit");
 
     for (const auto& [seq, n] : dropped_on_sequence)
       Row("packets_dropped_before", seq, kLoss, "producer shared memory", static_cast<int64_t>(n),
