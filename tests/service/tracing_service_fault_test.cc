@@ -286,7 +286,11 @@ class TracingServiceFaultTest : public ::testing::Test {
     auto client = ProducerIpcClient::Connect(producer_socket(), producer,
                                              ProducerOptions{name, 256 * 1024, 4096});
     ASSERT_TRUE(client.ok()) << client.status().message();
-    producer->Attach(std::move(client.value()));
+    // Writers wait for free chunks as long as it takes (a loaded machine, a
+    // sanitizer): every packet a test writes must arrive.
+    ArbiterOptions patient;
+    patient.stall_timeout_ms = kWaitMs;
+    producer->Attach(std::move(client.value()), patient);
     DataSourceDescriptor d;
     d.name = ds;
     d.will_notify_on_stop = true;

@@ -42,11 +42,12 @@ class TracingServiceTest : public ::testing::Test {
 
   // Connects `producer` with one data source named `ds`.
   void ConnectProducer(TestProducer* producer, const std::string& name = "test-producer",
-                       const std::string& ds = "test.ds", ProducerOptions options = {}) {
+                       const std::string& ds = "test.ds", ProducerOptions options = {},
+                       ArbiterOptions arbiter_options = {}) {
     options.name = name;
     auto conn = service_->ConnectProducer(producer, options);
     ASSERT_TRUE(conn.ok()) << conn.status().message();
-    producer->Attach(std::move(conn.value()));
+    producer->Attach(std::move(conn.value()), arbiter_options);
     DataSourceDescriptor d;
     d.name = ds;
     d.will_notify_on_stop = true;
@@ -861,7 +862,11 @@ TEST_F(TracingServiceTest, ReadBuffersInSlices) {
 TEST_F(TracingServiceTest, ConcurrentWritersAndReader) {
   StartService();
   TestProducer producer;
-  ConnectProducer(&producer, "p", "test.ds", ProducerOptions{"", 1u << 20, 4096});
+  // Writers wait for free chunks as long as it takes (under TSan the
+  // default 100 ms is not always enough): the count below is exact.
+  ArbiterOptions patient;
+  patient.stall_timeout_ms = 60000;
+  ConnectProducer(&producer, "p", "test.ds", ProducerOptions{"", 1u << 20, 4096}, patient);
   auto consumer = service_->ConnectConsumer();
   ASSERT_TRUE(consumer->EnableTracing(MakeConfig(16 * 1024, "test.ds")).ok());
   TestProducer::Started started;
