@@ -244,38 +244,35 @@ class StopOnSignals {
   int signals_ = 0;
 };
 
-// Gives freed heap back to the kernel after connections went away. Each
-// connection's buffers are small heap blocks (a 64 KiB read buffer, queued
-// output), which glibc keeps once freed: after a burst of hundreds of
-// producers the daemon would otherwise hold tens of MiB it no longer uses.
-// Checked once a second; malloc_trim runs only when there are fewer
-// connections than at the previous check. Lives as long as the loop runs.
-class TrimHeapAfterDisconnects {
+// Gives freed heap back to the kernel. glibc keeps what is freed: the
+// buffers of hundreds of producer connections after a burst, or the frames of
+// a large ReadBuffers answer (glibc's mmap threshold rises after the first
+// large free, so later large blocks come from the heap too). Without this the
+// daemon would hold tens of MiB it no longer uses. Checked once a second;
+// malloc_trim (which also releases free pages inside the heap) runs when more
+// than kFreeBytesToTrim of it is free. Lives as long as the loop runs.
+class TrimFreeHeap {
  public:
   static constexpr uint32_t kPeriodMs = 1000;
-  TrimHeapAfterDisconnects(EventLoop* loop, const IpcServer* server)
-      : loop_(loop), server_(server), alive_(std::make_shared<bool>(true)) {
+  static constexpr size_t kFreeBytesToTrim = 2u << 20;
+  explicit TrimFreeHeap(EventLoop* loop) : loop_(loop), alive_(std::make_shared<bool>(true)) {
     Schedule();
   }
-  ~TrimHeapAfterDisconnects() { *alive_ = false; }
+  ~TrimFreeHeap() { *alive_ = false; }
 
  private:
   void Schedule() {
     loop_->PostDelayedTask(
         [this, alive = alive_] {
           if (!*alive) return;
-          size_t now = server_->num_connections();
-          if (now < connections_) malloc_trim(0);
-          connections_ = now;
+          if (mallinfo2().fordblks > kFreeBytesToTrim) malloc_trim(0);
           Schedule();
         },
         kPeriodMs);
   }
 
   EventLoop* const loop_;
-  const IpcServer* const server_;
   std::shared_ptr<bool> alive_;
-  size_t connections_ = 0;
 };
 
 // Runs the service until a stop signal on `sfd` ends the loop.
@@ -287,7 +284,7 @@ void Serve(const SluicedArgs& args, int sfd) {
   const IpcServerOptions& ipc = args.ipc;
   {
     StopOnSignals stop(&loop, &service, sfd);
-    TrimHeapAfterDisconnects trim(&loop, server.value().get());
+    TrimFreeHeap trim(&loop);
     LogLine("sluiced: listening on " +
             (ipc.producer_listen_fd >= 0 ? std::string("fd 3") : ipc.producer_socket_path) + " (producers) and " +
             (ipc.consumer_listen_fd >= 0 ? std::string("fd 4") : ipc.consumer_socket_path) + " (consumers)");

@@ -500,6 +500,57 @@ TEST_F(TracingServiceFaultTest, StalledProducerWithChunksBeingWrittenDoesNotHold
   stalled.Detach();
 }
 
+// Two sessions for the consumer tests: B, of a well-behaved consumer
+// (ConsumerIpcClient) with producer "b", and A, of a consumer on a raw
+// socket with producer "a", which holds kPacketsA packets (about 8 MiB) and
+// has been asked for ReadBuffers.
+constexpr uint32_t kPacketsA = (8u << 20) / testing::kTestPacketBytes;
+constexpr uint64_t kReadRequestId = 2;
+
+struct TwoSessions {
+  TestProducer producer_a, producer_b;
+  TestProducer::Started a_start, b_start;
+  std::unique_ptr<ConsumerIpcClient> consumer_b;
+  RawClient consumer_a;
+  ~TwoSessions() {
+    producer_a.Detach();
+    producer_b.Detach();
+  }
+};
+
+class TracingServiceConsumerFaultTest : public TracingServiceFaultTest {
+ protected:
+  void StartSessionB(TwoSessions* t) {
+    ConnectOverIpc(&t->producer_a, "a", "a.ds");
+    ConnectOverIpc(&t->producer_b, "b", "b.ds");
+    t->consumer_b = ConnectConsumer();
+    ASSERT_TRUE(t->consumer_b);
+    ASSERT_TRUE(t->consumer_b->EnableTracing(Config(4096, "b.ds")).ok());
+    ASSERT_TRUE(t->producer_b.WaitForStart(&t->b_start, kWaitMs));
+  }
+  void StartSessionAAndAskToRead(TwoSessions* t) {
+    ASSERT_TRUE(t->consumer_a.Connect(consumer_socket()));
+    protos::ConsumerToService enable;
+    enable.set_request_id(1);
+    *enable.mutable_enable_tracing()->mutable_trace_config() = Config(16 * 1024, "a.ds");
+    ASSERT_TRUE(t->consumer_a.Send(enable));
+    std::string frame;
+    protos::ServiceToConsumer reply;
+    ASSERT_TRUE(t->consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
+    ASSERT_EQ(reply.request_id(), 1u);
+    ASSERT_EQ(reply.error(), "");
+    ASSERT_TRUE(t->producer_a.WaitForStart(&t->a_start, kWaitMs));
+    WritePackets(&t->producer_a, t->a_start.config.target_buffer(), 10, 0, kPacketsA);
+    ASSERT_TRUE(WaitUntil([&] {
+      return service_->GetServiceStats().chunks_moved >= kPacketsA / testing::kTestPacketsPerChunk;
+    }));
+    protos::ConsumerToService read;
+    read.set_request_id(kReadRequestId);
+    read.mutable_read_buffers();
+    ASSERT_TRUE(t->consumer_a.Send(read));
+  }
+};
+
 // Fault: a consumer asks for ReadBuffers on a session holding about 8 MiB,
 // takes the first answer frame and closes its socket. What it costs: that
 // consumer's session and its unread data, as for any consumer that goes
@@ -507,56 +558,28 @@ TEST_F(TracingServiceFaultTest, StalledProducerWithChunksBeingWrittenDoesNotHold
 // and its buffers, like FreeBuffers). Nothing else: the other consumer's
 // session goes on and reads every packet of its producer, a new consumer
 // starts a session, and no file descriptor is left behind.
-TEST_F(TracingServiceFaultTest, ConsumerThatDisconnectsMidReadBuffersLeavesTheServiceHealthy) {
-  TestProducer producer_a, producer_b;
-  ConnectOverIpc(&producer_a, "a", "a.ds");
-  ConnectOverIpc(&producer_b, "b", "b.ds");
-  auto consumer_b = ConnectConsumer();
-  ASSERT_TRUE(consumer_b);
-  ASSERT_TRUE(consumer_b->EnableTracing(Config(4096, "b.ds")).ok());
-  TestProducer::Started b_start;
-  ASSERT_TRUE(producer_b.WaitForStart(&b_start, kWaitMs));
+TEST_F(TracingServiceConsumerFaultTest, ConsumerThatDisconnectsMidReadBuffersLeavesTheServiceHealthy) {
+  TwoSessions t;
+  ASSERT_NO_FATAL_FAILURE(StartSessionB(&t));
   const size_t fds_before = OpenFdCount();
-
-  RawClient consumer_a;
-  ASSERT_TRUE(consumer_a.Connect(consumer_socket()));
-  protos::ConsumerToService enable;
-  enable.set_request_id(1);
-  *enable.mutable_enable_tracing()->mutable_trace_config() = Config(16 * 1024, "a.ds");
-  ASSERT_TRUE(consumer_a.Send(enable));
+  ASSERT_NO_FATAL_FAILURE(StartSessionAAndAskToRead(&t));
+  WritePackets(&t.producer_b, t.b_start.config.target_buffer(), 11, 0, 1000);
   std::string frame;
   protos::ServiceToConsumer reply;
-  ASSERT_TRUE(consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
-  ASSERT_EQ(reply.request_id(), 1u);
-  ASSERT_EQ(reply.error(), "");
-  TestProducer::Started a_start;
-  ASSERT_TRUE(producer_a.WaitForStart(&a_start, kWaitMs));
-  constexpr uint32_t kPacketsA = (8u << 20) / testing::kTestPacketBytes;
-  WritePackets(&producer_a, a_start.config.target_buffer(), 10, 0, kPacketsA);
-  WritePackets(&producer_b, b_start.config.target_buffer(), 11, 0, 1000);
-  ASSERT_TRUE(WaitUntil([&] {
-    auto stats = service_->GetServiceStats();
-    return stats.chunks_moved >= (kPacketsA + 1000) / testing::kTestPacketsPerChunk;
-  }));
-
-  protos::ConsumerToService read;
-  read.set_request_id(2);
-  read.mutable_read_buffers();
-  ASSERT_TRUE(consumer_a.Send(read));
-  ASSERT_TRUE(consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
-  EXPECT_EQ(reply.request_id(), 2u);
+  ASSERT_TRUE(t.consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
+  EXPECT_EQ(reply.request_id(), kReadRequestId);
   EXPECT_GT(reply.read_buffers().slices_size(), 0);
   EXPECT_FALSE(reply.read_buffers().last()) << "8 MiB do not fit one frame";
-  consumer_a.Close();
+  t.consumer_a.Close();
 
   // The session of the consumer that left is gone; the other one runs.
   ASSERT_TRUE(WaitUntil([&] {
-    auto state = consumer_b->QueryServiceState();
+    auto state = t.consumer_b->QueryServiceState();
     return state.ok() && state->num_sessions == 1;
   }));
   EXPECT_EQ(service_->GetServiceStats().consumers_connected, 1u);
-  WritePackets(&producer_b, b_start.config.target_buffer(), 11, 1000, 2000);
-  TraceContents trace = StopAndExamine(consumer_b.get());
+  WritePackets(&t.producer_b, t.b_start.config.target_buffer(), 11, 1000, 2000);
+  TraceContents trace = StopAndExamine(t.consumer_b.get());
   EXPECT_EQ(trace.Seq(11, 0), Range(0, 2000));
   EXPECT_TRUE(trace.Seq(10, 0).empty()) << "sessions are isolated";
   EXPECT_EQ(trace.health.data_loss_total(), 0u) << FormatHealthTable(trace.health);
@@ -569,8 +592,6 @@ TEST_F(TracingServiceFaultTest, ConsumerThatDisconnectsMidReadBuffersLeavesTheSe
   auto state = consumer_c->QueryServiceState();
   ASSERT_TRUE(state.ok());
   EXPECT_EQ(state->num_sessions, 2u);
-  producer_a.Detach();
-  producer_b.Detach();
 }
 
 // Fault: a consumer asks for ReadBuffers on a session holding about 8 MiB and
@@ -579,50 +600,24 @@ TEST_F(TracingServiceFaultTest, ConsumerThatDisconnectsMidReadBuffersLeavesTheSe
 // meanwhile it serves the producers and the other consumer, whose session
 // runs, stops and reads completely; when the slow consumer reads again, it
 // gets its whole answer, every packet once, in order.
-TEST_F(TracingServiceFaultTest, ConsumerThatStopsReadingMidReadBuffersDoesNotHoldTheService) {
-  TestProducer producer_a, producer_b;
-  ConnectOverIpc(&producer_a, "a", "a.ds");
-  ConnectOverIpc(&producer_b, "b", "b.ds");
-  auto consumer_b = ConnectConsumer();
-  ASSERT_TRUE(consumer_b);
-  ASSERT_TRUE(consumer_b->EnableTracing(Config(4096, "b.ds")).ok());
-  TestProducer::Started b_start;
-  ASSERT_TRUE(producer_b.WaitForStart(&b_start, kWaitMs));
-
-  RawClient consumer_a;
-  ASSERT_TRUE(consumer_a.Connect(consumer_socket()));
-  protos::ConsumerToService enable;
-  enable.set_request_id(1);
-  *enable.mutable_enable_tracing()->mutable_trace_config() = Config(16 * 1024, "a.ds");
-  ASSERT_TRUE(consumer_a.Send(enable));
-  std::string frame;
-  protos::ServiceToConsumer reply;
-  ASSERT_TRUE(consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
-  ASSERT_EQ(reply.error(), "");
-  TestProducer::Started a_start;
-  ASSERT_TRUE(producer_a.WaitForStart(&a_start, kWaitMs));
-  constexpr uint32_t kPacketsA = (8u << 20) / testing::kTestPacketBytes;
-  WritePackets(&producer_a, a_start.config.target_buffer(), 10, 0, kPacketsA);
-  ASSERT_TRUE(WaitUntil([&] {
-    return service_->GetServiceStats().chunks_moved >= kPacketsA / testing::kTestPacketsPerChunk;
-  }));
-  protos::ConsumerToService read;
-  read.set_request_id(2);
-  read.mutable_read_buffers();
-  ASSERT_TRUE(consumer_a.Send(read));
+TEST_F(TracingServiceConsumerFaultTest, ConsumerThatStopsReadingMidReadBuffersDoesNotHoldTheService) {
+  TwoSessions t;
+  ASSERT_NO_FATAL_FAILURE(StartSessionB(&t));
+  ASSERT_NO_FATAL_FAILURE(StartSessionAAndAskToRead(&t));
 
   // Consumer A reads nothing now; B's session runs its whole course.
-  WritePackets(&producer_b, b_start.config.target_buffer(), 11, 0, 1000);
-  TraceContents trace_b = StopAndExamine(consumer_b.get());
+  WritePackets(&t.producer_b, t.b_start.config.target_buffer(), 11, 0, 1000);
+  TraceContents trace_b = StopAndExamine(t.consumer_b.get());
   EXPECT_EQ(trace_b.Seq(11, 0), Range(0, 1000));
 
   // A reads its answer now: all of it.
   std::vector<uint32_t> seqs;
-  std::string partial;
+  std::string frame, partial;
   bool last = false;
   while (!last) {
-    ASSERT_TRUE(consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
-    if (reply.request_id() != 2) continue;  // A notification.
+    protos::ServiceToConsumer reply;
+    ASSERT_TRUE(t.consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
+    if (reply.request_id() != kReadRequestId) continue;  // A notification.
     ASSERT_EQ(reply.error(), "");
     for (const auto& slice : reply.read_buffers().slices()) {
       partial.append(slice.data());
@@ -635,8 +630,6 @@ TEST_F(TracingServiceFaultTest, ConsumerThatStopsReadingMidReadBuffersDoesNotHol
     last = reply.read_buffers().last();
   }
   EXPECT_EQ(seqs, Range(0, kPacketsA));
-  producer_a.Detach();
-  producer_b.Detach();
 }
 
 }  // namespace
