@@ -115,7 +115,10 @@ inline std::vector<perfetto::protos::TracePacket> ParseTraceBytes(const std::str
 }
 
 // A producer endpoint that records the service's requests and answers
-// flushes like a real producer would (unless told not to).
+// flushes like a real producer would (unless told not to). Works in process
+// (callbacks on the service thread) and over IPC (callbacks on the
+// ProducerIpcClient's receive thread): the callbacks use the connection and
+// the arbiter under mu_, which Attach and Detach take to swap them.
 class TestProducer : public Producer {
  public:
   struct Started {
@@ -126,15 +129,26 @@ class TestProducer : public Producer {
   ~TestProducer() override { Detach(); }
 
   void Attach(std::unique_ptr<ProducerEndpoint> connection, ArbiterOptions options = {}) {
+    auto arbiter = std::make_unique<SharedMemoryArbiter>(
+        connection->shm_start(), connection->shm_size(), connection->shm_page_size(),
+        connection->commit_data_sink(), options);
+    std::lock_guard<std::mutex> lock(mu_);
     connection_ = std::move(connection);
-    arbiter_ = std::make_unique<SharedMemoryArbiter>(
-        connection_->shm_start(), connection_->shm_size(), connection_->shm_page_size(),
-        connection_->commit_data_sink(), options);
+    arbiter_ = std::move(arbiter);
   }
-  // Arbiter first: it commits its last chunks through the connection.
+  // Callbacks see neither from now on. Then the arbiter first: it commits
+  // its last chunks through the connection; destroying the connection waits
+  // for a callback that is running.
   void Detach() {
-    arbiter_.reset();
-    connection_.reset();
+    std::unique_ptr<SharedMemoryArbiter> arbiter;
+    std::unique_ptr<ProducerEndpoint> connection;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      arbiter = std::move(arbiter_);
+      connection = std::move(connection_);
+    }
+    arbiter.reset();
+    connection.reset();
   }
   ProducerEndpoint* connection() { return connection_.get(); }
   SharedMemoryArbiter* arbiter() { return arbiter_.get(); }
@@ -179,24 +193,16 @@ class TestProducer : public Producer {
     cv_.notify_all();
   }
   void StopDataSource(DataSourceInstanceId id) override {
-    bool ack;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stops++;
-      ack = ack_stops_;
-      cv_.notify_all();
-    }
-    if (ack && connection_) connection_->NotifyDataSourceStopped(id);
+    std::lock_guard<std::mutex> lock(mu_);
+    stops++;
+    cv_.notify_all();
+    if (ack_stops_ && connection_) connection_->NotifyDataSourceStopped(id);
   }
   void Flush(FlushRequestId id, const std::vector<DataSourceInstanceId>&) override {
-    bool answer;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      flushes++;
-      answer = answer_flushes_;
-      cv_.notify_all();
-    }
-    if (answer && arbiter_) arbiter_->FlushPendingCommitData(id);
+    std::lock_guard<std::mutex> lock(mu_);
+    flushes++;
+    cv_.notify_all();
+    if (answer_flushes_ && arbiter_) arbiter_->FlushPendingCommitData(id);
   }
   void ClearIncrementalState(const std::vector<DataSourceInstanceId>&) override {
     std::lock_guard<std::mutex> lock(mu_);
