@@ -342,10 +342,12 @@ uint64_t TracingService::CountChunksBeingWrittenLocked(const ConnectedProducer* 
   return count;
 }
 
-std::vector<TracingService::TracingSession*> TracingService::LiveSessionsOfLocked(ProducerId producer) {
+std::vector<TracingService::TracingSession*> TracingService::LiveSessionsOfLocked(
+    ProducerId producer) {
   std::vector<TracingSession*> live;
   for (auto& [sid, s] : sessions_)
-    if (s->state != SessionState::kDisabled && s->producers.count(producer)) live.push_back(s.get());
+    if (s->state != SessionState::kDisabled && s->producers.count(producer))
+      live.push_back(s.get());
   return live;
 }
 

@@ -107,7 +107,8 @@ void IpcProducerPort::HandleRequest(const protos::ProducerToService& msg) {
       uint32_t malformed = 0;
       CommitDataFromProto(msg.commit_data(), &scratch_request_, &malformed);
       for (uint32_t i = 0; i < malformed && !closing_; i++) Violation("malformed patch");
-      if (scratch_request_.flush_request_id != 0) flush_frames_.erase(scratch_request_.flush_request_id);
+      if (scratch_request_.flush_request_id != 0)
+        flush_frames_.erase(scratch_request_.flush_request_id);
       connection_->commit_data_sink()->CommitData(scratch_request_);
       return;
     }

@@ -145,7 +145,8 @@ std::string FdDiff(const ProcessSample& a, const ProcessSample& b) {
 class ChurnEndpoint : public Producer {
  public:
   void SetupDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
-  void StartDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig& config) override {
+  void StartDataSource(DataSourceInstanceId,
+                       const perfetto::protos::DataSourceConfig& config) override {
     std::lock_guard<std::mutex> lock(mu_);
     target_buffer_ = config.target_buffer();
     cv_.notify_all();
