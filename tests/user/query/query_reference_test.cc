@@ -126,16 +126,17 @@ TEST_P(QueryReferenceTest, MatchesTraceProcessor) {
   ASSERT_TRUE(actual.ok()) << "queries/" << pair.query << ".sql on " << pair.trace
                            << ".pftrace: " << actual.status().message();
   std::string difference = DescribeCsvDifference(*expected, *actual);
-  if (!difference.empty()) {
-    if (const char* dir = std::getenv("SLUICE_QUERY_ACTUAL_DIR")) {
-      mkdir(dir, 0755);
-      Status written = WriteFileAtomically(std::string(dir) + "/" + name + ".csv", *actual, 0644);
-      if (!written.ok()) ADD_FAILURE() << written.message();
-    }
+  if (difference.empty()) return;
+  std::string kept = "set SLUICE_QUERY_ACTUAL_DIR=DIR to keep sluice's output for diff -u";
+  if (const char* dir = std::getenv("SLUICE_QUERY_ACTUAL_DIR")) {
+    mkdir(dir, 0755);
+    std::string path = std::string(dir) + "/" + name + ".csv";
+    Status written = WriteFileAtomically(path, *actual, 0644);
+    kept = written.ok() ? "sluice's output: " + path : written.message();
   }
-  EXPECT_EQ(difference, "") << "queries/" << pair.query << ".sql on " << pair.trace
-                            << ".pftrace differs from trace_processor_shell (expected/" << name
-                            << ".csv): " << difference;
+  ADD_FAILURE() << "queries/" << pair.query << ".sql on " << pair.trace
+                << ".pftrace differs from trace_processor_shell's tests/data/query/expected/"
+                << name << ".csv (" << kept << "): " << difference;
 }
 
 INSTANTIATE_TEST_SUITE_P(Query, QueryReferenceTest, ::testing::ValuesIn(AllPairs()),
