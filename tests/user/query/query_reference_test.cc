@@ -50,7 +50,7 @@ const std::vector<std::string>& Queries() {
       "sched", "sched_by_thread", "thread_state", "thread_state_by_thread",
       "thread", "process", "cpu",
       "ftrace_args", "ftrace_rare_args", "ftrace_by_name", "ftrace_by_thread",
-      "counter", "counter_by_track", "metadata",
+      "counter", "counter_by_track", "metadata", "metadata_config",
       "trace_bounds", "trace_times", "stats", "data_loss"};
   return queries;
 }
