@@ -360,7 +360,9 @@ class TableWriter : public ResultWriter {
   void WriteRow(const std::vector<Cell>& row) {
     for (size_t i = 0; i < row.size(); i++) {
       if (i) out() += "  ";
-      Pad(row[i].text, widths_[i], IsNumber(row[i]), i + 1 == row.size());
+      // Numbers to the right, text to the left, NULL as its column.
+      const bool right = IsNumber(row[i]) || (row[i].type == SQLITE_NULL && right_[i]);
+      Pad(row[i].text, widths_[i], right, i + 1 == row.size());
     }
     out() += '\n';
     RowDone();
