@@ -125,7 +125,7 @@ StatusOr<ExportSummary> ExportToSqliteFile(sqlite3* db, const std::vector<std::s
   std::string pattern = path + ".XXXXXX";
   const int fd = mkostemp(pattern.data(), O_CLOEXEC);
   if (fd < 0) {
-    return Status::Error(WithErrno("cannot create " + pattern, errno) +
+    return Status::Error(WithErrno("cannot create a file next to " + path, errno) +
                          " (is the directory there and writable?)");
   }
   close(fd);
