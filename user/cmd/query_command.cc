@@ -165,8 +165,7 @@ int RunScript(sqlite3* db, const std::string& script, const QueryOptions& option
   Status status = RunSqlScript(db, script, [&](const SqlStatement& statement) {
     if (!options.all && !statement.last) return StepToEnd(statement.stmt);
     if (sqlite3_column_count(statement.stmt) > 0) {
-      // A blank line between result sets (not in json: every line an object).
-      if (printed && options.format != OutputFormat::kJson) fputc('\n', stdout);
+      if (printed) fputs(ResultSeparator(options.format), stdout);
       printed = true;
     }
     return WriteQueryResult(statement.stmt, options.format, stdout);

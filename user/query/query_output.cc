@@ -413,6 +413,16 @@ const char* OutputFormatName(OutputFormat format) {
   return "table";
 }
 
+const char* ResultSeparator(OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kCsv: return "\r\n";
+    case OutputFormat::kJson: return "";
+    case OutputFormat::kTsv:
+    case OutputFormat::kTable: break;
+  }
+  return "\n";
+}
+
 std::string FormatReal(double value) {
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   if (std::isnan(value)) return "nan";  // SQLite stores NaN as NULL: not seen.

@@ -55,6 +55,10 @@ inline constexpr size_t kTableWidthRows = 1000;
 // for the caller to report once.
 Status WriteQueryResult(sqlite3_stmt* stmt, OutputFormat format, FILE* out);
 
+// What goes between two results printed one after the other: a blank line
+// ("\r\n" in csv), nothing in json, where every line is a row.
+const char* ResultSeparator(OutputFormat format);
+
 // The shortest text that reads back as `value`, as described above.
 std::string FormatReal(double value);
 

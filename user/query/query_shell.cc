@@ -127,7 +127,8 @@ void QueryShell::RunSql(const std::string& sql, int first_line, bool interactive
   Status status = RunSqlScript(
       db_, sql,
       [&](const SqlStatement& statement) {
-        if (printed && sqlite3_column_count(statement.stmt) > 0) fputc('\n', out_);
+        if (printed && sqlite3_column_count(statement.stmt) > 0)
+          fputs(ResultSeparator(format_), out_);
         printed = printed || sqlite3_column_count(statement.stmt) > 0;
         return WriteQueryResult(statement.stmt, format_, out_);
       },

@@ -78,8 +78,12 @@ Status RunSqlScript(sqlite3* db, std::string_view script, const SqlStatementRunn
     FinalizeOnExit finalize{stmt};
     if (rc != SQLITE_OK) {
       const int error_offset = sqlite3_error_offset(db);
-      const size_t at = error_offset >= 0 ? offset + static_cast<size_t>(error_offset) : offset;
-      return SqlError(script, at, sqlite3_errmsg(db), first_line);
+      const std::string message = sqlite3_errmsg(db);
+      size_t at = error_offset >= 0 ? offset + static_cast<size_t>(error_offset) : offset;
+      // The script ended inside the statement ("SELECT 1 +"): where more
+      // was expected is the end.
+      if (error_offset < 0 && message == "incomplete input") at = script.size();
+      return SqlError(script, at, message, first_line);
     }
     const size_t next = tail ? static_cast<size_t>(tail - script.data()) : script.size();
     if (stmt != nullptr) {

@@ -11,8 +11,9 @@
 // sqlite3_error_offset() names (a syntax error, an unknown column or
 // function); when it names none (SQLite 3.40 names none for an unknown
 // table), and for an error while the statement runs, the first character of
-// the statement. Lines and columns count from 1; a column
-// counts characters (UTF-8), not bytes; tabs count as one.
+// the statement; for "incomplete input", the end of the script. Lines and
+// columns count from 1; a column counts characters (UTF-8), not bytes; tabs
+// count as one.
 #ifndef SLUICE_USER_QUERY_SQL_STATEMENTS_H_
 #define SLUICE_USER_QUERY_SQL_STATEMENTS_H_
 

@@ -158,5 +158,12 @@ TEST(QuerySqlScriptTest, UnterminatedStringIsAnError) {
             "SQL error at line 2 column 8: unrecognized token: \"'abc\"");
 }
 
+TEST(QuerySqlScriptTest, IncompleteInputIsAtTheEnd) {
+  TestDatabase db;
+  std::vector<Ran> ran;
+  EXPECT_EQ(RunScript(db, "SELECT 1;\nSELECT 2 +\n", &ran).message(),
+            "SQL error at line 3 column 1: incomplete input");
+}
+
 }  // namespace
 }  // namespace sluice
