@@ -55,6 +55,24 @@ StatusOr<std::vector<Column>> TableColumns(sqlite3* db, const std::string& table
   return columns;
 }
 
+// Where `table` lives: "temp" for a temporary table or view, else "main".
+// The source must be named with its schema: SQLite looks up an eponymous
+// virtual table (a module serving a table without CREATE VIRTUAL TABLE, as
+// the query engine's are) only after every schema's stored tables, so an
+// unqualified name would find the copy just created in the attached file.
+StatusOr<std::string> SourceSchema(sqlite3* db, const std::string& table) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_temp_schema WHERE name = ?1", -1, &stmt,
+                         nullptr) != SQLITE_OK) {
+    return Status::Error(sqlite3_errmsg(db));
+  }
+  sqlite3_bind_text(stmt, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+  const int rc = sqlite3_step(stmt);
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Status::Error(sqlite3_errmsg(db));
+  return std::string(rc == SQLITE_ROW ? "temp" : "main");
+}
+
 // Copies one table into the attached file; the number of rows copied.
 StatusOr<uint64_t> CopyTable(sqlite3* db, const std::string& table) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<Column> columns, TableColumns(db, table));
@@ -70,11 +88,11 @@ StatusOr<uint64_t> CopyTable(sqlite3* db, const std::string& table) {
     names += QuoteSqlIdentifier(column.name);
   }
   const std::string target = std::string(kExportSchema) + "." + QuoteSqlIdentifier(table);
+  SLUICE_ASSIGN_OR_RETURN(const std::string schema, SourceSchema(db, table));
+  const std::string source = schema + "." + QuoteSqlIdentifier(table);
   SLUICE_RETURN_IF_ERROR(Exec(db, "CREATE TABLE " + target + " (" + definitions + ")"));
-  // Unqualified source: the table is wherever the queries find it (main or
-  // temp), which come before the attached file in SQLite's name lookup.
-  SLUICE_RETURN_IF_ERROR(Exec(db, "INSERT INTO " + target + " SELECT " + names + " FROM " +
-                                      QuoteSqlIdentifier(table)));
+  SLUICE_RETURN_IF_ERROR(
+      Exec(db, "INSERT INTO " + target + " SELECT " + names + " FROM " + source));
   return static_cast<uint64_t>(sqlite3_changes64(db));
 }
 

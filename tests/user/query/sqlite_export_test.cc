@@ -87,6 +87,25 @@ TEST_F(QuerySqliteExportTest, CopiesTablesAndViewsWithTheirTypes) {
             "name\r\nmain\r\n");
 }
 
+// The query engine serves eponymous virtual tables, which SQLite finds only
+// after every stored table: the copy in the new file must not shadow them.
+// pragma_collation_list is one SQLite has built in; a temporary table lives
+// in the temp schema.
+TEST_F(QuerySqliteExportTest, CopiesEponymousVirtualAndTemporaryTables) {
+  db_.Exec("CREATE TEMP TABLE scratch AS SELECT 42 AS answer");
+  StatusOr<ExportSummary> summary =
+      ExportToSqliteFile(db_.db(), {"pragma_collation_list", "scratch"}, out_, false);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  sqlite3* file = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(out_.c_str(), &file, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  const std::string collations = "SELECT name FROM pragma_collation_list ORDER BY name";
+  const std::string expected = Dump(db_.db(), collations);
+  EXPECT_NE(expected.find("NOCASE"), std::string::npos) << expected;
+  EXPECT_EQ(Dump(file, "SELECT name FROM main.pragma_collation_list ORDER BY name"), expected);
+  EXPECT_EQ(Dump(file, "SELECT answer FROM scratch"), "answer\r\n42\r\n");
+  sqlite3_close(file);
+}
+
 TEST_F(QuerySqliteExportTest, QuotesNames) {
   db_.Exec("CREATE TABLE \"we\"\"ird\"(\"a b\" TEXT, \"select\" INTEGER)");
   db_.Exec("INSERT INTO \"we\"\"ird\" VALUES ('x', 1)");
