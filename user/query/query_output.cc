@@ -19,37 +19,41 @@ struct Cell {
   std::string text;  // Numbers formatted, text as stored, blobs as X'..'.
 };
 
-Cell ReadCell(sqlite3_stmt* stmt, int column) {
-  Cell cell;
-  cell.type = sqlite3_column_type(stmt, column);
-  switch (cell.type) {
-    case SQLITE_INTEGER:
-      cell.text = std::to_string(sqlite3_column_int64(stmt, column));
+// Reads a value into `cell`, reusing its string's memory row after row.
+void ReadCell(sqlite3_stmt* stmt, int column, Cell* cell) {
+  cell->type = sqlite3_column_type(stmt, column);
+  cell->text.clear();
+  switch (cell->type) {
+    case SQLITE_INTEGER: {
+      char buf[24];
+      const std::to_chars_result result =
+          std::to_chars(buf, buf + sizeof(buf), sqlite3_column_int64(stmt, column));
+      cell->text.assign(buf, result.ptr);
       break;
+    }
     case SQLITE_FLOAT:
-      cell.text = FormatReal(sqlite3_column_double(stmt, column));
+      cell->text = FormatReal(sqlite3_column_double(stmt, column));
       break;
     case SQLITE_TEXT: {
       const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
-      cell.text.assign(text ? text : "", static_cast<size_t>(sqlite3_column_bytes(stmt, column)));
+      if (text) cell->text.assign(text, static_cast<size_t>(sqlite3_column_bytes(stmt, column)));
       break;
     }
     case SQLITE_BLOB: {
       static constexpr char kHex[] = "0123456789abcdef";
       const auto* bytes = static_cast<const unsigned char*>(sqlite3_column_blob(stmt, column));
       const int size = sqlite3_column_bytes(stmt, column);
-      cell.text = "X'";
+      cell->text = "X'";
       for (int i = 0; i < size; i++) {
-        cell.text += kHex[bytes[i] >> 4];
-        cell.text += kHex[bytes[i] & 15];
+        cell->text += kHex[bytes[i] >> 4];
+        cell->text += kHex[bytes[i] & 15];
       }
-      cell.text += '\'';
+      cell->text += '\'';
       break;
     }
     default:
       break;
   }
-  return cell;
 }
 
 bool IsNumber(const Cell& cell) { return cell.type == SQLITE_INTEGER || cell.type == SQLITE_FLOAT; }
@@ -91,8 +95,16 @@ class ResultWriter {
 
 // ---- csv -------------------------------------------------------------------
 
+bool NeedsCsvQuotes(std::string_view value) {
+  // A plain loop: find_first_of calls memchr once per character.
+  for (char c : value) {
+    if (c == ',' || c == '"' || c == '\r' || c == '\n') return true;
+  }
+  return false;
+}
+
 void AppendCsvField(std::string_view value, std::string& out) {
-  if (value.find_first_of(",\"\r\n") == std::string_view::npos) {
+  if (!NeedsCsvQuotes(value)) {
     out += value;
     return;
   }
@@ -454,7 +466,7 @@ Status WriteQueryResult(sqlite3_stmt* stmt, OutputFormat format, FILE* out) {
       return Status::Error(sqlite3_errmsg(sqlite3_db_handle(stmt)));
     }
     if (!writer) continue;
-    for (int i = 0; i < columns; i++) row[static_cast<size_t>(i)] = ReadCell(stmt, i);
+    for (int i = 0; i < columns; i++) ReadCell(stmt, i, &row[static_cast<size_t>(i)]);
     writer->Row(row);
   }
   if (writer) writer->End();
