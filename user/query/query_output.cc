@@ -300,6 +300,13 @@ std::string TableText(std::string_view value) {
   return text;
 }
 
+bool HasControlBytes(std::string_view value) {
+  for (char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
 // Columns on a terminal: one per UTF-8 character (every byte that is not a
 // continuation byte). East Asian wide characters take two columns on most
 // terminals and are counted as one: such a table is a little ragged.
@@ -316,19 +323,20 @@ class TableWriter : public ResultWriter {
     for (const std::string& name : names) names_.push_back(TableText(name));
   }
   void Row(const std::vector<Cell>& row) override {
-    std::vector<Cell> shown;
-    for (const Cell& cell : row) {
-      Cell display;
-      display.type = cell.type;
-      display.text = cell.type == SQLITE_NULL ? "[NULL]" : TableText(cell.text);
-      shown.push_back(std::move(display));
+    // Reuses shown_'s strings once the widths are fixed (pending_ keeps its own).
+    shown_.resize(row.size());
+    for (size_t i = 0; i < row.size(); i++) {
+      shown_[i].type = row[i].type;
+      if (row[i].type == SQLITE_NULL) shown_[i].text = "[NULL]";
+      else if (IsNumber(row[i]) || !HasControlBytes(row[i].text)) shown_[i].text = row[i].text;
+      else shown_[i].text = TableText(row[i].text);
     }
     if (widths_.empty()) {
-      pending_.push_back(std::move(shown));
+      pending_.push_back(shown_);
       if (pending_.size() >= kTableWidthRows) FixWidths();
       return;
     }
-    WriteRow(shown);
+    WriteRow(shown_);
   }
   void End() override {
     if (widths_.empty()) FixWidths();
@@ -390,6 +398,7 @@ class TableWriter : public ResultWriter {
   }
 
   std::vector<std::string> names_;
+  std::vector<Cell> shown_;
   std::vector<std::vector<Cell>> pending_;
   std::vector<size_t> widths_;  // Empty until fixed.
   std::vector<bool> right_;
