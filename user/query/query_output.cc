@@ -116,26 +116,6 @@ void AppendCsvField(std::string_view value, std::string& out) {
   out += '"';
 }
 
-class CsvWriter : public ResultWriter {
- public:
-  using ResultWriter::ResultWriter;
-  void Header(const std::vector<std::string>& names) override {
-    for (size_t i = 0; i < names.size(); i++) {
-      if (i) out() += ',';
-      AppendCsvField(names[i], out());
-    }
-    out() += "\r\n";
-  }
-  void Row(const std::vector<Cell>& row) override {
-    for (size_t i = 0; i < row.size(); i++) {
-      if (i) out() += ',';
-      AppendCsvField(row[i].text, out());  // NULL: empty text, empty field.
-    }
-    out() += "\r\n";
-    RowDone();
-  }
-};
-
 // ---- tsv -------------------------------------------------------------------
 
 void AppendTsvField(std::string_view value, std::string& out) {
@@ -150,24 +130,33 @@ void AppendTsvField(std::string_view value, std::string& out) {
   }
 }
 
-class TsvWriter : public ResultWriter {
+// csv and tsv: a header line, then a line per row, fields between
+// separators, each written by `append` (NULL is empty text: an empty field).
+class DelimitedWriter : public ResultWriter {
  public:
-  using ResultWriter::ResultWriter;
+  using AppendField = void (*)(std::string_view value, std::string& out);
+  DelimitedWriter(FILE* out, char separator, const char* line_end, AppendField append)
+      : ResultWriter(out), separator_(separator), line_end_(line_end), append_(append) {}
   void Header(const std::vector<std::string>& names) override {
     for (size_t i = 0; i < names.size(); i++) {
-      if (i) out() += '\t';
-      AppendTsvField(names[i], out());
+      if (i) out() += separator_;
+      append_(names[i], out());
     }
-    out() += '\n';
+    out() += line_end_;
   }
   void Row(const std::vector<Cell>& row) override {
     for (size_t i = 0; i < row.size(); i++) {
-      if (i) out() += '\t';
-      AppendTsvField(row[i].text, out());
+      if (i) out() += separator_;
+      append_(row[i].text, out());
     }
-    out() += '\n';
+    out() += line_end_;
     RowDone();
   }
+
+ private:
+  const char separator_;
+  const char* const line_end_;
+  const AppendField append_;
 };
 
 // ---- json ------------------------------------------------------------------
@@ -406,8 +395,8 @@ class TableWriter : public ResultWriter {
 
 std::unique_ptr<ResultWriter> MakeWriter(OutputFormat format, FILE* out) {
   switch (format) {
-    case OutputFormat::kCsv: return std::make_unique<CsvWriter>(out);
-    case OutputFormat::kTsv: return std::make_unique<TsvWriter>(out);
+    case OutputFormat::kCsv: return std::make_unique<DelimitedWriter>(out, ',', "\r\n", AppendCsvField);
+    case OutputFormat::kTsv: return std::make_unique<DelimitedWriter>(out, '\t', "\n", AppendTsvField);
     case OutputFormat::kJson: return std::make_unique<JsonWriter>(out);
     case OutputFormat::kTable: break;
   }

@@ -96,14 +96,7 @@ TEST_F(QueryCommandTest, QueryInEachFormat) {
 
   Result csv = Run({trace_, "--format", "csv", "-q", kSampleQuery});
   EXPECT_EQ(csv.exit_code, 0) << csv.err;
-  EXPECT_EQ(csv.out,
-            "id,name,value\r\n"
-            "1,plain,2.5\r\n"
-            "2,,\r\n"
-            "3,\"comma, \"\"quote\"\"\",0.1\r\n"
-            "4,\"two\nlines\",-1e+20\r\n"
-            "9223372036854775807,h\xc3\xa9llo \xe2\x98\x83,3.0\r\n"
-            "-9223372036854775808,tab\tback\\slash,0.3333333333333333\r\n");
+  EXPECT_EQ(csv.out, testing::kSampleCsv);
 
   Result tsv = Run({trace_, "--format=tsv", "-q", "SELECT 1 AS a, NULL AS b, 'x\ty' AS c"});
   EXPECT_EQ(tsv.out, "a\tb\tc\n1\t\tx\\ty\n");

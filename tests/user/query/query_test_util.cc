@@ -17,6 +17,15 @@ const char kSampleTableSql[] =
     "  (9223372036854775807, 'h\xc3\xa9llo \xe2\x98\x83', 3.0),\n"
     "  (-9223372036854775808, 'tab' || char(9) || 'back\\slash', 1.0 / 3);\n";
 
+const char kSampleCsv[] =
+    "id,name,value\r\n"
+    "1,plain,2.5\r\n"
+    "2,,\r\n"
+    "3,\"comma, \"\"quote\"\"\",0.1\r\n"
+    "4,\"two\nlines\",-1e+20\r\n"
+    "9223372036854775807,h\xc3\xa9llo \xe2\x98\x83,3.0\r\n"
+    "-9223372036854775808,tab\tback\\slash,0.3333333333333333\r\n";
+
 TestDatabase::TestDatabase() {
   EXPECT_EQ(sqlite3_open(":memory:", &db_), SQLITE_OK);
 }

@@ -21,6 +21,8 @@ namespace sluice::testing {
 //   9223372036854775807   héllo ☃                 3.0
 //   -9223372036854775808  tab\tback\slash         1.0/3
 extern const char kSampleTableSql[];
+// `SELECT * FROM sample` in csv, byte for byte (RFC 4180).
+extern const char kSampleCsv[];
 
 // A fresh in-memory database; closed when this goes.
 class TestDatabase {
