@@ -10,6 +10,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shm/base/command_line.h"
@@ -116,6 +117,12 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
   }
   options->trace = operands[0];
   if (options->query && options->file) return Status::Error("-q and -f together: give one of them");
+  // trace_processor_shell's -q takes a file: say so rather than report the
+  // file's name as bad SQL.
+  if (options->query && std::string_view(*options->query).ends_with(".sql") &&
+      IsRegularFile(*options->query)) {
+    return Status::Error("-q takes SQL text; for the file " + *options->query + " use -f");
+  }
   if (options->export_path && (options->query || options->file))
     return Status::Error("--export runs alone: export, then query the trace or the exported file");
   if (options->all && !options->query && !options->file)
@@ -129,7 +136,7 @@ StatusOr<std::string> ReadScript(const std::string& path) {
   if (path != "-") {
     if (IsDirectory(path)) return Status::Error(path + " is a directory: -f takes a file of SQL");
     StatusOr<std::string> text = ReadFile(path);
-    if (!text.ok()) return Status::Error(text.status().message() + " (-f takes a file of SQL)");
+    if (!text.ok()) return Status::Error(text.status().message() + "; -f takes a file of SQL");
     return text;
   }
   std::string text;

@@ -242,6 +242,7 @@ TEST_F(QueryCommandTest, BadArgumentsAndInputs) {
     std::string err;
   };
   const std::string missing = dir_ + "/missing.pftrace";
+  const std::string sql_file = WriteFile("q.sql", "SELECT 1;");
   const std::vector<Case> cases = {
       {{}, 2, "sluice query: no TRACE given: name the trace file to query (see sluice query --help)\n"},
       {{trace_, "--frobnicate"}, 2,
@@ -270,7 +271,10 @@ TEST_F(QueryCommandTest, BadArgumentsAndInputs) {
       {{dir_, "-q", "SELECT 1"}, 2, "sluice query: " + dir_ + " is a directory: name a trace file\n"},
       {{trace_, "-f", dir_ + "/none.sql"}, 2,
        "sluice query: cannot open " + dir_ +
-           "/none.sql (No such file or directory) (-f takes a file of SQL)\n"},
+           "/none.sql (No such file or directory); -f takes a file of SQL\n"},
+      {{trace_, "-q", sql_file}, 2,
+       "sluice query: -q takes SQL text; for the file " + sql_file +
+           " use -f (see sluice query --help)\n"},
   };
   for (const Case& c : cases) {
     Result result = Run(c.args);
