@@ -207,6 +207,14 @@ int RunQueryCommand(int argc, char** argv) {
     }
     script = std::move(*text);
   }
+  // Before the import, which can take a while on a large trace.
+  if (options.export_path) {
+    if (Status destination = CheckExportDestination(*options.export_path, options.force);
+        !destination.ok()) {
+      PrintError(destination.message());
+      return 1;
+    }
+  }
   if (Status readable = CheckTraceReadable(options.trace); !readable.ok()) {
     PrintError(readable.message());
     return 2;

@@ -132,14 +132,19 @@ std::string QuoteSqlIdentifier(const std::string& name) {
   return quoted + "\"";
 }
 
-StatusOr<ExportSummary> ExportToSqliteFile(sqlite3* db, const std::vector<std::string>& tables,
-                                           const std::string& path, bool overwrite) {
+Status CheckExportDestination(const std::string& path, bool overwrite) {
   if (IsDirectory(path)) return Status::Error(path + " is a directory: name a file to export to");
   if (PathExists(path) && !overwrite) {
     return Status::Error(path +
                          " already exists: remove it, name another file, or pass --force to "
                          "replace it");
   }
+  return Status::Ok();
+}
+
+StatusOr<ExportSummary> ExportToSqliteFile(sqlite3* db, const std::vector<std::string>& tables,
+                                           const std::string& path, bool overwrite) {
+  SLUICE_RETURN_IF_ERROR(CheckExportDestination(path, overwrite));
   std::string pattern = path + ".XXXXXX";
   const int fd = mkostemp(pattern.data(), O_CLOEXEC);
   if (fd < 0) {

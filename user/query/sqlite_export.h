@@ -34,6 +34,11 @@ struct ExportSummary {
 StatusOr<ExportSummary> ExportToSqliteFile(sqlite3* db, const std::vector<std::string>& tables,
                                            const std::string& path, bool overwrite);
 
+// Fails when `path` cannot be the destination: a directory, or an existing
+// file without `overwrite`. ExportToSqliteFile checks it first; a caller may
+// check before a long import.
+Status CheckExportDestination(const std::string& path, bool overwrite);
+
 // `name` as an SQL identifier: in double quotes, inner quotes doubled.
 std::string QuoteSqlIdentifier(const std::string& name);
 
