@@ -6,13 +6,12 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "perfetto/trace/trace.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/base/file_util.h"
 #include "shm/base/string_util.h"
@@ -43,15 +42,16 @@ class QueryCommandTest : public ::testing::Test {
     ASSERT_FALSE(dir_.empty());
     trace_ = dir_ + "/small.pftrace";
     // One process-tree packet: a trace any importer takes.
-    perfetto::protos::Trace trace;
-    perfetto::protos::TracePacket* packet = trace.add_packet();
-    packet->set_timestamp(1000);
-    packet->set_trusted_packet_sequence_id(1);
-    perfetto::protos::ProcessTree::Process* process = packet->mutable_process_tree()->add_processes();
+    perfetto::protos::TracePacket packet;
+    packet.set_timestamp(1000);
+    packet.set_trusted_packet_sequence_id(1);
+    perfetto::protos::ProcessTree::Process* process = packet.mutable_process_tree()->add_processes();
     process->set_pid(1);
     process->set_ppid(0);
     process->add_cmdline("/sbin/init");
-    ASSERT_TRUE(WriteFileAtomically(trace_, trace.SerializeAsString(), 0644).ok());
+    testing::TraceBuilder trace;
+    trace.Add(packet);
+    ASSERT_TRUE(WriteFileAtomically(trace_, trace.bytes, 0644).ok());
   }
   void TearDown() override { testing::RemoveTempDir(dir_); }
 
@@ -176,27 +176,12 @@ TEST_F(QueryCommandTest, ShellOverAPipe) {
   EXPECT_EQ(good.exit_code, 0) << good.err;
 }
 
-// Every row of `table` in `db` as CSV-ish text, in a stable order.
-std::string TableText(sqlite3* db, const std::string& table) {
-  std::string text;
-  sqlite3_stmt* stmt = nullptr;
-  const std::string sql = "SELECT * FROM \"" + table + "\" ORDER BY 1, 2, 3";
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
-    // Fewer than three columns: order by the first.
-    const std::string one = "SELECT * FROM \"" + table + "\" ORDER BY 1";
-    EXPECT_EQ(sqlite3_prepare_v2(db, one.c_str(), -1, &stmt, nullptr), SQLITE_OK)
-        << table << ": " << sqlite3_errmsg(db);
-  }
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
-    for (int i = 0; i < sqlite3_column_count(stmt); i++) {
-      const auto* value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
-      text += value ? value : "NULL";
-      text += '|';
-    }
-    text += '\n';
-  }
-  sqlite3_finalize(stmt);
-  return text;
+// Every row of `table` in `db`, sorted: the same rows compare equal
+// whatever order a scan returns them in.
+std::vector<std::string> SortedRows(sqlite3* db, const std::string& table) {
+  std::vector<std::string> rows = testing::Rows(db, "SELECT * FROM \"" + table + "\"");
+  std::sort(rows.begin(), rows.end());
+  return rows;
 }
 
 TEST_F(QueryCommandTest, ExportThenReopenWithSqlite) {
@@ -220,7 +205,7 @@ TEST_F(QueryCommandTest, ExportThenReopenWithSqlite) {
   sqlite3_finalize(stmt);
   EXPECT_EQ(in_file, (*engine)->TableNames());
   for (const std::string& table : (*engine)->TableNames())
-    EXPECT_EQ(TableText(file, table), TableText((*engine)->db(), table)) << table;
+    EXPECT_EQ(SortedRows(file, table), SortedRows((*engine)->db(), table)) << table;
   sqlite3_close(file);
 
   // An existing file stays unless --force.
