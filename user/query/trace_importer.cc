@@ -30,6 +30,7 @@ constexpr uint32_t kPacketSystemInfo = 45;
 // FtraceEventBundle fields.
 constexpr uint32_t kBundleCpu = 1;
 constexpr uint32_t kBundleEvent = 2;
+constexpr uint32_t kBundleLostEvents = 3;
 constexpr uint32_t kBundleCompactSched = 4;
 // FtraceEventBundle.CompactSched fields.
 enum CompactField : uint32_t {
@@ -190,18 +191,21 @@ void TraceImporter::OnPacket(std::string_view packet) {
 
 void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
   uint32_t cpu = 0;
+  bool lost_events = false;
   std::string_view compact;
   ProtoWireReader reader(bundle);
   WireField f;
   // The cpu field may follow the events on the wire: find it first.
   while (reader.Next(&f)) {
     if (f.number == kBundleCpu && f.type == WireType::kVarint) cpu = static_cast<uint32_t>(f.value);
+    if (f.number == kBundleLostEvents && f.type == WireType::kVarint) lost_events = f.value != 0;
     if (f.number == kBundleCompactSched && f.type == WireType::kBytes) compact = f.bytes;
   }
   if (!reader.ok()) {
     unparsable_packets_++;
     return;
   }
+  if (lost_events) cpus_with_lost_events_.insert(cpu);
   uint32_t block = UINT32_MAX;
   ProtoWireReader events(bundle);
   while (events.Next(&f)) {
@@ -423,9 +427,15 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
     compact_switch_skipped_++;
   } else {
     uint32_t utid = processes_.GetOrCreateThread(cpu.pid);
-    sched_.OnSwitch(event.ts, event.cpu, cpu.pid, s.Get(cpu.comm), cpu.prio, event.prev_state, event.pid,
+    // Perfetto names the previous task by its thread's name at this point
+    // (a task_rename since it was switched in shows), and the idle thread is
+    // "swapper", not the "swapper/N" comm on the wire.
+    StringId thread_name = storage_->thread.name[utid];
+    bool named = thread_name != kNullStringId && !s.Get(thread_name).empty();
+    StringId prev_comm = cpu.pid == 0 ? names_.swapper : named ? thread_name : cpu.comm;
+    sched_.OnSwitch(event.ts, event.cpu, cpu.pid, s.Get(prev_comm), cpu.prio, event.prev_state, event.pid,
                     s.Get(event.comm), event.prio);
-    CompactArgsKey key{event.comm, cpu.comm, event.pid, cpu.pid, event.prio, cpu.prio, event.prev_state};
+    CompactArgsKey key{event.comm, prev_comm, event.pid, cpu.pid, event.prio, cpu.prio, event.prev_state};
     if (switch_args_.size() > kMaxMemo) switch_args_.clear();
     auto [it, inserted] = switch_args_.try_emplace(key, kNoArgSet);
     if (inserted) {
@@ -434,9 +444,7 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
       args_.push_back({names_.next_comm, ArgType::kString, event.comm, 0});
       args_.push_back({names_.next_pid, ArgType::kInt, event.pid, 0});
       args_.push_back({names_.next_prio, ArgType::kInt, event.prio, 0});
-      // The idle task's comm is "swapper/N" on the wire; Perfetto names the
-      // previous task by its thread, and the idle thread is "swapper".
-      args_.push_back({names_.prev_comm, ArgType::kString, cpu.pid == 0 ? names_.swapper : cpu.comm, 0});
+      args_.push_back({names_.prev_comm, ArgType::kString, prev_comm, 0});
       args_.push_back({names_.prev_pid, ArgType::kInt, cpu.pid, 0});
       args_.push_back({names_.prev_prio, ArgType::kInt, cpu.prio, 0});
       args_.push_back({names_.prev_state, ArgType::kInt, event.prev_state, 0});
@@ -697,8 +705,14 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
     AddStat(row.name, row.index < 0 ? kNullInt : row.index, row.severity, about_file ? "analysis" : "trace",
             row.value, row.source + ": " + row.explanation);
   }
+  // Perfetto's flag for a CPU whose kernel buffer lost events (a bundle
+  // marked lost_events); the count is ftrace_cpu_overrun_delta.
+  for (uint32_t cpu : cpus_with_lost_events_)
+    AddStat("ftrace_cpu_has_data_loss", cpu, "data_loss", "trace", 1,
+            "kernel ftrace buffer: events were lost on this CPU (a page came after lost events); "
+            "ftrace_cpu_overrun_delta and bpf_ringbuf_dropped say how many");
   for (int buffer : config_discard_buffers_)
-    AddStat("config_write_into_file_discard", buffer, "data_loss", "analysis", 1,
+    AddStat("config_write_into_file_discard", buffer, "data_loss", "trace", 1,
             "a DISCARD buffer in a write_into_file session: upstream Perfetto flags it because its buffers "
             "stop taking data once filled; look at traced_buf_chunks_discarded for what was refused");
   // The importer's own findings, listed even when zero (as Perfetto lists
