@@ -32,19 +32,24 @@ ProcessTracker::ProcessTracker(TraceStorage* storage)
     : storage_(storage), swapper_name_(storage->strings.Intern("swapper")) {
   // upid 0 / utid 0: the idle task, as Perfetto's ProcessTracker reserves
   // them and SetPidZeroIsUpidZeroIdleProcess maps pid/tid 0 onto them.
+  upid_by_pid_.Set(0, AddProcessRow(0));
+
+  uint32_t utid = StartNewThread(kNullInt, 0);
+  AssociateThreadToProcess(utid, 0, /*is_main_thread=*/true);
+  SetThreadNameId(utid, swapper_name_, NamePriority::kConstant);
+}
+
+uint32_t ProcessTracker::AddProcessRow(int64_t pid) {
   ProcessTable& pt = storage_->process;
-  pt.pid.push_back(0);
+  auto upid = static_cast<uint32_t>(pt.size());
+  pt.pid.push_back(pid);
   pt.name.push_back(kNullStringId);
   pt.cmdline.push_back(kNullStringId);
   pt.start_ts.push_back(kNullInt);
   pt.end_ts.push_back(kNullInt);
   pt.parent_upid.push_back(kNullU32);
   pt.uid.push_back(kNullInt);
-  upid_by_pid_.Set(0, 0);
-
-  uint32_t utid = StartNewThread(kNullInt, 0);
-  AssociateThreadToProcess(utid, 0, /*is_main_thread=*/true);
-  SetThreadNameId(utid, swapper_name_, NamePriority::kConstant);
+  return upid;
 }
 
 uint32_t ProcessTracker::StartNewThread(int64_t ts, int64_t tid) {
@@ -155,15 +160,7 @@ uint32_t ProcessTracker::UpdateThread(int64_t tid, int64_t pid) {
 uint32_t ProcessTracker::GetOrCreateProcess(int64_t pid) {
   uint32_t upid = upid_by_pid_.Get(pid);
   if (upid != kNullU32) return upid;
-  ProcessTable& pt = storage_->process;
-  upid = static_cast<uint32_t>(pt.size());
-  pt.pid.push_back(pid);
-  pt.name.push_back(kNullStringId);
-  pt.cmdline.push_back(kNullStringId);
-  pt.start_ts.push_back(kNullInt);
-  pt.end_ts.push_back(kNullInt);
-  pt.parent_upid.push_back(kNullU32);
-  pt.uid.push_back(kNullInt);
+  upid = AddProcessRow(pid);
   upid_by_pid_.Set(pid, upid);
   // The main thread may have been seen already (process_tree comes late):
   // find it rather than starting a new one.

@@ -149,6 +149,7 @@ class ProcessTracker {
     std::unordered_map<int64_t, uint32_t> sparse_;
   };
 
+  uint32_t AddProcessRow(int64_t pid);  // a row with only its pid set
   uint32_t StartNewThread(int64_t ts, int64_t tid);
   std::optional<uint32_t> GetThreadOrNull(int64_t tid, std::optional<int64_t> pid = std::nullopt) const;
   bool IsThreadAlive(uint32_t utid) const;

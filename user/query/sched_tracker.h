@@ -48,6 +48,17 @@
 //   preempted. Letters print in the order S D T t X Z P x K W N I, at most
 //   three (Perfetto's 4-byte buffer), D|N alone on old kernels is "I".
 //
+// What the importer does around these calls (as Perfetto's FtraceParser)
+//   - Events sorted by timestamp across CPUs and packets.
+//   - Soft drop: with T = the largest, over CPUs, of the first bundle's
+//     previous_bundle_end_timestamp (or last_read_event_timestamp), i.e.
+//     metadata ftrace_latest_data_start_ns, ftrace events before T only go
+//     to ftrace_event: a full sched_switch is skipped entirely, other events
+//     only get GetOrCreateThread(common pid), compact switches / wakings are
+//     passed with raw_only = true. /work/qdata/loss_central.pftrace needs it.
+//   - sched_waking: GetOrCreateThread(common pid) for its ftrace_event row,
+//     then OnWaking.
+//
 // Hot path (hand-tuned for ~12 M events in a few seconds): per-CPU and
 // per-utid state in flat vectors indexed by cpu / utid, state strings
 // interned once into a table indexed by the 16-bit raw state, no allocation
