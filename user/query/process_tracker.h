@@ -96,6 +96,14 @@ class ProcessTracker {
   // One process_tree Thread; `name` nullopt when the field is absent.
   void OnProcessTreeThread(int64_t tid, int64_t tgid, std::optional<std::string_view> name);
 
+  // process_stats (proc_stats_poll_ms) Process entry `pid`, for each field
+  // in wire order: OnProcessStatsThread per `threads` entry, and
+  // OnProcessStatsProcess for any other field but pid (memory counters, fds,
+  // oom_score_adj, runtimes; not the chrome_* / is_peak_rss_resettable
+  // ones). An entry with only its pid changes nothing, as in Perfetto.
+  void OnProcessStatsProcess(int64_t pid) { GetOrCreateProcess(pid); }
+  void OnProcessStatsThread(int64_t tid, int64_t pid) { UpdateThread(tid, pid); }
+
   // task_newtask raised by `parent_tid` (the event's common pid). Without
   // CLONE_THREAD a new process `new_tid` starts (named `comm`, parent the
   // forking thread's process); with it a new thread joins the parent's

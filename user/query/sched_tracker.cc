@@ -118,6 +118,10 @@ uint32_t SchedTracker::OnSwitch(int64_t ts, uint32_t cpu, int64_t prev_pid,
                                 std::string_view prev_comm, int32_t /*prev_prio*/,
                                 int64_t prev_state, int64_t next_pid,
                                 std::string_view next_comm, int32_t next_prio) {
+  if (cpu >= kMaxCpus) {
+    bad_cpu_events_++;
+    return kNullU32;
+  }
   uint32_t next_utid = processes_->UpdateThreadName(next_pid, next_comm);
   CpuState& c = Cpu(cpu);
   StringId state = StateId(prev_state);
@@ -140,6 +144,10 @@ uint32_t SchedTracker::OnSwitch(int64_t ts, uint32_t cpu, int64_t prev_pid,
 uint32_t SchedTracker::OnSwitchCompact(int64_t ts, uint32_t cpu, int64_t prev_state,
                                        int64_t next_pid, std::string_view next_comm,
                                        int32_t next_prio, bool raw_only) {
+  if (cpu >= kMaxCpus) {
+    bad_cpu_events_++;
+    return kNullU32;
+  }
   uint32_t next_utid = processes_->UpdateThreadName(next_pid, next_comm);
   CpuState& c = Cpu(cpu);
   if (c.utid == kNullU32) {
@@ -173,6 +181,10 @@ void SchedTracker::OnWaking(int64_t ts, int64_t waker_tid, int64_t pid, std::str
 }
 
 uint32_t SchedTracker::OnWakingCompact(int64_t ts, uint32_t cpu, int64_t pid, bool raw_only) {
+  if (cpu >= kMaxCpus) {
+    bad_cpu_events_++;
+    return kNullU32;
+  }
   CpuState& c = Cpu(cpu);
   if (c.utid == kNullU32) {
     compact_sched_waking_skipped_++;

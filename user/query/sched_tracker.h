@@ -84,8 +84,13 @@ class SchedTracker {
 
   void SetKernelVersion(int major, int minor);
 
+  // CPU numbers at or above this (a corrupt bundle) drop the event and count
+  // bad_cpu_events: x86-64's largest NR_CPUS (MAXSMP) is 8192.
+  static constexpr uint32_t kMaxCpus = 8192;
+
   // Full sched_switch. Returns prev's utid: the utid of the event's
-  // ftrace_event row (Perfetto does not use the common pid for it).
+  // ftrace_event row (Perfetto does not use the common pid for it);
+  // kNullU32 when the event was dropped (cpu >= kMaxCpus).
   uint32_t OnSwitch(int64_t ts, uint32_t cpu, int64_t prev_pid, std::string_view prev_comm,
                     int32_t prev_prio, int64_t prev_state, int64_t next_pid,
                     std::string_view next_comm, int32_t next_prio);
@@ -118,6 +123,8 @@ class SchedTracker {
   int64_t compact_sched_switch_skipped() const { return compact_sched_switch_skipped_; }
   int64_t compact_sched_waking_skipped() const { return compact_sched_waking_skipped_; }
   int64_t task_state_invalid() const { return task_state_invalid_; }
+  // Ours, not Perfetto's: events dropped for a cpu >= kMaxCpus.
+  int64_t bad_cpu_events() const { return bad_cpu_events_; }
 
   // The letters of raw `prev_state` for a kernel `major`.`minor` ("" when
   // invalid, which Perfetto stores as NULL). Exposed for tests.
@@ -166,6 +173,7 @@ class SchedTracker {
   int64_t compact_sched_switch_skipped_ = 0;
   int64_t compact_sched_waking_skipped_ = 0;
   int64_t task_state_invalid_ = 0;
+  int64_t bad_cpu_events_ = 0;
 };
 
 }  // namespace sluice

@@ -88,6 +88,37 @@ TEST(ProcessTrackerTest, ProcessTraceMatchesTraceProcessor) {
 )");
 }
 
+// tests/data/query/process_stats.textproto (fields in protoc's wire order:
+// vm_rss_kb before threads); rows from trace_processor_shell v58.2.
+TEST(ProcessTrackerTest, ProcessStatsMatchesTraceProcessor) {
+  TrackerFeeder f;
+  f.sched.SetKernelVersion(6, 18);
+  f.Switch(500, 0, 0, "swapper/0", 120, 0, 41, "t41", 120);
+  f.processes.OnProcessStatsProcess(40);  // vm_rss_kb
+  f.processes.OnProcessStatsThread(41, 40);
+  f.processes.OnProcessStatsThread(42, 40);
+  f.processes.OnProcessStatsThread(51, 50);
+  f.processes.OnProcessStatsProcess(60);  // fds
+  // pid 70 has no field but its pid: no call.
+  EXPECT_EQ(f.ThreadCsv(),
+            R"("utid","tid","name","start_ts","end_ts","pid","is_main_thread"
+0,0,"swapper","[NULL]","[NULL]",0,1
+1,41,"t41","[NULL]","[NULL]",40,0
+2,40,"[NULL]","[NULL]","[NULL]",40,1
+3,42,"[NULL]","[NULL]","[NULL]",40,0
+4,50,"[NULL]","[NULL]","[NULL]",50,1
+5,51,"[NULL]","[NULL]","[NULL]",50,0
+6,60,"[NULL]","[NULL]","[NULL]",60,1
+)");
+  EXPECT_EQ(f.ProcessCsv(),
+            R"("upid","pid","name","cmdline","start_ts","end_ts","ppid","uid"
+0,0,"[NULL]","[NULL]","[NULL]","[NULL]","[NULL]","[NULL]"
+1,40,"[NULL]","[NULL]","[NULL]","[NULL]","[NULL]","[NULL]"
+2,50,"[NULL]","[NULL]","[NULL]","[NULL]","[NULL]","[NULL]"
+3,60,"[NULL]","[NULL]","[NULL]","[NULL]","[NULL]","[NULL]"
+)");
+}
+
 TEST(ProcessTrackerTest, IdleTaskIsUtidAndUpidZero) {
   TraceStorage storage;
   ProcessTracker processes(&storage);

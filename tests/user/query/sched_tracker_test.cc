@@ -162,5 +162,16 @@ TEST(SchedTrackerTest, SwitchOutOfANonRunningThreadLeavesItsRowOpen) {
 )");
 }
 
+// A corrupt CPU number must not make the per-CPU table grow to 4 G entries.
+TEST(SchedTrackerTest, CpuOutOfRangeIsDroppedAndCounted) {
+  TrackerFeeder f;
+  EXPECT_EQ(f.sched.OnSwitch(100, 0xfffffff0u, 0, "swapper", 120, 0, 10, "a", 120), kNullU32);
+  EXPECT_EQ(f.sched.OnSwitchCompact(100, SchedTracker::kMaxCpus, 0, 10, "a", 120), kNullU32);
+  EXPECT_EQ(f.sched.OnWakingCompact(100, SchedTracker::kMaxCpus, 10), kNullU32);
+  EXPECT_EQ(f.sched.bad_cpu_events(), 3);
+  EXPECT_EQ(f.storage.sched.size(), 0u);
+  EXPECT_EQ(f.storage.thread_state.size(), 0u);
+}
+
 }  // namespace
 }  // namespace sluice
