@@ -42,9 +42,9 @@ bool ArgSetStore::SetEq::operator()(uint32_t a, uint32_t b) const {
   return store->Bytes(a) == store->Bytes(b);
 }
 
-uint32_t ArgSetStore::Add(std::vector<Arg>* args) {
+uint32_t ArgSetStore::Add(std::vector<Arg>* args, bool sorted) {
   if (args->empty()) return kNoArgSet;
-  std::sort(args->begin(), args->end(), [this](const Arg& a, const Arg& b) {
+  if (!sorted) std::sort(args->begin(), args->end(), [this](const Arg& a, const Arg& b) {
     return strings_->Get(a.key) < strings_->Get(b.key);
   });
   scratch_.clear();

@@ -46,10 +46,10 @@ class ArgSetStore {
   ArgSetStore(const ArgSetStore&) = delete;
   ArgSetStore& operator=(const ArgSetStore&) = delete;
 
-  // Adds the set (in any order; it is sorted by key text here) and returns
-  // its id, or the id of an identical set added before. An empty set has no
-  // id: kNoArgSet.
-  uint32_t Add(std::vector<Arg>* args);
+  // Adds the set and returns its id, or the id of an identical set added
+  // before. Unless `sorted` (the caller put them in key text order), the
+  // args are sorted here. An empty set has no id: kNoArgSet.
+  uint32_t Add(std::vector<Arg>* args, bool sorted = false);
 
   uint32_t set_count() const { return static_cast<uint32_t>(offsets_.size()); }
   uint64_t row_count() const { return rows_; }

@@ -6,6 +6,7 @@
 #ifndef SLUICE_USER_QUERY_QUERY_ENGINE_H_
 #define SLUICE_USER_QUERY_QUERY_ENGINE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "shm/base/status.h"
 #include "user/query/trace_storage.h"
+#include "user/trace/trace_file_reader.h"
 
 struct sqlite3;
 
@@ -40,10 +42,14 @@ class QueryEngine {
   std::vector<std::string> TableNames() const;
 
  private:
+  struct Tables;
   QueryEngine();
   Status Init();
+  static StatusOr<std::unique_ptr<QueryEngine>> Import(
+      const std::function<Status(const std::function<void(std::string_view)>&, TraceFileSummary*)>& read);
 
   std::unique_ptr<TraceStorage> storage_;
+  std::unique_ptr<Tables> tables_;
   sqlite3* db_ = nullptr;
 };
 

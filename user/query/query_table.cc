@@ -1,0 +1,230 @@
+#include "user/query/query_table.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <string>
+
+namespace sluice {
+namespace {
+
+// idxNum layout: bits 0-3 plan, bit 4 descending, bits 8+ column.
+enum Plan : int { kScan = 0, kLookup = 1, kOrdered = 2 };
+
+struct VTab : sqlite3_vtab {
+  const QueryTable* table = nullptr;
+  // Column -> row ids in that column's order, built on first use (see
+  // OrderFor). Kept for the connection's life: the data never changes.
+  std::map<int, std::vector<uint32_t>> order_by_column;
+};
+
+struct Cursor : sqlite3_vtab_cursor {
+  VTab* vtab = nullptr;
+  std::unique_ptr<QueryCursorState> state;
+  int plan = kScan;
+  bool descending = false;
+  uint64_t pos = 0;                     // Index into the plan's row sequence.
+  uint64_t end = 0;
+  std::vector<uint64_t> lookup_rows;    // kLookup
+  const std::vector<uint32_t>* order = nullptr;  // kOrdered
+
+  uint64_t Row() const {
+    switch (plan) {
+      case kLookup: return lookup_rows[pos];
+      case kOrdered: return (*order)[descending ? end - 1 - pos : pos];
+      default: return pos;
+    }
+  }
+};
+
+const QueryTable* TableOf(sqlite3_vtab* vtab) { return static_cast<VTab*>(vtab)->table; }
+
+// Row ids sorted by `column` (NULLs first, as SQLite orders them; equal keys
+// in id order). Already sorted columns (ts on most tables) cost one pass;
+// small key ranges (utid, cpu, interned names) a counting sort; the rest a
+// stable sort.
+const std::vector<uint32_t>& OrderFor(VTab* vtab, int column) {
+  auto it = vtab->order_by_column.find(column);
+  if (it != vtab->order_by_column.end()) return it->second;
+  const QueryTable* table = vtab->table;
+  uint64_t n = table->row_count();
+  std::vector<int64_t> keys(n);
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  bool sorted = true;
+  for (uint64_t row = 0; row < n; ++row) {
+    int64_t key;
+    if (!table->KeyAt(row, column, &key)) key = std::numeric_limits<int64_t>::min();
+    keys[row] = key;
+    if (row > 0 && key < keys[row - 1]) sorted = false;
+    lo = std::min(lo, key);
+    hi = std::max(hi, key);
+  }
+  std::vector<uint32_t>& order = vtab->order_by_column[column];
+  order.resize(n);
+  std::iota(order.begin(), order.end(), 0u);
+  if (sorted || n == 0) return order;
+  bool has_null = lo == std::numeric_limits<int64_t>::min();
+  if (!has_null && static_cast<uint64_t>(hi - lo) < 4 * n + 1024) {
+    std::vector<uint32_t> counts(static_cast<size_t>(hi - lo) + 2, 0);
+    for (int64_t key : keys) ++counts[static_cast<size_t>(key - lo) + 1];
+    std::partial_sum(counts.begin(), counts.end(), counts.begin());
+    for (uint64_t row = 0; row < n; ++row)
+      order[counts[static_cast<size_t>(keys[row] - lo)]++] = static_cast<uint32_t>(row);
+    return order;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&keys](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  return order;
+}
+
+std::string SchemaOf(const QueryTable& table) {
+  std::string sql = "CREATE TABLE x(";
+  bool first = true;
+  for (const QueryColumn& column : table.columns()) {
+    if (!first) sql += ", ";
+    first = false;
+    sql += "\"" + column.name + "\" ";
+    sql += column.type == ColumnType::kInt ? "INTEGER" : column.type == ColumnType::kReal ? "REAL" : "TEXT";
+  }
+  return sql + ")";
+}
+
+int Connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char** err) {
+  auto* table = static_cast<const QueryTable*>(aux);
+  int rc = sqlite3_declare_vtab(db, SchemaOf(*table).c_str());
+  if (rc != SQLITE_OK) {
+    *err = sqlite3_mprintf("sluice: cannot declare table %s", std::string(table->name()).c_str());
+    return rc;
+  }
+  auto* vtab = new VTab();
+  vtab->table = table;
+  *out = vtab;
+  return SQLITE_OK;
+}
+
+int Disconnect(sqlite3_vtab* vtab) {
+  delete static_cast<VTab*>(vtab);
+  return SQLITE_OK;
+}
+
+int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
+  const QueryTable* table = TableOf(vtab);
+  const auto& columns = table->columns();
+  double rows = static_cast<double>(table->row_count());
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (!c.usable || c.op != SQLITE_INDEX_CONSTRAINT_EQ || c.iColumn < 0) continue;
+    if (!columns[static_cast<size_t>(c.iColumn)].lookup) continue;
+    info->aConstraintUsage[i].argvIndex = 1;
+    info->aConstraintUsage[i].omit = 0;  // SQLite re-checks: cheap on few rows.
+    info->idxNum = kLookup | (c.iColumn << 8);
+    info->estimatedCost = 10;
+    info->estimatedRows = 10;
+    return SQLITE_OK;
+  }
+  info->idxNum = kScan;
+  info->estimatedCost = rows + 1;
+  info->estimatedRows = static_cast<sqlite3_int64>(rows) + 1;
+  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn >= 0) {
+    int column = info->aOrderBy[0].iColumn;
+    ColumnType type = columns[static_cast<size_t>(column)].type;
+    // Text keys are string ids: fine for grouping, wrong for text order.
+    bool grouping_only = sqlite3_vtab_distinct(info) >= 1;
+    if (type == ColumnType::kInt || (type == ColumnType::kText && grouping_only)) {
+      info->idxNum = kOrdered | (column << 8) | (info->aOrderBy[0].desc ? 16 : 0);
+      info->orderByConsumed = 1;
+    }
+  }
+  return SQLITE_OK;
+}
+
+int Open(sqlite3_vtab* vtab, sqlite3_vtab_cursor** out) {
+  auto* cursor = new Cursor();
+  cursor->vtab = static_cast<VTab*>(vtab);
+  cursor->state = cursor->vtab->table->NewCursorState();
+  *out = cursor;
+  return SQLITE_OK;
+}
+
+int Close(sqlite3_vtab_cursor* cursor) {
+  delete static_cast<Cursor*>(cursor);
+  return SQLITE_OK;
+}
+
+int Filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite3_value** argv) {
+  auto* cursor = static_cast<Cursor*>(base);
+  const QueryTable* table = cursor->vtab->table;
+  cursor->plan = idx_num & 15;
+  cursor->descending = (idx_num & 16) != 0;
+  int column = idx_num >> 8;
+  cursor->pos = 0;
+  switch (cursor->plan) {
+    case kLookup: {
+      cursor->lookup_rows.clear();
+      if (argc == 1 && sqlite3_value_numeric_type(argv[0]) != SQLITE_NULL) {
+        sqlite3_value* value = argv[0];
+        bool integral = sqlite3_value_type(value) == SQLITE_INTEGER;
+        if (!integral && sqlite3_value_type(value) == SQLITE_FLOAT) {
+          double d = sqlite3_value_double(value);
+          integral = d == static_cast<double>(static_cast<int64_t>(d));
+        }
+        if (integral) table->LookupRows(column, sqlite3_value_int64(value), &cursor->lookup_rows);
+      }
+      cursor->end = cursor->lookup_rows.size();
+      break;
+    }
+    case kOrdered:
+      cursor->order = &OrderFor(cursor->vtab, column);
+      cursor->end = cursor->order->size();
+      break;
+    default:
+      cursor->end = table->row_count();
+  }
+  return SQLITE_OK;
+}
+
+int Next(sqlite3_vtab_cursor* cursor) {
+  ++static_cast<Cursor*>(cursor)->pos;
+  return SQLITE_OK;
+}
+
+int Eof(sqlite3_vtab_cursor* base) {
+  auto* cursor = static_cast<Cursor*>(base);
+  return cursor->pos >= cursor->end;
+}
+
+int Column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
+  auto* cursor = static_cast<Cursor*>(base);
+  cursor->vtab->table->Result(cursor->Row(), column, ctx, cursor->state.get());
+  return SQLITE_OK;
+}
+
+int Rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
+  *rowid = static_cast<sqlite3_int64>(static_cast<Cursor*>(base)->Row());
+  return SQLITE_OK;
+}
+
+const sqlite3_module kModule = {
+    /*iVersion=*/0,
+    /*xCreate=*/nullptr,  // eponymous-only: no CREATE VIRTUAL TABLE
+    Connect, BestIndex, Disconnect,
+    /*xDestroy=*/nullptr, Open, Close, Filter, Next, Eof, Column, Rowid,
+    /*xUpdate=*/nullptr, /*xBegin=*/nullptr, /*xSync=*/nullptr, /*xCommit=*/nullptr,
+    /*xRollback=*/nullptr, /*xFindFunction=*/nullptr, /*xRename=*/nullptr,
+    /*xSavepoint=*/nullptr, /*xRelease=*/nullptr, /*xRollbackTo=*/nullptr,
+    /*xShadowName=*/nullptr};
+
+}  // namespace
+
+Status RegisterQueryTable(sqlite3* db, const QueryTable* table) {
+  std::string name(table->name());
+  if (sqlite3_create_module_v2(db, name.c_str(), &kModule, const_cast<QueryTable*>(table),
+                               nullptr) != SQLITE_OK)
+    return Status::Error("sluice query: cannot register table " + name + ": " + sqlite3_errmsg(db));
+  return Status::Ok();
+}
+
+}  // namespace sluice

@@ -1,0 +1,363 @@
+#include "user/query/query_tables.h"
+
+#include <sqlite3.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+
+namespace sluice {
+namespace {
+
+// A table whose columns are functions of the row id over TraceStorage's
+// vectors. One std::function call per cell: a few ns against SQLite's own
+// per-row cost, and it keeps each table's definition to its column list.
+class ColumnarTable : public QueryTable {
+ public:
+  using IntOf = std::function<int64_t(uint64_t row)>;      // kNullInt: NULL
+  using TextOf = std::function<StringId(uint64_t row)>;    // kNullStringId: NULL
+  using RealOf = std::function<double(uint64_t row)>;
+  using Lookup = std::function<void(int64_t value, std::vector<uint64_t>* rows)>;
+
+  ColumnarTable(std::string name, const StringPool* strings, std::function<uint64_t()> rows)
+      : name_(std::move(name)), strings_(strings), rows_(std::move(rows)) {}
+
+  // The id column: row id itself, looked up directly.
+  ColumnarTable& Id(const std::string& name) {
+    auto rows = rows_;
+    return Int(name, [](uint64_t row) { return static_cast<int64_t>(row); },
+               [rows](int64_t value, std::vector<uint64_t>* out) {
+                 if (value >= 0 && static_cast<uint64_t>(value) < rows()) out->push_back(static_cast<uint64_t>(value));
+               });
+  }
+  ColumnarTable& Int(const std::string& name, IntOf of, Lookup lookup = nullptr) {
+    columns_.push_back({name, ColumnType::kInt, lookup != nullptr});
+    getters_.push_back({std::move(of), nullptr, nullptr, std::move(lookup)});
+    return *this;
+  }
+  ColumnarTable& Text(const std::string& name, TextOf of) {
+    columns_.push_back({name, ColumnType::kText, false});
+    getters_.push_back({nullptr, std::move(of), nullptr, nullptr});
+    return *this;
+  }
+  ColumnarTable& Real(const std::string& name, RealOf of) {
+    columns_.push_back({name, ColumnType::kReal, false});
+    getters_.push_back({nullptr, nullptr, std::move(of), nullptr});
+    return *this;
+  }
+  ColumnarTable& Null(const std::string& name) {
+    return Int(name, [](uint64_t) { return kNullInt; });
+  }
+
+  std::string_view name() const override { return name_; }
+  const std::vector<QueryColumn>& columns() const override { return columns_; }
+  uint64_t row_count() const override { return rows_(); }
+
+  void Result(uint64_t row, int column, sqlite3_context* ctx, QueryCursorState*) const override {
+    const Getter& g = getters_[static_cast<size_t>(column)];
+    if (g.int_of) {
+      int64_t v = g.int_of(row);
+      if (v == kNullInt) sqlite3_result_null(ctx);
+      else sqlite3_result_int64(ctx, v);
+    } else if (g.text_of) {
+      StringId id = g.text_of(row);
+      if (id == kNullStringId) {
+        sqlite3_result_null(ctx);
+      } else {
+        std::string_view s = strings_->Get(id);
+        sqlite3_result_text(ctx, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
+      }
+    } else {
+      sqlite3_result_double(ctx, g.real_of(row));
+    }
+  }
+
+  bool KeyAt(uint64_t row, int column, int64_t* key) const override {
+    const Getter& g = getters_[static_cast<size_t>(column)];
+    if (g.int_of) {
+      *key = g.int_of(row);
+      return *key != kNullInt;
+    }
+    if (g.text_of) {
+      *key = g.text_of(row);
+      return *key != kNullStringId;
+    }
+    *key = static_cast<int64_t>(g.real_of(row));
+    return true;
+  }
+
+  void LookupRows(int column, int64_t value, std::vector<uint64_t>* rows) const override {
+    const Getter& g = getters_[static_cast<size_t>(column)];
+    if (g.lookup) g.lookup(value, rows);
+  }
+
+ private:
+  struct Getter {
+    IntOf int_of;
+    TextOf text_of;
+    RealOf real_of;
+    Lookup lookup;
+  };
+  std::string name_;
+  const StringPool* strings_;
+  std::function<uint64_t()> rows_;
+  std::vector<QueryColumn> columns_;
+  std::vector<Getter> getters_;
+};
+
+// Column getters over a vector with a null sentinel.
+template <typename T>
+ColumnarTable::IntOf IntsOf(const std::vector<T>& v, T null) {
+  return [&v, null](uint64_t row) { return v[row] == null ? kNullInt : static_cast<int64_t>(v[row]); };
+}
+template <typename T>
+ColumnarTable::IntOf IntsOf(const std::vector<T>& v) {
+  return [&v](uint64_t row) { return static_cast<int64_t>(v[row]); };
+}
+ColumnarTable::TextOf TextsOf(const std::vector<StringId>& v) {
+  return [&v](uint64_t row) { return v[row]; };
+}
+ColumnarTable::TextOf Constant(StringId id) {
+  return [id](uint64_t) { return id; };
+}
+template <typename T>
+std::function<uint64_t()> SizeOf(const T& table) {
+  return [&table] { return static_cast<uint64_t>(table.size()); };
+}
+
+// `args`: rows decoded from ArgSetStore on demand; the cursor keeps the last
+// decoded set, so a scan decodes each set once.
+class ArgsTable : public QueryTable {
+ public:
+  explicit ArgsTable(const TraceStorage* storage) : storage_(storage) {
+    columns_ = {{"id", ColumnType::kInt, true},          {"arg_set_id", ColumnType::kInt, true},
+                {"flat_key", ColumnType::kText, false},  {"key", ColumnType::kText, false},
+                {"int_value", ColumnType::kInt, false},  {"string_value", ColumnType::kText, false},
+                {"real_value", ColumnType::kReal, false}, {"value_type", ColumnType::kText, false},
+                {"display_value", ColumnType::kText, false}};
+  }
+  std::string_view name() const override { return "args"; }
+  const std::vector<QueryColumn>& columns() const override { return columns_; }
+  uint64_t row_count() const override { return storage_->args.row_count(); }
+
+  struct State : QueryCursorState {
+    uint32_t set = kNoArgSet;
+    uint64_t first_row = 0;
+    std::vector<Arg> args;
+    std::string display;
+  };
+  std::unique_ptr<QueryCursorState> NewCursorState() const override { return std::make_unique<State>(); }
+
+  const Arg& ArgAt(uint64_t row, State* state) const {
+    if (state->set == kNoArgSet || row < state->first_row || row >= state->first_row + state->args.size()) {
+      state->set = storage_->args.SetOfRow(row);
+      storage_->args.Decode(state->set, &state->args, &state->first_row);
+    }
+    return state->args[row - state->first_row];
+  }
+
+  void Result(uint64_t row, int column, sqlite3_context* ctx, QueryCursorState* base) const override {
+    auto* state = static_cast<State*>(base);
+    const Arg& arg = ArgAt(row, state);
+    auto text = [ctx](std::string_view s) {
+      sqlite3_result_text(ctx, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
+    };
+    bool is_string = arg.type == ArgType::kString, is_real = arg.type == ArgType::kReal;
+    switch (column) {
+      case 0: sqlite3_result_int64(ctx, static_cast<int64_t>(row)); break;
+      case 1: sqlite3_result_int64(ctx, state->set); break;
+      case 2:
+      case 3: text(storage_->strings.Get(arg.key)); break;
+      case 4:
+        if (is_string || is_real) sqlite3_result_null(ctx);
+        else sqlite3_result_int64(ctx, arg.int_value);
+        break;
+      case 5:
+        if (is_string) text(storage_->strings.Get(static_cast<StringId>(arg.int_value)));
+        else sqlite3_result_null(ctx);
+        break;
+      case 6:
+        if (is_real) sqlite3_result_double(ctx, arg.real_value);
+        else sqlite3_result_null(ctx);
+        break;
+      case 7: text(ArgTypeName(arg.type)); break;
+      case 8:
+        if (is_string) {
+          text(storage_->strings.Get(static_cast<StringId>(arg.int_value)));
+        } else {
+          state->display = arg.type == ArgType::kUint ? std::to_string(static_cast<uint64_t>(arg.int_value))
+                           : is_real                  ? std::to_string(arg.real_value)
+                                                      : std::to_string(arg.int_value);
+          sqlite3_result_text(ctx, state->display.data(), static_cast<int>(state->display.size()),
+                              SQLITE_TRANSIENT);
+        }
+        break;
+    }
+  }
+
+  bool KeyAt(uint64_t row, int column, int64_t* key) const override {
+    State state;
+    const Arg& arg = ArgAt(row, &state);
+    switch (column) {
+      case 0: *key = static_cast<int64_t>(row); return true;
+      case 1: *key = state.set; return true;
+      case 2:
+      case 3: *key = arg.key; return true;
+      case 4:
+        *key = arg.int_value;
+        return arg.type == ArgType::kInt || arg.type == ArgType::kUint;
+      case 5:
+        *key = arg.int_value;
+        return arg.type == ArgType::kString;
+      case 7: *key = static_cast<int64_t>(arg.type); return true;
+      default: *key = 0; return false;
+    }
+  }
+
+  void LookupRows(int column, int64_t value, std::vector<uint64_t>* rows) const override {
+    if (value < 0) return;
+    if (column == 0) {
+      if (static_cast<uint64_t>(value) < row_count()) rows->push_back(static_cast<uint64_t>(value));
+      return;
+    }
+    if (static_cast<uint64_t>(value) >= storage_->args.set_count()) return;
+    State state;
+    storage_->args.Decode(static_cast<uint32_t>(value), &state.args, &state.first_row);
+    for (size_t i = 0; i < state.args.size(); ++i) rows->push_back(state.first_row + i);
+  }
+
+ private:
+  const TraceStorage* storage_;
+  std::vector<QueryColumn> columns_;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* storage) {
+  const TraceStorage& s = *storage;
+  const StringPool* strings = &s.strings;
+  std::vector<std::unique_ptr<QueryTable>> tables;
+  auto table = [&](const std::string& name, std::function<uint64_t()> rows) -> ColumnarTable& {
+    tables.push_back(std::make_unique<ColumnarTable>(name, strings, std::move(rows)));
+    return static_cast<ColumnarTable&>(*tables.back());
+  };
+  // Ids are StringIds interned at import (TraceStorage owns the pool and is
+  // not modified after import, so interning here is safe only for constants
+  // that the importer already interned; look them up instead).
+  StringId null_id = kNullStringId;
+
+  const auto& sc = s.sched;
+  table("sched", SizeOf(sc))
+      .Id("id")
+      .Int("ts", IntsOf(sc.ts))
+      .Int("dur", IntsOf(sc.dur))
+      .Int("cpu", IntsOf(sc.cpu))
+      .Int("utid", IntsOf(sc.utid))
+      .Text("end_state", TextsOf(sc.end_state))
+      .Int("priority", IntsOf(sc.priority))
+      .Int("ucpu", IntsOf(sc.cpu))
+      .Int("ts_end", [&sc](uint64_t row) { return sc.dur[row] < 0 ? kNullInt : sc.ts[row] + sc.dur[row]; });
+
+  const auto& ts = s.thread_state;
+  table("thread_state", SizeOf(ts))
+      .Id("id")
+      .Int("ts", IntsOf(ts.ts))
+      .Int("dur", IntsOf(ts.dur))
+      .Int("cpu", IntsOf(ts.cpu, kNullU32))
+      .Int("utid", IntsOf(ts.utid))
+      .Text("state", TextsOf(ts.state))
+      .Int("io_wait", IntsOf(ts.io_wait, int8_t{-1}))
+      .Text("blocked_function", Constant(null_id))
+      .Int("waker_utid", IntsOf(ts.waker_utid, kNullU32))
+      .Null("waker_id")
+      .Null("irq_context")
+      .Int("ucpu", IntsOf(ts.cpu, kNullU32));
+
+  const auto& th = s.thread;
+  auto utid_lookup = [&th](int64_t v, std::vector<uint64_t>* out) {
+    if (v >= 0 && static_cast<uint64_t>(v) < th.size()) out->push_back(static_cast<uint64_t>(v));
+  };
+  table("thread", SizeOf(th))
+      .Int("utid", [](uint64_t row) { return static_cast<int64_t>(row); }, utid_lookup)
+      .Id("id")
+      .Int("tid", IntsOf(th.tid))
+      .Text("name", TextsOf(th.name))
+      .Int("start_ts", IntsOf(th.start_ts))
+      .Int("end_ts", IntsOf(th.end_ts))
+      .Int("upid", IntsOf(th.upid, kNullU32))
+      .Int("is_main_thread", IntsOf(th.is_main_thread, int8_t{-1}))
+      .Int("is_idle", [&th](uint64_t row) { return th.tid[row] == 0 ? 1 : 0; });
+
+  const auto& pr = s.process;
+  auto upid_lookup = [&pr](int64_t v, std::vector<uint64_t>* out) {
+    if (v >= 0 && static_cast<uint64_t>(v) < pr.size()) out->push_back(static_cast<uint64_t>(v));
+  };
+  table("process", SizeOf(pr))
+      .Int("upid", [](uint64_t row) { return static_cast<int64_t>(row); }, upid_lookup)
+      .Id("id")
+      .Int("pid", IntsOf(pr.pid))
+      .Text("name", TextsOf(pr.name))
+      .Int("start_ts", IntsOf(pr.start_ts))
+      .Int("end_ts", IntsOf(pr.end_ts))
+      .Int("parent_upid", IntsOf(pr.parent_upid, kNullU32))
+      .Int("uid", IntsOf(pr.uid))
+      .Null("android_appid")
+      .Text("cmdline", TextsOf(pr.cmdline));
+
+  const auto& cpu = s.cpu;
+  table("cpu", SizeOf(cpu))
+      .Id("id")
+      .Int("ucpu", IntsOf(cpu.cpu))
+      .Int("cpu", IntsOf(cpu.cpu))
+      .Int("cluster_id", [](uint64_t) { return int64_t{0}; })
+      .Text("processor", Constant(null_id));
+
+  const auto& fe = s.ftrace_event;
+  table("ftrace_event", SizeOf(fe))
+      .Id("id")
+      .Int("ts", IntsOf(fe.ts))
+      .Text("name", TextsOf(fe.name))
+      .Int("cpu", IntsOf(fe.cpu))
+      .Int("utid", IntsOf(fe.utid))
+      .Int("arg_set_id", IntsOf(fe.arg_set_id, kNoArgSet))
+      .Int("common_flags", [](uint64_t) { return int64_t{0}; })
+      .Int("ucpu", IntsOf(fe.cpu));
+
+  tables.push_back(std::make_unique<ArgsTable>(storage));
+
+  const auto& co = s.counter;
+  table("counter", SizeOf(co))
+      .Id("id")
+      .Int("ts", IntsOf(co.ts))
+      .Int("track_id", IntsOf(co.track_id))
+      .Real("value", [&co](uint64_t row) { return co.value[row]; })
+      .Null("arg_set_id");
+
+  const auto& tr = s.track;
+  table("__sluice_track", SizeOf(tr))
+      .Id("id")
+      .Text("name", TextsOf(tr.name))
+      .Text("type", TextsOf(tr.type))
+      .Int("cpu", IntsOf(tr.cpu, kNullU32));
+
+  const auto& md = s.metadata;
+  table("metadata", SizeOf(md))
+      .Id("id")
+      .Text("name", TextsOf(md.name))
+      .Text("key_type", TextsOf(md.key_type))
+      .Int("int_value", IntsOf(md.int_value))
+      .Text("str_value", TextsOf(md.str_value));
+
+  const auto& st = s.stats;
+  table("stats", SizeOf(st))
+      .Id("id")
+      .Text("name", TextsOf(st.name))
+      .Int("idx", IntsOf(st.idx))
+      .Text("severity", TextsOf(st.severity))
+      .Text("source", TextsOf(st.source))
+      .Int("value", IntsOf(st.value))
+      .Text("description", TextsOf(st.description));
+  return tables;
+}
+
+}  // namespace sluice
