@@ -62,7 +62,9 @@ std::string TrackerFeeder::ThreadStateCsv() const {
   const ThreadTable& t = storage.thread;
   std::string out = "\"ts\",\"dur\",\"cpu\",\"tid\",\"state\",\"io_wait\",\"waker_tid\"\n";
   for (size_t i : Order(s.size(), [&](size_t a, size_t b) {
-         return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : t.tid[s.utid[a]] < t.tid[s.utid[b]];
+         if (s.ts[a] != s.ts[b]) return s.ts[a] < s.ts[b];
+         if (t.tid[s.utid[a]] != t.tid[s.utid[b]]) return t.tid[s.utid[a]] < t.tid[s.utid[b]];
+         return storage.strings.Get(s.state[a]) < storage.strings.Get(s.state[b]);
        })) {
     uint32_t waker = s.waker_utid[i];
     out += Row()

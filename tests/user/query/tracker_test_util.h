@@ -55,7 +55,7 @@ class TrackerFeeder {
   std::string SchedCsv() const;
   // `select ts.ts, ts.dur, ts.cpu, t.tid, ts.state, ts.io_wait, w.tid as
   // waker_tid from thread_state ts join thread t using(utid) left join thread
-  // w on w.utid = ts.waker_utid order by ts.ts, t.tid`
+  // w on w.utid = ts.waker_utid order by ts.ts, t.tid, ts.state`
   std::string ThreadStateCsv() const;
   // `select t.utid, t.tid, t.name, t.start_ts, t.end_ts, p.pid,
   // t.is_main_thread from thread t left join process p using(upid) order by
