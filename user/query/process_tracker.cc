@@ -263,7 +263,10 @@ void ProcessTracker::AssociateThreads(uint32_t utid1, uint32_t utid2) {
   // Both known and different: Perfetto counts process_tracker_errors and
   // leaves them apart. Otherwise (both unknown, or both already in the same
   // process, which Perfetto also queues) wait until one of them is placed.
-  if (upid1 != kNullU32 && upid1 != upid2) return;
+  if (upid1 != kNullU32 && upid1 != upid2) {
+    process_tracker_errors_++;
+    return;
+  }
   pending_assocs_.emplace_back(utid1, utid2);
 }
 

@@ -126,6 +126,9 @@ class ProcessTracker {
   // Perfetto's process_tracker_parent_pid_changed stat: process_tree showed
   // a known process with a different ppid (kept as the same process).
   int64_t parent_pid_changed() const { return parent_pid_changed_; }
+  // Perfetto's process_tracker_errors: two threads to be joined (a
+  // CLONE_THREAD clone) already belong to different processes.
+  int64_t process_tracker_errors() const { return process_tracker_errors_; }
 
   // End of import: drops the lookup state (nothing is derived at the end;
   // is_main_thread is set when a thread joins its process).
@@ -189,6 +192,7 @@ class ProcessTracker {
   std::vector<std::pair<uint32_t, uint32_t>> pending_assocs_;
   std::vector<std::pair<uint32_t, uint32_t>> pending_parent_assocs_;  // (parent utid, child upid)
   int64_t parent_pid_changed_ = 0;
+  int64_t process_tracker_errors_ = 0;
 };
 
 }  // namespace sluice

@@ -724,6 +724,19 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
           "first compact sched_switch on each CPU: its previous task is unknown");
   AddStat("compact_sched_waking_skipped", kNullInt, "info", "analysis", static_cast<int64_t>(compact_waking_skipped_),
           "compact sched_waking before any switch on its CPU: its waker is unknown");
+  // The trackers' findings, under Perfetto's names and severities.
+  AddStat("mismatched_sched_switch_tids", kNullInt, "error", "analysis", sched_.mismatched_sched_switch_tids(),
+          "sched_switch whose prev_pid is not the task the CPU's last switch put there (events lost): "
+          "that sched slice stays open (dur -1)");
+  AddStat("task_state_invalid", kNullInt, "error", "analysis", sched_.task_state_invalid(),
+          "sched_switch prev_state with bits the kernel version's layout does not have: end_state NULL");
+  AddStat("sched_events_cpu_out_of_range", kNullInt, "error", "analysis", sched_.bad_cpu_events(),
+          "sched events of a CPU number >= 8192 (a corrupt bundle): dropped");
+  AddStat("process_tracker_errors", kNullInt, "error", "analysis", processes_.process_tracker_errors(),
+          "a thread created with CLONE_THREAD by a thread of another process: left in its own process");
+  AddStat("process_tracker_parent_pid_changed", kNullInt, "info", "analysis", processes_.parent_pid_changed(),
+          "A process was seen with a changed parent pid and was treated as the same process being reparented "
+          "rather than pid reuse.");
   AddStat("ftrace_events_unparsable", kNullInt, "error", "analysis", static_cast<int64_t>(unparsable_events_),
           "ftrace events whose bytes are malformed: skipped");
   AddStat("ftrace_events_without_timestamp", kNullInt, "error", "analysis",
