@@ -1,0 +1,264 @@
+// sluice's query engine against upstream Perfetto's trace processor (issue 12
+// items 6 and 7). For every trace in tests/data/query/ and every query in
+// tests/data/query/queries/, the engine's answer, printed as
+// trace_processor_shell's -q CSV, must equal the shell's own answer stored in
+// tests/data/query/expected/<trace>.<query>.csv (refresh_expected.sh writes
+// them; the README says how each trace was recorded).
+//
+// Tests run from the project root; SLUICE_TEST_DATA_DIR overrides tests/data.
+// With SLUICE_QUERY_ACTUAL_DIR set, the engine's output of every mismatching
+// pair is written there as <trace>.<query>.csv, for `diff -u`.
+#include <dirent.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "shm/base/file_util.h"
+#include "shm/base/string_util.h"
+#include "tests/user/query/query_csv_test_util.h"
+#include "user/query/query_engine.h"
+#include "user/trace/trace_health.h"
+
+namespace sluice {
+namespace {
+
+using testing::DescribeCsvDifference;
+using testing::QueryToTraceProcessorCsv;
+
+// The traces (tests/data/query/<name>.pftrace) and queries
+// (tests/data/query/queries/<name>.sql); QueryReferenceDataTest checks that
+// these lists and the directory agree, so a new file cannot go untested.
+const std::vector<std::string>& Traces() {
+  static const std::vector<std::string> traces = {
+      "default", "nocompact", "bpf", "procstats",
+      "loss_kernel", "loss_bpf", "loss_smb", "loss_central"};
+  return traces;
+}
+
+const std::vector<std::string>& Queries() {
+  static const std::vector<std::string> queries = {
+      "sched", "sched_by_thread", "thread_state", "thread_state_by_thread",
+      "thread", "process", "cpu",
+      "ftrace_args", "ftrace_rare_args", "ftrace_by_name", "ftrace_by_thread",
+      "counter", "counter_by_track", "metadata", "metadata_config",
+      "trace_bounds", "trace_times", "stats", "data_loss"};
+  return queries;
+}
+
+std::string QueryDataDir() {
+  std::string dir = "tests/data";
+  if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) dir = env;
+  return dir + "/query";
+}
+
+std::string TracePath(const std::string& trace) {
+  return QueryDataDir() + "/" + trace + ".pftrace";
+}
+
+// Engines are kept per trace: importing once serves all its queries (the
+// queries only read).
+QueryEngine* EngineFor(const std::string& trace) {
+  static std::map<std::string, std::unique_ptr<QueryEngine>> engines;
+  auto it = engines.find(trace);
+  if (it != engines.end()) return it->second.get();
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(TracePath(trace));
+  if (!engine.ok()) {
+    ADD_FAILURE() << "QueryEngine::Open(" << TracePath(trace)
+                  << "): " << engine.status().message();
+    return nullptr;
+  }
+  return (engines[trace] = std::move(engine).value()).get();
+}
+
+// The files in `dir` whose names end in `suffix`, without it.
+std::set<std::string> FilesEndingIn(const std::string& dir, std::string_view suffix) {
+  std::set<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return names;
+  while (dirent* entry = readdir(d)) {
+    std::string_view name = entry->d_name;
+    if (name.size() > suffix.size() && name.ends_with(suffix))
+      names.insert(std::string(name.substr(0, name.size() - suffix.size())));
+  }
+  closedir(d);
+  return names;
+}
+
+struct ReferencePair {
+  std::string trace;
+  std::string query;
+};
+
+void PrintTo(const ReferencePair& pair, std::ostream* os) {
+  *os << pair.trace << "." << pair.query;
+}
+
+std::vector<ReferencePair> AllPairs() {
+  std::vector<ReferencePair> pairs;
+  for (const std::string& trace : Traces())
+    for (const std::string& query : Queries()) pairs.push_back({trace, query});
+  return pairs;
+}
+
+class QueryReferenceTest : public ::testing::TestWithParam<ReferencePair> {};
+
+TEST_P(QueryReferenceTest, MatchesTraceProcessor) {
+  const ReferencePair& pair = GetParam();
+  std::string name = pair.trace + "." + pair.query;
+  StatusOr<std::string> sql = ReadFile(QueryDataDir() + "/queries/" + pair.query + ".sql");
+  ASSERT_TRUE(sql.ok()) << sql.status().message();
+  StatusOr<std::string> expected = ReadFile(QueryDataDir() + "/expected/" + name + ".csv");
+  ASSERT_TRUE(expected.ok()) << expected.status().message()
+                             << " (tests/data/query/refresh_expected.sh writes it)";
+  QueryEngine* engine = EngineFor(pair.trace);
+  ASSERT_NE(engine, nullptr);
+  StatusOr<std::string> actual = QueryToTraceProcessorCsv(engine->db(), *sql);
+  ASSERT_TRUE(actual.ok()) << "queries/" << pair.query << ".sql on " << pair.trace
+                           << ".pftrace: " << actual.status().message();
+  std::string difference = DescribeCsvDifference(*expected, *actual);
+  if (difference.empty()) return;
+  std::string kept = "set SLUICE_QUERY_ACTUAL_DIR=DIR to keep sluice's output for diff -u";
+  if (const char* dir = std::getenv("SLUICE_QUERY_ACTUAL_DIR")) {
+    mkdir(dir, 0755);
+    std::string path = std::string(dir) + "/" + name + ".csv";
+    Status written = WriteFileAtomically(path, *actual, 0644);
+    kept = written.ok() ? "sluice's output: " + path : written.message();
+  }
+  ADD_FAILURE() << "queries/" << pair.query << ".sql on " << pair.trace
+                << ".pftrace differs from trace_processor_shell's tests/data/query/expected/"
+                << name << ".csv (" << kept << "): " << difference;
+}
+
+INSTANTIATE_TEST_SUITE_P(Query, QueryReferenceTest, ::testing::ValuesIn(AllPairs()),
+                         [](const ::testing::TestParamInfo<ReferencePair>& info) {
+                           return info.param.trace + "_" + info.param.query;
+                         });
+
+// Every trace and query in the directory is in the lists above, and every
+// pair has its expected output.
+TEST(QueryReferenceDataTest, ListsMatchTheDataDirectory) {
+  std::string dir = QueryDataDir();
+  ASSERT_TRUE(IsDirectory(dir)) << dir << " is missing: run the tests from the project root "
+                                << "or set SLUICE_TEST_DATA_DIR";
+  std::set<std::string> traces(Traces().begin(), Traces().end());
+  std::set<std::string> queries(Queries().begin(), Queries().end());
+  EXPECT_EQ(FilesEndingIn(dir, ".pftrace"), traces);
+  EXPECT_EQ(FilesEndingIn(dir + "/queries", ".sql"), queries);
+  std::set<std::string> expected_files = FilesEndingIn(dir + "/expected", ".csv");
+  std::set<std::string> wanted;
+  for (const ReferencePair& pair : AllPairs()) wanted.insert(pair.trace + "." + pair.query);
+  EXPECT_EQ(expected_files, wanted) << "run tests/data/query/refresh_expected.sh";
+}
+
+// Item 7: the data-loss rows of Perfetto's query
+//   select name, idx, severity, source, value from stats
+//   where severity = 'data_loss' and value != 0
+// are the data_loss rows `sluice stats` prints, name for name and value for
+// value (a NULL idx is the index -1 of a HealthRow). Checked on every trace,
+// not only the loss_* ones: a trace without loss must have no row on both
+// sides.
+using LossRows = std::set<std::string>;  // "name[idx]=value"
+
+std::string LossRow(std::string_view name, int64_t index, int64_t value) {
+  std::string row(name);
+  if (index >= 0) row += "[" + std::to_string(index) + "]";
+  return row + "=" + std::to_string(value);
+}
+
+LossRows SluiceStatsLossRows(const std::string& trace) {
+  LossRows rows;
+  StatusOr<TraceHealth> health = AnalyzeTraceFile(TracePath(trace));
+  if (!health.ok()) {
+    ADD_FAILURE() << "AnalyzeTraceFile: " << health.status().message();
+    return rows;
+  }
+  for (const HealthRow& row : health->rows)
+    if (row.severity == "data_loss") rows.insert(LossRow(row.name, row.index, row.value));
+  return rows;
+}
+
+// Rows of data_loss.sql's CSV ("name",idx,"severity","source",value): stat
+// names have no comma or quote, so splitting on commas is enough.
+LossRows LossRowsFromCsv(std::string_view csv) {
+  LossRows rows;
+  bool header = true;
+  ForEachLine(csv, [&](std::string_view line) {
+    if (header) {
+      header = false;
+      EXPECT_EQ(line, "\"name\",\"idx\",\"severity\",\"source\",\"value\"");
+      return true;
+    }
+    std::vector<std::string_view> fields;
+    for (size_t start = 0;;) {
+      size_t comma = line.find(',', start);
+      fields.push_back(line.substr(start, comma - start));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    if (fields.size() != 5 || fields[0].size() < 2) {
+      ADD_FAILURE() << "not a data_loss.sql row: " << line;
+      return true;
+    }
+    std::string_view name = fields[0].substr(1, fields[0].size() - 2);
+    int64_t index = fields[1] == "\"[NULL]\"" ? -1 : std::stoll(std::string(fields[1]));
+    rows.insert(LossRow(name, index, std::stoll(std::string(fields[4]))));
+    return true;
+  });
+  return rows;
+}
+
+std::string Describe(const LossRows& rows) {
+  if (rows.empty()) return "(none)";
+  return Join(std::vector<std::string>(rows.begin(), rows.end()), ", ");
+}
+
+class QueryDataLossTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  static std::string DataLossSql() {
+    StatusOr<std::string> sql = ReadFile(QueryDataDir() + "/queries/data_loss.sql");
+    EXPECT_TRUE(sql.ok()) << sql.status().message();
+    return sql.value_or("");
+  }
+};
+
+TEST_P(QueryDataLossTest, EngineMatchesSluiceStats) {
+  QueryEngine* engine = EngineFor(GetParam());
+  ASSERT_NE(engine, nullptr);
+  StatusOr<std::string> csv = QueryToTraceProcessorCsv(engine->db(), DataLossSql());
+  ASSERT_TRUE(csv.ok()) << csv.status().message();
+  LossRows from_query = LossRowsFromCsv(*csv);
+  LossRows from_stats = SluiceStatsLossRows(GetParam());
+  EXPECT_EQ(from_query, from_stats) << "sluice query's data-loss rows: " << Describe(from_query)
+                                    << "\nsluice stats' data_loss rows: " << Describe(from_stats);
+}
+
+// The same against trace_processor_shell's stored answer: needs no importer,
+// and says whether `sluice stats` and upstream agree on the trace's losses.
+TEST_P(QueryDataLossTest, TraceProcessorMatchesSluiceStats) {
+  StatusOr<std::string> csv =
+      ReadFile(QueryDataDir() + "/expected/" + GetParam() + ".data_loss.csv");
+  ASSERT_TRUE(csv.ok()) << csv.status().message();
+  LossRows from_upstream = LossRowsFromCsv(*csv);
+  LossRows from_stats = SluiceStatsLossRows(GetParam());
+  EXPECT_EQ(from_upstream, from_stats)
+      << "trace_processor_shell's data-loss rows: " << Describe(from_upstream)
+      << "\nsluice stats' data_loss rows: " << Describe(from_stats);
+}
+
+INSTANTIATE_TEST_SUITE_P(Query, QueryDataLossTest, ::testing::ValuesIn(Traces()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace sluice
