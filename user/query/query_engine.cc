@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
+
 #include "user/query/query_table.h"
 #include "user/query/query_tables.h"
 #include "user/query/trace_importer.h"
@@ -85,9 +87,11 @@ StatusOr<std::unique_ptr<QueryEngine>> Finish(std::unique_ptr<QueryEngine> engin
 }  // namespace
 
 StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Import(
+    std::string_view head,
     const std::function<Status(const std::function<void(std::string_view)>&, TraceFileSummary*)>& read) {
   std::unique_ptr<QueryEngine> engine(new QueryEngine());
   TraceImporter importer(engine->storage_.get());
+  importer.HashHead(head);
   TraceFileSummary summary;
   Status read_status = read([&importer](std::string_view packet) { importer.OnPacket(packet); }, &summary);
   if (!read_status.ok() && summary.packets == 0)
@@ -98,13 +102,19 @@ StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Import(
 }
 
 StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Open(const std::string& path) {
-  return Import([&path](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
+  std::string head;
+  if (FILE* f = fopen(path.c_str(), "rb")) {
+    head.resize(4096);
+    head.resize(fread(head.data(), 1, head.size(), f));
+    fclose(f);
+  }
+  return Import(head, [&path](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
     return ReadTraceFile(path, on_packet, summary);
   });
 }
 
 StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::OpenBytes(std::string_view bytes) {
-  return Import([bytes](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
+  return Import(bytes.substr(0, 4096), [bytes](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
     return ReadTraceBytes(bytes, on_packet, summary);
   });
 }

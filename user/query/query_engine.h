@@ -46,6 +46,7 @@ class QueryEngine {
   QueryEngine();
   Status Init();
   static StatusOr<std::unique_ptr<QueryEngine>> Import(
+      std::string_view head,
       const std::function<Status(const std::function<void(std::string_view)>&, TraceFileSummary*)>& read);
 
   std::unique_ptr<TraceStorage> storage_;

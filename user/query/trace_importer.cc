@@ -110,7 +110,7 @@ TraceImporter::TraceImporter(TraceStorage* storage)
             s.Intern("next_comm"),    s.Intern("next_pid"),     s.Intern("next_prio"),
             s.Intern("comm"),         s.Intern("pid"),          s.Intern("prio"),
             s.Intern("target_cpu"),   s.Intern("cpuidle"),      s.Intern("cpufreq"),
-            s.Intern("cpu_idle"),     s.Intern("cpu_frequency")};
+            s.Intern("cpu_idle"),     s.Intern("cpu_frequency"), s.Intern("swapper")};
 }
 
 TraceImporter::~TraceImporter() = default;
@@ -118,6 +118,13 @@ TraceImporter::~TraceImporter() = default;
 TraceImporter::CpuState& TraceImporter::Cpu(uint32_t cpu) {
   if (cpu >= cpus_.size()) cpus_.resize(cpu + 1);
   return cpus_[cpu];
+}
+
+void TraceImporter::HashHead(std::string_view head) {
+  for (char c : head.substr(0, 4096)) {
+    head_hash_ ^= static_cast<uint8_t>(c);
+    head_hash_ *= 0x100000001b3ull;
+  }
 }
 
 void TraceImporter::OnPacket(std::string_view packet) {
@@ -321,7 +328,6 @@ void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view byt
     OnProcessTree(bytes, event.ts);
     return;
   }
-  storage_->ExtendBounds(event.ts);
   Cpu(event.cpu);
   switch (event.kind) {
     case SortedEvent::kFtrace: DispatchFtraceEvent(event, bytes); break;
@@ -338,6 +344,9 @@ void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, u
 
 void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, uint32_t utid,
                                       uint32_t arg_set_id) {
+  // trace_bounds cover the rows, as Perfetto's do: a skipped event does not
+  // move them.
+  storage_->ExtendBounds(ts);
   FtraceEventTable& t = storage_->ftrace_event;
   t.ts.push_back(ts);
   t.name.push_back(name);
@@ -478,7 +487,9 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
       args_.push_back({names_.next_comm, ArgType::kString, event.comm, 0});
       args_.push_back({names_.next_pid, ArgType::kInt, event.pid, 0});
       args_.push_back({names_.next_prio, ArgType::kInt, event.prio, 0});
-      args_.push_back({names_.prev_comm, ArgType::kString, cpu.comm, 0});
+      // The idle task's comm is "swapper/N" on the wire; Perfetto names the
+      // previous task by its thread, and the idle thread is "swapper".
+      args_.push_back({names_.prev_comm, ArgType::kString, cpu.pid == 0 ? names_.swapper : cpu.comm, 0});
       args_.push_back({names_.prev_pid, ArgType::kInt, cpu.pid, 0});
       args_.push_back({names_.prev_prio, ArgType::kInt, cpu.prio, 0});
       args_.push_back({names_.prev_state, ArgType::kInt, event.prev_state, 0});
@@ -563,7 +574,16 @@ void TraceImporter::OnTraceConfig(std::string_view bytes) {
   }
   std::string text;
   google::protobuf::TextFormat::PrintToString(config, &text);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
   AddMetadata("trace_config_pbtxt", kNullInt, text);
+  // Perfetto's trace processor flags every DISCARD buffer of a
+  // write_into_file session as a loss (in Perfetto such a buffer stops
+  // taking data once filled); the same row here keeps both tools' loss
+  // queries alike.
+  if (config.write_into_file())
+    for (int i = 0; i < config.buffers_size(); ++i)
+      if (config.buffers(i).fill_policy() == perfetto::protos::TraceConfig::BufferConfig::DISCARD)
+        config_discard_buffers_.push_back(i);
   if (config.has_unique_session_name()) AddMetadata("unique_session_name", kNullInt, config.unique_session_name());
   if (config.has_trace_uuid_msb() || config.has_trace_uuid_lsb()) {
     char uuid[40];
@@ -572,6 +592,7 @@ void TraceImporter::OnTraceConfig(std::string_view bytes) {
              static_cast<unsigned>((msb >> 16) & 0xffff), static_cast<unsigned>(msb & 0xffff),
              static_cast<unsigned>(lsb >> 48), static_cast<unsigned long long>(lsb & 0xffffffffffffull));
     AddMetadata("trace_uuid", kNullInt, uuid);
+    has_uuid_ = true;
   }
 }
 
@@ -603,6 +624,15 @@ void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_stat
   std::set<uint32_t> cpus;
   for (size_t cpu = 0; cpu < cpus_.size(); ++cpu) cpus.insert(static_cast<uint32_t>(cpu));
   for (uint32_t cpu : cpus) storage_->cpu.cpu.push_back(cpu);
+  if (!has_uuid_) {
+    // No uuid in the trace: derive one from its first 4 KiB as Perfetto's
+    // trace processor does (64-bit FNV-1a as the low half), so both tools
+    // name the same trace alike.
+    char uuid[40];
+    snprintf(uuid, sizeof(uuid), "00000000-0000-0000-%04x-%012llx", static_cast<unsigned>(head_hash_ >> 48),
+             static_cast<unsigned long long>(head_hash_ & 0xffffffffffffull));
+    AddMetadata("trace_uuid", kNullInt, uuid);
+  }
   AddMetadata("trace_type", kNullInt, "proto");
   AddMetadata("trace_size_bytes", static_cast<int64_t>(file.bytes), {});
   WriteStats(file, read_status);
@@ -625,7 +655,10 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
       return;
     }
     const HealthRow& row = *it->second;
-    AddStat(name, idx, row.severity, "trace", value, row.source + ": " + row.explanation);
+    // Perfetto counts a failed flush as data loss (the flush's data may be
+    // missing); `sluice stats` calls it an error. The table follows Perfetto.
+    std::string severity = name == "traced_flushes_failed" ? "data_loss" : row.severity;
+    AddStat(name, idx, severity, "trace", value, row.source + ": " + row.explanation);
   };
 
   // Perfetto's names for the service's TraceStats: traced_<field> and, per
@@ -715,6 +748,10 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
     AddStat(row.name, row.index < 0 ? kNullInt : row.index, row.severity, about_file ? "analysis" : "trace",
             row.value, row.source + ": " + row.explanation);
   }
+  for (int buffer : config_discard_buffers_)
+    AddStat("config_write_into_file_discard", buffer, "data_loss", "analysis", 1,
+            "a DISCARD buffer in a write_into_file session: upstream Perfetto flags it because its buffers "
+            "stop taking data once filled; look at traced_buf_chunks_discarded for what was refused");
   // The importer's own findings, listed even when zero (as Perfetto lists
   // its stats), so that a query can tell "none" from "not checked".
   AddStat("sorter_push_event_out_of_order", kNullInt, "error", "analysis",

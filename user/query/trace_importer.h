@@ -41,6 +41,9 @@ class TraceImporter {
   ~TraceImporter();
 
   void OnPacket(std::string_view packet);
+  // The file's first 4 KiB: the fallback trace_uuid is their hash, as
+  // Perfetto's trace processor derives it. Call once, before Finish.
+  void HashHead(std::string_view head);
   // End of input: flushes the sorter, closes open slices, writes stats and
   // metadata. `read_status` is the reader's result: an error there (a
   // corrupt record) is an import error in `stats`, the data before it kept.
@@ -112,9 +115,12 @@ class TraceImporter {
   struct Names {
     StringId sched_switch, sched_waking, prev_comm, prev_pid, prev_prio, prev_state,
         next_comm, next_pid, next_prio, comm, pid, prio, target_cpu, cpu_idle_track,
-        cpu_frequency_track, cpu_idle_type, cpu_frequency_type;
+        cpu_frequency_track, cpu_idle_type, cpu_frequency_type, swapper;
   } names_;
 
+  std::vector<int> config_discard_buffers_;
+  bool has_uuid_ = false;
+  uint64_t head_hash_ = 0xcbf29ce484222325ull;  // FNV-1a offset basis.
   uint32_t sequence_ = 0;  // The current packet's trusted_packet_sequence_id.
   uint64_t packets_ = 0;
   uint64_t unparsable_packets_ = 0;

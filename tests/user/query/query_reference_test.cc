@@ -40,7 +40,7 @@ using testing::QueryToTraceProcessorCsv;
 // these lists and the directory agree, so a new file cannot go untested.
 const std::vector<std::string>& Traces() {
   static const std::vector<std::string> traces = {
-      "default", "nocompact", "bpf", "procstats",
+      "default", "nocompact", "bpf", "procstats", "upstream",
       "loss_kernel", "loss_bpf", "loss_smb", "loss_central"};
   return traces;
 }
