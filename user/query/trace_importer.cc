@@ -478,7 +478,11 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
   uint32_t utid = sched_.OnSwitchCompact(event.ts, event.cpu, event.prev_state, event.pid, s.Get(event.comm),
                                          event.prio, event.ts < soft_drop_before_ts_);
   if (cpu.known && utid != kNullU32) {
-    CompactArgsKey key{event.comm, cpu.comm, event.pid, cpu.pid, event.prio, cpu.prio, event.prev_state};
+    // Perfetto names the previous task by its thread's name now (a
+    // task_rename or process_tree name since it was switched in shows; the
+    // idle thread is "swapper", not the wire's "swapper/N").
+    StringId prev_comm = storage_->thread.name[utid];
+    CompactArgsKey key{event.comm, prev_comm, event.pid, cpu.pid, event.prio, cpu.prio, event.prev_state};
     if (switch_args_.size() > kMaxMemo) switch_args_.clear();
     auto [it, inserted] = switch_args_.try_emplace(key, kNoArgSet);
     if (inserted) {
@@ -487,9 +491,7 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
       args_.push_back({names_.next_comm, ArgType::kString, event.comm, 0});
       args_.push_back({names_.next_pid, ArgType::kInt, event.pid, 0});
       args_.push_back({names_.next_prio, ArgType::kInt, event.prio, 0});
-      // The idle task's comm is "swapper/N" on the wire; Perfetto names the
-      // previous task by its thread, and the idle thread is "swapper".
-      args_.push_back({names_.prev_comm, ArgType::kString, cpu.pid == 0 ? names_.swapper : cpu.comm, 0});
+      args_.push_back({names_.prev_comm, ArgType::kString, prev_comm, 0});
       args_.push_back({names_.prev_pid, ArgType::kInt, cpu.pid, 0});
       args_.push_back({names_.prev_prio, ArgType::kInt, cpu.prio, 0});
       args_.push_back({names_.prev_state, ArgType::kInt, event.prev_state, 0});
