@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -40,6 +41,7 @@ constexpr char kUsage[] =
     "      --export FILE   copy every table into a new SQLite file that any SQLite\n"
     "                      tool opens; the file appears only when complete\n"
     "      --force         let --export replace an existing FILE\n"
+    "      --timing        print the import's and each statement's time on stderr\n"
     "  -h, --help          this text\n"
     "Without -q or -f: a shell. On a terminal it edits lines and keeps history in\n"
     "~/.sluice_query_history; from a pipe it runs the statements it reads. A\n"
@@ -52,7 +54,7 @@ constexpr char kUsage[] =
     "Exit status: 0 done; 1 an SQL statement failed (\"SQL error at line L column\n"
     "C: ...\"), or the export or the output failed; 2 bad arguments or unreadable input.\n";
 
-enum : int { kFormatOption = kFirstLongOnly, kExportOption, kForceOption };
+enum : int { kFormatOption = kFirstLongOnly, kExportOption, kForceOption, kTimingOption };
 
 struct QueryOptions {
   std::string trace;
@@ -62,6 +64,7 @@ struct QueryOptions {
   OutputFormat format = OutputFormat::kTable;
   std::optional<std::string> export_path;
   bool force = false;
+  bool timing = false;
 };
 
 Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
@@ -71,6 +74,7 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
                                            {"format", required_argument, nullptr, kFormatOption},
                                            {"export", required_argument, nullptr, kExportOption},
                                            {"force", no_argument, nullptr, kForceOption},
+                                           {"timing", no_argument, nullptr, kTimingOption},
                                            {"help", no_argument, nullptr, 'h'},
                                            {nullptr, 0, nullptr, 0}};
   std::vector<std::string> operands;
@@ -101,6 +105,9 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
           }
           case kExportOption:
             options->export_path = arg.value;
+            break;
+          case kTimingOption:
+            options->timing = true;
             break;
           case kForceOption:
             options->force = true;
@@ -167,15 +174,29 @@ void PrintError(const std::string& message) {
   fprintf(stderr, "%s%s\n", message.starts_with(prefix) ? "" : prefix.c_str(), message.c_str());
 }
 
+double SecondsSince(const std::chrono::steady_clock::time_point& start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 int RunScript(sqlite3* db, const std::string& script, const QueryOptions& options) {
   bool printed = false;
   Status status = RunSqlScript(db, script, [&](const SqlStatement& statement) {
-    if (!options.all && !statement.last) return StepToEnd(statement.stmt);
-    if (sqlite3_column_count(statement.stmt) > 0) {
-      if (printed) fputs(ResultSeparator(options.format), stdout);
-      printed = true;
+    auto start = std::chrono::steady_clock::now();
+    Status ran;
+    if (!options.all && !statement.last) {
+      ran = StepToEnd(statement.stmt);
+    } else {
+      if (sqlite3_column_count(statement.stmt) > 0) {
+        if (printed) fputs(ResultSeparator(options.format), stdout);
+        printed = true;
+      }
+      ran = WriteQueryResult(statement.stmt, options.format, stdout);
     }
-    return WriteQueryResult(statement.stmt, options.format, stdout);
+    if (options.timing) {
+      fflush(stdout);
+      fprintf(stderr, "%s: query: %.1f ms\n", kCommand, SecondsSince(start) * 1e3);
+    }
+    return ran;
   });
   if (!status.ok()) {
     PrintError(status.message());
@@ -219,11 +240,14 @@ int RunQueryCommand(int argc, char** argv) {
     PrintError(readable.message());
     return 2;
   }
+  auto import_start = std::chrono::steady_clock::now();
   StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(options.trace);
   if (!engine.ok()) {
     PrintError(engine.status().message());
     return 2;
   }
+  if (options.timing)
+    fprintf(stderr, "%s: imported %s in %.3f s\n", kCommand, options.trace.c_str(), SecondsSince(import_start));
   sqlite3* db = (*engine)->db();
 
   int exit_code = 0;

@@ -50,7 +50,10 @@ QueryEngine::~QueryEngine() {
 }
 
 Status QueryEngine::Init() {
-  if (sqlite3_open(":memory:", &db_) != SQLITE_OK)
+  // NOMUTEX: one thread uses the connection; SQLite's default serialized
+  // mode cost 9% of a full-table read in mutex calls.
+  if (sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK)
     return Status::Error("sluice query: cannot open an in-memory SQLite database");
   tables_ = std::make_unique<Tables>();
   tables_->list = MakeQueryTables(storage_.get());

@@ -30,6 +30,7 @@ constexpr uint32_t kPacketSystemInfo = 45;
 // FtraceEventBundle fields.
 constexpr uint32_t kBundleCpu = 1;
 constexpr uint32_t kBundleEvent = 2;
+constexpr uint32_t kBundleLostEvents = 3;
 constexpr uint32_t kBundleCompactSched = 4;
 constexpr uint32_t kBundleLastReadEventTimestamp = 9;
 constexpr uint32_t kBundlePreviousBundleEndTimestamp = 10;
@@ -213,6 +214,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
 
 void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
   uint32_t cpu = 0;
+  bool lost_events = false;
   std::string_view compact;
   int64_t data_start = kNullInt;
   ProtoWireReader reader(bundle);
@@ -220,6 +222,7 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
   // The cpu field may follow the events on the wire: find it first.
   while (reader.Next(&f)) {
     if (f.number == kBundleCpu && f.type == WireType::kVarint) cpu = static_cast<uint32_t>(f.value);
+    if (f.number == kBundleLostEvents && f.type == WireType::kVarint) lost_events = f.value != 0;
     if (f.number == kBundleCompactSched && f.type == WireType::kBytes) compact = f.bytes;
     if ((f.number == kBundlePreviousBundleEndTimestamp || f.number == kBundleLastReadEventTimestamp) &&
         f.type == WireType::kVarint)
@@ -229,6 +232,7 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
     unparsable_packets_++;
     return;
   }
+  if (lost_events) cpus_with_lost_events_.insert(cpu);
   // Perfetto's soft drop: a CPU's first bundle says from when its stream is
   // whole (the ring buffer overwrote what came before); before the latest of
   // these, events only go to ftrace_event (see DispatchEvent).
@@ -750,8 +754,14 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
     AddStat(row.name, row.index < 0 ? kNullInt : row.index, row.severity, about_file ? "analysis" : "trace",
             row.value, row.source + ": " + row.explanation);
   }
+  // Perfetto's flag for a CPU whose kernel buffer lost events (a bundle
+  // marked lost_events); the count is ftrace_cpu_overrun_delta.
+  for (uint32_t cpu : cpus_with_lost_events_)
+    AddStat("ftrace_cpu_has_data_loss", cpu, "data_loss", "trace", 1,
+            "kernel ftrace buffer: events were lost on this CPU (a page came after lost events); "
+            "ftrace_cpu_overrun_delta and bpf_ringbuf_dropped say how many");
   for (int buffer : config_discard_buffers_)
-    AddStat("config_write_into_file_discard", buffer, "data_loss", "analysis", 1,
+    AddStat("config_write_into_file_discard", buffer, "data_loss", "trace", 1,
             "a DISCARD buffer in a write_into_file session: upstream Perfetto flags it because its buffers "
             "stop taking data once filled; look at traced_buf_chunks_discarded for what was refused");
   // The importer's own findings, listed even when zero (as Perfetto lists

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -119,6 +120,7 @@ class TraceImporter {
   } names_;
 
   std::vector<int> config_discard_buffers_;
+  std::set<uint32_t> cpus_with_lost_events_;
   bool has_uuid_ = false;
   uint64_t head_hash_ = 0xcbf29ce484222325ull;  // FNV-1a offset basis.
   uint32_t sequence_ = 0;  // The current packet's trusted_packet_sequence_id.
