@@ -7,8 +7,6 @@
 //   trace_processor_shell -q tests/data/query/tracker_tables.sql X.pftrace > X.tp.csv).
 // utids and upids included: the importer feeds the trackers in Perfetto's
 // order, so even the ids match.
-#include <sqlite3.h>
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -19,6 +17,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "perfetto/trace/trace.pb.h"
+#include "tests/user/query/query_csv_test_util.h"
 #include "user/query/query_engine.h"
 
 namespace sluice {
@@ -37,39 +36,6 @@ std::string ReadText(const std::string& path) {
   return text.str();
 }
 
-// The statements of `sql` run on `db`, printed as trace_processor_shell -q
-// prints them: a header line of quoted names, integers bare, text quoted,
-// NULL as "[NULL]", a blank line between results.
-std::string RunAsTraceProcessorCsv(sqlite3* db, const std::string& sql) {
-  std::string out;
-  const char* tail = sql.c_str();
-  bool first = true;
-  while (*tail) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, tail, -1, &stmt, &tail) != SQLITE_OK)
-      return std::string("error: ") + sqlite3_errmsg(db);
-    if (!stmt) continue;
-    if (!first) out += "\n";
-    first = false;
-    int n = sqlite3_column_count(stmt);
-    for (int i = 0; i < n; i++) out += std::string(i ? "," : "") + "\"" + sqlite3_column_name(stmt, i) + "\"";
-    out += "\n";
-    while (sqlite3_step(stmt) == SQLITE_ROW) {
-      for (int i = 0; i < n; i++) {
-        if (i) out += ",";
-        switch (sqlite3_column_type(stmt, i)) {
-          case SQLITE_NULL: out += "\"[NULL]\""; break;
-          case SQLITE_INTEGER: out += std::to_string(sqlite3_column_int64(stmt, i)); break;
-          default: out += std::string("\"") + reinterpret_cast<const char*>(sqlite3_column_text(stmt, i)) + "\"";
-        }
-      }
-      out += "\n";
-    }
-    sqlite3_finalize(stmt);
-  }
-  return out;
-}
-
 class QueryEngineSchedTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(QueryEngineSchedTest, TablesMatchTraceProcessor) {
@@ -81,7 +47,10 @@ TEST_P(QueryEngineSchedTest, TablesMatchTraceProcessor) {
   ASSERT_TRUE(engine.ok()) << engine.status().message();
   std::string expected = ReadText(DataPath(name + ".tp.csv"));
   ASSERT_FALSE(expected.empty());
-  EXPECT_EQ(RunAsTraceProcessorCsv((*engine)->db(), ReadText(DataPath("tracker_tables.sql"))), expected);
+  StatusOr<std::string> actual =
+      testing::QueryToTraceProcessorCsv((*engine)->db(), ReadText(DataPath("tracker_tables.sql")));
+  ASSERT_TRUE(actual.ok()) << actual.status().message();
+  EXPECT_EQ(*actual, expected) << testing::DescribeCsvDifference(expected, *actual);
 }
 
 // sched_full: full-format switches, wakings, task_newtask / task_rename /
