@@ -30,7 +30,7 @@ void EventSorter::ReleaseBlock(uint32_t id) {
 
 void EventSorter::Emit(const SortedEvent& event) {
   std::string_view bytes;
-  if (event.kind == SortedEvent::kFtrace) {
+  if (event.has_bytes()) {
     Block& block = blocks_[event.block];
     bytes = std::string_view(block.bytes).substr(event.offset, event.size);
     sink_(event, bytes);
@@ -41,7 +41,7 @@ void EventSorter::Emit(const SortedEvent& event) {
 }
 
 void EventSorter::Push(const SortedEvent& event) {
-  if (event.kind == SortedEvent::kFtrace) blocks_[event.block].refs++;
+  if (event.has_bytes()) blocks_[event.block].refs++;
   if (event.ts < released_ts_) {
     // Later events were already handed on: too late to sort this one in.
     out_of_order_++;

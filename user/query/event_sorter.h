@@ -36,12 +36,16 @@
 namespace sluice {
 
 struct SortedEvent {
-  enum Kind : uint8_t { kFtrace, kCompactSwitch, kCompactWaking };
+  // kProcessTree: a process_tree packet, sorted in at its packet timestamp
+  // as Perfetto does (a scan describes the tasks alive at that time).
+  enum Kind : uint8_t { kFtrace, kCompactSwitch, kCompactWaking, kProcessTree };
+  bool has_bytes() const { return kind == kFtrace || kind == kProcessTree; }
   int64_t ts = 0;
   uint32_t cpu = 0;
   uint32_t sequence = 0;  // trusted_packet_sequence_id: with cpu, the stream.
   Kind kind = kFtrace;
-  // kFtrace: the FtraceEvent's bytes, in packet block `block`.
+  // kFtrace / kProcessTree: the FtraceEvent's / ProcessTree's bytes, in
+  // packet block `block`.
   uint32_t block = 0;
   uint32_t offset = 0;
   uint32_t size = 0;
@@ -57,7 +61,8 @@ struct SortedEvent {
 
 class EventSorter {
  public:
-  // `sink` gets every event in order, with the bytes of kFtrace events.
+  // `sink` gets every event in order, with the bytes of kFtrace and
+  // kProcessTree events.
   using Sink = std::function<void(const SortedEvent& event, std::string_view bytes)>;
   EventSorter(int64_t window_ns, size_t max_pending, Sink sink);
 

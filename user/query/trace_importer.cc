@@ -32,6 +32,8 @@ constexpr uint32_t kBundleCpu = 1;
 constexpr uint32_t kBundleEvent = 2;
 constexpr uint32_t kBundleLostEvents = 3;
 constexpr uint32_t kBundleCompactSched = 4;
+constexpr uint32_t kBundleLastReadEventTimestamp = 9;
+constexpr uint32_t kBundlePreviousBundleEndTimestamp = 10;
 // FtraceEventBundle.CompactSched fields.
 enum CompactField : uint32_t {
   kSwitchTimestamp = 1, kSwitchPrevState = 2, kSwitchNextPid = 3, kSwitchNextPrio = 4,
@@ -45,6 +47,9 @@ enum CompactField : uint32_t {
 // can trail another's by a read pass); the count bounds memory at ~200 MB.
 constexpr int64_t kSortWindowNs = 10'000'000'000;
 constexpr size_t kMaxPendingEvents = 4'000'000;
+// The sorter stream (with the packet's sequence) of process_tree packets:
+// not a CPU number, which Dispatch never sees for them.
+constexpr uint32_t kProcessTreeStream = UINT32_MAX;
 
 // Values of a repeated varint field, packed or not, appended to `out`.
 bool AppendVarints(const WireField& f, std::vector<uint64_t>* out) {
@@ -167,7 +172,25 @@ void TraceImporter::OnPacket(std::string_view packet) {
     return;
   }
   if (!bundle.empty()) OnBundle(bundle, packet);
-  if (!process_tree.empty()) OnProcessTree(process_tree, ts);
+  if (!process_tree.empty()) {
+    if (ts == kNullInt) {
+      OnProcessTree(process_tree, ts);
+    } else {
+      // In timestamp order with the ftrace events, as Perfetto sorts it: a
+      // scan applied before the forks and frees that precede it would make
+      // a second process for each task it lists.
+      SortedEvent e;
+      e.ts = ts;
+      e.cpu = kProcessTreeStream;
+      e.sequence = sequence_;
+      e.kind = SortedEvent::kProcessTree;
+      e.block = sorter_.AddBlock(packet);
+      e.offset = static_cast<uint32_t>(process_tree.data() - packet.data());
+      e.size = static_cast<uint32_t>(process_tree.size());
+      sorter_.Push(e);
+      sorter_.ReleaseBlock(e.block);
+    }
+  }
   if (!system_info.empty()) OnSystemInfo(system_info);
   if (!trace_config.empty()) OnTraceConfig(trace_config);
   if (!ftrace_stats.empty()) {
@@ -193,6 +216,7 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
   uint32_t cpu = 0;
   bool lost_events = false;
   std::string_view compact;
+  int64_t data_start = kNullInt;
   ProtoWireReader reader(bundle);
   WireField f;
   // The cpu field may follow the events on the wire: find it first.
@@ -200,12 +224,23 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
     if (f.number == kBundleCpu && f.type == WireType::kVarint) cpu = static_cast<uint32_t>(f.value);
     if (f.number == kBundleLostEvents && f.type == WireType::kVarint) lost_events = f.value != 0;
     if (f.number == kBundleCompactSched && f.type == WireType::kBytes) compact = f.bytes;
+    if ((f.number == kBundlePreviousBundleEndTimestamp || f.number == kBundleLastReadEventTimestamp) &&
+        f.type == WireType::kVarint)
+      data_start = static_cast<int64_t>(f.value);
   }
   if (!reader.ok()) {
     unparsable_packets_++;
     return;
   }
   if (lost_events) cpus_with_lost_events_.insert(cpu);
+  // Perfetto's soft drop: a CPU's first bundle says from when its stream is
+  // whole (the ring buffer overwrote what came before); before the latest of
+  // these, events only go to ftrace_event (see DispatchEvent).
+  if (cpu >= first_bundle_seen_.size()) first_bundle_seen_.resize(cpu + 1, false);
+  if (!first_bundle_seen_[cpu]) {
+    first_bundle_seen_[cpu] = true;
+    if (data_start != kNullInt) soft_drop_before_ts_ = std::max(soft_drop_before_ts_, data_start);
+  }
   uint32_t block = UINT32_MAX;
   ProtoWireReader events(bundle);
   while (events.Next(&f)) {
@@ -293,11 +328,16 @@ void TraceImporter::OnCompactSched(std::string_view compact, uint32_t cpu) {
 }
 
 void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view bytes) {
+  if (event.kind == SortedEvent::kProcessTree) {
+    OnProcessTree(bytes, event.ts);
+    return;
+  }
   Cpu(event.cpu);
   switch (event.kind) {
     case SortedEvent::kFtrace: DispatchFtraceEvent(event, bytes); break;
     case SortedEvent::kCompactSwitch: DispatchCompactSwitch(event); break;
     case SortedEvent::kCompactWaking: DispatchCompactWaking(event); break;
+    case SortedEvent::kProcessTree: break;  // Handled above.
   }
 }
 
@@ -355,7 +395,20 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
   if (!schema_.DecodeFields(kind, view.payload, &fields_)) unparsable_events_++;
   const int64_t ts = event.ts;
   const auto& fs = fields_;
-  // Task bookkeeping first, so that the row's thread has its latest name.
+  if (ts < soft_drop_before_ts_) {
+    // Before every CPU's stream is whole: ftrace_event only, and no row at
+    // all for sched_switch (Perfetto makes that row in its sched path).
+    if (kind == known_.sched_switch) return;
+    uint32_t utid = processes_.GetOrCreateThread(view.pid);
+    args_.clear();
+    for (const EventField& f : fs) args_.push_back(f.arg);
+    AddFtraceEventRow(ts, name, event.cpu, utid, &args_, schema_.SortByKey(kind, fields_, &args_));
+    return;
+  }
+  // The row's thread: Perfetto takes it (creating it if new) before the
+  // event's own handler runs, except for sched_switch, whose row belongs to
+  // the switch's prev task (SchedTracker::OnSwitch's answer).
+  uint32_t utid = kind == known_.sched_switch ? kNullU32 : processes_.GetOrCreateThread(view.pid);
   if (kind == known_.sched_switch) {
     auto comm_of = [&fs](uint32_t n) {
       const EventField* f = FindField(fs, n);
@@ -365,8 +418,9 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
     // next_comm 5, next_pid 6, next_prio 7 (sched.proto).
     StringPool& s = storage_->strings;
     StringId prev_comm = comm_of(1), next_comm = comm_of(5);
-    sched_.OnSwitch(ts, event.cpu, IntField(fs, 2), s.Get(prev_comm), static_cast<int32_t>(IntField(fs, 3)),
-                    IntField(fs, 4), IntField(fs, 6), s.Get(next_comm), static_cast<int32_t>(IntField(fs, 7)));
+    utid = sched_.OnSwitch(ts, event.cpu, IntField(fs, 2), s.Get(prev_comm), static_cast<int32_t>(IntField(fs, 3)),
+                           IntField(fs, 4), IntField(fs, 6), s.Get(next_comm), static_cast<int32_t>(IntField(fs, 7)));
+    if (utid == kNullU32) utid = processes_.GetOrCreateThread(view.pid);  // CPU out of range
     CpuState& cpu = Cpu(event.cpu);
     cpu.known = true;
     cpu.pid = static_cast<int32_t>(IntField(fs, 6));
@@ -378,11 +432,9 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
     std::string_view comm_text =
         comm && comm->arg.type == ArgType::kString ? storage_->strings.Get(static_cast<StringId>(comm->arg.int_value)) : "";
     if (kind == known_.sched_waking)
-      sched_.OnWaking(ts, event.cpu, view.pid, IntField(fs, 2), comm_text, static_cast<int32_t>(IntField(fs, 3)),
-                      static_cast<int32_t>(IntField(fs, 5)));
+      sched_.OnWaking(ts, view.pid, IntField(fs, 2), comm_text);
     else
-      sched_.OnWakeupNew(ts, event.cpu, view.pid, IntField(fs, 2), comm_text, static_cast<int32_t>(IntField(fs, 3)),
-                         static_cast<int32_t>(IntField(fs, 5)));
+      sched_.OnWakeupNew(ts, view.pid, IntField(fs, 2));
   } else if (kind == known_.cpu_idle || kind == known_.cpu_frequency) {
     // state 1, cpu_id 2 (power.proto).
     AddCounter(ts, kind == known_.cpu_idle ? names_.cpu_idle_type : names_.cpu_frequency_type,
@@ -395,10 +447,10 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
     if (kind == known_.task_newtask) {
       // pid 1, comm 2, clone_flags 3 (task.proto); the parent is the
       // event's own task.
-      processes_.OnTaskNewtask(ts, view.pid, IntField(fs, 1), text(2), static_cast<uint64_t>(IntField(fs, 3)));
+      sched_.OnTaskNewtask(ts, view.pid, IntField(fs, 1), text(2), static_cast<uint64_t>(IntField(fs, 3)));
     } else if (kind == known_.task_rename) {
       // pid 1, oldcomm 2, newcomm 3.
-      processes_.OnTaskRename(ts, IntField(fs, 1), text(3));
+      processes_.OnTaskRename(IntField(fs, 1), text(3));
     } else if (kind == known_.process_fork) {
       // parent_comm 1, parent_pid 2, child_comm 3, child_pid 4.
       processes_.OnProcessFork(ts, IntField(fs, 2), IntField(fs, 4), text(3));
@@ -409,10 +461,9 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
       // comm 1, pid 2.
       processes_.OnProcessExit(ts, IntField(fs, 2), text(1));
     } else if (kind == known_.process_free) {
-      processes_.OnProcessFree(ts, IntField(fs, 2), text(1));
+      processes_.OnProcessFree(ts, IntField(fs, 2));
     }
   }
-  uint32_t utid = processes_.GetOrCreateThread(view.pid);
   args_.clear();
   for (const EventField& f : fs) args_.push_back(f.arg);
   AddFtraceEventRow(ts, name, event.cpu, utid, &args_, schema_.SortByKey(kind, fields_, &args_));
@@ -425,16 +476,16 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
     // The first compact switch on a CPU has no previous task (the encoding
     // leaves prev_* to the switch before): Perfetto skips it too.
     compact_switch_skipped_++;
-  } else {
-    uint32_t utid = processes_.GetOrCreateThread(cpu.pid);
-    // Perfetto names the previous task by its thread's name at this point
-    // (a task_rename since it was switched in shows), and the idle thread is
-    // "swapper", not the "swapper/N" comm on the wire.
-    StringId thread_name = storage_->thread.name[utid];
-    bool named = thread_name != kNullStringId && !s.Get(thread_name).empty();
-    StringId prev_comm = cpu.pid == 0 ? names_.swapper : named ? thread_name : cpu.comm;
-    sched_.OnSwitch(event.ts, event.cpu, cpu.pid, s.Get(prev_comm), cpu.prio, event.prev_state, event.pid,
-                    s.Get(event.comm), event.prio);
+  }
+  // The prev task of a compact switch is whoever the CPU's last switch put
+  // there; SchedTracker keeps that (and skips the CPU's first switch too).
+  uint32_t utid = sched_.OnSwitchCompact(event.ts, event.cpu, event.prev_state, event.pid, s.Get(event.comm),
+                                         event.prio, event.ts < soft_drop_before_ts_);
+  if (cpu.known && utid != kNullU32) {
+    // Perfetto names the previous task by its thread's name now (a
+    // task_rename or process_tree name since it was switched in shows; the
+    // idle thread is "swapper", not the wire's "swapper/N").
+    StringId prev_comm = storage_->thread.name[utid];
     CompactArgsKey key{event.comm, prev_comm, event.pid, cpu.pid, event.prio, cpu.prio, event.prev_state};
     if (switch_args_.size() > kMaxMemo) switch_args_.clear();
     auto [it, inserted] = switch_args_.try_emplace(key, kNoArgSet);
@@ -466,9 +517,9 @@ void TraceImporter::DispatchCompactWaking(const SortedEvent& event) {
     compact_waking_skipped_++;
     return;
   }
-  StringPool& s = storage_->strings;
-  sched_.OnWaking(event.ts, event.cpu, cpu.pid, event.pid, s.Get(event.comm), event.prio, event.target_cpu);
-  uint32_t utid = processes_.GetOrCreateThread(cpu.pid);
+  // The waker (the row's thread) is the task the CPU's last switch put there.
+  uint32_t utid = sched_.OnWakingCompact(event.ts, event.cpu, event.pid, event.ts < soft_drop_before_ts_);
+  if (utid == kNullU32) return;  // CPU out of range
   CompactArgsKey key{event.comm, kNullStringId, event.pid, 0, event.prio, 0, event.target_cpu};
   if (waking_args_.size() > kMaxMemo) waking_args_.clear();
   auto [it, inserted] = waking_args_.try_emplace(key, kNoArgSet);
@@ -489,16 +540,14 @@ void TraceImporter::OnProcessTree(std::string_view bytes, int64_t ts) {
     unparsable_packets_++;
     return;
   }
+  (void)ts;
+  std::vector<std::string_view> argv;
   for (const auto& p : tree.processes()) {
-    std::string cmdline;
-    for (int i = 0; i < p.cmdline_size(); ++i) {
-      if (i) cmdline += ' ';
-      cmdline += p.cmdline(i);
-    }
-    std::string name = p.cmdline_size() ? p.cmdline(0) : "";
-    processes_.OnProcessTreeProcess(ts, p.pid(), p.ppid(), name, cmdline, p.has_uid() ? p.uid() : kNullInt);
+    argv.assign(p.cmdline().begin(), p.cmdline().end());
+    processes_.OnProcessTreeProcess(p.pid(), p.ppid(), argv, p.cmdline_is_comm(), p.has_uid() ? p.uid() : kNullInt);
   }
-  for (const auto& t : tree.threads()) processes_.OnProcessTreeThread(ts, t.tid(), t.tgid(), t.name());
+  for (const auto& t : tree.threads())
+    processes_.OnProcessTreeThread(t.tid(), t.tgid(), t.has_name() ? std::optional<std::string_view>(t.name()) : std::nullopt);
 }
 
 void TraceImporter::OnSystemInfo(std::string_view bytes) {
@@ -724,6 +773,19 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
           "first compact sched_switch on each CPU: its previous task is unknown");
   AddStat("compact_sched_waking_skipped", kNullInt, "info", "analysis", static_cast<int64_t>(compact_waking_skipped_),
           "compact sched_waking before any switch on its CPU: its waker is unknown");
+  // The trackers' findings, under Perfetto's names and severities.
+  AddStat("mismatched_sched_switch_tids", kNullInt, "error", "analysis", sched_.mismatched_sched_switch_tids(),
+          "sched_switch whose prev_pid is not the task the CPU's last switch put there (events lost): "
+          "that sched slice stays open (dur -1)");
+  AddStat("task_state_invalid", kNullInt, "error", "analysis", sched_.task_state_invalid(),
+          "sched_switch prev_state with bits the kernel version's layout does not have: end_state NULL");
+  AddStat("sched_events_cpu_out_of_range", kNullInt, "error", "analysis", sched_.bad_cpu_events(),
+          "sched events of a CPU number >= 8192 (a corrupt bundle): dropped");
+  AddStat("process_tracker_errors", kNullInt, "error", "analysis", processes_.process_tracker_errors(),
+          "a thread created with CLONE_THREAD by a thread of another process: left in its own process");
+  AddStat("process_tracker_parent_pid_changed", kNullInt, "info", "analysis", processes_.parent_pid_changed(),
+          "A process was seen with a changed parent pid and was treated as the same process being reparented "
+          "rather than pid reuse.");
   AddStat("ftrace_events_unparsable", kNullInt, "error", "analysis", static_cast<int64_t>(unparsable_events_),
           "ftrace events whose bytes are malformed: skipped");
   AddStat("ftrace_events_without_timestamp", kNullInt, "error", "analysis",

@@ -129,6 +129,13 @@ class TraceImporter {
   uint64_t unparsable_events_ = 0;
   uint64_t compact_switch_skipped_ = 0;
   uint64_t compact_waking_skipped_ = 0;
+  // Perfetto's ftrace_latest_data_start_ns: the latest, over CPUs, of the
+  // first bundle's previous_bundle_end_timestamp. Events before it are
+  // imported into ftrace_event only. A CPU whose first bundle arrives after
+  // the sorter released later events cannot hold those back (not seen in
+  // sluice traces: every CPU is read in the first pass).
+  std::vector<bool> first_bundle_seen_;
+  int64_t soft_drop_before_ts_ = 0;
   uint64_t events_without_timestamp_ = 0;
 };
 
