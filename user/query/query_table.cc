@@ -62,6 +62,33 @@ const std::vector<uint32_t>& OrderFor(VTab* vtab, int column) {
     lo = std::min(lo, key);
     hi = std::max(hi, key);
   }
+  if (table->columns()[static_cast<size_t>(column)].type == ColumnType::kText) {
+    // String ids are in interning order: replace each by its text's rank.
+    std::vector<int64_t> ids;
+    for (int64_t key : keys)
+      if (key != std::numeric_limits<int64_t>::min()) ids.push_back(key);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::vector<int64_t> by_text = ids;
+    std::sort(by_text.begin(), by_text.end(), [table, column](int64_t a, int64_t b) {
+      return table->KeyText(column, a) < table->KeyText(column, b);
+    });
+    std::vector<int64_t> rank_of_id(ids.size());  // Indexed like `ids`.
+    for (size_t r = 0; r < by_text.size(); ++r)
+      rank_of_id[static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), by_text[r]) - ids.begin())] =
+          static_cast<int64_t>(r);
+    sorted = true;
+    lo = std::numeric_limits<int64_t>::max();
+    hi = std::numeric_limits<int64_t>::min();
+    for (uint64_t row = 0; row < n; ++row) {
+      int64_t& key = keys[row];
+      if (key != std::numeric_limits<int64_t>::min())
+        key = rank_of_id[static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), key) - ids.begin())];
+      if (row > 0 && key < keys[row - 1]) sorted = false;
+      lo = std::min(lo, key);
+      hi = std::max(hi, key);
+    }
+  }
   std::vector<uint32_t>& order = vtab->order_by_column[column];
   order.resize(n);
   std::iota(order.begin(), order.end(), 0u);
@@ -131,9 +158,7 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
   if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn >= 0) {
     int column = info->aOrderBy[0].iColumn;
     ColumnType type = columns[static_cast<size_t>(column)].type;
-    // Text keys are string ids: fine for grouping, wrong for text order.
-    bool grouping_only = sqlite3_vtab_distinct(info) >= 1;
-    if (type == ColumnType::kInt || (type == ColumnType::kText && grouping_only)) {
+    if ((type == ColumnType::kInt || type == ColumnType::kText) && columns[static_cast<size_t>(column)].ordered) {
       info->idxNum = kOrdered | (column << 8) | (info->aOrderBy[0].desc ? 16 : 0);
       info->orderByConsumed = 1;
     }

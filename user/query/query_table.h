@@ -12,7 +12,8 @@
 //     args): the matching rows only, at the cost of a hash or index step;
 //   - ORDER BY / GROUP BY on one column: rows in that column's order from a
 //     permutation sorted once per column and kept (a stable sort: equal keys
-//     keep id order), so `group by utid` over millions of rows streams instead
+//     keep id order; text in bytewise order, as SQLite's default BINARY
+//     collation), so `group by utid` over millions of rows streams instead
 //     of feeding SQLite's sorter;
 //   - everything else: a full scan, SQLite filtering the rows.
 #ifndef SLUICE_USER_QUERY_QUERY_TABLE_H_
@@ -38,6 +39,8 @@ struct QueryColumn {
   ColumnType type;
   // `column = value` can be answered by LookupRows instead of a scan.
   bool lookup = false;
+  // ORDER BY / GROUP BY on it can use KeyAt's order (false: SQLite sorts).
+  bool ordered = true;
 };
 
 // State a table keeps per SQLite cursor (args caches the decoded arg set).
@@ -56,10 +59,16 @@ class QueryTable {
   // (sqlite3_result_*), NULL for the column's null sentinel.
   virtual void Result(uint64_t row, int column, sqlite3_context* ctx,
                       QueryCursorState* state) const = 0;
-  // The column's value as an integer sort key: the value itself for
-  // integer columns, the interned string id for text columns (good for
-  // grouping, not for text order). False for NULL.
+  // The column's value as an integer key: the value itself for integer
+  // columns, the interned string id for text columns (see KeyText). False
+  // for NULL.
   virtual bool KeyAt(uint64_t row, int column, int64_t* key) const = 0;
+  // The text of a text column's key (a string id from KeyAt): the module
+  // orders text columns by it (SQLite's BINARY collation: bytewise).
+  virtual std::string_view KeyText(int column, int64_t key) const {
+    (void)column, (void)key;
+    return {};
+  }
   // For lookup columns: the ids of the rows where column == value, ascending.
   virtual void LookupRows(int column, int64_t value, std::vector<uint64_t>* rows) const {
     (void)column, (void)value, (void)rows;

@@ -91,6 +91,10 @@ class ColumnarTable : public QueryTable {
     if (g.lookup) g.lookup(value, rows);
   }
 
+  std::string_view KeyText(int, int64_t key) const override {
+    return strings_->Get(static_cast<StringId>(key));
+  }
+
  private:
   struct Getter {
     IntOf int_of;
@@ -134,7 +138,7 @@ class ArgsTable : public QueryTable {
                 {"flat_key", ColumnType::kText, false},  {"key", ColumnType::kText, false},
                 {"int_value", ColumnType::kInt, false},  {"string_value", ColumnType::kText, false},
                 {"real_value", ColumnType::kReal, false}, {"value_type", ColumnType::kText, false},
-                {"display_value", ColumnType::kText, false}};
+                {"display_value", ColumnType::kText, false, /*ordered=*/false}};
   }
   std::string_view name() const override { return "args"; }
   const std::vector<QueryColumn>& columns() const override { return columns_; }
@@ -212,6 +216,13 @@ class ArgsTable : public QueryTable {
       case 7: *key = static_cast<int64_t>(arg.type); return true;
       default: *key = 0; return false;
     }
+  }
+
+  std::string_view KeyText(int column, int64_t key) const override {
+    // Keys (2, 3) and string values (5) are string ids; value_type (7) is
+    // the ArgType.
+    if (column == 7) return ArgTypeName(static_cast<ArgType>(key));
+    return storage_->strings.Get(static_cast<StringId>(key));
   }
 
   void LookupRows(int column, int64_t value, std::vector<uint64_t>* rows) const override {

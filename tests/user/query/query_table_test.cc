@@ -82,6 +82,14 @@ TEST(QueryTableTest, TextOrderIsSqlitesNotTheInterningOrder) {
   // text order must come from SQLite's sorter, not string ids.
   EXPECT_EQ(Rows(engine->db(), "select distinct name from ftrace_event order by name desc"),
             (std::vector<std::string>{"print", "cpu_idle"}));
+  EXPECT_EQ(Rows(engine->db(), "select name, count(*) from ftrace_event group by name order by name"),
+            (std::vector<std::string>{"cpu_idle|5", "print|1"}));
+  EXPECT_EQ(Rows(engine->db(), "select name, count(*) from ftrace_event group by 1 order by 1 desc"),
+            (std::vector<std::string>{"print|1", "cpu_idle|5"}));
+  EXPECT_EQ(Rows(engine->db(), "select group_concat(key) from (select key from args order by key)"),
+            std::vector<std::string>{"buf,cpu_id,cpu_id,cpu_id,cpu_id,cpu_id,state,state,state,state,state"});
+  EXPECT_EQ(Rows(engine->db(), "select display_value from args order by display_value limit 3"),
+            (std::vector<std::string>{"0", "0", "0"}));
 }
 
 }  // namespace
