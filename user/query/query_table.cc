@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -21,8 +23,16 @@ struct VTab : sqlite3_vtab {
   std::map<int, std::vector<uint32_t>> order_by_column;
 };
 
+// A pushed-down `column = value` / `column IN (...)`: the keys (KeyAt's
+// values) a row's column may have. Empty keys: no row matches.
+struct KeyFilter {
+  int column = 0;
+  std::vector<int64_t> keys;
+};
+
 struct Cursor : sqlite3_vtab_cursor {
   VTab* vtab = nullptr;
+  std::vector<KeyFilter> filters;
   std::unique_ptr<QueryCursorState> state;
   int plan = kScan;
   bool descending = false;
@@ -30,6 +40,20 @@ struct Cursor : sqlite3_vtab_cursor {
   uint64_t end = 0;
   std::vector<uint64_t> lookup_rows;    // kLookup
   const std::vector<uint32_t>* order = nullptr;  // kOrdered
+
+  bool Matches(uint64_t row) const {
+    for (const KeyFilter& f : filters) {
+      int64_t key;
+      if (!vtab->table->KeyAt(row, f.column, &key)) return false;
+      if (std::find(f.keys.begin(), f.keys.end(), key) == f.keys.end()) return false;
+    }
+    return true;
+  }
+  // Moves pos forward to the next row that passes the filters.
+  void SkipToMatch() {
+    if (filters.empty()) return;
+    while (pos < end && !Matches(Row())) ++pos;
+  }
 
   uint64_t Row() const {
     switch (plan) {
@@ -155,6 +179,29 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
   info->idxNum = kScan;
   info->estimatedCost = rows + 1;
   info->estimatedRows = static_cast<sqlite3_int64>(rows) + 1;
+  // Equality and IN on the other integer and text columns: the cursor
+  // checks them (idxStr lists "column,in;" per argv value, in argv order).
+  std::string filters;
+  int argv_index = 0;
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (!c.usable || c.op != SQLITE_INDEX_CONSTRAINT_EQ || c.iColumn < 0) continue;
+    ColumnType type = columns[static_cast<size_t>(c.iColumn)].type;
+    if (type == ColumnType::kReal) continue;
+    const char* collation = sqlite3_vtab_collation(info, i);
+    if (type == ColumnType::kText && collation && sqlite3_stricmp(collation, "BINARY") != 0) continue;
+    bool in = sqlite3_vtab_in(info, i, -1) != 0;
+    if (in) sqlite3_vtab_in(info, i, 1);  // All IN values at once.
+    info->aConstraintUsage[i].argvIndex = ++argv_index;
+    info->aConstraintUsage[i].omit = 1;
+    filters += std::to_string(c.iColumn) + (in ? ",1;" : ",0;");
+    info->estimatedRows = std::max<sqlite3_int64>(1, info->estimatedRows / 10);
+    info->estimatedCost = info->estimatedCost * 0.9;
+  }
+  if (!filters.empty()) {
+    info->idxStr = sqlite3_mprintf("%s", filters.c_str());
+    info->needToFreeIdxStr = 1;
+  }
   if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn >= 0) {
     int column = info->aOrderBy[0].iColumn;
     ColumnType type = columns[static_cast<size_t>(column)].type;
@@ -179,9 +226,61 @@ int Close(sqlite3_vtab_cursor* cursor) {
   return SQLITE_OK;
 }
 
-int Filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite3_value** argv) {
+// The key a constraint value stands for in `column`, as SQLite would
+// compare it with the column's values (integer affinity: 5, 5.0 and '5'
+// are 5; text: the value's text); false when no value of the column can
+// equal it.
+bool KeyOfValue(const QueryTable& table, int column, sqlite3_value* value, int64_t* key) {
+  if (table.columns()[static_cast<size_t>(column)].type == ColumnType::kText) {
+    if (sqlite3_value_type(value) == SQLITE_NULL) return false;
+    const unsigned char* text = sqlite3_value_text(value);
+    std::string_view view(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_value_bytes(value)));
+    return text && table.FindTextKey(column, view, key);
+  }
+  switch (sqlite3_value_numeric_type(value)) {
+    case SQLITE_INTEGER:
+      *key = sqlite3_value_int64(value);
+      return true;
+    case SQLITE_FLOAT: {
+      double d = sqlite3_value_double(value);
+      if (d < -9.2e18 || d > 9.2e18 || d != static_cast<double>(static_cast<int64_t>(d))) return false;
+      *key = static_cast<int64_t>(d);
+      return true;
+    }
+    default:
+      return false;  // NULL, or text that is not a number.
+  }
+}
+
+// The filters idxStr describes, with their keys from argv (after the
+// plan's own argv value, if it has one).
+void ParseFilters(const QueryTable& table, const char* idx_str, int first_argv, int argc, sqlite3_value** argv,
+                  std::vector<KeyFilter>* out) {
+  out->clear();
+  if (!idx_str) return;
+  int a = first_argv;
+  for (const char* p = idx_str; *p && a < argc; ++a) {
+    KeyFilter f;
+    f.column = atoi(p);
+    p = strchr(p, ',') + 1;
+    bool in = *p == '1';
+    p = strchr(p, ';') + 1;
+    int64_t key;
+    if (in) {
+      sqlite3_value* v = nullptr;
+      for (int rc = sqlite3_vtab_in_first(argv[a], &v); rc == SQLITE_OK && v; rc = sqlite3_vtab_in_next(argv[a], &v))
+        if (KeyOfValue(table, f.column, v, &key)) f.keys.push_back(key);
+    } else if (KeyOfValue(table, f.column, argv[a], &key)) {
+      f.keys.push_back(key);
+    }
+    out->push_back(std::move(f));
+  }
+}
+
+int Filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc, sqlite3_value** argv) {
   auto* cursor = static_cast<Cursor*>(base);
   const QueryTable* table = cursor->vtab->table;
+  ParseFilters(*table, idx_str, (idx_num & 15) == kLookup ? 1 : 0, argc, argv, &cursor->filters);
   cursor->plan = idx_num & 15;
   cursor->descending = (idx_num & 16) != 0;
   int column = idx_num >> 8;
@@ -189,7 +288,7 @@ int Filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite
   switch (cursor->plan) {
     case kLookup: {
       cursor->lookup_rows.clear();
-      if (argc == 1 && sqlite3_value_numeric_type(argv[0]) != SQLITE_NULL) {
+      if (argc >= 1 && sqlite3_value_numeric_type(argv[0]) != SQLITE_NULL) {
         sqlite3_value* value = argv[0];
         bool integral = sqlite3_value_type(value) == SQLITE_INTEGER;
         if (!integral && sqlite3_value_type(value) == SQLITE_FLOAT) {
@@ -208,11 +307,14 @@ int Filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite
     default:
       cursor->end = table->row_count();
   }
+  cursor->SkipToMatch();
   return SQLITE_OK;
 }
 
-int Next(sqlite3_vtab_cursor* cursor) {
-  ++static_cast<Cursor*>(cursor)->pos;
+int Next(sqlite3_vtab_cursor* base) {
+  auto* cursor = static_cast<Cursor*>(base);
+  ++cursor->pos;
+  cursor->SkipToMatch();
   return SQLITE_OK;
 }
 

@@ -15,6 +15,9 @@
 //     keep id order; text in bytewise order, as SQLite's default BINARY
 //     collation), so `group by utid` over millions of rows streams instead
 //     of feeding SQLite's sorter;
+//   - `col = value` and `col IN (...)` on any other integer or text column
+//     (BINARY collation): checked by the cursor on KeyAt's integer keys, so
+//     SQLite neither reads nor compares the column for rows that fail;
 //   - everything else: a full scan, SQLite filtering the rows.
 #ifndef SLUICE_USER_QUERY_QUERY_TABLE_H_
 #define SLUICE_USER_QUERY_QUERY_TABLE_H_
@@ -68,6 +71,12 @@ class QueryTable {
   virtual std::string_view KeyText(int column, int64_t key) const {
     (void)column, (void)key;
     return {};
+  }
+  // The key of text `text` in a text column (KeyAt's value for it); false
+  // when no row can have it.
+  virtual bool FindTextKey(int column, std::string_view text, int64_t* key) const {
+    (void)column, (void)text, (void)key;
+    return false;
   }
   // For lookup columns: the ids of the rows where column == value, ascending.
   virtual void LookupRows(int column, int64_t value, std::vector<uint64_t>* rows) const {

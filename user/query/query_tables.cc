@@ -3,18 +3,52 @@
 #include <sqlite3.h>
 
 #include <functional>
+#include <type_traits>
 #include <string>
 #include <utility>
 
 namespace sluice {
 namespace {
 
-// A table whose columns are functions of the row id over TraceStorage's
-// vectors. One std::function call per cell: a few ns against SQLite's own
-// per-row cost, and it keeps each table's definition to its column list.
+// Where a column's values come from: straight from a TraceStorage vector
+// (the common case, read with a switch: this is the per-cell hot path of
+// every query) or, for derived columns, a function of the row id.
+struct IntSource {
+  enum class Kind : uint8_t { kFunction, kI64, kU32, kI32, kI8 } kind = Kind::kFunction;
+  const void* vector = nullptr;  // const std::vector<T>* for the kind's T
+  bool has_null = false;
+  int64_t null = 0;              // The vector's NULL sentinel (has_null).
+  std::function<int64_t(uint64_t row)> function;  // kNullInt: NULL
+
+  IntSource() = default;
+  template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<int64_t, F, uint64_t>>>
+  IntSource(F f) : function(std::move(f)) {}  // NOLINT: a lambda is a source
+
+  int64_t At(uint64_t row) const {
+    int64_t v;
+    switch (kind) {
+      case Kind::kI64: return (*static_cast<const std::vector<int64_t>*>(vector))[row];
+      case Kind::kU32: v = (*static_cast<const std::vector<uint32_t>*>(vector))[row]; break;
+      case Kind::kI32: v = (*static_cast<const std::vector<int32_t>*>(vector))[row]; break;
+      case Kind::kI8: v = (*static_cast<const std::vector<int8_t>*>(vector))[row]; break;
+      default: return function(row);
+    }
+    return has_null && v == null ? kNullInt : v;
+  }
+};
+
+template <typename T>
+constexpr IntSource::Kind KindOf() {
+  if constexpr (std::is_same_v<T, int64_t>) return IntSource::Kind::kI64;
+  else if constexpr (std::is_same_v<T, uint32_t>) return IntSource::Kind::kU32;
+  else if constexpr (std::is_same_v<T, int32_t>) return IntSource::Kind::kI32;
+  else return IntSource::Kind::kI8;
+}
+
+// A table whose columns are TraceStorage vectors (or functions of the row
+// id), listed once in MakeQueryTables.
 class ColumnarTable : public QueryTable {
  public:
-  using IntOf = std::function<int64_t(uint64_t row)>;      // kNullInt: NULL
   using TextOf = std::function<StringId(uint64_t row)>;    // kNullStringId: NULL
   using RealOf = std::function<double(uint64_t row)>;
   using Lookup = std::function<void(int64_t value, std::vector<uint64_t>* rows)>;
@@ -30,19 +64,28 @@ class ColumnarTable : public QueryTable {
                  if (value >= 0 && static_cast<uint64_t>(value) < rows()) out->push_back(static_cast<uint64_t>(value));
                });
   }
-  ColumnarTable& Int(const std::string& name, IntOf of, Lookup lookup = nullptr) {
+  ColumnarTable& Int(const std::string& name, IntSource source, Lookup lookup = nullptr) {
     columns_.push_back({name, ColumnType::kInt, lookup != nullptr});
-    getters_.push_back({std::move(of), nullptr, nullptr, std::move(lookup)});
+    Getter g;
+    g.ints = std::move(source);
+    g.lookup = std::move(lookup);
+    getters_.push_back(std::move(g));
     return *this;
   }
-  ColumnarTable& Text(const std::string& name, TextOf of) {
+  ColumnarTable& Text(const std::string& name, const std::vector<StringId>* ids, TextOf of = nullptr) {
     columns_.push_back({name, ColumnType::kText, false});
-    getters_.push_back({nullptr, std::move(of), nullptr, nullptr});
+    Getter g;
+    g.is_text = true;
+    g.text_ids = ids;
+    g.text_of = std::move(of);
+    getters_.push_back(std::move(g));
     return *this;
   }
   ColumnarTable& Real(const std::string& name, RealOf of) {
     columns_.push_back({name, ColumnType::kReal, false});
-    getters_.push_back({nullptr, nullptr, std::move(of), nullptr});
+    Getter g;
+    g.real_of = std::move(of);
+    getters_.push_back(std::move(g));
     return *this;
   }
   ColumnarTable& Null(const std::string& name) {
@@ -55,35 +98,35 @@ class ColumnarTable : public QueryTable {
 
   void Result(uint64_t row, int column, sqlite3_context* ctx, QueryCursorState*) const override {
     const Getter& g = getters_[static_cast<size_t>(column)];
-    if (g.int_of) {
-      int64_t v = g.int_of(row);
-      if (v == kNullInt) sqlite3_result_null(ctx);
-      else sqlite3_result_int64(ctx, v);
-    } else if (g.text_of) {
-      StringId id = g.text_of(row);
+    if (g.is_text) {
+      StringId id = g.Text(row);
       if (id == kNullStringId) {
         sqlite3_result_null(ctx);
       } else {
         std::string_view s = strings_->Get(id);
         sqlite3_result_text(ctx, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
       }
-    } else {
+    } else if (g.real_of) {
       sqlite3_result_double(ctx, g.real_of(row));
+    } else {
+      int64_t v = g.ints.At(row);
+      if (v == kNullInt) sqlite3_result_null(ctx);
+      else sqlite3_result_int64(ctx, v);
     }
   }
 
   bool KeyAt(uint64_t row, int column, int64_t* key) const override {
     const Getter& g = getters_[static_cast<size_t>(column)];
-    if (g.int_of) {
-      *key = g.int_of(row);
-      return *key != kNullInt;
-    }
-    if (g.text_of) {
-      *key = g.text_of(row);
+    if (g.is_text) {
+      *key = g.Text(row);
       return *key != kNullStringId;
     }
-    *key = static_cast<int64_t>(g.real_of(row));
-    return true;
+    if (g.real_of) {
+      *key = static_cast<int64_t>(g.real_of(row));
+      return true;
+    }
+    *key = g.ints.At(row);
+    return *key != kNullInt;
   }
 
   void LookupRows(int column, int64_t value, std::vector<uint64_t>* rows) const override {
@@ -94,13 +137,21 @@ class ColumnarTable : public QueryTable {
   std::string_view KeyText(int, int64_t key) const override {
     return strings_->Get(static_cast<StringId>(key));
   }
+  bool FindTextKey(int, std::string_view text, int64_t* key) const override {
+    StringId id = strings_->Find(text);
+    *key = id;
+    return id != kNullStringId;
+  }
 
  private:
   struct Getter {
-    IntOf int_of;
+    IntSource ints;
+    bool is_text = false;
+    const std::vector<StringId>* text_ids = nullptr;
     TextOf text_of;
     RealOf real_of;
     Lookup lookup;
+    StringId Text(uint64_t row) const { return text_ids ? (*text_ids)[row] : text_of(row); }
   };
   std::string name_;
   const StringPool* strings_;
@@ -109,17 +160,22 @@ class ColumnarTable : public QueryTable {
   std::vector<Getter> getters_;
 };
 
-// Column getters over a vector with a null sentinel.
+// Column sources over a vector, with or without a NULL sentinel.
 template <typename T>
-ColumnarTable::IntOf IntsOf(const std::vector<T>& v, T null) {
-  return [&v, null](uint64_t row) { return v[row] == null ? kNullInt : static_cast<int64_t>(v[row]); };
+IntSource IntsOf(const std::vector<T>& v, T null) {
+  IntSource s;
+  s.kind = KindOf<T>();
+  s.vector = &v;
+  s.has_null = true;
+  s.null = static_cast<int64_t>(null);
+  return s;
 }
 template <typename T>
-ColumnarTable::IntOf IntsOf(const std::vector<T>& v) {
-  return [&v](uint64_t row) { return static_cast<int64_t>(v[row]); };
-}
-ColumnarTable::TextOf TextsOf(const std::vector<StringId>& v) {
-  return [&v](uint64_t row) { return v[row]; };
+IntSource IntsOf(const std::vector<T>& v) {
+  IntSource s;
+  s.kind = KindOf<T>();
+  s.vector = &v;
+  return s;
 }
 ColumnarTable::TextOf Constant(StringId id) {
   return [id](uint64_t) { return id; };
@@ -264,7 +320,7 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("dur", IntsOf(sc.dur))
       .Int("cpu", IntsOf(sc.cpu))
       .Int("utid", IntsOf(sc.utid))
-      .Text("end_state", TextsOf(sc.end_state))
+      .Text("end_state", &sc.end_state)
       .Int("priority", IntsOf(sc.priority))
       .Int("ucpu", IntsOf(sc.cpu))
       .Int("ts_end", [&sc](uint64_t row) { return sc.dur[row] < 0 ? kNullInt : sc.ts[row] + sc.dur[row]; });
@@ -276,9 +332,9 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("dur", IntsOf(ts.dur))
       .Int("cpu", IntsOf(ts.cpu, kNullU32))
       .Int("utid", IntsOf(ts.utid))
-      .Text("state", TextsOf(ts.state))
+      .Text("state", &ts.state)
       .Int("io_wait", IntsOf(ts.io_wait, int8_t{-1}))
-      .Text("blocked_function", Constant(null_id))
+      .Text("blocked_function", nullptr, Constant(null_id))
       .Int("waker_utid", IntsOf(ts.waker_utid, kNullU32))
       .Null("waker_id")
       .Null("irq_context")
@@ -292,7 +348,7 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("utid", [](uint64_t row) { return static_cast<int64_t>(row); }, utid_lookup)
       .Id("id")
       .Int("tid", IntsOf(th.tid))
-      .Text("name", TextsOf(th.name))
+      .Text("name", &th.name)
       .Int("start_ts", IntsOf(th.start_ts))
       .Int("end_ts", IntsOf(th.end_ts))
       .Int("upid", IntsOf(th.upid, kNullU32))
@@ -307,13 +363,13 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("upid", [](uint64_t row) { return static_cast<int64_t>(row); }, upid_lookup)
       .Id("id")
       .Int("pid", IntsOf(pr.pid))
-      .Text("name", TextsOf(pr.name))
+      .Text("name", &pr.name)
       .Int("start_ts", IntsOf(pr.start_ts))
       .Int("end_ts", IntsOf(pr.end_ts))
       .Int("parent_upid", IntsOf(pr.parent_upid, kNullU32))
       .Int("uid", IntsOf(pr.uid))
       .Null("android_appid")
-      .Text("cmdline", TextsOf(pr.cmdline));
+      .Text("cmdline", &pr.cmdline);
 
   const auto& cpu = s.cpu;
   table("cpu", SizeOf(cpu))
@@ -321,13 +377,13 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("ucpu", IntsOf(cpu.cpu))
       .Int("cpu", IntsOf(cpu.cpu))
       .Int("cluster_id", [](uint64_t) { return int64_t{0}; })
-      .Text("processor", Constant(null_id));
+      .Text("processor", nullptr, Constant(null_id));
 
   const auto& fe = s.ftrace_event;
   table("ftrace_event", SizeOf(fe))
       .Id("id")
       .Int("ts", IntsOf(fe.ts))
-      .Text("name", TextsOf(fe.name))
+      .Text("name", &fe.name)
       .Int("cpu", IntsOf(fe.cpu))
       .Int("utid", IntsOf(fe.utid))
       .Int("arg_set_id", IntsOf(fe.arg_set_id, kNoArgSet))
@@ -347,27 +403,27 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
   const auto& tr = s.track;
   table("__sluice_track", SizeOf(tr))
       .Id("id")
-      .Text("name", TextsOf(tr.name))
-      .Text("type", TextsOf(tr.type))
+      .Text("name", &tr.name)
+      .Text("type", &tr.type)
       .Int("cpu", IntsOf(tr.cpu, kNullU32));
 
   const auto& md = s.metadata;
   table("metadata", SizeOf(md))
       .Id("id")
-      .Text("name", TextsOf(md.name))
-      .Text("key_type", TextsOf(md.key_type))
+      .Text("name", &md.name)
+      .Text("key_type", &md.key_type)
       .Int("int_value", IntsOf(md.int_value))
-      .Text("str_value", TextsOf(md.str_value));
+      .Text("str_value", &md.str_value);
 
   const auto& st = s.stats;
   table("stats", SizeOf(st))
       .Id("id")
-      .Text("name", TextsOf(st.name))
+      .Text("name", &st.name)
       .Int("idx", IntsOf(st.idx))
-      .Text("severity", TextsOf(st.severity))
-      .Text("source", TextsOf(st.source))
+      .Text("severity", &st.severity)
+      .Text("source", &st.source)
       .Int("value", IntsOf(st.value))
-      .Text("description", TextsOf(st.description));
+      .Text("description", &st.description);
   return tables;
 }
 

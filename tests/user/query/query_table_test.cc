@@ -76,6 +76,36 @@ TEST(QueryTableTest, OrderedScansAreStableAndSpareTheSorter) {
     EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
 }
 
+TEST(QueryTableTest, PushedDownEqualityAndInMatchSqlitesOwnComparison) {
+  auto engine = EngineWithEvents();
+  sqlite3* db = engine->db();
+  auto count = [db](const std::string& where) {
+    return Rows(db, "select count(*) from ftrace_event where " + where)[0];
+  };
+  EXPECT_EQ(count("name = 'print'"), "1");
+  EXPECT_EQ(count("name = 'cpu_idle'"), "5");
+  EXPECT_EQ(count("name = 'no such event'"), "0");
+  EXPECT_EQ(count("name in ('print', 'cpu_idle', 'nope')"), "6");
+  EXPECT_EQ(count("name = 'PRINT' collate nocase"), "1");
+  EXPECT_EQ(count("name = null"), "0");
+  EXPECT_EQ(count("utid = 1"), "1");
+  EXPECT_EQ(count("utid = 1.0"), "1");
+  EXPECT_EQ(count("utid = '1'"), "1");
+  EXPECT_EQ(count("utid = 1.5"), "0");
+  EXPECT_EQ(count("utid in (0, 1)"), "6");
+  EXPECT_EQ(count("utid = 0 and name = 'cpu_idle'"), "5");
+  EXPECT_EQ(count("arg_set_id = null"), "0");
+  // Combined with an ordered plan and with a lookup.
+  EXPECT_EQ(Rows(db, "select utid, count(*) from ftrace_event where name = 'cpu_idle' group by utid"),
+            std::vector<std::string>{"0|5"});
+  EXPECT_EQ(Rows(db, "select ts from ftrace_event where id = 5 and name = 'print'"), std::vector<std::string>{"60"});
+  EXPECT_TRUE(Rows(db, "select ts from ftrace_event where id = 5 and name = 'cpu_idle'").empty());
+  // The same answers as SQLite's own evaluation on a copy of the table.
+  Rows(db, "create temp table copy as select * from ftrace_event");
+  for (std::string where : {"name = 'print'", "utid in (0, 1)", "utid = '1'", "name in ('print')"})
+    EXPECT_EQ(count(where), Rows(db, "select count(*) from copy where " + where)[0]) << where;
+}
+
 TEST(QueryTableTest, TextOrderIsSqlitesNotTheInterningOrder) {
   auto engine = EngineWithEvents();
   // "print" was interned after "cpu_idle"... and after many arg keys; the
