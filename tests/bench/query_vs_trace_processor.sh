@@ -19,7 +19,8 @@
 #             side of a scheduling-latency question)
 # Reported: wall and CPU (user+sys) seconds and peak RSS of the whole run
 # (/usr/bin/time), and the query's own time as the tool reports it
-# (trace_processor_shell: "Query execution time"; sluice query --timing).
+# (trace_processor_shell: "Query execution time", wall; sluice query
+# --timing: wall and, in parentheses, the query's CPU time).
 set -u
 
 REPS=${REPS:-3}
@@ -68,7 +69,7 @@ one() {
   if [ "$tool" = sluice ]; then
     /usr/bin/time -o "$WORK/time" -f "%e %U %S %M" "$SLUICE" query "$TRACE" -f "$WORK/$query.sql" \
       --timing --format csv >"$out" 2>"$err" || { cat "$err" >&2; die "sluice query failed"; }
-    qms=$(sed -n 's/.*query: \([0-9.]*\) ms.*/\1/p' "$err" | tail -n 1)
+    qms=$(sed -n 's/.*query: \([0-9.]*\) ms (\([0-9.]*\) ms CPU).*/\1 (cpu \2)/p' "$err" | tail -n 1)
   else
     /usr/bin/time -o "$WORK/time" -f "%e %U %S %M" "$TRACE_PROCESSOR" -q "$WORK/$query.sql" "$TRACE" \
       >"$out" 2>"$err" || { cat "$err" >&2; die "trace_processor_shell failed"; }
@@ -76,10 +77,10 @@ one() {
   fi
   read -r wall user sys rss_kb < "$WORK/time"
   awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss_kb" -v q="${qms:-?}" \
-    'BEGIN { printf "%6.2f %6.2f %7.0f %9s", w, u + s, r / 1024, q }'
+    'BEGIN { printf "%6.2f %6.2f %7.0f  %s", w, u + s, r / 1024, q }'
 }
 
-printf '%-22s %-8s %3s %6s %6s %7s %9s\n' tool run rep wall_s cpu_s rss_mb query_ms
+printf '%-22s %-8s %3s %6s %6s %7s  %s\n' tool run rep wall_s cpu_s rss_mb query_ms
 for rep in $(seq 1 "$REPS"); do
   for query in import cpu latency; do
     for tool in sluice trace_processor; do
