@@ -28,6 +28,10 @@ struct VTab : sqlite3_vtab {
 struct KeyFilter {
   int column = 0;
   std::vector<int64_t> keys;
+  // When the column is a plain uint32 array (KeyArray): a row matches when
+  // allowed[array[row]] (keys below 2^16 only), without a call per row.
+  const uint32_t* array = nullptr;
+  std::vector<bool> allowed;
 };
 
 struct Cursor : sqlite3_vtab_cursor {
@@ -43,6 +47,11 @@ struct Cursor : sqlite3_vtab_cursor {
 
   bool Matches(uint64_t row) const {
     for (const KeyFilter& f : filters) {
+      if (f.array) {
+        uint32_t key = f.array[row];
+        if (key >= f.allowed.size() || !f.allowed[key]) return false;
+        continue;
+      }
       int64_t key;
       if (!vtab->table->KeyAt(row, f.column, &key)) return false;
       if (std::find(f.keys.begin(), f.keys.end(), key) == f.keys.end()) return false;
@@ -312,6 +321,15 @@ void ParseFilters(const QueryTable& table, const char* idx_str, int first_argv, 
         if (KeyOfValue(table, f.column, v, &key)) f.keys.push_back(key);
     } else if (KeyOfValue(table, f.column, argv[a], &key)) {
       f.keys.push_back(key);
+    }
+    f.array = table.KeyArray(f.column);
+    for (int64_t k : f.keys) {
+      if (k < 0 || k >= (1 << 16)) f.array = nullptr;  // Keep the table small.
+    }
+    if (f.array) {
+      f.allowed.assign(f.keys.empty() ? 0 : static_cast<size_t>(*std::max_element(f.keys.begin(), f.keys.end())) + 1,
+                       false);
+      for (int64_t k : f.keys) f.allowed[static_cast<size_t>(k)] = true;
     }
     out->push_back(std::move(f));
   }

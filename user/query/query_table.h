@@ -72,6 +72,13 @@ class QueryTable {
     (void)column, (void)key;
     return {};
   }
+  // The column's keys as a plain array when it is one (a text column's
+  // string ids, or an unsigned 32-bit column without a NULL sentinel), so a
+  // filter can test rows without a call per row; nullptr otherwise.
+  virtual const uint32_t* KeyArray(int column) const {
+    (void)column;
+    return nullptr;
+  }
   // The key of text `text` in a text column (KeyAt's value for it); false
   // when no row can have it.
   virtual bool FindTextKey(int column, std::string_view text, int64_t* key) const {

@@ -137,6 +137,13 @@ class ColumnarTable : public QueryTable {
   std::string_view KeyText(int, int64_t key) const override {
     return strings_->Get(static_cast<StringId>(key));
   }
+  const uint32_t* KeyArray(int column) const override {
+    const Getter& g = getters_[static_cast<size_t>(column)];
+    if (g.is_text && g.text_ids) return g.text_ids->data();
+    if (g.ints.kind == IntSource::Kind::kU32 && !g.ints.has_null)
+      return static_cast<const std::vector<uint32_t>*>(g.ints.vector)->data();
+    return nullptr;
+  }
   bool FindTextKey(int, std::string_view text, int64_t* key) const override {
     StringId id = strings_->Find(text);
     *key = id;
