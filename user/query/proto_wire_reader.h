@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "shm/base/varint.h"
+
 namespace sluice {
 
 enum class WireType : uint8_t { kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5 };
@@ -67,18 +69,7 @@ class ProtoWireReader {
   bool ok() const { return ok_; }
 
  private:
-  bool ReadVarint(uint64_t* out) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
-      uint8_t b = *p_++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        *out = v;
-        return true;
-      }
-    }
-    return false;
-  }
+  bool ReadVarint(uint64_t* out) { return ReadVarInt(&p_, end_, out); }
   bool Fail() {
     ok_ = false;
     p_ = end_;
@@ -97,15 +88,7 @@ class PackedVarints {
       : p_(reinterpret_cast<const uint8_t*>(bytes.data())), end_(p_ + bytes.size()) {}
   bool Next(uint64_t* out) {
     if (p_ == end_) return false;
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
-      uint8_t b = *p_++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        *out = v;
-        return true;
-      }
-    }
+    if (ReadVarInt(&p_, end_, out)) return true;
     ok_ = false;
     p_ = end_;
     return false;
