@@ -38,8 +38,8 @@ namespace sluice {
 struct SortedEvent {
   // kProcessTree: a process_tree packet, sorted in at its packet timestamp
   // as Perfetto does (a scan describes the tasks alive at that time).
-  enum Kind : uint8_t { kFtrace, kCompactSwitch, kCompactWaking, kProcessTree };
-  bool has_bytes() const { return kind == kFtrace || kind == kProcessTree; }
+  enum Kind : uint8_t { kFtrace, kCompactSwitch, kCompactWaking, kProcessTree, kProcessStats };
+  bool has_bytes() const { return kind == kFtrace || kind == kProcessTree || kind == kProcessStats; }
   int64_t ts = 0;
   uint32_t cpu = 0;
   uint32_t sequence = 0;  // trusted_packet_sequence_id: with cpu, the stream.

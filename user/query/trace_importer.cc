@@ -21,6 +21,7 @@ namespace {
 // TracePacket fields.
 constexpr uint32_t kPacketFtraceEvents = 1;
 constexpr uint32_t kPacketProcessTree = 2;
+constexpr uint32_t kPacketProcessStats = 9;
 constexpr uint32_t kPacketTimestamp = 8;
 constexpr uint32_t kPacketSequenceId = 10;
 constexpr uint32_t kPacketTraceConfig = 33;
@@ -135,7 +136,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
   WireField f;
   sequence_ = 0;
   int64_t ts = kNullInt;  // The packet's own timestamp (process_tree's).
-  std::string_view bundle, process_tree, system_info, trace_config, ftrace_stats, trace_stats;
+  std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats;
   std::vector<std::string_view> bundles;
   while (reader.Next(&f)) {
     switch (f.number) {
@@ -150,6 +151,9 @@ void TraceImporter::OnPacket(std::string_view packet) {
         break;
       case kPacketProcessTree:
         if (f.type == WireType::kBytes) process_tree = f.bytes;
+        break;
+      case kPacketProcessStats:
+        if (f.type == WireType::kBytes) process_stats = f.bytes;
         break;
       case kPacketSystemInfo:
         if (f.type == WireType::kBytes) system_info = f.bytes;
@@ -172,24 +176,28 @@ void TraceImporter::OnPacket(std::string_view packet) {
     return;
   }
   if (!bundle.empty()) OnBundle(bundle, packet);
-  if (!process_tree.empty()) {
+  // process_tree and process_stats go in timestamp order with the ftrace
+  // events, as Perfetto sorts them: a scan applied before the forks and
+  // frees that precede it would make a second process for each task it
+  // lists.
+  for (auto [bytes, kind] : {std::pair{process_tree, SortedEvent::kProcessTree},
+                             std::pair{process_stats, SortedEvent::kProcessStats}}) {
+    if (bytes.empty()) continue;
     if (ts == kNullInt) {
-      OnProcessTree(process_tree, ts);
-    } else {
-      // In timestamp order with the ftrace events, as Perfetto sorts it: a
-      // scan applied before the forks and frees that precede it would make
-      // a second process for each task it lists.
-      SortedEvent e;
-      e.ts = ts;
-      e.cpu = kProcessTreeStream;
-      e.sequence = sequence_;
-      e.kind = SortedEvent::kProcessTree;
-      e.block = sorter_.AddBlock(packet);
-      e.offset = static_cast<uint32_t>(process_tree.data() - packet.data());
-      e.size = static_cast<uint32_t>(process_tree.size());
-      sorter_.Push(e);
-      sorter_.ReleaseBlock(e.block);
+      if (kind == SortedEvent::kProcessTree) OnProcessTree(bytes, ts);
+      else OnProcessStats(bytes);
+      continue;
     }
+    SortedEvent e;
+    e.ts = ts;
+    e.cpu = kProcessTreeStream;
+    e.sequence = sequence_;
+    e.kind = kind;
+    e.block = sorter_.AddBlock(packet);
+    e.offset = static_cast<uint32_t>(bytes.data() - packet.data());
+    e.size = static_cast<uint32_t>(bytes.size());
+    sorter_.Push(e);
+    sorter_.ReleaseBlock(e.block);
   }
   if (!system_info.empty()) OnSystemInfo(system_info);
   if (!trace_config.empty()) OnTraceConfig(trace_config);
@@ -332,12 +340,17 @@ void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view byt
     OnProcessTree(bytes, event.ts);
     return;
   }
+  if (event.kind == SortedEvent::kProcessStats) {
+    OnProcessStats(bytes);
+    return;
+  }
   Cpu(event.cpu);
   switch (event.kind) {
     case SortedEvent::kFtrace: DispatchFtraceEvent(event, bytes); break;
     case SortedEvent::kCompactSwitch: DispatchCompactSwitch(event); break;
     case SortedEvent::kCompactWaking: DispatchCompactWaking(event); break;
-    case SortedEvent::kProcessTree: break;  // Handled above.
+    case SortedEvent::kProcessTree:
+    case SortedEvent::kProcessStats: break;  // Handled above.
   }
 }
 
@@ -548,6 +561,41 @@ void TraceImporter::OnProcessTree(std::string_view bytes, int64_t ts) {
   }
   for (const auto& t : tree.threads())
     processes_.OnProcessTreeThread(t.tid(), t.tgid(), t.has_name() ? std::optional<std::string_view>(t.name()) : std::nullopt);
+}
+
+void TraceImporter::OnProcessStats(std::string_view bytes) {
+  // ProcessStats { repeated Process processes = 1 }, Process { pid = 1,
+  // threads = 11 (Thread { tid = 1 }), counters... }: walked in wire order,
+  // as the tracker's calls expect. The memory counters are not turned into
+  // counter tracks yet (docs/QUERY.md).
+  ProtoWireReader stats(bytes);
+  WireField f;
+  while (stats.Next(&f)) {
+    if (f.number != 1 || f.type != WireType::kBytes) continue;
+    // The pid may come after other fields: find it first.
+    int64_t pid = -1;
+    ProtoWireReader find_pid(f.bytes);
+    WireField p;
+    while (find_pid.Next(&p))
+      if (p.number == 1 && p.type == WireType::kVarint) pid = static_cast<int32_t>(p.value);
+    if (!find_pid.ok() || pid < 0) {
+      unparsable_packets_++;
+      continue;
+    }
+    ProtoWireReader fields(f.bytes);
+    while (fields.Next(&p)) {
+      if (p.number == 1) continue;
+      if (p.number == 11 && p.type == WireType::kBytes) {
+        ProtoWireReader thread(p.bytes);
+        WireField t;
+        while (thread.Next(&t))
+          if (t.number == 1 && t.type == WireType::kVarint) processes_.OnProcessStatsThread(static_cast<int32_t>(t.value), pid);
+      } else if (p.number < 12 || p.number > 14) {  // Not is_peak_rss_resettable / chrome_*.
+        processes_.OnProcessStatsProcess(pid);
+      }
+    }
+  }
+  if (!stats.ok()) unparsable_packets_++;
 }
 
 void TraceImporter::OnSystemInfo(std::string_view bytes) {

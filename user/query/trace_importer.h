@@ -62,6 +62,7 @@ class TraceImporter {
   void OnBundle(std::string_view bundle, std::string_view packet);
   void OnCompactSched(std::string_view compact, uint32_t cpu);
   void OnProcessTree(std::string_view bytes, int64_t ts);
+  void OnProcessStats(std::string_view bytes);
   void OnSystemInfo(std::string_view bytes);
   void OnTraceConfig(std::string_view bytes);
   void DispatchEvent(const SortedEvent& event, std::string_view bytes);
