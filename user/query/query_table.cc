@@ -83,8 +83,8 @@ const std::vector<uint32_t>& OrderFor(VTab* vtab, int column) {
   auto it = vtab->order_by_column.find(column);
   if (it != vtab->order_by_column.end()) return it->second;
   const QueryTable* table = vtab->table;
-  const int64_t kNull = std::numeric_limits<int64_t>::min();
-  auto key_at = [table, column, kNull](uint64_t row) {
+  constexpr int64_t kNull = std::numeric_limits<int64_t>::min();
+  auto key_at = [table, column](uint64_t row) {
     int64_t key;
     return table->KeyAt(row, column, &key) ? key : kNull;
   };
