@@ -43,7 +43,8 @@ struct Cursor : sqlite3_vtab_cursor {
   uint64_t pos = 0;                     // Index into the plan's row sequence.
   uint64_t end = 0;
   std::vector<uint64_t> lookup_rows;    // kLookup
-  const std::vector<uint32_t>* order = nullptr;  // kOrdered
+  std::vector<uint32_t> matches;        // kOrdered with filters (SortedMatches)
+  const std::vector<uint32_t>* order = nullptr;  // kOrdered: the permutation or `matches`
 
   bool Matches(uint64_t row) const {
     for (const KeyFilter& f : filters) {
@@ -237,41 +238,51 @@ int Close(sqlite3_vtab_cursor* cursor) {
 }
 
 // kOrdered with filters on an integer column: the matching rows, stably
-// sorted by the column (NULLs first), as cursor->lookup_rows; the cursor
-// then walks them like a lookup (plan kLookup, filters applied).
+// sorted by the column (NULLs first), walked in place of the permutation.
+// Two passes in row order (sequential reads; the filters are cheap) and a
+// counting sort into 4 bytes per match, for the usual small key ranges
+// (utid, cpu); a stable sort of the matches otherwise.
 void SortedMatches(Cursor* cursor, int column) {
   const QueryTable* table = cursor->vtab->table;
-  std::vector<uint64_t>& rows = cursor->lookup_rows;
-  rows.clear();
+  constexpr int64_t kNull = std::numeric_limits<int64_t>::min();
+  auto key_at = [table, column](uint64_t row) {
+    int64_t key;
+    return table->KeyAt(row, column, &key) ? key : kNull;
+  };
   uint64_t n = table->row_count();
-  for (uint64_t row = 0; row < n; ++row)
-    if (cursor->Matches(row)) rows.push_back(row);
-  cursor->filters.clear();
-  std::vector<int64_t> keys(rows.size());
-  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (!table->KeyAt(rows[i], column, &keys[i])) keys[i] = std::numeric_limits<int64_t>::min();
-    lo = std::min(lo, keys[i]);
-    hi = std::max(hi, keys[i]);
+  uint64_t matches = 0;
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = kNull;
+  for (uint64_t row = 0; row < n; ++row) {
+    if (!cursor->Matches(row)) continue;
+    ++matches;
+    int64_t key = key_at(row);
+    lo = std::min(lo, key);
+    hi = std::max(hi, key);
   }
-  if (!rows.empty() && lo != std::numeric_limits<int64_t>::min() &&
-      static_cast<uint64_t>(hi - lo) < 4 * rows.size() + 1024) {
-    std::vector<uint64_t> counts(static_cast<size_t>(hi - lo) + 2, 0);
-    for (int64_t key : keys) ++counts[static_cast<size_t>(key - lo) + 1];
+  std::vector<uint32_t>& rows = cursor->matches;
+  rows.assign(matches, 0);
+  if (matches > 0 && lo != kNull && static_cast<uint64_t>(hi - lo) < 4 * matches + 1024) {
+    std::vector<uint32_t> counts(static_cast<size_t>(hi - lo) + 2, 0);
+    for (uint64_t row = 0; row < n; ++row)
+      if (cursor->Matches(row)) ++counts[static_cast<size_t>(key_at(row) - lo) + 1];
     std::partial_sum(counts.begin(), counts.end(), counts.begin());
-    std::vector<uint64_t> sorted(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) sorted[counts[static_cast<size_t>(keys[i] - lo)]++] = rows[i];
-    rows.swap(sorted);
+    for (uint64_t row = 0; row < n; ++row)
+      if (cursor->Matches(row)) rows[counts[static_cast<size_t>(key_at(row) - lo)]++] = static_cast<uint32_t>(row);
   } else {
-    std::vector<size_t> index(rows.size());
-    std::iota(index.begin(), index.end(), size_t{0});
-    std::stable_sort(index.begin(), index.end(), [&keys](size_t a, size_t b) { return keys[a] < keys[b]; });
-    std::vector<uint64_t> sorted(rows.size());
-    for (size_t i = 0; i < index.size(); ++i) sorted[i] = rows[index[i]];
+    size_t i = 0;
+    for (uint64_t row = 0; row < n; ++row)
+      if (cursor->Matches(row)) rows[i++] = static_cast<uint32_t>(row);
+    std::vector<int64_t> keys(rows.size());
+    for (size_t k = 0; k < rows.size(); ++k) keys[k] = key_at(rows[k]);
+    std::vector<uint32_t> index(rows.size());
+    std::iota(index.begin(), index.end(), 0u);
+    std::stable_sort(index.begin(), index.end(), [&keys](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+    std::vector<uint32_t> sorted(rows.size());
+    for (size_t k = 0; k < index.size(); ++k) sorted[k] = rows[index[k]];
     rows.swap(sorted);
   }
-  if (cursor->descending) std::reverse(rows.begin(), rows.end());
-  cursor->plan = kLookup;
+  cursor->filters.clear();  // Applied.
+  cursor->order = &rows;
   cursor->end = rows.size();
 }
 
