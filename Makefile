@@ -66,7 +66,7 @@ CXXFLAGS += -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread $(SAN_FLAGS)
 # Generated protobuf code is not ours to fix: no -Werror there.
 GEN_CXXFLAGS := -std=c++20 $(OPT) -w -pthread $(SAN_FLAGS)
 LDFLAGS += -pthread $(SAN_FLAGS)
-LDLIBS += -lprotobuf -lz
+LDLIBS += -lprotobuf -lsqlite3 -ledit -lz
 TEST_LDLIBS := -lgtest -lgtest_main
 BENCH_LDLIBS := -lbenchmark
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 build_pkgs=(g++ make clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev
             libprotobuf-dev protobuf-compiler libgtest-dev libbenchmark-dev bpftool
-            libtraceevent-dev)
+            libtraceevent-dev libsqlite3-dev libedit-dev)
 bench_pkgs=(trace-cmd stress-ng)
 vm_pkgs=(qemu-system-x86 busybox-static cpio)
 want=("${build_pkgs[@]}")

@@ -54,13 +54,13 @@ ChildProcess::~ChildProcess() {
 }
 
 bool ChildProcess::Start(const std::vector<std::string>& argv, const std::string& out_path,
-                         const std::string& err_path) {
+                         const std::string& err_path, const std::string& in_path) {
   out_path_ = out_path;
   err_path_ = err_path;
   std::vector<char*> cargv;
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int in = open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
   int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (in < 0 || out < 0 || err < 0) {

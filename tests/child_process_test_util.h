@@ -34,10 +34,11 @@ class ChildProcess {
   // Kills (SIGKILL) and reaps the child if it still runs.
   ~ChildProcess();
 
-  // Starts argv[0] with stdout and stderr going to files; stdin is /dev/null.
-  // The child gets SIGKILL if the test process dies first.
+  // Starts argv[0] with stdout and stderr going to files and stdin read
+  // from `in_path` (/dev/null unless given). The child gets SIGKILL if the
+  // test process dies first.
   bool Start(const std::vector<std::string>& argv, const std::string& out_path,
-             const std::string& err_path);
+             const std::string& err_path, const std::string& in_path = "/dev/null");
 
   pid_t pid() const { return pid_; }
   bool running();

@@ -7,6 +7,7 @@
 #include "shm/base/command_line.h"
 #include "user/cmd/doctor_command.h"
 #include "user/cmd/ftrace_formats_command.h"
+#include "user/cmd/query_command.h"
 #include "user/cmd/record_command.h"
 #include "user/cmd/stats_command.h"
 
@@ -15,6 +16,7 @@ constexpr char kUsage[] =
     "usage: sluice COMMAND [ARGS]\n"
     "  record          record a trace (sluice record --help)\n"
     "  stats TRACE     loss and health figures of a trace; exit 1 on data loss\n"
+    "  query TRACE     SQL over a trace: -q SQL, -f FILE, a shell, --export\n"
     "  doctor          what this machine supports, with fixes\n"
     "  ftrace-formats  the event layouts sluice reads from tracefs\n"
     "  version\n"
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
   char** sub_argv = argv + command;
   if (cmd == "record") return sluice::RunRecordCommand(sub_argc, sub_argv);
   if (cmd == "stats") return sluice::RunStatsCommand(sub_argc, sub_argv);
+  if (cmd == "query") return sluice::RunQueryCommand(sub_argc, sub_argv);
   if (cmd == "doctor") return sluice::RunDoctorCommand(sub_argc, sub_argv);
   if (cmd == "ftrace-formats") return sluice::RunFtraceFormatsCommand(sub_argc, sub_argv);
   if (cmd == "help") {

@@ -47,28 +47,34 @@ StatusOr<std::string> Inflate(std::string_view in) {
   return out;
 }
 
+// Reads the records in `bytes`. At top level, a record cut off at the end of
+// `bytes` stops the loop: *complete_end says where it starts (the caller
+// either has more bytes to add or calls the file truncated there).
+// `file_offset` is where `bytes` starts in the file.
 Status ReadRecords(std::string_view bytes, int depth,
                    const std::function<void(std::string_view)>& on_packet,
-                   TraceFileSummary* summary, bool top_level) {
+                   TraceFileSummary* summary, bool top_level, uint64_t file_offset = 0,
+                   size_t* complete_end = nullptr) {
   size_t pos = 0;
+  if (complete_end) *complete_end = bytes.size();
   while (pos < bytes.size()) {
     size_t record_start = pos;
     uint8_t tag = static_cast<uint8_t>(bytes[pos++]);
     uint64_t len = 0;
     if (tag != kTracePacketTag) {
-      return Status::Error("byte " + std::to_string(record_start) +
+      return Status::Error("byte " + std::to_string(file_offset + record_start) +
                            " is not a Trace.packet record (tag 0x" +
                            [&] { char b[8]; snprintf(b, sizeof(b), "%02x", tag); return std::string(b); }() +
                            "): not a Perfetto trace, or corrupt");
     }
     if (!ReadVarInt(bytes, &pos, &len) || len > bytes.size() - pos) {
       if (!top_level) return Status::Error("a compressed container holds a cut-off packet");
-      summary->truncated = true;
+      if (complete_end) *complete_end = record_start;
       return Status::Ok();
     }
     std::string_view packet = bytes.substr(pos, len);
     pos += len;
-    if (top_level) summary->valid_bytes = pos;
+    if (top_level) summary->valid_bytes = file_offset + pos;
     // A compressed container: field 50, bytes.
     perfetto::protos::TracePacket probe;
     bool is_container = false;
@@ -98,47 +104,66 @@ Status ReadTraceBytes(std::string_view bytes,
                       TraceFileSummary* summary) {
   *summary = TraceFileSummary{};
   summary->bytes = bytes.size();
-  return ReadRecords(bytes, 0, on_packet, summary, true);
+  size_t complete_end = 0;
+  SLUICE_RETURN_IF_ERROR(ReadRecords(bytes, 0, on_packet, summary, true, 0, &complete_end));
+  summary->truncated = complete_end < bytes.size();
+  return Status::Ok();
 }
 
 Status ReadTraceFile(const std::string& path,
                      const std::function<void(std::string_view packet)>& on_packet,
                      TraceFileSummary* summary) {
-  // One read(2) loop into a buffer sized from fstat: a trace of tens of MB is
-  // read at the end of every `sluice record` for its summary, and the
-  // stringstream this replaced copied it twice more. Not mmap: a file
-  // truncated by someone else while mapped would kill us with SIGBUS.
+  // Read in windows of kWindowBytes with read(2): memory stays bounded for
+  // traces of any size (`sluice query` on a multi-GB trace), and a record
+  // cut by the window's end moves to the front of the next one. Not mmap: a
+  // file truncated by someone else while mapped would kill us with SIGBUS.
+  constexpr size_t kWindowBytes = 8u << 20;
+  constexpr size_t kMaxRecordBytes = 256u << 20;
+  *summary = TraceFileSummary{};
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return Status::Error("cannot open trace file " + path + ": " + strerror(errno) + ": check the path");
-  struct stat st {};
-  // Not std::string: resizing one zero-fills it, a pass over the whole file
-  // for nothing. +1 so that a regular file's EOF shows up without a regrow.
-  size_t capacity = fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
-                        ? static_cast<size_t>(st.st_size) + 1 : size_t{1} << 20;
+  // Not std::string: resizing one zero-fills it, a pass for nothing.
+  size_t capacity = kWindowBytes;
   auto buffer = std::make_unique_for_overwrite<char[]>(capacity);
-  size_t length = 0;
-  for (;;) {
-    if (length == capacity) {  // A pipe, or a file that grew while we read it.
+  size_t length = 0;        // Bytes in buffer, from file offset `offset`.
+  uint64_t offset = 0;
+  bool eof = false;
+  Status status;
+  while (!eof) {
+    if (length == capacity) {  // One record larger than the window.
+      // No packet sluice or Perfetto writes comes near this: a corrupt
+      // length. The file is valid up to here; reading on would only hold
+      // the rest of a huge file in memory.
+      if (capacity >= kMaxRecordBytes) break;
       auto bigger = std::make_unique_for_overwrite<char[]>(capacity * 2);
       memcpy(bigger.get(), buffer.get(), length);
       buffer = std::move(bigger);
       capacity *= 2;
     }
     ssize_t n = read(fd, buffer.get() + length, capacity - length);
-    if (n == 0) break;
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       std::string why = strerror(errno);
       close(fd);
       return Status::Error("cannot read trace file " + path + ": " + why);
     }
+    eof = n == 0;
     length += static_cast<size_t>(n);
+    summary->bytes += static_cast<uint64_t>(n);
+    if (!eof && length < capacity) continue;  // Fill the window first.
+    size_t complete_end = 0;
+    status = ReadRecords(std::string_view(buffer.get(), length), 0, on_packet, summary, true,
+                         offset, &complete_end);
+    if (!status.ok()) break;
+    memmove(buffer.get(), buffer.get() + complete_end, length - complete_end);
+    length -= complete_end;
+    offset += complete_end;
   }
   close(fd);
-  Status s = ReadTraceBytes(std::string_view(buffer.get(), length), on_packet, summary);
-  if (!s.ok()) return Status::Error(path + ": " + s.message());
-  return s;
+  if (!status.ok()) return Status::Error(path + ": " + status.message());
+  summary->truncated = length > 0;
+  return Status::Ok();
 }
 
 StatusOr<std::string> CompressPacketRecords(std::string_view records) {

@@ -239,6 +239,17 @@ uint64_t TraceHealth::data_loss_total() const {
   return total;
 }
 
+struct TraceHealthCollector::Impl : Collector {};
+
+TraceHealthCollector::TraceHealthCollector() : impl_(std::make_unique<Impl>()) {}
+TraceHealthCollector::~TraceHealthCollector() = default;
+void TraceHealthCollector::AddPacket(std::string_view packet) { impl_->Add(packet); }
+TraceHealth TraceHealthCollector::Finish(const TraceFileSummary& file) {
+  impl_->health.file = file;
+  impl_->Finish();
+  return std::move(impl_->health);
+}
+
 StatusOr<TraceHealth> AnalyzeTraceBytes(std::string_view bytes) {
   Collector c;
   SLUICE_RETURN_IF_ERROR(

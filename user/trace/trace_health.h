@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,20 @@ struct TraceHealth {
 };
 
 StatusOr<TraceHealth> AnalyzeTraceFile(const std::string& path);
+
+// The same analysis fed packet by packet, for readers that walk the file
+// themselves (sluice query's importer) and should not read it twice.
+class TraceHealthCollector {
+ public:
+  TraceHealthCollector();
+  ~TraceHealthCollector();
+  void AddPacket(std::string_view packet);
+  TraceHealth Finish(const TraceFileSummary& file);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 StatusOr<TraceHealth> AnalyzeTraceBytes(std::string_view bytes);
 
 // Prints the table (name, idx, severity, source, value) with explanations.

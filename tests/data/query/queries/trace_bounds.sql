@@ -1,0 +1,1 @@
+select start_ts, end_ts from trace_bounds;

@@ -1,0 +1,292 @@
+#include "user/cmd/query_command.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shm/base/command_line.h"
+#include "shm/base/errno_message.h"
+#include "shm/base/file_util.h"
+#include "user/query/line_reader.h"
+#include "user/query/query_engine.h"
+#include "user/query/query_output.h"
+#include "user/query/query_shell.h"
+#include "user/query/sql_statements.h"
+#include "user/query/sqlite_export.h"
+
+namespace sluice {
+
+namespace {
+
+constexpr char kCommand[] = "sluice query";
+
+constexpr char kUsage[] =
+    "usage: sluice query TRACE [-q SQL | -f FILE] [--all] [--format FORMAT]\n"
+    "       sluice query TRACE --export OUT.sqlite [--force]\n"
+    "  SQL over a trace, with the tables of Perfetto's trace_processor (docs/QUERY.md).\n"
+    "  -q, --query SQL     run SQL: one statement or several separated by ';'\n"
+    "  -f, --file FILE     run the statements in FILE (- for stdin); comments allowed\n"
+    "  -a, --all           print every statement's result, not only the last one's\n"
+    "      --format FORMAT table (the default), csv, tsv or json (one object per row)\n"
+    "      --export FILE   copy every table into a new SQLite file that any SQLite\n"
+    "                      tool opens; the file appears only when complete\n"
+    "      --force         let --export replace an existing FILE\n"
+    "      --timing        print the import's and each statement's time on stderr\n"
+    "  -h, --help          this text\n"
+    "Without -q or -f: a shell. On a terminal it edits lines and keeps history in\n"
+    "~/.sluice_query_history; from a pipe it runs the statements it reads. A\n"
+    "statement ends at ';'; .help lists the dot-commands (.tables, .schema TABLE,\n"
+    ".format FORMAT, .quit).\n"
+    "The format is table whether or not stdout is a terminal, so a script sees what\n"
+    "you see; scripts that parse the output want --format csv (RFC 4180, what\n"
+    "trace_processor_shell -q prints) or json. NULL is [NULL] in a table, an empty\n"
+    "field in csv and tsv, null in json.\n"
+    "Exit status: 0 done; 1 an SQL statement failed (\"SQL error at line L column\n"
+    "C: ...\"), or the export or the output failed; 2 bad arguments or unreadable input.\n";
+
+enum : int { kFormatOption = kFirstLongOnly, kExportOption, kForceOption, kTimingOption };
+
+struct QueryOptions {
+  std::string trace;
+  std::optional<std::string> query;
+  std::optional<std::string> file;
+  bool all = false;
+  OutputFormat format = OutputFormat::kTable;
+  std::optional<std::string> export_path;
+  bool force = false;
+  bool timing = false;
+};
+
+Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
+  static const struct option kOptions[] = {{"query", required_argument, nullptr, 'q'},
+                                           {"file", required_argument, nullptr, 'f'},
+                                           {"all", no_argument, nullptr, 'a'},
+                                           {"format", required_argument, nullptr, kFormatOption},
+                                           {"export", required_argument, nullptr, kExportOption},
+                                           {"force", no_argument, nullptr, kForceOption},
+                                           {"timing", no_argument, nullptr, kTimingOption},
+                                           {"help", no_argument, nullptr, 'h'},
+                                           {nullptr, 0, nullptr, 0}};
+  std::vector<std::string> operands;
+  SLUICE_RETURN_IF_ERROR(
+      ParseCommandLine(argc, argv, "q:f:ah", kOptions, [&](const CommandLineArg& arg) {
+        switch (arg.id) {
+          case 'h':
+            return HelpRequested();
+          case 'q':
+            if (options->query) return Status::Error("one -q at a time: separate statements with ';'");
+            options->query = arg.value;
+            break;
+          case 'f':
+            if (options->file) return Status::Error("one -f at a time");
+            options->file = arg.value;
+            break;
+          case 'a':
+            options->all = true;
+            break;
+          case kFormatOption: {
+            std::optional<OutputFormat> format = ParseOutputFormat(arg.value);
+            if (!format) {
+              return Status::Error(std::string("unknown format '") + arg.value +
+                                   "' for --format: use table, csv, tsv or json");
+            }
+            options->format = *format;
+            break;
+          }
+          case kExportOption:
+            options->export_path = arg.value;
+            break;
+          case kTimingOption:
+            options->timing = true;
+            break;
+          case kForceOption:
+            options->force = true;
+            break;
+          default:
+            operands.push_back(arg.value);
+        }
+        return Status::Ok();
+      }));
+  if (operands.empty()) return Status::Error("no TRACE given: name the trace file to query");
+  if (operands.size() > 1) {
+    return Status::Error("one TRACE at a time (got '" + operands[0] + "' and '" + operands[1] +
+                         "'); quote SQL given with -q");
+  }
+  options->trace = operands[0];
+  if (options->query && options->file) return Status::Error("-q and -f together: give one of them");
+  // trace_processor_shell's -q takes a file: say so rather than report the
+  // file's name as bad SQL.
+  if (options->query && std::string_view(*options->query).ends_with(".sql") &&
+      IsRegularFile(*options->query)) {
+    return Status::Error("-q takes SQL text; for the file " + *options->query + " use -f");
+  }
+  if (options->export_path && (options->query || options->file))
+    return Status::Error("--export runs alone: export, then query the trace or the exported file");
+  if (options->all && !options->query && !options->file)
+    return Status::Error("--all applies to -q and -f (the shell prints every result)");
+  if (options->force && !options->export_path) return Status::Error("--force applies to --export");
+  return Status::Ok();
+}
+
+// The -f script, or stdin's for "-".
+StatusOr<std::string> ReadScript(const std::string& path) {
+  if (path != "-") {
+    if (IsDirectory(path)) return Status::Error(path + " is a directory: -f takes a file of SQL");
+    StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) return Status::Error(text.status().message() + "; -f takes a file of SQL");
+    return text;
+  }
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) text.append(buf, n);
+  if (ferror(stdin)) return Status::Error(WithErrno("cannot read the SQL from stdin", errno));
+  return text;
+}
+
+// A readable regular file, checked before the import so the message names
+// the path and the fix.
+Status CheckTraceReadable(const std::string& path) {
+  if (IsDirectory(path)) return Status::Error(path + " is a directory: name a trace file");
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Status::Error(WithErrno("cannot open " + path, errno) +
+                         " (name a trace file, e.g. one `sluice record -o FILE` wrote)");
+  }
+  close(fd);
+  return Status::Ok();
+}
+
+void PrintError(const std::string& message) {
+  fflush(stdout);  // The error comes after any rows printed before it.
+  // Messages from the engine may already carry the command's name.
+  const std::string prefix = std::string(kCommand) + ": ";
+  fprintf(stderr, "%s%s\n", message.starts_with(prefix) ? "" : prefix.c_str(), message.c_str());
+}
+
+double SecondsSince(const std::chrono::steady_clock::time_point& start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// This process's CPU time (user + system) in seconds: on a loaded machine
+// it says what the work cost where wall time says how long it waited.
+double CpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+int RunScript(sqlite3* db, const std::string& script, const QueryOptions& options) {
+  bool printed = false;
+  Status status = RunSqlScript(db, script, [&](const SqlStatement& statement) {
+    auto start = std::chrono::steady_clock::now();
+    double cpu_start = CpuSeconds();
+    Status ran;
+    if (!options.all && !statement.last) {
+      ran = StepToEnd(statement.stmt);
+    } else {
+      if (sqlite3_column_count(statement.stmt) > 0) {
+        if (printed) fputs(ResultSeparator(options.format), stdout);
+        printed = true;
+      }
+      ran = WriteQueryResult(statement.stmt, options.format, stdout);
+    }
+    if (options.timing) {
+      fflush(stdout);
+      fprintf(stderr, "%s: query: %.1f ms (%.1f ms CPU)\n", kCommand, SecondsSince(start) * 1e3,
+              (CpuSeconds() - cpu_start) * 1e3);
+    }
+    return ran;
+  });
+  if (!status.ok()) {
+    PrintError(status.message());
+    return 1;
+  }
+  return 0;
+}
+
+std::string HistoryPath() {
+  const char* home = getenv("HOME");
+  return home && *home ? std::string(home) + "/.sluice_query_history" : "";
+}
+
+}  // namespace
+
+int RunQueryCommand(int argc, char** argv) {
+  QueryOptions options;
+  Status parsed = ParseQueryOptions(argc, argv, &options);
+  if (!parsed.ok()) return CommandLineExit(parsed, kCommand, kUsage);
+
+  // Inputs first, so a typo fails before a long import.
+  std::string script;
+  if (options.query) script = *options.query;
+  if (options.file) {
+    StatusOr<std::string> text = ReadScript(*options.file);
+    if (!text.ok()) {
+      PrintError(text.status().message());
+      return 2;
+    }
+    script = std::move(*text);
+  }
+  // Before the import, which can take a while on a large trace.
+  if (options.export_path) {
+    if (Status destination = CheckExportDestination(*options.export_path, options.force);
+        !destination.ok()) {
+      PrintError(destination.message());
+      return 1;
+    }
+  }
+  if (Status readable = CheckTraceReadable(options.trace); !readable.ok()) {
+    PrintError(readable.message());
+    return 2;
+  }
+  auto import_start = std::chrono::steady_clock::now();
+  double import_cpu_start = CpuSeconds();
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(options.trace);
+  if (!engine.ok()) {
+    PrintError(engine.status().message());
+    return 2;
+  }
+  if (options.timing)
+    fprintf(stderr, "%s: imported %s in %.3f s (%.3f s CPU)\n", kCommand, options.trace.c_str(),
+            SecondsSince(import_start), CpuSeconds() - import_cpu_start);
+  sqlite3* db = (*engine)->db();
+
+  int exit_code = 0;
+  if (options.export_path) {
+    StatusOr<ExportSummary> exported =
+        ExportToSqliteFile(db, (*engine)->TableNames(), *options.export_path, options.force);
+    if (!exported.ok()) {
+      PrintError(exported.status().message());
+      return 1;
+    }
+    printf("exported %zu tables, %llu rows to %s\n", exported->tables,
+           static_cast<unsigned long long>(exported->rows), options.export_path->c_str());
+  } else if (options.query || options.file) {
+    exit_code = RunScript(db, script, options);
+  } else {
+    std::unique_ptr<LineReader> reader =
+        isatty(STDIN_FILENO) ? MakeTerminalLineReader(HistoryPath()) : MakeStreamLineReader(stdin);
+    QueryShell shell(db, (*engine)->TableNames(), options.format, stdout, stderr);
+    exit_code = shell.Run(*reader);
+  }
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "%s: %s\n", kCommand,
+            WithErrno("cannot write the output", errno).c_str());
+    return 1;
+  }
+  return exit_code;
+}
+
+}  // namespace sluice

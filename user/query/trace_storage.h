@@ -1,0 +1,156 @@
+// TraceStorage: the imported trace as columns, one struct of vectors per
+// Perfetto trace processor table. The importer and its trackers append rows;
+// the SQLite virtual tables (query_tables.h) read them.
+//
+// Column names and meanings follow Perfetto's trace processor tables so that
+// queries written for it run unchanged; a row's id is its index. Nullable
+// columns use a sentinel (kNullInt, kNullU32, -1 for flags, kNullStringId),
+// which the virtual tables turn into SQL NULL. Columns are the narrowest type
+// that holds their values: the sched tables have a row per context switch,
+// tens of millions of them.
+#ifndef SLUICE_USER_QUERY_TRACE_STORAGE_H_
+#define SLUICE_USER_QUERY_TRACE_STORAGE_H_
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "user/query/arg_set_store.h"
+#include "user/query/string_pool.h"
+
+namespace sluice {
+
+inline constexpr int64_t kNullInt = std::numeric_limits<int64_t>::min();
+inline constexpr uint32_t kNullU32 = std::numeric_limits<uint32_t>::max();
+
+// `sched` (alias `sched_slice`): one row per time a thread ran on a CPU,
+// from the sched_switch that put it there to the one that took it off.
+struct SchedSliceTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> dur;        // -1 while still running at trace end
+  std::vector<uint32_t> cpu;
+  std::vector<uint32_t> utid;
+  std::vector<StringId> end_state; // prev_state of the closing switch ("S", "R+", ...)
+  std::vector<int32_t> priority;
+  size_t size() const { return ts.size(); }
+};
+
+// `thread_state`: every interval a thread spent Running, runnable (R, R+) or
+// blocked (S, D, ...), as Perfetto derives it from switches and wakings.
+struct ThreadStateTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> dur;          // -1 when open at trace end
+  std::vector<uint32_t> cpu;         // kNullU32 unless Running
+  std::vector<uint32_t> utid;
+  std::vector<StringId> state;
+  std::vector<int8_t> io_wait;       // -1 = NULL
+  std::vector<uint32_t> waker_utid;  // kNullU32 = NULL
+  size_t size() const { return ts.size(); }
+};
+
+// `thread`: utid is the row index; utid 0 is the idle thread (tid 0).
+struct ThreadTable {
+  std::vector<int64_t> tid;
+  std::vector<StringId> name;
+  std::vector<int64_t> start_ts;       // kNullInt
+  std::vector<int64_t> end_ts;         // kNullInt
+  std::vector<uint32_t> upid;          // kNullU32
+  std::vector<int8_t> is_main_thread;  // -1 = NULL
+  size_t size() const { return tid.size(); }
+};
+
+// `process`: upid is the row index; upid 0 is the swapper (pid 0).
+struct ProcessTable {
+  std::vector<int64_t> pid;
+  std::vector<StringId> name;
+  std::vector<StringId> cmdline;
+  std::vector<int64_t> start_ts;       // kNullInt
+  std::vector<int64_t> end_ts;         // kNullInt
+  std::vector<uint32_t> parent_upid;   // kNullU32
+  std::vector<int64_t> uid;            // kNullInt
+  size_t size() const { return pid.size(); }
+};
+
+// `cpu`: one row per CPU seen in the trace (id = ucpu = cpu).
+struct CpuTable {
+  std::vector<uint32_t> cpu;
+  size_t size() const { return cpu.size(); }
+};
+
+// `ftrace_event` (formerly `raw`): every ftrace event, compact_sched included.
+struct FtraceEventTable {
+  std::vector<int64_t> ts;
+  std::vector<StringId> name;
+  std::vector<uint32_t> cpu;
+  std::vector<uint32_t> utid;
+  std::vector<uint32_t> arg_set_id;  // kNoArgSet = NULL
+  size_t size() const { return ts.size(); }
+};
+
+// `track` and its `cpu_counter_track` view: counters live on tracks.
+struct TrackTable {
+  std::vector<StringId> name;
+  std::vector<StringId> type;   // "cpu_idle", "cpu_frequency", ...
+  std::vector<uint32_t> cpu;    // kNullU32 when not a CPU counter track
+  size_t size() const { return name.size(); }
+};
+
+struct CounterTable {
+  std::vector<int64_t> ts;
+  std::vector<uint32_t> track_id;
+  std::vector<double> value;
+  size_t size() const { return ts.size(); }
+};
+
+// `metadata`: key/value facts about the trace (uuid, uname, sizes).
+struct MetadataTable {
+  std::vector<StringId> name;
+  std::vector<StringId> key_type;   // "single" or "multi"
+  std::vector<int64_t> int_value;   // kNullInt
+  std::vector<StringId> str_value;  // kNullStringId
+  size_t size() const { return name.size(); }
+};
+
+// `stats`: Perfetto's stat names for every counter the trace carries, the
+// importer's own findings (source "analysis") included.
+struct StatsTable {
+  std::vector<StringId> name;
+  std::vector<int64_t> idx;          // kNullInt
+  std::vector<StringId> severity;    // "info", "data_loss", "error"
+  std::vector<StringId> source;      // "trace" or "analysis"
+  std::vector<int64_t> value;
+  std::vector<StringId> description;
+  size_t size() const { return name.size(); }
+};
+
+struct TraceStorage {
+  TraceStorage() : args(&strings) {}
+  TraceStorage(const TraceStorage&) = delete;
+  TraceStorage& operator=(const TraceStorage&) = delete;
+
+  StringPool strings;
+  ArgSetStore args;
+  SchedSliceTable sched;
+  ThreadStateTable thread_state;
+  ThreadTable thread;
+  ProcessTable process;
+  CpuTable cpu;
+  FtraceEventTable ftrace_event;
+  TrackTable track;
+  CounterTable counter;
+  MetadataTable metadata;
+  StatsTable stats;
+  // trace_bounds: first and last timestamp of any imported event or packet.
+  int64_t start_ts = kNullInt;
+  int64_t end_ts = kNullInt;
+
+  void ExtendBounds(int64_t ts) {
+    if (start_ts == kNullInt || ts < start_ts) start_ts = ts;
+    if (end_ts == kNullInt || ts > end_ts) end_ts = ts;
+  }
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_QUERY_TRACE_STORAGE_H_
