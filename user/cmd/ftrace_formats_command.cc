@@ -91,8 +91,6 @@ std::string DescribeFtraceFormats(const FtraceFormatTable& table,
       if (f.name.rfind("common_", 0) == 0) {
         if (f.name == "common_pid") target = "FtraceEvent.pid";
         else if (f.name == "common_type") target = "(event id)";
-        else if (f.name == "common_flags" && t && t->write_common_flags)
-          target = "FtraceEvent.common_flags";
         else target = "-";
       } else if (t) {
         for (const auto& ft : t->fields)

@@ -124,12 +124,6 @@ std::vector<ReferencePair> AllPairs() {
 //   BpfConfig extension (upstream prints it as unknown field 60001 bytes,
 //   sluice by name), nor on upstream's own trace (upstream prints fields in
 //   wire order, sluice in field number order: same content).
-// - nocompact's ftrace_args, ftrace_by_name and ftrace_by_thread are not
-//   compared: sluice's
-//   probes write FtraceEvent.common_flags on full events, which upstream's
-//   recorder never writes and trace processor v58 misreads as a second
-//   event (4616 extra unnamed rows). A defect of sluice's writer, recorded
-//   in tests/data/query/README.md; the importer reads the field as written.
 const std::set<std::string>& SluiceOnlyStats() {
   static const std::set<std::string> names = {
       "bpf_decode_errors", "bpf_ringbuf_dropped", "bpf_unaccounted", "chunks_lost_being_written",
@@ -174,8 +168,6 @@ std::string Normalise(const std::string& query, const std::string& csv, bool slu
 
 bool Compared(const ReferencePair& pair) {
   if (pair.query == "metadata_config") return pair.trace != "bpf" && pair.trace != "loss_bpf" && pair.trace != "upstream";
-  if (pair.trace == "nocompact")
-    return pair.query != "ftrace_args" && pair.query != "ftrace_by_name" && pair.query != "ftrace_by_thread";
   return true;
 }
 

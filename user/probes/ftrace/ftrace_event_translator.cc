@@ -102,19 +102,12 @@ FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : t
       t->pid_offset = pid->offset;
       t->pid_size = pid->size;
     }
-    if (const FtraceFieldFormat* flags = format->FindField("common_flags");
-        flags && flags->kind == FtraceFieldKind::kInt) {
-      t->flags_offset = flags->offset;
-      t->flags_size = flags->size;
-    }
     const FieldDescriptor* event_field = ftrace_event->FindFieldByName(format->name);
     if (event_field && event_field->type() == FieldDescriptor::TYPE_MESSAGE &&
         event_field->message_type() != generic &&
         event_field->containing_oneof() != nullptr) {
       t->proto_field = static_cast<uint32_t>(event_field->number());
       t->proto_name = "FtraceEvent." + std::string(event_field->name());
-      t->write_common_flags =
-          event_field->number() == FtraceEvent::kSchedWakingFieldNumber && t->flags_size > 0;
       BuildKnown(t.get(), event_field->message_type());
     } else {
       t->generic = true;
@@ -435,9 +428,6 @@ uint8_t* FtraceEventTranslator::EncodeEvent(const FtraceEventTranslation& t,
     p = PutVarIntField(p, FtraceEvent::kPidFieldNumber,
                        static_cast<uint32_t>(ReadInt(data, size, t.pid_offset, t.pid_size, true)));
   }
-  if (t.write_common_flags)
-    p = PutVarIntField(p, FtraceEvent::kCommonFlagsFieldNumber,
-                       ReadInt(data, size, t.flags_offset, t.flags_size, false));
   memcpy(p, t.event_tag, sizeof(t.event_tag));
   p += t.event_tag_size;
   uint8_t* const body_len = p;
@@ -458,9 +448,6 @@ void FtraceEventTranslator::WriteEventNested(const FtraceEventTranslation& t,
   if (t.pid_size)
     w->WriteVarInt(FtraceEvent::kPidFieldNumber,
                    static_cast<uint32_t>(ReadInt(data, size, t.pid_offset, t.pid_size, true)));
-  if (t.write_common_flags)
-    w->WriteVarInt(FtraceEvent::kCommonFlagsFieldNumber,
-                   ReadInt(data, size, t.flags_offset, t.flags_size, false));
   w->BeginNested(t.proto_field);
   if (t.generic) w->WriteRaw(t.generic_name_bytes.data(), t.generic_name_bytes.size());
   for (const FtraceFieldTranslation& f : t.fields) {

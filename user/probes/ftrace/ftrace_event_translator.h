@@ -87,10 +87,12 @@ struct FtraceEventTranslation {
   uint32_t proto_field = 0;
   std::string proto_name;  // "FtraceEvent.sched_switch" / "FtraceEvent.generic"
   bool generic = false;
-  // common_pid and common_flags, from the format (absent: size 0).
+  // common_pid, from the format (absent: size 0). common_flags is not
+  // written on full events: upstream's recorder never writes
+  // FtraceEvent.common_flags (its proto calls the field a placeholder), and
+  // upstream's trace processor reads it as a second event. compact_sched
+  // carries sched_waking's flags in its own column.
   uint32_t pid_offset = 0, pid_size = 0;
-  uint32_t flags_offset = 0, flags_size = 0;
-  bool write_common_flags = false;
   std::vector<FtraceFieldTranslation> fields;
   // The same, as the hot path reads it (points into `fields`).
   std::vector<FtraceFieldOp> ops;

@@ -103,7 +103,8 @@ TEST(FtraceEventTranslatorTest, DataLocStringsAndWakingFlags) {
                     .Build();
   e = Translate(tr, waking);
   ASSERT_TRUE(e.has_sched_waking());
-  EXPECT_EQ(e.common_flags(), 0x8u);
+  // Never written on full events: upstream's trace processor misreads it.
+  EXPECT_FALSE(e.has_common_flags());
   EXPECT_EQ(e.sched_waking().comm(), "kworker/0:1");
   EXPECT_EQ(e.sched_waking().target_cpu(), 1);
 
