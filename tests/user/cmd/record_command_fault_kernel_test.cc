@@ -30,6 +30,7 @@
 // The tmpfs is mounted under the test's temp dir and unmounted in TearDown.
 // tracefs is compared before and after each test (TracefsState).
 #include <fcntl.h>
+#include <regex.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -37,7 +38,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -54,6 +54,26 @@
 
 namespace sluice {
 namespace {
+
+// The first match of POSIX extended regex `pattern` in `text`, and its
+// groups (groups[0] the whole match); false when none. POSIX regcomp, not
+// std::regex: libstdc++'s regex trips g++ 12's -Wmaybe-uninitialized in the
+// ASan build (-Werror).
+bool RegexSearch(const std::string& text, const std::string& pattern, std::vector<std::string>* groups) {
+  regex_t re;
+  if (regcomp(&re, pattern.c_str(), REG_EXTENDED) != 0) {
+    ADD_FAILURE() << "bad regex: " << pattern;
+    return false;
+  }
+  regmatch_t m[8];
+  bool found = regexec(&re, text.c_str(), 8, m, 0) == 0;
+  regfree(&re);
+  groups->clear();
+  for (size_t i = 0; found && i < 8; ++i)
+    groups->push_back(m[i].rm_so < 0 ? "" : text.substr(static_cast<size_t>(m[i].rm_so),
+                                                         static_cast<size_t>(m[i].rm_eo - m[i].rm_so)));
+  return found;
+}
 
 using testing::ChildProcess;
 using testing::NowMs;
@@ -203,14 +223,14 @@ class RecordFaultKernelTest : public ::testing::Test {
     EXPECT_TRUE(recorder.exited_normally_with(1)) << recorder.Describe();
 
     // One line names the path, the bytes and packets written, and the loss.
-    const std::regex line("sluice record: " + output +
+    const std::string line("sluice record: " + output +
                           ": no space left on device after ([0-9]+) bytes? \\(([0-9]+) packets? "
                           "written, the file is valid up to there\\); ([0-9]+) packets? \\([0-9]+ "
                           "bytes?\\) after that (was|were) not written; free space there or write the "
                           "trace elsewhere\n");
-    std::smatch m;
+    std::vector<std::string> m;
     const std::string err = recorder.Stderr();
-    ASSERT_TRUE(std::regex_search(err, m, line)) << recorder.Describe();
+    ASSERT_TRUE(RegexSearch(err, line, &m)) << recorder.Describe();
     const uint64_t bytes = std::stoull(m[1]), packets = std::stoull(m[2]),
                    lost = std::stoull(m[3]);
     EXPECT_GE(lost, 1u) << err;
@@ -224,7 +244,7 @@ class RecordFaultKernelTest : public ::testing::Test {
         << "every marker made it into the file: nothing was lost?";
     fprintf(stderr, "[ measured ] %s\n[ measured ] file %llu bytes, %llu packets; markers "
             "written %llu, highest in the file %lld\n",
-            m[0].str().c_str(), static_cast<unsigned long long>(c.summary.bytes),
+            m[0].c_str(), static_cast<unsigned long long>(c.summary.bytes),
             static_cast<unsigned long long>(c.summary.packets),
             static_cast<unsigned long long>(written), static_cast<long long>(c.max_seq));
   }
@@ -277,15 +297,15 @@ TEST_F(RecordFaultKernelTest, SluicedKilledMidSession) {
   // timing out (ConsumerIpcClient::kRequestTimeoutMs is 30 s).
   EXPECT_LT(exit_ms, testing::ScaledTimeoutMs(10000)) << recorder.Describe();
 
-  const std::regex line("sluice record: lost the connection to sluiced \\(it exited or was "
+  const std::string line("sluice record: lost the connection to sluiced \\(it exited or was "
                         "killed\\) during the session; " + output +
                         " is valid up to its last whole packet: ([0-9]+) bytes?, ([0-9]+) packets?"
                         "( \\(the [0-9]+ bytes of a partial packet were cut off\\))?; what sluiced "
                         "had not written yet is lost; see its log \\(journalctl -u sluiced\\) and "
                         "start it again\n");
-  std::smatch m;
+  std::vector<std::string> m;
   const std::string err = recorder.Stderr();
-  ASSERT_TRUE(std::regex_search(err, m, line)) << recorder.Describe();
+  ASSERT_TRUE(RegexSearch(err, line, &m)) << recorder.Describe();
   FileContents c = ReadBack(output, prefix_);
   ExpectHolds(c, std::stoull(m[1]), std::stoull(m[2]));
   // The trace says it did not end cleanly: no TraceStats.
@@ -296,7 +316,7 @@ TEST_F(RecordFaultKernelTest, SluicedKilledMidSession) {
   for (const HealthRow& r : health->rows) stats_missing_row |= r.name == "trace_stats_missing";
   EXPECT_TRUE(stats_missing_row) << FormatHealthTable(*health);
   fprintf(stderr, "[ measured ] exit %llu ms after SIGKILL: %s\n",
-          static_cast<unsigned long long>(exit_ms), m[0].str().c_str());
+          static_cast<unsigned long long>(exit_ms), m[0].c_str());
 
   // sluice-probes lost its service: it must put tracefs back on its own.
   const bool restored = WaitForTracefsRestored();
