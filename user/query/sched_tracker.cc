@@ -49,12 +49,8 @@ std::string SchedTracker::TaskStateString(uint16_t raw, int major, int minor) {
     // TASK_STATE_MAX: 0x1000 from 4.8 (TASK_NEW), 0x800 before.
     if (raw & (AtLeast(major, minor, 4, 8) ? 0x1000 : 0x800)) parsed |= kPreempted;
   }
+  if (!(parsed & ~kPreempted)) return (parsed & kPreempted) ? "R+" : "R";
   std::string out;
-  if (!(parsed & ~kPreempted)) {
-    out = "R";
-    if (parsed & kPreempted) out += '+';
-    return out;
-  }
   static constexpr struct {
     uint16_t flag;
     char letter;
