@@ -69,21 +69,37 @@ void EventSorter::Push(const SortedEvent& event) {
   max_pending_seen_ = std::max(max_pending_seen_, pending_);
 }
 
+namespace {
+
+// ts - window without signed overflow (timestamps come from the trace:
+// any 64-bit value), saturating at the smallest timestamp.
+int64_t WindowStart(int64_t ts, int64_t window) {
+  int64_t start;
+  return __builtin_sub_overflow(ts, window, &start) ? INT64_MIN : start;
+}
+
+}  // namespace
+
 void EventSorter::Release(bool all) {
+  const int64_t window_start = WindowStart(newest_ts_, window_ns_);
+  // Past the warm-up: the newest event is more than a window after the
+  // oldest (unsigned difference: no overflow for any pair, newest >= oldest).
+  const bool warmed_up = oldest_ts_ <= newest_ts_ &&
+                         static_cast<uint64_t>(newest_ts_) - static_cast<uint64_t>(oldest_ts_) >
+                             static_cast<uint64_t>(window_ns_);
   for (;;) {
     Stream* earliest = nullptr;
-    bool warmed_up = newest_ts_ - oldest_ts_ > window_ns_;
     bool every_live_stream_has_events = warmed_up;
     for (Stream& stream : streams_) {
       if (stream.queue.empty()) {
-        if (stream.newest_ts >= newest_ts_ - window_ns_) every_live_stream_has_events = false;
+        if (stream.newest_ts >= window_start) every_live_stream_has_events = false;
         continue;
       }
       if (!earliest || stream.queue.front().ts < earliest->queue.front().ts) earliest = &stream;
     }
     if (!earliest) return;
     const SortedEvent& head = earliest->queue.front();
-    bool outside_window = head.ts < newest_ts_ - window_ns_;
+    bool outside_window = head.ts < window_start;
     if (!all && !every_live_stream_has_events && !outside_window && pending_ <= max_pending_) return;
     SortedEvent event = head;
     earliest->queue.pop_front();
