@@ -229,7 +229,8 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
   WireField f;
   // The cpu field may follow the events on the wire: find it first.
   while (reader.Next(&f)) {
-    if (f.number == kBundleCpu && f.type == WireType::kVarint) cpu = static_cast<uint32_t>(f.value);
+    if (f.number == kBundleCpu && f.type == WireType::kVarint)
+      cpu = static_cast<uint32_t>(std::min<uint64_t>(f.value, UINT32_MAX));
     if (f.number == kBundleLostEvents && f.type == WireType::kVarint) lost_events = f.value != 0;
     if (f.number == kBundleCompactSched && f.type == WireType::kBytes) compact = f.bytes;
     if ((f.number == kBundlePreviousBundleEndTimestamp || f.number == kBundleLastReadEventTimestamp) &&
@@ -238,6 +239,11 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
   }
   if (!reader.ok()) {
     unparsable_packets_++;
+    return;
+  }
+  // Per-CPU state is indexed by cpu: a corrupt number must not size it.
+  if (cpu >= SchedTracker::kMaxCpus) {
+    cpu_out_of_range_bundles_++;
     return;
   }
   if (lost_events) cpus_with_lost_events_.insert(cpu);
@@ -829,6 +835,9 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
           "sched_switch prev_state with bits the kernel version's layout does not have: end_state NULL");
   AddStat("sched_events_cpu_out_of_range", kNullInt, "error", "analysis", sched_.bad_cpu_events(),
           "sched events of a CPU number >= 8192 (a corrupt bundle): dropped");
+  AddStat("ftrace_bundles_cpu_out_of_range", kNullInt, "error", "analysis",
+          static_cast<int64_t>(cpu_out_of_range_bundles_),
+          "ftrace event bundles of a CPU number >= 8192 (corrupt): dropped with all their events");
   AddStat("process_tracker_errors", kNullInt, "error", "analysis", processes_.process_tracker_errors(),
           "a thread created with CLONE_THREAD by a thread of another process: left in its own process");
   AddStat("process_tracker_parent_pid_changed", kNullInt, "info", "analysis", processes_.parent_pid_changed(),

@@ -127,6 +127,7 @@ class TraceImporter {
   uint32_t sequence_ = 0;  // The current packet's trusted_packet_sequence_id.
   uint64_t packets_ = 0;
   uint64_t unparsable_packets_ = 0;
+  uint64_t cpu_out_of_range_bundles_ = 0;  // Bundles whose cpu >= kMaxCpus.
   uint64_t unparsable_events_ = 0;
   uint64_t compact_switch_skipped_ = 0;
   uint64_t compact_waking_skipped_ = 0;

@@ -280,5 +280,22 @@ TEST(TraceImporterTest, MalformedEventIsCountedNotFatal) {
             (std::vector<std::string>{"100|unknown_event_0", "200|sched_switch"}));
 }
 
+TEST(TraceImporterTest, BundleOfImpossibleCpuIsDroppedAndCounted) {
+  // A corrupt cpu number must not size per-CPU state (4e9 CPUs would need
+  // hundreds of GiB): the bundle is dropped and counted.
+  TraceBuilder trace;
+  TracePacket bad = BundlePacket(4000000000u);
+  AddEvent(bad.mutable_ftrace_events(), 1000, 10)->mutable_print()->set_buf("lost\n");
+  trace.Add(bad);
+  TracePacket good = BundlePacket(2);
+  AddEvent(good.mutable_ftrace_events(), 2000, 20)->mutable_print()->set_buf("kept\n");
+  trace.Add(good);
+  auto engine = Open(trace.bytes);
+  ASSERT_TRUE(engine);
+  EXPECT_EQ(Rows(engine->db(), "select value from stats where name = 'ftrace_bundles_cpu_out_of_range'"),
+            std::vector<std::string>{"1"});
+  EXPECT_EQ(Rows(engine->db(), "select ts, cpu from ftrace_event"), std::vector<std::string>{"2000|2"});
+}
+
 }  // namespace
 }  // namespace sluice
