@@ -79,6 +79,13 @@ class QueryTable {
     (void)column;
     return nullptr;
   }
+  // Where the column's values are stored when it is a plain array (base
+  // of element 0 and the element size), for the cursor's prefetch; nullptr
+  // for derived columns.
+  virtual const void* ColumnArray(int column, size_t* element_size) const {
+    (void)column, (void)element_size;
+    return nullptr;
+  }
   // The key of text `text` in a text column (KeyAt's value for it); false
   // when no row can have it.
   virtual bool FindTextKey(int column, std::string_view text, int64_t* key) const {
