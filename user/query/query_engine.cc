@@ -1,6 +1,8 @@
 #include "user/query/query_engine.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -90,9 +92,12 @@ StatusOr<std::unique_ptr<QueryEngine>> Finish(std::unique_ptr<QueryEngine> engin
 }  // namespace
 
 StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Import(
-    std::string_view head,
+    std::string_view head, uint64_t file_bytes,
     const std::function<Status(const std::function<void(std::string_view)>&, TraceFileSummary*)>& read) {
   std::unique_ptr<QueryEngine> engine(new QueryEngine());
+  long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  uint64_t memory = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
+  engine->storage_->ReserveForTraceFile(file_bytes, memory);
   TraceImporter importer(engine->storage_.get());
   importer.HashHead(head);
   TraceFileSummary summary;
@@ -106,18 +111,20 @@ StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Import(
 
 StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Open(const std::string& path) {
   std::string head;
+  struct stat st = {};
+  uint64_t file_bytes = stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   if (FILE* f = fopen(path.c_str(), "rb")) {
     head.resize(4096);
     head.resize(fread(head.data(), 1, head.size(), f));
     fclose(f);
   }
-  return Import(head, [&path](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
+  return Import(head, file_bytes, [&path](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
     return ReadTraceFile(path, on_packet, summary);
   });
 }
 
 StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::OpenBytes(std::string_view bytes) {
-  return Import(bytes.substr(0, 4096), [bytes](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
+  return Import(bytes.substr(0, 4096), bytes.size(), [bytes](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
     return ReadTraceBytes(bytes, on_packet, summary);
   });
 }

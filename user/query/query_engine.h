@@ -45,8 +45,9 @@ class QueryEngine {
   struct Tables;
   QueryEngine();
   Status Init();
+  // `file_bytes` sizes the storage's reservation (ReserveForTraceFile).
   static StatusOr<std::unique_ptr<QueryEngine>> Import(
-      std::string_view head,
+      std::string_view head, uint64_t file_bytes,
       const std::function<Status(const std::function<void(std::string_view)>&, TraceFileSummary*)>& read);
 
   std::unique_ptr<TraceStorage> storage_;

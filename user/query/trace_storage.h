@@ -34,6 +34,11 @@ struct SchedSliceTable {
   std::vector<StringId> end_state; // prev_state of the closing switch ("S", "R+", ...)
   std::vector<int32_t> priority;
   size_t size() const { return ts.size(); }
+  void Reserve(size_t rows) {
+    ts.reserve(rows), dur.reserve(rows), cpu.reserve(rows), utid.reserve(rows);
+    end_state.reserve(rows), priority.reserve(rows);
+  }
+  static constexpr size_t kRowBytes = 8 + 8 + 4 + 4 + 4 + 4;
 };
 
 // `thread_state`: every interval a thread spent Running, runnable (R, R+) or
@@ -47,6 +52,11 @@ struct ThreadStateTable {
   std::vector<int8_t> io_wait;       // -1 = NULL
   std::vector<uint32_t> waker_utid;  // kNullU32 = NULL
   size_t size() const { return ts.size(); }
+  void Reserve(size_t rows) {
+    ts.reserve(rows), dur.reserve(rows), cpu.reserve(rows), utid.reserve(rows);
+    state.reserve(rows), io_wait.reserve(rows), waker_utid.reserve(rows);
+  }
+  static constexpr size_t kRowBytes = 8 + 8 + 4 + 4 + 4 + 1 + 4;
 };
 
 // `thread`: utid is the row index; utid 0 is the idle thread (tid 0).
@@ -86,6 +96,10 @@ struct FtraceEventTable {
   std::vector<uint32_t> utid;
   std::vector<uint32_t> arg_set_id;  // kNoArgSet = NULL
   size_t size() const { return ts.size(); }
+  void Reserve(size_t rows) {
+    ts.reserve(rows), name.reserve(rows), cpu.reserve(rows), utid.reserve(rows), arg_set_id.reserve(rows);
+  }
+  static constexpr size_t kRowBytes = 8 + 4 + 4 + 4 + 4;
 };
 
 // `track` and its `cpu_counter_track` view: counters live on tracks.
@@ -144,6 +158,17 @@ struct TraceStorage {
   // trace_bounds: first and last timestamp of any imported event or packet.
   int64_t start_ts = kNullInt;
   int64_t end_ts = kNullInt;
+
+  // Reserves the event tables for a trace file of `file_bytes`, so that
+  // they never regrow: regrowing a column of 10-20 M rows copies it and
+  // faults in fresh pages for the copy, a quarter of a sched trace's import
+  // time. The estimate is an upper bound for uncompressed sched traces (a
+  // compact_sched event takes at least 5 bytes: one varint per field; we
+  // allow for 6) and the reservation is address space only: pages no row
+  // reaches are never touched, so peak RSS does not grow. Capped at half of
+  // `memory_bytes` (physical memory) so that a huge file cannot ask for more
+  // address space than the machine backs.
+  void ReserveForTraceFile(uint64_t file_bytes, uint64_t memory_bytes);
 
   void ExtendBounds(int64_t ts) {
     if (start_ts == kNullInt || ts < start_ts) start_ts = ts;
