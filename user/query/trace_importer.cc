@@ -378,18 +378,6 @@ void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, u
   t.arg_set_id.push_back(arg_set_id);
 }
 
-size_t TraceImporter::CompactArgsHash::operator()(const CompactArgsKey& k) const {
-  uint64_t h = k.comm_a * 0x9e3779b97f4a7c15ull;
-  for (uint64_t v : {uint64_t{k.comm_b}, static_cast<uint64_t>(k.pid_a), static_cast<uint64_t>(k.pid_b),
-                     static_cast<uint64_t>(k.prio_a), static_cast<uint64_t>(k.prio_b), static_cast<uint64_t>(k.state)})
-    h = (h ^ v) * 0x100000001b3ull + (h >> 29);
-  return static_cast<size_t>(h);
-}
-
-namespace {
-constexpr size_t kMaxMemo = 1u << 20;
-}  // namespace
-
 void TraceImporter::AddCounter(int64_t ts, StringId type, uint32_t cpu, double value) {
   uint64_t key = (static_cast<uint64_t>(type) << 32) | cpu;
   auto [it, inserted] = counter_tracks_.try_emplace(key, 0);
@@ -505,10 +493,9 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
     // task_rename or process_tree name since it was switched in shows; the
     // idle thread is "swapper", not the wire's "swapper/N").
     StringId prev_comm = storage_->thread.name[utid];
-    CompactArgsKey key{event.comm, prev_comm, event.pid, cpu.pid, event.prio, cpu.prio, event.prev_state};
-    if (switch_args_.size() > kMaxMemo) switch_args_.clear();
-    auto [it, inserted] = switch_args_.try_emplace(key, kNoArgSet);
-    if (inserted) {
+    CompactArgsMemo::Key key{event.comm, prev_comm, event.pid, cpu.pid, event.prio, cpu.prio, event.prev_state};
+    uint32_t arg_set = switch_args_.Find(key);
+    if (arg_set == kNoArgSet) {
       args_.clear();
       // In key order (ArgSetStore's order), so Add need not sort.
       args_.push_back({names_.next_comm, ArgType::kString, event.comm, 0});
@@ -518,9 +505,10 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
       args_.push_back({names_.prev_pid, ArgType::kInt, cpu.pid, 0});
       args_.push_back({names_.prev_prio, ArgType::kInt, cpu.prio, 0});
       args_.push_back({names_.prev_state, ArgType::kInt, event.prev_state, 0});
-      it->second = storage_->args.Add(&args_, /*sorted=*/true);
+      arg_set = storage_->args.Add(&args_, /*sorted=*/true);
+      switch_args_.Insert(key, arg_set);
     }
-    AddFtraceEventRow(event.ts, names_.sched_switch, event.cpu, utid, it->second);
+    AddFtraceEventRow(event.ts, names_.sched_switch, event.cpu, utid, arg_set);
   }
   cpu.known = true;
   cpu.pid = event.pid;
@@ -539,18 +527,18 @@ void TraceImporter::DispatchCompactWaking(const SortedEvent& event) {
   // The waker (the row's thread) is the task the CPU's last switch put there.
   uint32_t utid = sched_.OnWakingCompact(event.ts, event.cpu, event.pid, event.ts < soft_drop_before_ts_);
   if (utid == kNullU32) return;  // CPU out of range
-  CompactArgsKey key{event.comm, kNullStringId, event.pid, 0, event.prio, 0, event.target_cpu};
-  if (waking_args_.size() > kMaxMemo) waking_args_.clear();
-  auto [it, inserted] = waking_args_.try_emplace(key, kNoArgSet);
-  if (inserted) {
+  CompactArgsMemo::Key key{event.comm, kNullStringId, event.pid, 0, event.prio, 0, event.target_cpu};
+  uint32_t arg_set = waking_args_.Find(key);
+  if (arg_set == kNoArgSet) {
     args_.clear();
     args_.push_back({names_.comm, ArgType::kString, event.comm, 0});
     args_.push_back({names_.pid, ArgType::kInt, event.pid, 0});
     args_.push_back({names_.prio, ArgType::kInt, event.prio, 0});
     args_.push_back({names_.target_cpu, ArgType::kInt, event.target_cpu, 0});
-    it->second = storage_->args.Add(&args_, /*sorted=*/true);
+    arg_set = storage_->args.Add(&args_, /*sorted=*/true);
+    waking_args_.Insert(key, arg_set);
   }
-  AddFtraceEventRow(event.ts, names_.sched_waking, event.cpu, utid, it->second);
+  AddFtraceEventRow(event.ts, names_.sched_waking, event.cpu, utid, arg_set);
 }
 
 void TraceImporter::OnProcessTree(std::string_view bytes, int64_t ts) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "shm/base/status.h"
+#include "user/query/compact_args_memo.h"
 #include "user/query/event_sorter.h"
 #include "user/query/ftrace_event_schema.h"
 #include "user/query/process_tracker.h"
@@ -89,20 +90,8 @@ class TraceImporter {
   std::vector<CpuState> cpus_;
   // Counter tracks by (type, cpu).
   std::unordered_map<uint64_t, uint32_t> counter_tracks_;
-  // Arg set ids of compact sched events by their values: a sched trace
-  // repeats the same few (task, state, task) triples millions of times, and
-  // a lookup here costs a fraction of building and hashing the set.
-  // Cleared when it grows past kMaxMemo entries, to bound memory.
-  struct CompactArgsKey {
-    StringId comm_a, comm_b;
-    int32_t pid_a, pid_b, prio_a, prio_b;
-    int64_t state;  // prev_state for switches; target_cpu for wakings.
-    bool operator==(const CompactArgsKey&) const = default;
-  };
-  struct CompactArgsHash {
-    size_t operator()(const CompactArgsKey& k) const;
-  };
-  std::unordered_map<CompactArgsKey, uint32_t, CompactArgsHash> switch_args_, waking_args_;
+  // Arg set ids of compact sched events by their values.
+  CompactArgsMemo switch_args_, waking_args_;
   // Scratch, reused per event (no allocation per event).
   std::vector<EventField> fields_;
   std::vector<Arg> args_;
