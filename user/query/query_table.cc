@@ -46,27 +46,9 @@ struct Cursor : sqlite3_vtab_cursor {
   std::vector<uint32_t> matches;        // kOrdered with filters (SortedMatches)
   const std::vector<uint32_t>* order = nullptr;  // kOrdered: the permutation or `matches`
 
-  // Hot path (one call per row in Next, allocation-free): rows in a
-  // column's order are scattered over arrays of up to ~20 M entries, so
-  // each column read would be a cache miss. The cursor prefetches the
-  // arrays of the columns the statement uses (BestIndex's colUsed) for the
-  // row kPrefetchAhead places ahead; with it, GROUP BY utid over
-  // thread_state reads dur at near-sequential speed.
-  static constexpr uint64_t kPrefetchAhead = 16;
-  static constexpr int kMaxPrefetch = 8;
-  struct PrefetchArray {
-    const char* base;
-    size_t element_size;
-  };
-  PrefetchArray prefetch[kMaxPrefetch];
-  int prefetch_count = 0;
-
-  void PrefetchAhead() const {
-    if (pos + kPrefetchAhead >= end) return;
-    uint64_t row = RowAt(pos + kPrefetchAhead);
-    for (int i = 0; i < prefetch_count; ++i)
-      __builtin_prefetch(prefetch[i].base + row * prefetch[i].element_size);
-  }
+  // Per column, where the table stores it (QueryTable::Data), read at Open:
+  // Column answers plain integer cells from here, without a virtual call.
+  std::vector<ColumnData> data;
 
   bool Matches(uint64_t row) const {
     for (const KeyFilter& f : filters) {
@@ -87,12 +69,11 @@ struct Cursor : sqlite3_vtab_cursor {
     while (pos < end && !Matches(Row())) ++pos;
   }
 
-  uint64_t Row() const { return RowAt(pos); }
-  uint64_t RowAt(uint64_t at) const {
+  uint64_t Row() const {
     switch (plan) {
-      case kLookup: return lookup_rows[at];
-      case kOrdered: return (*order)[descending ? end - 1 - at : at];
-      default: return at;
+      case kLookup: return lookup_rows[pos];
+      case kOrdered: return (*order)[descending ? end - 1 - pos : pos];
+      default: return pos;
     }
   }
 };
@@ -214,9 +195,8 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
   info->estimatedCost = rows + 1;
   info->estimatedRows = static_cast<sqlite3_int64>(rows) + 1;
   // Equality and IN on the other integer and text columns: the cursor
-  // checks them. idxStr: the columns the statement uses (colUsed, for the
-  // cursor's prefetch), then "column,in;" per argv value, in argv order.
-  std::string filters = std::to_string(info->colUsed) + ";";
+  // checks them (idxStr lists "column,in;" per argv value, in argv order).
+  std::string filters;
   int argv_index = 0;
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
@@ -233,8 +213,10 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
     info->estimatedRows = std::max<sqlite3_int64>(1, info->estimatedRows / 10);
     info->estimatedCost = info->estimatedCost * 0.9;
   }
-  info->idxStr = sqlite3_mprintf("%s", filters.c_str());
-  info->needToFreeIdxStr = 1;
+  if (!filters.empty()) {
+    info->idxStr = sqlite3_mprintf("%s", filters.c_str());
+    info->needToFreeIdxStr = 1;
+  }
   if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn >= 0) {
     int column = info->aOrderBy[0].iColumn;
     ColumnType type = columns[static_cast<size_t>(column)].type;
@@ -249,7 +231,9 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
 int Open(sqlite3_vtab* vtab, sqlite3_vtab_cursor** out) {
   auto* cursor = new Cursor();
   cursor->vtab = static_cast<VTab*>(vtab);
-  cursor->state = cursor->vtab->table->NewCursorState();
+  const QueryTable* table = cursor->vtab->table;
+  cursor->state = table->NewCursorState();
+  for (int c = 0; c < static_cast<int>(table->columns().size()); ++c) cursor->data.push_back(table->Data(c));
   *out = cursor;
   return SQLITE_OK;
 }
@@ -267,7 +251,9 @@ int Close(sqlite3_vtab_cursor* cursor) {
 void SortedMatches(Cursor* cursor, int column) {
   const QueryTable* table = cursor->vtab->table;
   constexpr int64_t kNull = std::numeric_limits<int64_t>::min();
-  auto key_at = [table, column](uint64_t row) {
+  const uint32_t* key_array = table->KeyArray(column);  // utid, cpu: no call per key
+  auto key_at = [table, column, key_array](uint64_t row) {
+    if (key_array) return static_cast<int64_t>(key_array[row]);
     int64_t key;
     return table->KeyAt(row, column, &key) ? key : kNull;
   };
@@ -337,7 +323,7 @@ void ParseFilters(const QueryTable& table, const char* idx_str, int first_argv, 
   out->clear();
   if (!idx_str) return;
   int a = first_argv;
-  for (const char* p = strchr(idx_str, ';') + 1; *p && a < argc; ++a) {
+  for (const char* p = idx_str; *p && a < argc; ++a) {
     KeyFilter f;
     f.column = atoi(p);
     p = strchr(p, ',') + 1;
@@ -361,24 +347,6 @@ void ParseFilters(const QueryTable& table, const char* idx_str, int first_argv, 
       for (int64_t k : f.keys) f.allowed[static_cast<size_t>(k)] = true;
     }
     out->push_back(std::move(f));
-  }
-}
-
-// Scans in row order read the arrays sequentially (the hardware prefetches):
-// only lookups and ordered walks prefetch, the used columns that are
-// arrays, at most kMaxPrefetch of them.
-void SetUpPrefetch(Cursor* cursor, const char* idx_str) {
-  cursor->prefetch_count = 0;
-  if (cursor->plan == kScan || !idx_str) return;
-  uint64_t used = strtoull(idx_str, nullptr, 10);
-  const QueryTable* table = cursor->vtab->table;
-  int columns = static_cast<int>(table->columns().size());
-  for (int c = 0; c < columns && cursor->prefetch_count < Cursor::kMaxPrefetch; ++c) {
-    // colUsed's bit 63 stands for every column from 63 on.
-    if (!(used & (uint64_t{1} << std::min(c, 63)))) continue;
-    size_t element_size = 0;
-    const void* base = table->ColumnArray(c, &element_size);
-    if (base) cursor->prefetch[cursor->prefetch_count++] = {static_cast<const char*>(base), element_size};
   }
 }
 
@@ -419,9 +387,7 @@ int Filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc
     default:
       cursor->end = table->row_count();
   }
-  SetUpPrefetch(cursor, idx_str);
   cursor->SkipToMatch();
-  cursor->PrefetchAhead();
   return SQLITE_OK;
 }
 
@@ -429,7 +395,6 @@ int Next(sqlite3_vtab_cursor* base) {
   auto* cursor = static_cast<Cursor*>(base);
   ++cursor->pos;
   cursor->SkipToMatch();
-  cursor->PrefetchAhead();
   return SQLITE_OK;
 }
 
@@ -438,9 +403,30 @@ int Eof(sqlite3_vtab_cursor* base) {
   return cursor->pos >= cursor->end;
 }
 
+// Hot path: one call per cell read. Plain integer arrays are answered here;
+// the rest (text, NULL sentinels, derived columns) by the table.
 int Column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
   auto* cursor = static_cast<Cursor*>(base);
-  cursor->vtab->table->Result(cursor->Row(), column, ctx, cursor->state.get());
+  uint64_t row = cursor->Row();
+  const ColumnData& data = cursor->data[static_cast<size_t>(column)];
+  if (!data.has_null) {
+    switch (data.type) {
+      case ColumnData::Type::kI64: {
+        int64_t v = static_cast<const int64_t*>(data.data)[row];
+        if (v == std::numeric_limits<int64_t>::min()) sqlite3_result_null(ctx);  // kNullInt
+        else sqlite3_result_int64(ctx, v);
+        return SQLITE_OK;
+      }
+      case ColumnData::Type::kU32:
+        sqlite3_result_int64(ctx, static_cast<const uint32_t*>(data.data)[row]);
+        return SQLITE_OK;
+      case ColumnData::Type::kI32:
+        sqlite3_result_int64(ctx, static_cast<const int32_t*>(data.data)[row]);
+        return SQLITE_OK;
+      default: break;
+    }
+  }
+  cursor->vtab->table->Result(row, column, ctx, cursor->state.get());
   return SQLITE_OK;
 }
 

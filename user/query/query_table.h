@@ -46,6 +46,15 @@ struct QueryColumn {
   bool ordered = true;
 };
 
+// A column stored as a plain array of integers (or string ids).
+struct ColumnData {
+  enum class Type : uint8_t { kNone, kI64, kU32, kI32, kI8, kStringId } type = Type::kNone;
+  const void* data = nullptr;
+  // Some value of the array stands for NULL: only Result knows which.
+  // (kI64 columns also take kNullInt as NULL whatever this says.)
+  bool has_null = false;
+};
+
 // State a table keeps per SQLite cursor (args caches the decoded arg set).
 struct QueryCursorState {
   virtual ~QueryCursorState() = default;
@@ -79,12 +88,12 @@ class QueryTable {
     (void)column;
     return nullptr;
   }
-  // Where the column's values are stored when it is a plain array (base
-  // of element 0 and the element size), for the cursor's prefetch; nullptr
-  // for derived columns.
-  virtual const void* ColumnArray(int column, size_t* element_size) const {
-    (void)column, (void)element_size;
-    return nullptr;
+  // Where the column's values are stored when it is a plain array, so the
+  // cursor can read cells without a call per cell; type kNone for derived
+  // columns.
+  virtual ColumnData Data(int column) const {
+    (void)column;
+    return {};
   }
   // The key of text `text` in a text column (KeyAt's value for it); false
   // when no row can have it.

@@ -144,24 +144,18 @@ class ColumnarTable : public QueryTable {
       return static_cast<const std::vector<uint32_t>*>(g.ints.vector)->data();
     return nullptr;
   }
-  const void* ColumnArray(int column, size_t* element_size) const override {
+  ColumnData Data(int column) const override {
     const Getter& g = getters_[static_cast<size_t>(column)];
-    if (g.is_text) {
-      if (!g.text_ids) return nullptr;
-      *element_size = sizeof(StringId);
-      return g.text_ids->data();
-    }
-    auto array = [element_size](const auto* vector) -> const void* {
-      *element_size = sizeof((*vector)[0]);
-      return vector->data();
-    };
+    using Type = ColumnData::Type;
+    if (g.is_text) return g.text_ids ? ColumnData{Type::kStringId, g.text_ids->data(), true} : ColumnData{};
     const void* v = g.ints.vector;
+    bool null = g.ints.has_null;
     switch (g.ints.kind) {
-      case IntSource::Kind::kI64: return array(static_cast<const std::vector<int64_t>*>(v));
-      case IntSource::Kind::kU32: return array(static_cast<const std::vector<uint32_t>*>(v));
-      case IntSource::Kind::kI32: return array(static_cast<const std::vector<int32_t>*>(v));
-      case IntSource::Kind::kI8: return array(static_cast<const std::vector<int8_t>*>(v));
-      default: return nullptr;
+      case IntSource::Kind::kI64: return {Type::kI64, static_cast<const std::vector<int64_t>*>(v)->data(), null};
+      case IntSource::Kind::kU32: return {Type::kU32, static_cast<const std::vector<uint32_t>*>(v)->data(), null};
+      case IntSource::Kind::kI32: return {Type::kI32, static_cast<const std::vector<int32_t>*>(v)->data(), null};
+      case IntSource::Kind::kI8: return {Type::kI8, static_cast<const std::vector<int8_t>*>(v)->data(), null};
+      default: return {};
     }
   }
   bool FindTextKey(int, std::string_view text, int64_t* key) const override {
