@@ -31,7 +31,7 @@ struct KeyFilter {
   // When the column is a plain uint32 array (KeyArray): a row matches when
   // allowed[array[row]] (keys below 2^16 only), without a call per row.
   const uint32_t* array = nullptr;
-  std::vector<bool> allowed;
+  std::vector<uint8_t> allowed;  // Bytes, not bits: read once per row.
 };
 
 struct Cursor : sqlite3_vtab_cursor {
@@ -343,8 +343,8 @@ void ParseFilters(const QueryTable& table, const char* idx_str, int first_argv, 
     }
     if (f.array) {
       f.allowed.assign(f.keys.empty() ? 0 : static_cast<size_t>(*std::max_element(f.keys.begin(), f.keys.end())) + 1,
-                       false);
-      for (int64_t k : f.keys) f.allowed[static_cast<size_t>(k)] = true;
+                       uint8_t{0});
+      for (int64_t k : f.keys) f.allowed[static_cast<size_t>(k)] = 1;
     }
     out->push_back(std::move(f));
   }
