@@ -152,6 +152,13 @@ uint32_t ProcessTracker::UpdateThread(int64_t tid, int64_t pid) {
   uint32_t upid = GetOrCreateProcess(pid);
   auto found = GetThreadOrNull(tid, storage_->process.pid[upid]);
   uint32_t utid = found ? *found : StartNewThread(kNullInt, tid);
+  if (tid_head_.Get(tid) != utid) {
+    // The thread just named becomes the tid's newest: later events of the
+    // tid without a pid (GetOrCreateThread) are its, as in Perfetto.
+    UnlinkThread(tid, utid);
+    older_same_tid_[utid] = tid_head_.Get(tid);
+    tid_head_.Set(tid, utid);
+  }
   if (storage_->thread.upid[utid] == kNullU32) AssociateThreadToProcess(utid, upid, tid == pid);
   ResolvePendingAssociations(utid, storage_->thread.upid[utid]);
   return utid;

@@ -130,6 +130,14 @@ class ProcessTracker {
   // CLONE_THREAD clone) already belong to different processes.
   int64_t process_tracker_errors() const { return process_tracker_errors_; }
 
+  // Perfetto's ProcessTracker calls, for the atrace tracker:
+  // The live utid of `tid` (in process `pid` when given), if any.
+  std::optional<uint32_t> GetThreadOrNull(int64_t tid, std::optional<int64_t> pid = std::nullopt) const;
+  // The utid of `tid` in process `pid`: the thread joins the process, or a
+  // new utid starts when the tid is known in another process.
+  uint32_t UpdateThread(int64_t tid, int64_t pid);
+  uint32_t GetOrCreateProcess(int64_t pid);
+
   // End of import: drops the lookup state (nothing is derived at the end;
   // is_main_thread is set when a thread joins its process).
   void Finish();
@@ -162,12 +170,9 @@ class ProcessTracker {
 
   uint32_t AddProcessRow(int64_t pid);  // a row with only its pid set
   uint32_t StartNewThread(int64_t ts, int64_t tid);
-  std::optional<uint32_t> GetThreadOrNull(int64_t tid, std::optional<int64_t> pid = std::nullopt) const;
   bool IsThreadAlive(uint32_t utid) const;
   void EraseTid(int64_t tid);
   void UnlinkThread(int64_t tid, uint32_t utid);
-  uint32_t UpdateThread(int64_t tid, int64_t pid);
-  uint32_t GetOrCreateProcess(int64_t pid);
   uint32_t StartNewProcess(int64_t ts, std::optional<uint32_t> parent_upid, int64_t pid,
                            StringId name, NamePriority priority);
   uint32_t UpdateProcessWithParent(uint32_t upid, uint32_t parent_upid);
