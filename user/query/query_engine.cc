@@ -18,11 +18,24 @@ namespace {
 constexpr const char* kViews[][2] = {
     {"sched_slice", "SELECT * FROM sched"},
     {"raw", "SELECT * FROM ftrace_event"},
-    {"track", "SELECT id, name, type, NULL AS parent_id FROM __sluice_track"},
+    {"track",
+     "SELECT id, name, type, dimension_arg_set_id, NULL AS parent_id, NULL AS source_arg_set_id, "
+     "0 AS machine_id, track_group_id FROM __sluice_track"},
+    {"thread_track",
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, utid "
+     "FROM __sluice_track WHERE utid IS NOT NULL"},
+    {"process_track",
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, upid "
+     "FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 0"},
+    {"counter_track",
+     "SELECT id, name, NULL AS parent_id, type, dimension_arg_set_id, NULL AS source_arg_set_id, "
+     "0 AS machine_id, NULL AS unit, NULL AS description FROM __sluice_track WHERE is_counter = 1"},
     {"cpu_counter_track",
-     "SELECT id, name, type, NULL AS parent_id, NULL AS unit, NULL AS description, cpu "
-     "FROM __sluice_track WHERE cpu IS NOT NULL"},
-    {"counter_track", "SELECT id, name, type, NULL AS parent_id FROM __sluice_track"},
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, NULL AS unit, "
+     "NULL AS description, cpu FROM __sluice_track WHERE cpu IS NOT NULL"},
+    {"process_counter_track",
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, NULL AS unit, "
+     "NULL AS description, upid FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 1"},
     {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
 };
 

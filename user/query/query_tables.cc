@@ -419,14 +419,37 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("ts", IntsOf(co.ts))
       .Int("track_id", IntsOf(co.track_id))
       .Real("value", [&co](uint64_t row) { return co.value[row]; })
-      .Null("arg_set_id");
+      .Int("arg_set_id", IntsOf(co.arg_set_id, kNoArgSet));
 
   const auto& tr = s.track;
   table("__sluice_track", SizeOf(tr))
       .Id("id")
       .Text("name", &tr.name)
       .Text("type", &tr.type)
-      .Int("cpu", IntsOf(tr.cpu, kNullU32));
+      .Int("is_counter", IntsOf(tr.is_counter))
+      .Int("cpu", IntsOf(tr.cpu, kNullU32))
+      .Int("utid", IntsOf(tr.utid, kNullU32))
+      .Int("upid", IntsOf(tr.upid, kNullU32))
+      .Int("dimension_arg_set_id", IntsOf(tr.dimension_arg_set_id, kNoArgSet))
+      .Int("track_group_id", IntsOf(tr.track_group_id, kNullU32));
+
+  const auto& sl = s.slice;
+  table("slice", SizeOf(sl))
+      .Id("id")
+      .Int("ts", IntsOf(sl.ts))
+      .Int("dur", IntsOf(sl.dur))
+      .Int("track_id", IntsOf(sl.track_id))
+      .Text("category", &sl.category)
+      .Text("name", &sl.name)
+      .Int("depth", IntsOf(sl.depth))
+      .Int("parent_id", IntsOf(sl.parent_id, kNullU32))
+      .Int("arg_set_id", IntsOf(sl.arg_set_id, kNoArgSet))
+      .Null("thread_ts")
+      .Null("thread_dur")
+      .Null("thread_instruction_count")
+      .Null("thread_instruction_delta")
+      .Text("cat", &sl.category)
+      .Int("slice_id", [](uint64_t row) { return static_cast<int64_t>(row); });
 
   const auto& md = s.metadata;
   table("metadata", SizeOf(md))

@@ -91,6 +91,9 @@ TraceImporter::TraceImporter(TraceStorage* storage)
     : storage_(storage),
       processes_(storage),
       sched_(storage, &processes_),
+      tracks_(storage),
+      slices_(storage),
+      atrace_(storage, &processes_, &tracks_, &slices_),
       schema_(&storage->strings),
       sorter_(kSortWindowNs, kMaxPendingEvents,
               [this](const SortedEvent& e, std::string_view bytes) { DispatchEvent(e, bytes); }),
@@ -106,13 +109,18 @@ TraceImporter::TraceImporter(TraceStorage* storage)
   known_.process_free = schema_.EventFieldNumber("sched_process_free");
   known_.cpu_idle = schema_.EventFieldNumber("cpu_idle");
   known_.cpu_frequency = schema_.EventFieldNumber("cpu_frequency");
+  known_.print = schema_.EventFieldNumber("print");
+  known_.irq_handler_entry = schema_.EventFieldNumber("irq_handler_entry");
+  known_.irq_handler_exit = schema_.EventFieldNumber("irq_handler_exit");
   StringPool& s = storage_->strings;
   names_ = {s.Intern("sched_switch"), s.Intern("sched_waking"), s.Intern("prev_comm"),
             s.Intern("prev_pid"),     s.Intern("prev_prio"),    s.Intern("prev_state"),
             s.Intern("next_comm"),    s.Intern("next_pid"),     s.Intern("next_prio"),
             s.Intern("comm"),         s.Intern("pid"),          s.Intern("prio"),
             s.Intern("target_cpu"),   s.Intern("cpuidle"),      s.Intern("cpufreq"),
-            s.Intern("cpu_idle"),     s.Intern("cpu_frequency"), s.Intern("swapper")};
+            s.Intern("cpu_idle"),     s.Intern("cpu_frequency"), s.Intern("swapper"),
+            s.Intern("cpu_irq"),      s.Intern("ret"),           s.Intern("handled"),
+            s.Intern("unhandled")};
 }
 
 TraceImporter::~TraceImporter() = default;
@@ -378,20 +386,25 @@ void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, u
   t.arg_set_id.push_back(arg_set_id);
 }
 
+void TraceImporter::OnIrqEntry(int64_t ts, uint32_t cpu, std::string_view name) {
+  StringPool& s = storage_->strings;
+  uint32_t track = tracks_.CpuSliceTrack(names_.cpu_irq_type, s.Intern("Irq Cpu " + std::to_string(cpu)), cpu);
+  slices_.Begin(ts, track, s.Intern("IRQ (" + std::string(name) + ")"), {}, s.Intern("irq"));
+}
+
+void TraceImporter::OnIrqExit(int64_t ts, uint32_t cpu, int64_t ret) {
+  StringPool& s = storage_->strings;
+  uint32_t track = tracks_.CpuSliceTrack(names_.cpu_irq_type, s.Intern("Irq Cpu " + std::to_string(cpu)), cpu);
+  slices_.End(ts, track, {{names_.ret, ArgType::kString, ret == 1 ? names_.handled : names_.unhandled, 0}});
+}
+
 void TraceImporter::AddCounter(int64_t ts, StringId type, uint32_t cpu, double value) {
-  uint64_t key = (static_cast<uint64_t>(type) << 32) | cpu;
-  auto [it, inserted] = counter_tracks_.try_emplace(key, 0);
-  if (inserted) {
-    TrackTable& tracks = storage_->track;
-    it->second = static_cast<uint32_t>(tracks.size());
-    tracks.name.push_back(type == names_.cpu_idle_type ? names_.cpu_idle_track : names_.cpu_frequency_track);
-    tracks.type.push_back(type);
-    tracks.cpu.push_back(cpu);
-  }
+  StringId name = type == names_.cpu_idle_type ? names_.cpu_idle_track : names_.cpu_frequency_track;
   CounterTable& c = storage_->counter;
   c.ts.push_back(ts);
-  c.track_id.push_back(it->second);
+  c.track_id.push_back(tracks_.CpuCounterTrack(type, name, cpu));
   c.value.push_back(value);
+  c.arg_set_id.push_back(kNoArgSet);
 }
 
 void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_view bytes) {
@@ -469,6 +482,15 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
       processes_.OnProcessExit(ts, IntField(fs, 2), text(1));
     } else if (kind == known_.process_free) {
       processes_.OnProcessFree(ts, IntField(fs, 2));
+    } else if (kind == known_.print) {
+      // ip 1, buf 2 (ftrace.proto): atrace lines become slices and counters.
+      atrace_.OnPrint(ts, view.pid, text(2));
+    } else if (kind == known_.irq_handler_entry) {
+      // irq 1, name 2, handler 3 (irq.proto).
+      OnIrqEntry(ts, event.cpu, text(2));
+    } else if (kind == known_.irq_handler_exit) {
+      // irq 1, ret 2.
+      OnIrqExit(ts, event.cpu, IntField(fs, 2));
     }
   }
   args_.clear();
@@ -667,6 +689,7 @@ void TraceImporter::AddStat(std::string_view name, int64_t idx, std::string_view
 
 void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_status) {
   sorter_.Flush();
+  slices_.Finish();
   sched_.Finish(storage_->end_ts);
   processes_.Finish();
   std::set<uint32_t> cpus;
@@ -826,6 +849,11 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
   AddStat("ftrace_bundles_cpu_out_of_range", kNullInt, "error", "analysis",
           static_cast<int64_t>(cpu_out_of_range_bundles_),
           "ftrace event bundles of a CPU number >= 8192 (corrupt): dropped with all their events");
+  AddStat("systrace_parse_failure", kNullInt, "error", "analysis", atrace_.parse_failures(),
+          "print events that are not atrace lines (B|pid|name, E|pid, C|pid|name|value, ...): kept as "
+          "ftrace_event rows only");
+  AddStat("slice_max_depth_exceeded", kNullInt, "error", "analysis", slices_.max_depth_exceeded(),
+          "slice begins on a track with 512 slices open: dropped");
   AddStat("process_tracker_errors", kNullInt, "error", "analysis", processes_.process_tracker_errors(),
           "a thread created with CLONE_THREAD by a thread of another process: left in its own process");
   AddStat("process_tracker_parent_pid_changed", kNullInt, "info", "analysis", processes_.parent_pid_changed(),

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "shm/base/status.h"
+#include "user/query/atrace_tracker.h"
 #include "user/query/compact_args_memo.h"
 #include "user/query/event_sorter.h"
 #include "user/query/ftrace_event_schema.h"
@@ -74,6 +75,10 @@ class TraceImporter {
                          bool sorted);
   void AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, uint32_t utid, uint32_t arg_set_id);
   void AddCounter(int64_t ts, StringId type, uint32_t cpu, double value);
+  // irq_handler_entry / _exit: a slice "IRQ (name)" on the CPU's cpu_irq
+  // track ("Irq Cpu N"), ended with arg ret "handled" or "unhandled".
+  void OnIrqEntry(int64_t ts, uint32_t cpu, std::string_view name);
+  void OnIrqExit(int64_t ts, uint32_t cpu, int64_t ret);
   CpuState& Cpu(uint32_t cpu);
   void AddStat(std::string_view name, int64_t idx, std::string_view severity,
                std::string_view source, int64_t value, std::string_view description);
@@ -83,13 +88,14 @@ class TraceImporter {
   TraceStorage* storage_;
   ProcessTracker processes_;
   SchedTracker sched_;
+  TrackTracker tracks_;
+  SliceTracker slices_;
+  AtraceTracker atrace_;
   FtraceEventSchema schema_;
   EventSorter sorter_;
   TraceHealthCollector health_;
   std::unique_ptr<StatsCapture> stats_;
   std::vector<CpuState> cpus_;
-  // Counter tracks by (type, cpu).
-  std::unordered_map<uint64_t, uint32_t> counter_tracks_;
   // Arg set ids of compact sched events by their values.
   CompactArgsMemo switch_args_, waking_args_;
   // Scratch, reused per event (no allocation per event).
@@ -100,13 +106,15 @@ class TraceImporter {
   // Event kinds the importer reads beyond their args (oneof field numbers).
   struct Known {
     uint32_t sched_switch, sched_waking, sched_wakeup_new, task_newtask, task_rename,
-        process_fork, process_exec, process_exit, process_free, cpu_idle, cpu_frequency;
+        process_fork, process_exec, process_exit, process_free, cpu_idle, cpu_frequency, print,
+        irq_handler_entry, irq_handler_exit;
   } known_;
   // Interned strings used per event.
   struct Names {
     StringId sched_switch, sched_waking, prev_comm, prev_pid, prev_prio, prev_state,
         next_comm, next_pid, next_prio, comm, pid, prio, target_cpu, cpu_idle_track,
-        cpu_frequency_track, cpu_idle_type, cpu_frequency_type, swapper;
+        cpu_frequency_track, cpu_idle_type, cpu_frequency_type, swapper, cpu_irq_type, ret, handled,
+        unhandled;
   } names_;
 
   std::vector<int> config_discard_buffers_;

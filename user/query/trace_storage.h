@@ -102,18 +102,48 @@ struct FtraceEventTable {
   static constexpr size_t kRowBytes = 8 + 4 + 4 + 4 + 4;
 };
 
-// `track` and its `cpu_counter_track` view: counters live on tracks.
+// `track` and its views (thread_track, process_track, counter_track,
+// process_counter_track, cpu_counter_track): slices and counters live on
+// tracks. Add keeps the columns in step.
 struct TrackTable {
-  std::vector<StringId> name;
-  std::vector<StringId> type;   // "cpu_idle", "cpu_frequency", ...
-  std::vector<uint32_t> cpu;    // kNullU32 when not a CPU counter track
+  std::vector<StringId> name;     // kNullStringId for thread tracks, as Perfetto
+  std::vector<StringId> type;     // "cpu_idle", "thread_execution", "atrace_counter", ...
+  std::vector<int8_t> is_counter;
+  std::vector<uint32_t> cpu;      // kNullU32 unless a CPU counter track
+  std::vector<uint32_t> utid;     // kNullU32 unless a thread track
+  std::vector<uint32_t> upid;     // kNullU32 unless a process track
+  std::vector<uint32_t> dimension_arg_set_id;  // kNoArgSet = NULL
+  std::vector<uint32_t> track_group_id;        // kNullU32 unless compressed (async) tracks
   size_t size() const { return name.size(); }
+  uint32_t Add(StringId track_name, StringId track_type, bool counter, uint32_t track_cpu, uint32_t track_utid,
+               uint32_t track_upid, uint32_t dimensions, uint32_t group = kNullU32) {
+    name.push_back(track_name), type.push_back(track_type), is_counter.push_back(counter ? 1 : 0);
+    cpu.push_back(track_cpu), utid.push_back(track_utid), upid.push_back(track_upid);
+    dimension_arg_set_id.push_back(dimensions), track_group_id.push_back(group);
+    return static_cast<uint32_t>(name.size() - 1);
+  }
 };
 
 struct CounterTable {
   std::vector<int64_t> ts;
   std::vector<uint32_t> track_id;
   std::vector<double> value;
+  std::vector<uint32_t> arg_set_id;  // kNoArgSet = NULL
+  size_t size() const { return ts.size(); }
+};
+
+// `slice`: atrace (and later other) slices on tracks. depth and parent_id
+// follow the stack of open slices on the track; dur -1 while still open at
+// the end of the trace, as in Perfetto.
+struct SliceTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> dur;
+  std::vector<uint32_t> track_id;
+  std::vector<StringId> category;    // kNullStringId = NULL
+  std::vector<StringId> name;
+  std::vector<uint32_t> depth;
+  std::vector<uint32_t> parent_id;   // kNullU32 = NULL
+  std::vector<uint32_t> arg_set_id;  // kNoArgSet = NULL
   size_t size() const { return ts.size(); }
 };
 
@@ -153,6 +183,7 @@ struct TraceStorage {
   FtraceEventTable ftrace_event;
   TrackTable track;
   CounterTable counter;
+  SliceTable slice;
   MetadataTable metadata;
   StatsTable stats;
   // trace_bounds: first and last timestamp of any imported event or packet.

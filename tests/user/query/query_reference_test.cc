@@ -41,7 +41,7 @@ using testing::QueryToTraceProcessorCsv;
 const std::vector<std::string>& Traces() {
   static const std::vector<std::string> traces = {
       "default", "nocompact", "bpf", "procstats", "upstream",
-      "loss_kernel", "loss_bpf", "loss_smb", "loss_central"};
+      "loss_kernel", "loss_bpf", "loss_smb", "loss_central", "atrace"};
   return traces;
 }
 
@@ -51,7 +51,8 @@ const std::vector<std::string>& Queries() {
       "thread", "process", "cpu",
       "ftrace_args", "ftrace_rare_args", "ftrace_by_name", "ftrace_by_thread",
       "counter", "counter_by_track", "metadata", "metadata_config",
-      "trace_bounds", "trace_times", "stats", "data_loss"};
+      "trace_bounds", "trace_times", "stats", "data_loss",
+      "slice", "slice_args", "atrace_counter", "track_dims"};
   return queries;
 }
 

@@ -116,8 +116,9 @@ TEST(QueryTableTest, TextOrderIsSqlitesNotTheInterningOrder) {
             (std::vector<std::string>{"cpu_idle|5", "print|1"}));
   EXPECT_EQ(Rows(engine->db(), "select name, count(*) from ftrace_event group by 1 order by 1 desc"),
             (std::vector<std::string>{"print|1", "cpu_idle|5"}));
+  // The event args, and the cpu dimension of each cpu_idle counter track.
   EXPECT_EQ(Rows(engine->db(), "select group_concat(key) from (select key from args order by key)"),
-            std::vector<std::string>{"buf,cpu_id,cpu_id,cpu_id,cpu_id,cpu_id,state,state,state,state,state"});
+            std::vector<std::string>{"buf,cpu,cpu,cpu,cpu_id,cpu_id,cpu_id,cpu_id,cpu_id,state,state,state,state,state"});
   EXPECT_EQ(Rows(engine->db(), "select display_value from args order by display_value limit 3"),
             (std::vector<std::string>{"0", "0", "0"}));
 }
