@@ -69,6 +69,26 @@ StatusOr<ScopedFd> ListenUnixSocket(const std::string& path, const ListenOptions
   return fd;
 }
 
+Status AdoptListeningSocket(int fd, int backlog, const std::string& what) {
+  int domain = 0, type = 0;
+  socklen_t len = sizeof(int);
+  if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
+    return Status::Error(what + " is not a socket: " + ErrnoMessage(errno) +
+                         " (check the unit's or init file's socket lines)");
+  len = sizeof(int);
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || domain != AF_UNIX ||
+      type != SOCK_STREAM)
+    return Status::Error(what + " is not a unix stream socket (make it ListenStream= in "
+                         "systemd, `socket NAME stream` in Android init)");
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
+      fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
+    return Status::Error("cannot make " + what + " non-blocking: " + ErrnoMessage(errno));
+  if (listen(fd, backlog) != 0)
+    return Status::Error("cannot listen on " + what + ": " + ErrnoMessage(errno));
+  return Status::Ok();
+}
+
 StatusOr<ScopedFd> ConnectUnixSocket(const std::string& path, bool nonblocking) {
   sockaddr_un addr;
   socklen_t len = 0;

@@ -65,6 +65,14 @@ struct ListenOptions {
 // message if another process is listening on `path`. Non-blocking.
 StatusOr<ScopedFd> ListenUnixSocket(const std::string& path, const ListenOptions& options);
 
+// Makes a socket someone else created ours to accept on: systemd's socket
+// activation passes listening sockets that are blocking unless the unit says
+// NonBlocking=yes, and Android init's `socket` directive passes bound sockets
+// that may not listen yet. Checks that `fd` is an AF_UNIX stream socket, sets
+// O_NONBLOCK and FD_CLOEXEC, and listens (again: harmless on a listening one).
+// `what` names the socket in errors ("fd 3 (producer socket)").
+Status AdoptListeningSocket(int fd, int backlog, const std::string& what);
+
 // Connects to `path` (blocking connect). `nonblocking` sets O_NONBLOCK after.
 StatusOr<ScopedFd> ConnectUnixSocket(const std::string& path, bool nonblocking = false);
 
