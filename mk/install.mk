@@ -126,3 +126,8 @@ FORCE:
 init-check: $(INSTALLED_BINS) $(INSTALLED_SBINS)
 	$(Q)bash service/init/check_android_rc.sh $(BUILD_DIR)
 .PHONY: init-check
+
+# sluiced started as its units start it, and recorded through (no tracefs).
+unit-check: $(BUILD_DIR)/sluice $(BUILD_DIR)/sluiced $(UNITS)
+	$(Q)bash service/init/check_sluiced_activation.sh $(BUILD_DIR)
+.PHONY: unit-check
