@@ -8,6 +8,7 @@
 #ifndef SLUICE_SERVICE_IPC_IPC_SOCKET_H_
 #define SLUICE_SERVICE_IPC_IPC_SOCKET_H_
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -74,7 +75,16 @@ StatusOr<ScopedFd> ListenUnixSocket(const std::string& path, const ListenOptions
 Status AdoptListeningSocket(int fd, int backlog, const std::string& what);
 
 // Connects to `path` (blocking connect). `nonblocking` sets O_NONBLOCK after.
+// Errors say what to do: refused for permissions, with the socket's mode,
+// owner and group and how to get in (SocketPermissionFix); no listener, with
+// "is sluiced running?".
 StatusOr<ScopedFd> ConnectUnixSocket(const std::string& path, bool nonblocking = false);
+
+// Who may connect to a socket with this stat, and the fix for someone else:
+// "the socket is 0660 root:sluice, so only root and the members of group
+// sluice may connect; join the group (usermod -aG sluice USER, then log in
+// again) or run as root".
+std::string SocketPermissionFix(const struct stat& st);
 
 // Accepts one connection (non-blocking, close-on-exec). Invalid fd if none
 // is pending or on error.

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
                                                      sluice::ProbesConnectionOptions(args->smb_kb));
     if (!client.ok()) {
       if (once) {
-        Log(LOG_ERR, client.status().message() + " (is sluiced running?)");
+        Log(LOG_ERR, client.status().message());
         return 1;
       }
       if (!said_waiting) {

@@ -77,5 +77,26 @@ TEST_F(AdoptListeningSocketTest, NotASocketIsRefused) {
   EXPECT_NE(s.message().find("fd 3 is not a socket"), std::string::npos) << s.message();
 }
 
+// What a user refused by the socket's permissions is told (root, which a
+// test runs as, is never refused, so the message is checked on a stat).
+TEST(SocketPermissionFixTest, NamesTheGroupToJoin) {
+  struct stat st {};
+  st.st_mode = S_IFSOCK | 0660;
+  st.st_uid = 0;
+  st.st_gid = 0;
+  EXPECT_EQ(SocketPermissionFix(st),
+            "the socket is 0660 root:root, so only root and the members of group root may "
+            "connect; join the group (usermod -aG root USER, then log in again) or run as root");
+  st.st_mode = S_IFSOCK | 0600;
+  EXPECT_EQ(SocketPermissionFix(st), "the socket is 0600 root:root, so only root may connect; run as root");
+}
+
+TEST(ConnectUnixSocketTest, NoListenerAsksWhetherSluicedRuns) {
+  auto client = ConnectUnixSocket("/nonexistent-sluice-dir/consumer.sock");
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.status().message().find("is sluiced running?"), std::string::npos)
+      << client.status().message();
+}
+
 }  // namespace
 }  // namespace sluice
