@@ -53,6 +53,12 @@ The sluice tracing service: owns the trace buffers, accepts producers
   --producer-uid-allowlist U1,U2,...
                              only these uids may connect as producers
                              (default: anyone who can open the socket)
+  --consumer-uid-allowlist U1,U2,...
+  --consumer-gid-allowlist G1,G2,...
+                             only these uids, and members of these groups
+                             (numbers or names), may record and read traces;
+                             root only if listed (default: anyone who can
+                             open the socket)
   --max-shm-size SIZE        largest SMB a producer may get (default 32mb;
                              64kb..1gb)
   --max-buffer-size SIZE     sum of all sessions' buffers (default 2gb)
@@ -120,6 +126,25 @@ bool ParseUidList(const std::string& list, std::vector<uid_t>* uids) {
   }
 }
 
+// "0,sluice": gids or group names.
+Status ParseGroupList(const std::string& option, const std::string& list, std::vector<gid_t>* gids) {
+  size_t pos = 0;
+  for (;;) {
+    size_t comma = list.find(',', pos);
+    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    uint32_t gid = 0;
+    if (ParseU32(item, &gid)) {
+      gids->push_back(static_cast<gid_t>(gid));
+    } else if (struct group* g = item.empty() ? nullptr : getgrnam(item.c_str())) {
+      gids->push_back(g->gr_gid);
+    } else {
+      return Status::Error(option + ": '" + item + "' is neither a gid nor a group's name");
+    }
+    if (comma == std::string::npos) return Status::Ok();
+    pos = comma + 1;
+  }
+}
+
 StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
   enum {
     kProducerSocket = kFirstLongOnly,
@@ -129,6 +154,8 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
     kConsumerSocketMode,
     kSocketGroup,
     kUidAllowlist,
+    kConsumerUidAllowlist,
+    kConsumerGidAllowlist,
     kMaxShmSize,
     kMaxBufferSize,
     kForeground,
@@ -141,6 +168,8 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       {"consumer-socket-mode", required_argument, nullptr, kConsumerSocketMode},
       {"socket-group", required_argument, nullptr, kSocketGroup},
       {"producer-uid-allowlist", required_argument, nullptr, kUidAllowlist},
+      {"consumer-uid-allowlist", required_argument, nullptr, kConsumerUidAllowlist},
+      {"consumer-gid-allowlist", required_argument, nullptr, kConsumerGidAllowlist},
       {"max-shm-size", required_argument, nullptr, kMaxShmSize},
       {"max-buffer-size", required_argument, nullptr, kMaxBufferSize},
       {"foreground", no_argument, nullptr, kForeground},
@@ -173,6 +202,13 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       case kUidAllowlist:
         if (!ParseUidList(v, &a.service.producer_uid_allowlist))
           return Status::Error(arg.name + " takes uids like 0,1000, not '" + v + "'");
+        break;
+      case kConsumerUidAllowlist:
+        if (!ParseUidList(v, &a.service.consumer_uid_allowlist))
+          return Status::Error(arg.name + " takes uids like 0,1000, not '" + v + "'");
+        break;
+      case kConsumerGidAllowlist:
+        SLUICE_RETURN_IF_ERROR(ParseGroupList(arg.name, v, &a.service.consumer_gid_allowlist));
         break;
       case kMaxShmSize: {
         StatusOr<uint64_t> kb = ParseSizeKb(v);

@@ -35,14 +35,14 @@ find "$stage/usr/share/man" -type f -name '*.[0-9]' -exec gzip -9nf {} +
 
 # Depends: the packages of the shared libraries the binaries need (their ELF
 # NEEDED entries), with the versions their symbols need. dpkg-shlibdeps wants
-# a debian/control to read and the binaries under debian/<package>/, so it
-# runs in a scratch directory that has both (the tree as a link).
+# a debian/control to read, so it runs in a scratch directory that has one
+# (its warning that the binaries are not under debian/<package>/ is noise).
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/debian"
 printf 'Source: sluice\n\nPackage: sluice\nArchitecture: any\n' >"$scratch/debian/control"
-ln -s "$stage" "$scratch/debian/sluice"
-depends=$(cd "$scratch" && dpkg-shlibdeps -O debian/sluice/usr/bin/* debian/sluice/usr/sbin/* |
+depends=$(cd "$scratch" && dpkg-shlibdeps -O "$stage"/usr/bin/* "$stage"/usr/sbin/* \
+  2> >(grep -v "should already be installed in their package's directory" >&2) |
   sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "mk/deb/build.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 

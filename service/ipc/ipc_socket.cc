@@ -146,6 +146,18 @@ bool GetPeerCredentials(int fd, PeerCredentials* creds) {
   creds->uid = cred.uid;
   creds->gid = cred.gid;
   creds->pid = cred.pid;
+  // Groups, for the consumer gid allowlist; ERANGE says how many there are.
+  std::vector<gid_t> groups(32);
+  for (int attempt = 0; attempt < 2; attempt++) {
+    socklen_t bytes = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &bytes) == 0) {
+      groups.resize(bytes / sizeof(gid_t));
+      creds->groups = std::move(groups);
+      break;
+    }
+    if (errno != ERANGE) break;
+    groups.resize(bytes / sizeof(gid_t) + 1);
+  }
   return true;
 }
 

@@ -51,6 +51,9 @@ struct PeerCredentials {
   uid_t uid = static_cast<uid_t>(-1);
   gid_t gid = static_cast<gid_t>(-1);
   pid_t pid = 0;
+  // Supplementary groups at connect time (SO_PEERGROUPS, Linux 4.13+);
+  // empty where the kernel cannot say.
+  std::vector<gid_t> groups;
 };
 
 struct ListenOptions {
