@@ -131,3 +131,10 @@ init-check: $(INSTALLED_BINS) $(INSTALLED_SBINS)
 unit-check: $(BUILD_DIR)/sluice $(BUILD_DIR)/sluiced $(UNITS)
 	$(Q)bash service/init/check_sluiced_activation.sh $(BUILD_DIR)
 .PHONY: unit-check
+
+# Kernel check (root, tracefs, BPF; hold the kernel-test lock): sluiced and
+# sluice-probes as their units start them, a recording, tracefs restored.
+# CAPS=bpf,perfmon narrows the probes' capabilities to measure what is needed.
+probes-unit-check: $(BUILD_DIR)/sluice $(BUILD_DIR)/sluiced $(BUILD_DIR)/sluice-probes $(UNITS)
+	$(Q)bash service/init/check_probes_unit.sh $(BUILD_DIR)
+.PHONY: probes-unit-check
