@@ -9,6 +9,9 @@
 #   - two `sluice record --daemon` runs in a row must finish (a blocking
 #     accept once hung the daemon after the first connection), then SIGTERM
 #     must make it exit 0;
+#   - as root: the sockets given the socket unit's SocketMode= and a group
+#     (SocketGroup= if it exists here, else root's), a user outside the group
+#     is refused with the fix and a member records (setpriv, user nobody);
 #   - an error line goes to the journal with the error priority: with stderr
 #     named by JOURNAL_STREAM, a bad option gives a "<3>" line.
 #   service/init/check_sluiced_activation.sh BUILD_DIR
@@ -44,6 +47,26 @@ for i in 1 2; do
     fail "record $i through the socket-activated sluiced: $(cat "$scratch/record$i")"
   fi
 done
+if [ "$(id -u)" -eq 0 ]; then
+  chmod 0755 "$scratch"
+  mkdir -m 1777 "$scratch/out"
+  mode=$(sed -n 's/^SocketMode=//p' "$build/init/sluiced.socket")
+  group=$(sed -n 's/^SocketGroup=//p' "$build/init/sluiced.socket")
+  getent group "$group" >/dev/null || group=root
+  gid=$(getent group "$group" | cut -d: -f3)
+  chgrp "$group" "$scratch"/*.sock && chmod "$mode" "$scratch"/*.sock
+  if setpriv --reuid=nobody --regid=nogroup --clear-groups "$build/sluice" record --daemon \
+      --consumer-socket "$consumer" -t 1s -q -o "$scratch/out/refused.pftrace" >"$scratch/refused" 2>&1; then
+    fail "a user outside group $group recorded through a $mode socket"
+  fi
+  grep -q "Permission denied: the socket is $mode root:$group.*usermod -aG $group" "$scratch/refused" ||
+    fail "the refusal does not say how to get in: $(cat "$scratch/refused")"
+  setpriv --reuid=nobody --regid=nogroup --groups="$gid" "$build/sluice" record --daemon \
+      --consumer-socket "$consumer" -t 1s -q -o "$scratch/out/member.pftrace" >"$scratch/member" 2>&1 ||
+    fail "a member of group $group could not record: $(cat "$scratch/member")"
+else
+  echo "unit-check: not root: the unprivileged-user checks are skipped"
+fi
 grep -q 'listening on fd 3 from systemd (producers) and fd 4 from systemd (consumers)' "$scratch/log" ||
   fail "sluiced did not take the activated sockets: $(cat "$scratch/log")"
 kill -TERM "$daemon_pid"
@@ -68,4 +91,4 @@ grep -q '^<3>sluiced: ' "$scratch/stderr" ||
 grep -q '^<' "$scratch/plain" && fail "priority prefix written to a stderr that is not the journal"
 
 [ $failures -eq 0 ] || { echo "unit-check: $failures failure(s)" >&2; exit 1; }
-echo "unit-check: sluiced ran as its units start it: socket activation, two recordings, SIGTERM, error priority"
+echo "unit-check: sluiced ran as its units start it: socket activation, two recordings, socket permissions, SIGTERM, error priority"
