@@ -6,6 +6,8 @@
 #   - the sockets are sluiced.socket's ListenStream= lines, in their order,
 #     moved into a scratch directory, passed by systemd-socket-activate
 #     (LISTEN_FDS=2, blocking sockets, as systemd passes them);
+#   - sluiced tells systemd it is ready (Type=notify): READY=1 on the
+#     NOTIFY_SOCKET datagram socket (read with python3; skipped without it);
 #   - two `sluice record --daemon` runs in a row must finish (a blocking
 #     accept once hung the daemon after the first connection), then SIGTERM
 #     must make it exit 0;
@@ -37,8 +39,22 @@ done < <(sed -n 's/^ListenStream=//p' "$build/init/sluiced.socket")
 [ ${#listen[@]} -eq 4 ] || fail "sluiced.socket has $(( ${#listen[@]} / 2 )) ListenStream= lines, not 2"
 consumer=$scratch/$(sed -n 's/^ListenStream=//p' "$build/init/sluiced.socket" | sed -n 2p | xargs basename)
 
+# A stand-in for systemd's notification socket: the first datagram sluiced sends.
+notify_env=()
+if command -v python3 >/dev/null; then
+  python3 - "$scratch/notify" >"$scratch/notified" 2>&1 <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(120)
+print(s.recv(4096).decode())
+PY
+  notify_pid=$!
+  for _ in $(seq 100); do [ -S "$scratch/notify" ] && break; sleep 0.1; done
+  notify_env=(-E "NOTIFY_SOCKET=$scratch/notify")
+fi
 # shellcheck disable=SC2086  # ExecStart's arguments are words.
-systemd-socket-activate "${listen[@]}" "$build/sluiced" $args >"$scratch/log" 2>&1 &
+systemd-socket-activate "${notify_env[@]}" "${listen[@]}" "$build/sluiced" $args >"$scratch/log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 100); do [ -S "$consumer" ] && break; sleep 0.1; done
 for i in 1 2; do
@@ -47,6 +63,10 @@ for i in 1 2; do
     fail "record $i through the socket-activated sluiced: $(cat "$scratch/record$i")"
   fi
 done
+if [ ${#notify_env[@]} -gt 0 ]; then
+  wait "$notify_pid" || true
+  grep -q '^READY=1$' "$scratch/notified" || fail "sluiced did not send READY=1: $(cat "$scratch/notified")"
+fi
 if [ "$(id -u)" -eq 0 ]; then
   chmod 0755 "$scratch"
   mkdir -m 1777 "$scratch/out"
@@ -91,4 +111,4 @@ grep -q '^<3>sluiced: ' "$scratch/stderr" ||
 grep -q '^<' "$scratch/plain" && fail "priority prefix written to a stderr that is not the journal"
 
 [ $failures -eq 0 ] || { echo "unit-check: $failures failure(s)" >&2; exit 1; }
-echo "unit-check: sluiced ran as its units start it: socket activation, two recordings, socket permissions, SIGTERM, error priority"
+echo "unit-check: sluiced ran as its units start it: socket activation, READY=1, two recordings, socket permissions, SIGTERM, error priority"
