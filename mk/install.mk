@@ -2,8 +2,8 @@
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=/tmp/stage]
 #   make uninstall [PREFIX=...] [DESTDIR=...]    removes exactly what install put
-#   make install-files                           the file list install writes (for
-#                                                the package check), one a line
+#   make install-files                           the destinations install writes,
+#                                                one a line
 #
 # What goes where (PREFIX=/usr/local by default; Debian's package uses /usr):
 #
