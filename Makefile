@@ -9,6 +9,9 @@
 #   make fuzz            libFuzzer targets (clang) in build/fuzz/, with a short smoke run
 #   make bench           Google Benchmark binaries in build/bench/
 #   make V=1             show full commands
+#   make install         PREFIX=/usr/local DESTDIR=; make uninstall (mk/install.mk)
+#   make deb             Debian package in build/deb/; make deb-check tests it (mk/deb.mk)
+#   make man             man pages from the binaries' --help (mk/doc.mk)
 #
 # Outputs live under $(BUILD_DIR) only. Header dependencies are tracked with
 # -MD -MP, so touching a header (or a .proto) rebuilds what includes it.

@@ -3,19 +3,22 @@
 #   mk/ensure-deps.sh build   what `make` needs
 #   mk/ensure-deps.sh bench   plus what the benchmarks compare against
 #   mk/ensure-deps.sh vm      plus what vm-tests need
+#   mk/ensure-deps.sh package plus what `make deb` and its check need
 set -euo pipefail
 build_pkgs=(g++ make clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev
             libprotobuf-dev protobuf-compiler libgtest-dev libbenchmark-dev bpftool
-            libtraceevent-dev libsqlite3-dev libedit-dev)
+            libtraceevent-dev libsqlite3-dev libedit-dev libsystemd-dev help2man)
 bench_pkgs=(trace-cmd stress-ng)
 vm_pkgs=(qemu-system-x86 busybox-static cpio)
+package_pkgs=(dpkg-dev lintian systemd)
 want=("${build_pkgs[@]}")
 case "${1:-build}" in
   build) ;;
   bench) want+=("${bench_pkgs[@]}") ;;
   vm) want+=("${vm_pkgs[@]}") ;;
-  all) want+=("${bench_pkgs[@]}" "${vm_pkgs[@]}") ;;
-  *) echo "ensure-deps: unknown set '$1' (build, bench, vm, all)" >&2; exit 2 ;;
+  package) want+=("${package_pkgs[@]}") ;;
+  all) want+=("${bench_pkgs[@]}" "${vm_pkgs[@]}" "${package_pkgs[@]}") ;;
+  *) echo "ensure-deps: unknown set '$1' (build, bench, vm, package, all)" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${want[@]}"; do

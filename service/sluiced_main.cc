@@ -8,6 +8,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -22,9 +23,11 @@
 
 #include "google/protobuf/stubs/logging.h"
 #include "service/event_loop.h"
+#include "service/inherited_sockets.h"
 #include "service/ipc/ipc_server.h"
 #include "service/tracing_service.h"
 #include "shm/base/command_line.h"
+#include "shm/base/journal_stream.h"
 #include "shm/base/string_util.h"
 #include "shm/base/units.h"
 
@@ -38,11 +41,24 @@ The sluice tracing service: owns the trace buffers, accepts producers
 
   --producer-socket PATH     producer socket (default /run/sluice/producer.sock)
   --consumer-socket PATH     consumer socket (default /run/sluice/consumer.sock)
-  --socket-mode MODE         octal permissions of both sockets (default 0660)
-  --socket-group NAME        group owning both sockets (default: root's group)
+  --producer-socket-mode MODE
+                             octal permissions of the producer socket
+                             (default 0660; 0666 lets anyone produce)
+  --consumer-socket-mode MODE
+                             octal permissions of the consumer socket
+                             (default 0660; consumers start kernel tracing
+                             through sluice-probes: keep it to a group)
+  --socket-mode MODE         both modes at once
+  --socket-group NAME        group owning both sockets (default: our group)
   --producer-uid-allowlist U1,U2,...
                              only these uids may connect as producers
                              (default: anyone who can open the socket)
+  --consumer-uid-allowlist U1,U2,...
+  --consumer-gid-allowlist G1,G2,...
+                             only these uids, and members of these groups
+                             (numbers or names), may record and read traces;
+                             root only if listed (default: anyone who can
+                             open the socket)
   --max-shm-size SIZE        largest SMB a producer may get (default 32mb;
                              64kb..1gb)
   --max-buffer-size SIZE     sum of all sessions' buffers (default 2gb)
@@ -50,8 +66,11 @@ The sluice tracing service: owns the trace buffers, accepts producers
                              systemd wants); otherwise daemonize and use syslog
   -h, --help                 this text
 )" SLUICE_SIZE_HELP R"(
-Socket activation: with LISTEN_FDS=2 (systemd), fd 3 is the producer socket
-and fd 4 the consumer socket, and the path options are ignored.
+Inherited sockets: with LISTEN_FDS=2 (systemd socket activation), fd 3 is
+the producer socket and fd 4 the consumer socket; Android init passes them as
+ANDROID_SOCKET_sluice_producer and ANDROID_SOCKET_sluice_consumer. Their
+creator set their modes and owners, and the path, mode and group options are
+ignored. Under systemd, readiness is reported with sd_notify (Type=notify).
 )";
 
 bool g_foreground = false;
@@ -59,17 +78,21 @@ bool g_foreground = false;
 // default) plus the last file write.
 constexpr int kShutdownGraceMs = 12000;
 
-void LogLine(const std::string& line) {
+// In the foreground stderr may be the journal: the priority goes in a "<N>"
+// prefix (shm/base/journal_stream.h), so that errors show in
+// `journalctl -p err`.
+void LogLine(const std::string& line, int priority = LOG_INFO) {
   if (g_foreground) {
-    fprintf(stderr, "%s\n", line.c_str());
+    fprintf(stderr, "%s%s\n", StderrPriorityPrefix(priority).c_str(), line.c_str());
   } else {
-    syslog(LOG_INFO, "%s", line.c_str());
+    syslog(priority, "%s", line.c_str());
   }
 }
 
 [[noreturn]] void Die(const std::string& message) {
-  LogLine("sluiced: " + message);
+  LogLine("sluiced: " + message, LOG_ERR);
   if (!g_foreground) fprintf(stderr, "sluiced: %s\n", message.c_str());
+  sd_notifyf(0, "STATUS=%s", message.c_str());
   exit(1);
 }
 
@@ -103,13 +126,36 @@ bool ParseUidList(const std::string& list, std::vector<uid_t>* uids) {
   }
 }
 
+// "0,sluice": gids or group names.
+Status ParseGroupList(const std::string& option, const std::string& list, std::vector<gid_t>* gids) {
+  size_t pos = 0;
+  for (;;) {
+    size_t comma = list.find(',', pos);
+    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    uint32_t gid = 0;
+    if (ParseU32(item, &gid)) {
+      gids->push_back(static_cast<gid_t>(gid));
+    } else if (struct group* g = item.empty() ? nullptr : getgrnam(item.c_str())) {
+      gids->push_back(g->gr_gid);
+    } else {
+      return Status::Error(option + ": '" + item + "' is neither a gid nor a group's name");
+    }
+    if (comma == std::string::npos) return Status::Ok();
+    pos = comma + 1;
+  }
+}
+
 StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
   enum {
     kProducerSocket = kFirstLongOnly,
     kConsumerSocket,
     kSocketMode,
+    kProducerSocketMode,
+    kConsumerSocketMode,
     kSocketGroup,
     kUidAllowlist,
+    kConsumerUidAllowlist,
+    kConsumerGidAllowlist,
     kMaxShmSize,
     kMaxBufferSize,
     kForeground,
@@ -118,15 +164,19 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       {"producer-socket", required_argument, nullptr, kProducerSocket},
       {"consumer-socket", required_argument, nullptr, kConsumerSocket},
       {"socket-mode", required_argument, nullptr, kSocketMode},
+      {"producer-socket-mode", required_argument, nullptr, kProducerSocketMode},
+      {"consumer-socket-mode", required_argument, nullptr, kConsumerSocketMode},
       {"socket-group", required_argument, nullptr, kSocketGroup},
       {"producer-uid-allowlist", required_argument, nullptr, kUidAllowlist},
+      {"consumer-uid-allowlist", required_argument, nullptr, kConsumerUidAllowlist},
+      {"consumer-gid-allowlist", required_argument, nullptr, kConsumerGidAllowlist},
       {"max-shm-size", required_argument, nullptr, kMaxShmSize},
       {"max-buffer-size", required_argument, nullptr, kMaxBufferSize},
       {"foreground", no_argument, nullptr, kForeground},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   SluicedArgs a;
-  mode_t mode = 0660;
+  mode_t producer_mode = 0660, consumer_mode = 0660;
   gid_t group = static_cast<gid_t>(-1);
   auto handle = [&](const CommandLineArg& arg) -> Status {
     const std::string v = arg.value ? arg.value : "";
@@ -134,9 +184,15 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       case kProducerSocket: a.ipc.producer_socket_path = v; break;
       case kConsumerSocket: a.ipc.consumer_socket_path = v; break;
       case kSocketMode:
+      case kProducerSocketMode:
+      case kConsumerSocketMode: {
+        mode_t mode = 0;
         if (!ParseMode(arg.value, &mode))
           return Status::Error(arg.name + " takes an octal mode like 0660, not '" + v + "'");
+        if (arg.id != kConsumerSocketMode) producer_mode = mode;
+        if (arg.id != kProducerSocketMode) consumer_mode = mode;
         break;
+      }
       case kSocketGroup: {
         struct group* g = getgrnam(arg.value);
         if (!g) return Status::Error(arg.name + ": no group named '" + v + "'");
@@ -146,6 +202,13 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       case kUidAllowlist:
         if (!ParseUidList(v, &a.service.producer_uid_allowlist))
           return Status::Error(arg.name + " takes uids like 0,1000, not '" + v + "'");
+        break;
+      case kConsumerUidAllowlist:
+        if (!ParseUidList(v, &a.service.consumer_uid_allowlist))
+          return Status::Error(arg.name + " takes uids like 0,1000, not '" + v + "'");
+        break;
+      case kConsumerGidAllowlist:
+        SLUICE_RETURN_IF_ERROR(ParseGroupList(arg.name, v, &a.service.consumer_gid_allowlist));
         break;
       case kMaxShmSize: {
         StatusOr<uint64_t> kb = ParseSizeKb(v);
@@ -168,27 +231,21 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
     return Status::Ok();
   };
   SLUICE_RETURN_IF_ERROR(ParseCommandLine(argc, argv, "h", kOptions, handle));
-  a.ipc.producer_listen.mode = a.ipc.consumer_listen.mode = mode;
+  a.ipc.producer_listen.mode = producer_mode;
+  a.ipc.consumer_listen.mode = consumer_mode;
   a.ipc.producer_listen.group = a.ipc.consumer_listen.group = group;
   return a;
 }
 
-// systemd socket activation (sd_listen_fds protocol, without libsystemd):
-// with LISTEN_PID = us and LISTEN_FDS=2, fds 3 and 4 replace the paths.
-void AdoptActivatedSockets(IpcServerOptions* ipc) {
-  const char* listen_pid = getenv("LISTEN_PID");
-  const char* listen_fds = getenv("LISTEN_FDS");
-  uint64_t pid = 0, nfds = 0;
-  if (!listen_pid || !listen_fds || !ParseU64(listen_pid, &pid) ||
-      pid != static_cast<uint64_t>(getpid()) || !ParseU64(listen_fds, &nfds))
-    return;
-  if (nfds != 2)
-    Die("socket activation passed " + std::to_string(nfds) + " fds; expected 2 (producer, consumer)");
-  ipc->producer_listen_fd = 3;
-  ipc->consumer_listen_fd = 4;
-  unsetenv("LISTEN_PID");
-  unsetenv("LISTEN_FDS");
-  unsetenv("LISTEN_FDNAMES");
+// Sockets from systemd or Android init replace the paths
+// (service/inherited_sockets.h). Returns where they came from, or "".
+std::string AdoptInheritedSockets(IpcServerOptions* ipc) {
+  StatusOr<InheritedSockets> inherited = FindInheritedSockets(getenv, getpid());
+  if (!inherited.ok()) Die(inherited.status().message());
+  ClearInheritedSocketsEnv();
+  ipc->producer_listen_fd = inherited->producer_fd;
+  ipc->consumer_listen_fd = inherited->consumer_fd;
+  return inherited->source;
 }
 
 // SIGINT/SIGTERM, blocked and read from the returned signalfd by the loop;
@@ -276,7 +333,7 @@ class TrimFreeHeap {
 };
 
 // Runs the service until a stop signal on `sfd` ends the loop.
-void Serve(const SluicedArgs& args, int sfd) {
+void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
   EventLoop loop;
   TracingService service(&loop, args.service);
   auto server = IpcServer::Create(&service, args.ipc);
@@ -285,10 +342,19 @@ void Serve(const SluicedArgs& args, int sfd) {
   {
     StopOnSignals stop(&loop, &service, sfd);
     TrimFreeHeap trim(&loop);
-    LogLine("sluiced: listening on " +
-            (ipc.producer_listen_fd >= 0 ? std::string("fd 3") : ipc.producer_socket_path) + " (producers) and " +
-            (ipc.consumer_listen_fd >= 0 ? std::string("fd 4") : ipc.consumer_socket_path) + " (consumers)");
+    auto where = [&sockets_from](int fd, const std::string& path) {
+      return fd >= 0 ? "fd " + std::to_string(fd) + " from " + sockets_from : path;
+    };
+    const std::string listening =
+        "listening on " + where(ipc.producer_listen_fd, ipc.producer_socket_path) +
+        " (producers) and " + where(ipc.consumer_listen_fd, ipc.consumer_socket_path) +
+        " (consumers)";
+    LogLine("sluiced: " + listening);
+    // Under systemd (Type=notify) the unit is started from here on; the
+    // call does nothing without NOTIFY_SOCKET.
+    sd_notifyf(0, "READY=1\nSTATUS=%s", listening.c_str());
     loop.Run();
+    sd_notify(0, "STOPPING=1\nSTATUS=stopping");
   }
   server.value().reset();  // Connections first: producers disconnect, SMBs scraped.
 }
@@ -297,18 +363,18 @@ int Main(int argc, char** argv) {
   auto args = ParseArgs(argc, argv);
   if (!args.ok()) return CommandLineExit(args.status(), "sluiced", kUsage);
   g_foreground = args->foreground;
-  AdoptActivatedSockets(&args->ipc);
+  const std::string sockets_from = AdoptInheritedSockets(&args->ipc);
   if (!g_foreground) {
     openlog("sluiced", LOG_PID, LOG_DAEMON);
     if (daemon(0, 0) != 0) Die(std::string("daemon() failed: ") + strerror(errno));
   }
-  args->service.log = LogLine;
+  args->service.log = [](const std::string& line) { LogLine(line); };
   // libprotobuf logs (e.g. invalid UTF-8 in a string field) for input a peer
   // controls: a producer could flood our log. Its errors are already handled
   // (the message is dropped or its field ignored), so silence them.
   google::protobuf::SetLogHandler(nullptr);
   int sfd = OpenStopSignalFd();
-  Serve(*args, sfd);
+  Serve(*args, sockets_from, sfd);
   close(sfd);
   if (args->ipc.producer_listen_fd < 0) unlink(args->ipc.producer_socket_path.c_str());
   if (args->ipc.consumer_listen_fd < 0) unlink(args->ipc.consumer_socket_path.c_str());

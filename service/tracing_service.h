@@ -91,6 +91,13 @@ struct TracingServiceOptions {
   // Producers whose uid is not listed are refused (IPC only; the in-process
   // producer is the service's own process). Empty: any uid.
   std::vector<uid_t> producer_uid_allowlist;
+  // Consumers (record, stop, read traces: through sluice-probes that starts
+  // kernel tracing) whose uid is not in the first list and whose primary or
+  // supplementary groups are not in the second are refused: each request
+  // they send is answered with the reason (IPC only). Both empty: anyone
+  // who can open the socket. Root is not implied: list 0 to let it in.
+  std::vector<uid_t> consumer_uid_allowlist;
+  std::vector<gid_t> consumer_gid_allowlist;
   uint32_t max_producers = 256;
   uint32_t max_data_sources_per_producer = 64;
   // Sum of all sessions' buffers.
@@ -174,6 +181,9 @@ class TracingService {
   // that need the service thread (Flush) arrive through callbacks run on the
   // service thread without locks held.
   ConsumerId AddConsumer(Consumer* observer, const PeerCredentials& peer);
+  // Whether the consumer allowlists let `peer` in; the error names its uid
+  // and the sluiced options. Logs one line on a refusal.
+  Status CheckConsumerAllowed(const PeerCredentials& peer);
   void RemoveConsumer(ConsumerId consumer);
   Status EnableTracing(ConsumerId consumer, const perfetto::protos::TraceConfig& config,
                        ScopedFd output_fd);

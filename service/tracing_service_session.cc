@@ -71,6 +71,24 @@ ConsumerId TracingService::AddConsumer(Consumer* observer, const PeerCredentials
   return id;
 }
 
+Status TracingService::CheckConsumerAllowed(const PeerCredentials& peer) {
+  const auto& uids = options_.consumer_uid_allowlist;
+  const auto& gids = options_.consumer_gid_allowlist;
+  if (uids.empty() && gids.empty()) return Status::Ok();
+  auto listed = [](const auto& list, auto value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+  };
+  if (listed(uids, peer.uid) || listed(gids, peer.gid)) return Status::Ok();
+  for (gid_t g : peer.groups) {
+    if (listed(gids, g)) return Status::Ok();
+  }
+  Log("sluiced: refused consumer (pid " + std::to_string(peer.pid) + ", uid " +
+      std::to_string(peer.uid) + "): neither its uid nor its groups are in the consumer allowlists");
+  return Status::Error("uid " + std::to_string(peer.uid) +
+                       " may not record or read traces here: neither it nor its groups are in "
+                       "sluiced's --consumer-uid-allowlist / --consumer-gid-allowlist");
+}
+
 void TracingService::RemoveConsumer(ConsumerId consumer) {
   std::unique_lock<std::mutex> lock(mu_);
   if (TracingSession* s = SessionForConsumerLocked(consumer)) FreeSessionLocked(s);

@@ -9,7 +9,7 @@
 namespace sluice {
 
 IpcConsumerPort::IpcConsumerPort(TracingService* service, IpcChannel* channel)
-    : service_(service), channel_(channel) {
+    : service_(service), channel_(channel), allowed_(service->CheckConsumerAllowed(channel->peer())) {
   id_ = service_->AddConsumer(this, channel_->peer());
 }
 
@@ -40,6 +40,13 @@ void IpcConsumerPort::HandleFrame(std::string_view frame) {
     closing_ = true;
     service_->CountDroppedIpcConnection();
     channel_->Close("consumer sent a frame that is not a ConsumerToService message");
+    return;
+  }
+  if (!allowed_.ok()) {
+    protos::ServiceToConsumer reply;
+    reply.set_request_id(msg.request_id());
+    reply.set_error(allowed_.message());
+    channel_->Send(reply);
     return;
   }
   // A flush is answered when it completes, a read as the consumer takes it.

@@ -63,6 +63,9 @@ class IpcConsumerPort : public IpcFrameHandler, public Consumer {
 
   TracingService* const service_;
   IpcChannel* const channel_;
+  // Not ok if the consumer allowlists refuse this peer: every request is
+  // answered with it (so the client prints why), none is served.
+  Status allowed_;
   ConsumerId id_ = 0;
   bool closing_ = false;
   bool reading_ = false;  // A ReadBuffers answer is in progress.

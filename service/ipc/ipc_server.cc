@@ -25,12 +25,20 @@ StatusOr<std::unique_ptr<IpcServer>> IpcServer::Create(TracingService* service,
   std::unique_ptr<IpcServer> server(new IpcServer(service, options));
   if (options.producer_listen_fd >= 0) {
     server->producer_listen_.reset(options.producer_listen_fd);
+    SLUICE_RETURN_IF_ERROR(AdoptListeningSocket(options.producer_listen_fd,
+                                                options.producer_listen.backlog,
+                                                "fd " + std::to_string(options.producer_listen_fd) +
+                                                    " (producer socket)"));
   } else {
     SLUICE_ASSIGN_OR_RETURN(server->producer_listen_,
                             ListenUnixSocket(options.producer_socket_path, options.producer_listen));
   }
   if (options.consumer_listen_fd >= 0) {
     server->consumer_listen_.reset(options.consumer_listen_fd);
+    SLUICE_RETURN_IF_ERROR(AdoptListeningSocket(options.consumer_listen_fd,
+                                                options.consumer_listen.backlog,
+                                                "fd " + std::to_string(options.consumer_listen_fd) +
+                                                    " (consumer socket)"));
   } else {
     SLUICE_ASSIGN_OR_RETURN(server->consumer_listen_,
                             ListenUnixSocket(options.consumer_socket_path, options.consumer_listen));

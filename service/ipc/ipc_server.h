@@ -6,7 +6,8 @@
 // Paths, permissions and group are options (sluiced flags); the parent
 // directory is created 0755 and the sockets chmod'ed to `mode` (default 0660:
 // root and the socket's group). Under systemd socket activation the sockets
-// come in as fds instead (sluiced --producer-fd/--consumer-fd, or LISTEN_FDS).
+// come in as fds instead (LISTEN_FDS from systemd, ANDROID_SOCKET_* from
+// Android init), made non-blocking and listening by AdoptListeningSocket().
 // docs/IPC.md has the table.
 //
 // Each accepted socket becomes an IpcConnection plus a port; the server owns

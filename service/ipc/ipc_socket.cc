@@ -2,10 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <cstdio>
 #include <cstring>
 #include "shm/base/errno_message.h"
 
@@ -69,6 +72,41 @@ StatusOr<ScopedFd> ListenUnixSocket(const std::string& path, const ListenOptions
   return fd;
 }
 
+Status AdoptListeningSocket(int fd, int backlog, const std::string& what) {
+  int domain = 0, type = 0;
+  socklen_t len = sizeof(int);
+  if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
+    return Status::Error(what + " is not a socket: " + ErrnoMessage(errno) +
+                         " (check the unit's or init file's socket lines)");
+  len = sizeof(int);
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || domain != AF_UNIX ||
+      type != SOCK_STREAM)
+    return Status::Error(what + " is not a unix stream socket (make it ListenStream= in "
+                         "systemd, `socket NAME stream` in Android init)");
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
+      fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
+    return Status::Error("cannot make " + what + " non-blocking: " + ErrnoMessage(errno));
+  if (listen(fd, backlog) != 0)
+    return Status::Error("cannot listen on " + what + ": " + ErrnoMessage(errno));
+  return Status::Ok();
+}
+
+std::string SocketPermissionFix(const struct stat& st) {
+  char mode[8];
+  snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  std::string group = std::to_string(st.st_gid);
+  if (struct group* g = getgrgid(st.st_gid)) group = g->gr_name;
+  std::string owner = std::to_string(st.st_uid);
+  if (struct passwd* pw = getpwuid(st.st_uid)) owner = pw->pw_name;
+  return std::string("the socket is ") + mode + " " + owner + ":" + group + ", so only " + owner +
+         ((st.st_mode & 0060) == 0060 ? " and the members of group " + group : std::string()) +
+         " may connect; " +
+         ((st.st_mode & 0060) == 0060 ? "join the group (usermod -aG " + group +
+                                            " USER, then log in again) or run as root"
+                                      : std::string("run as root"));
+}
+
 StatusOr<ScopedFd> ConnectUnixSocket(const std::string& path, bool nonblocking) {
   sockaddr_un addr;
   socklen_t len = 0;
@@ -80,9 +118,18 @@ StatusOr<ScopedFd> ConnectUnixSocket(const std::string& path, bool nonblocking) 
   do {
     r = connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len);
   } while (r != 0 && errno == EINTR);
-  if (r != 0)
-    return Status::Error("cannot connect to " + path + ": " + ErrnoMessage(errno) +
-                         " (is sluiced running? start it or use the in-process mode)");
+  if (r != 0) {
+    const int error = errno;
+    std::string cause = "cannot connect to " + path + ": " + ErrnoMessage(error);
+    if (error == EACCES || error == EPERM) {
+      struct stat st;
+      if (stat(path.c_str(), &st) == 0) return Status::Error(cause + ": " + SocketPermissionFix(st));
+      return Status::Error(cause + " (a directory on the way is closed to you)");
+    }
+    if (error == ENOENT || error == ECONNREFUSED)
+      return Status::Error(cause + " (is sluiced running? start it)");
+    return Status::Error(cause);
+  }
   if (nonblocking) fcntl(fd.get(), F_SETFL, fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
   return fd;
 }
@@ -99,6 +146,18 @@ bool GetPeerCredentials(int fd, PeerCredentials* creds) {
   creds->uid = cred.uid;
   creds->gid = cred.gid;
   creds->pid = cred.pid;
+  // Groups, for the consumer gid allowlist; ERANGE says how many there are.
+  std::vector<gid_t> groups(32);
+  for (int attempt = 0; attempt < 2; attempt++) {
+    socklen_t bytes = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &bytes) == 0) {
+      groups.resize(bytes / sizeof(gid_t));
+      creds->groups = std::move(groups);
+      break;
+    }
+    if (errno != ERANGE) break;
+    groups.resize(bytes / sizeof(gid_t) + 1);
+  }
   return true;
 }
 

@@ -8,6 +8,7 @@
 #ifndef SLUICE_SERVICE_IPC_IPC_SOCKET_H_
 #define SLUICE_SERVICE_IPC_IPC_SOCKET_H_
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -50,6 +51,9 @@ struct PeerCredentials {
   uid_t uid = static_cast<uid_t>(-1);
   gid_t gid = static_cast<gid_t>(-1);
   pid_t pid = 0;
+  // Supplementary groups at connect time (SO_PEERGROUPS, Linux 4.13+);
+  // empty where the kernel cannot say.
+  std::vector<gid_t> groups;
 };
 
 struct ListenOptions {
@@ -65,8 +69,25 @@ struct ListenOptions {
 // message if another process is listening on `path`. Non-blocking.
 StatusOr<ScopedFd> ListenUnixSocket(const std::string& path, const ListenOptions& options);
 
+// Makes a socket someone else created ours to accept on: systemd's socket
+// activation passes listening sockets that are blocking unless the unit says
+// NonBlocking=yes, and Android init's `socket` directive passes bound sockets
+// that may not listen yet. Checks that `fd` is an AF_UNIX stream socket, sets
+// O_NONBLOCK and FD_CLOEXEC, and listens (again: harmless on a listening one).
+// `what` names the socket in errors ("fd 3 (producer socket)").
+Status AdoptListeningSocket(int fd, int backlog, const std::string& what);
+
 // Connects to `path` (blocking connect). `nonblocking` sets O_NONBLOCK after.
+// Errors say what to do: refused for permissions, with the socket's mode,
+// owner and group and how to get in (SocketPermissionFix); no listener, with
+// "is sluiced running?".
 StatusOr<ScopedFd> ConnectUnixSocket(const std::string& path, bool nonblocking = false);
+
+// Who may connect to a socket with this stat, and the fix for someone else:
+// "the socket is 0660 root:sluice, so only root and the members of group
+// sluice may connect; join the group (usermod -aG sluice USER, then log in
+// again) or run as root".
+std::string SocketPermissionFix(const struct stat& st);
 
 // Accepts one connection (non-blocking, close-on-exec). Invalid fd if none
 // is pending or on error.

@@ -1,9 +1,13 @@
 #include "shm/base/command_line.h"
 
+#include <syslog.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <vector>
+
+#include "shm/base/journal_stream.h"
 
 namespace sluice {
 namespace {
@@ -96,7 +100,9 @@ int CommandLineExit(const Status& status, const char* command, const char* usage
     fputs(usage, stdout);
     return 0;
   }
-  fprintf(stderr, "%s: %s (see %s --help)\n", command, status.message().c_str(), command);
+  // A unit's ExecStart= with a bad option: an error in the journal.
+  fprintf(stderr, "%s%s: %s (see %s --help)\n", StderrPriorityPrefix(LOG_ERR).c_str(), command,
+          status.message().c_str(), command);
   return 2;
 }
 

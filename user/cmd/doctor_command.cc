@@ -474,8 +474,8 @@ std::vector<DoctorCheck> RunDoctorChecks(const DoctorOptions& options) {
   }
   if (dir.empty()) {
     out.push_back(Check(DoctorState::kSkip, "base", "kconfig",
-                        "kconfig fragments not found (../kconfigs next to the binary, "
-                        "/usr/share/sluice/kconfigs, /sluice/kconfigs): pass --kconfigs-dir DIR"));
+                        "kconfig fragments not found (" + KconfigsDirCandidatesText() +
+                            "): pass --kconfigs-dir DIR"));
     return out;
   }
   StatusOr<std::vector<KconfigFragment>> fragments = LoadKconfigFragments(dir);
@@ -542,15 +542,16 @@ int DoctorExitCode(const std::vector<DoctorCheck>& checks) {
 }
 
 int RunDoctorCommand(int argc, char** argv) {
-  static constexpr char kUsage[] =
+  const std::string usage =
       "usage: sluice doctor [--tracefs PATH] [--kconfig PATH] [--kconfigs-dir DIR]\n"
       "  what this machine supports for tracing: one PASS/WARN/FAIL/SKIP line per check,\n"
       "  with the fix. Exit 0 when a default `sluice record` can work, else 1.\n"
       "  --tracefs PATH       tracefs to check (default: the mounted one)\n"
       "  --kconfig PATH       kernel .config, gzip'ed or not (default: /proc/config.gz,\n"
       "                       else /boot/config-$(uname -r))\n"
-      "  --kconfigs-dir DIR   kconfig fragments (default: ../kconfigs next to the binary,\n"
-      "                       /usr/share/sluice/kconfigs, /sluice/kconfigs)\n"
+      "  --kconfigs-dir DIR   kconfig fragments (default, the first that has some:\n"
+      "                       ../kconfigs or ../share/sluice/kconfigs next to the\n"
+      "                       binary, " + InstalledKconfigsDir() + ", /sluice/kconfigs)\n"
       "  -h, --help           this text\n";
   enum { kTracefs = kFirstLongOnly, kKconfig, kKconfigsDir };
   static const struct option kOptions[] = {{"tracefs", required_argument, nullptr, kTracefs},
@@ -569,7 +570,7 @@ int RunDoctorCommand(int argc, char** argv) {
     }
     return Status::Ok();
   });
-  if (!parsed.ok()) return CommandLineExit(parsed, "sluice doctor", kUsage);
+  if (!parsed.ok()) return CommandLineExit(parsed, "sluice doctor", usage.c_str());
   std::vector<DoctorCheck> checks = RunDoctorChecks(options);
   fputs(FormatDoctorReport(checks).c_str(), stdout);
   return DoctorExitCode(checks);

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstring>
+
 #include "shm/base/string_util.h"
+#include "sluice_install_paths.h"  // Generated: kSluiceInstallDataDir.
 
 namespace sluice {
 namespace {
@@ -200,13 +202,22 @@ StatusOr<std::vector<KconfigFragment>> LoadKconfigFragments(const std::string& d
   return fragments;
 }
 
-std::string FindKconfigsDir(const std::string& exe_path) {
+std::string InstalledKconfigsDir() { return std::string(kSluiceInstallDataDir) + "/kconfigs"; }
+
+std::string KconfigsDirCandidatesText() {
+  return "../kconfigs or ../share/sluice/kconfigs next to the binary, " + InstalledKconfigsDir() +
+         ", /sluice/kconfigs";
+}
+
+std::string FindKconfigsDir(const std::string& exe_path, const std::string& installed_dir) {
   std::vector<std::string> candidates;
   size_t slash = exe_path.rfind('/');
   if (slash != std::string::npos) {
-    candidates.push_back(exe_path.substr(0, slash) + "/../kconfigs");
+    const std::string exe_dir = exe_path.substr(0, slash);
+    candidates.push_back(exe_dir + "/../kconfigs");
+    candidates.push_back(exe_dir + "/../share/sluice/kconfigs");
   }
-  candidates.push_back("/usr/share/sluice/kconfigs");
+  candidates.push_back(installed_dir);
   candidates.push_back("/sluice/kconfigs");
   for (const std::string& dir : candidates) {
     if (HasFragments(dir)) return dir;

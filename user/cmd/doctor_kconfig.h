@@ -78,11 +78,22 @@ std::string FindRunningKernelConfig(std::string_view release);
 // kprobes vm), then any other fragment by name.
 StatusOr<std::vector<KconfigFragment>> LoadKconfigFragments(const std::string& dir);
 
-// Where the fragments live when --kconfigs-dir is not given: ../kconfigs
-// from the directory of `exe_path` (build/sluice in a checkout), then
-// /usr/share/sluice/kconfigs (installed), then /sluice/kconfigs. Empty if none
-// holds a *.config.
-std::string FindKconfigsDir(const std::string& exe_path);
+// Where `make install` puts the fragments: $(PREFIX)/share/sluice/kconfigs
+// of the build (the Makefile writes the prefix into a generated header, and
+// a changed PREFIX rebuilds what includes it; mk/install.mk).
+std::string InstalledKconfigsDir();
+
+// Where the fragments live when --kconfigs-dir is not given, first that has a
+// *.config: ../kconfigs from the directory of `exe_path` (build/sluice in a
+// checkout), ../share/sluice/kconfigs from there (an installed tree, also
+// when moved or unpacked under another root), `installed_dir`, then
+// /sluice/kconfigs (the vm-tests guest). Empty if none does.
+std::string FindKconfigsDir(const std::string& exe_path,
+                            const std::string& installed_dir = InstalledKconfigsDir());
+
+// The candidates FindKconfigsDir tries, for messages: "../kconfigs next to
+// the binary, ..." with the installed dir of this build.
+std::string KconfigsDirCandidatesText();
 
 // What the kernel config lacks of one fragment.
 struct KconfigUnmet {

@@ -214,8 +214,7 @@ struct Recorder {
 Status ConnectToDaemon(const RecordArgs& args, Recorder* r) {
   auto client = ConsumerIpcClient::Connect(args.consumer_socket);
   if (!client.ok()) {
-    return Status::Error(client.status().message() +
-                         " (is sluiced running? start it, or drop --daemon)");
+    return Status::Error(client.status().message() + "; or record without --daemon");
   }
   r->daemon = client.value().get();
   r->consumer = std::move(client.value());

@@ -19,7 +19,7 @@ constexpr char kUsage[] =
     "  query TRACE     SQL over a trace: -q SQL, -f FILE, a shell, --export\n"
     "  doctor          what this machine supports, with fixes\n"
     "  ftrace-formats  the event layouts sluice reads from tracefs\n"
-    "  version\n"
+    "  version         print the version\n"
     "  -h, --help      this text; COMMAND --help for a command's\n";
 }  // namespace
 

@@ -9,6 +9,7 @@
 // exits (the systemd unit runs it as ExecStopPost). When sluiced goes away,
 // the running sources restore tracefs at once (ProbesProducer::OnDisconnect).
 #include <signal.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +22,7 @@
 
 #include "service/ipc/producer_ipc_client.h"
 #include "shm/base/command_line.h"
+#include "shm/base/journal_stream.h"
 #include "shm/base/units.h"  // SLUICE_SIZE_HELP
 #include "user/probes/probes_producer.h"
 #include "user/probes/tracefs_cleanup.h"
@@ -101,15 +103,22 @@ class ReconnectingProbes : public sluice::ProbesProducer {
   std::atomic<bool> disconnected_{false};
 };
 
+// One line on stderr; under systemd the "<N>" prefix gives the journal its
+// priority (shm/base/journal_stream.h), so errors show in journalctl -p err.
+void Log(int priority, const std::string& line) {
+  fprintf(stderr, "%ssluice-probes: %s\n", sluice::StderrPriorityPrefix(priority).c_str(),
+          line.c_str());
+}
+
 // Puts back what dead owners left changed in tracefs; one line each on stderr
 // (with `verbose`, also the owners still running). True if nothing failed.
 bool RestoreTracefs(const std::string& state_dir, bool verbose) {
   sluice::TracefsCleanupReport report = sluice::RestoreTracefsLeftByDeadOwners(state_dir);
-  std::vector<const std::vector<std::string>*> shown = {&report.restored, &report.deferred,
-                                                        &report.errors};
-  if (verbose) shown.push_back(&report.running);
-  for (const auto* lines : shown) {
-    for (const std::string& line : *lines) fprintf(stderr, "sluice-probes: %s\n", line.c_str());
+  for (const std::string& line : report.restored) Log(LOG_NOTICE, line);
+  for (const std::string& line : report.deferred) Log(LOG_WARNING, line);
+  for (const std::string& line : report.errors) Log(LOG_ERR, line);
+  if (verbose) {
+    for (const std::string& line : report.running) Log(LOG_INFO, line);
   }
   return report.ok();
 }
@@ -144,19 +153,18 @@ int main(int argc, char** argv) {
                                                      sluice::ProbesConnectionOptions(args->smb_kb));
     if (!client.ok()) {
       if (once) {
-        fprintf(stderr, "sluice-probes: %s (is sluiced running?)\n",
-                client.status().message().c_str());
+        Log(LOG_ERR, client.status().message());
         return 1;
       }
       if (!said_waiting) {
-        fprintf(stderr, "sluice-probes: waiting for sluiced: %s\n", client.status().message().c_str());
+        Log(LOG_WARNING, "waiting for sluiced: " + client.status().message());
         said_waiting = true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
       backoff_ms = std::min(backoff_ms * 2, 2000);
       continue;
     }
-    fprintf(stderr, "sluice-probes: connected to %s\n", socket_path.c_str());
+    Log(LOG_INFO, "connected to " + socket_path);
     said_waiting = false;
     backoff_ms = 100;
     probes.Connect(client->get());

@@ -488,6 +488,32 @@ TEST_F(ServiceIpcTest, HostileProducerCannotHurtAGoodOne) {
   EXPECT_TRUE(consumer->EnableTracing(Config(1024)).ok());
 }
 
+// sluiced --consumer-uid-allowlist / --consumer-gid-allowlist: a consumer
+// outside both is told why on every request and served nothing; one whose
+// group is listed records.
+TEST_F(ServiceIpcTest, ConsumerAllowlistsRefuseWithTheReason) {
+  TracingServiceOptions options;
+  options.consumer_uid_allowlist = {getuid() + 12345};
+  options.consumer_gid_allowlist = {getgid() + 12345};
+  StartServer(options);
+  auto refused = ConnectConsumer();
+  ASSERT_TRUE(refused);
+  Status enabled = refused->EnableTracing(Config(1024));
+  ASSERT_FALSE(enabled.ok());
+  EXPECT_NE(enabled.message().find("uid " + std::to_string(getuid()) +
+                                   " may not record or read traces here"),
+            std::string::npos)
+      << enabled.message();
+  EXPECT_NE(enabled.message().find("--consumer-gid-allowlist"), std::string::npos);
+  EXPECT_FALSE(refused->QueryServiceState().ok());
+
+  options.consumer_gid_allowlist = {getgid()};
+  StartServer(options);
+  auto allowed = ConnectConsumer();
+  ASSERT_TRUE(allowed);
+  EXPECT_TRUE(allowed->EnableTracing(Config(1024)).ok());
+}
+
 TEST_F(ServiceIpcTest, ProducerThatDiesLeavesItsCompleteChunks) {
   constexpr uint32_t kPackets = 100;  // 12 full chunks, 4 packets in the 13th.
   auto consumer = ConnectConsumer();

@@ -155,7 +155,7 @@ TEST(KconfigFilesTest, LoadsFragmentsInDependencyOrder) {
   std::vector<std::string> names;
   for (const KconfigFragment& x : f.value()) names.push_back(x.feature);
   EXPECT_EQ(names, (std::vector<std::string>{"base", "ftrace", "bpf", "vm", "alpha", "zeta"}));
-  EXPECT_EQ(FindKconfigsDir(dir.Path("bin/sluice")), "");  // No dir/kconfigs there.
+  EXPECT_EQ(FindKconfigsDir(dir.Path("bin/sluice"), dir.Path("none")), "");  // None there.
   dir.Write("kconfigs/base.config", "# need: x\nCONFIG_X=y\n");
   dir.Mkdir("build");
   EXPECT_EQ(FindKconfigsDir(dir.Path("build/sluice")), dir.Path("build/../kconfigs"));
@@ -165,6 +165,28 @@ TEST(KconfigFilesTest, LoadsFragmentsInDependencyOrder) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("base.config:1"), std::string::npos);
   EXPECT_FALSE(LoadKconfigFragments(dir.Path("none")).ok());
+}
+
+// An installed tree: the binary in PREFIX/bin finds PREFIX/share/sluice,
+// wherever PREFIX is (a DESTDIR staging tree, an unpacked .deb); else the
+// build's own prefix; the source checkout's kconfigs/ comes first.
+TEST(KconfigFilesTest, FindsTheInstalledFragments) {
+  FakeTracefs dir;
+  const std::string fragment = "# need: x\nCONFIG_X=y\n";
+  dir.Mkdir("stage/usr/bin");  // "bin/.." resolves only if bin exists.
+  dir.Write("built-prefix/kconfigs/base.config", fragment);
+  EXPECT_EQ(FindKconfigsDir(dir.Path("stage/usr/bin/sluice"), dir.Path("built-prefix/kconfigs")),
+            dir.Path("built-prefix/kconfigs"));
+  dir.Write("stage/usr/share/sluice/kconfigs/base.config", fragment);
+  EXPECT_EQ(FindKconfigsDir(dir.Path("stage/usr/bin/sluice"), dir.Path("built-prefix/kconfigs")),
+            dir.Path("stage/usr/bin/../share/sluice/kconfigs"));
+  dir.Write("stage/usr/kconfigs/base.config", fragment);
+  EXPECT_EQ(FindKconfigsDir(dir.Path("stage/usr/bin/sluice"), dir.Path("built-prefix/kconfigs")),
+            dir.Path("stage/usr/bin/../kconfigs"));
+  // The default is the build's prefix, and the messages name it.
+  EXPECT_EQ(InstalledKconfigsDir().substr(InstalledKconfigsDir().size() - 22),
+            "/share/sluice/kconfigs");
+  EXPECT_NE(KconfigsDirCandidatesText().find(InstalledKconfigsDir()), std::string::npos);
 }
 
 // The fragments shipped in kconfigs/ parse without lint errors.

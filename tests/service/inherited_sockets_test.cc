@@ -1,0 +1,72 @@
+#include "service/inherited_sockets.h"
+
+#include <map>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+StatusOr<InheritedSockets> Find(const std::map<std::string, std::string>& env, pid_t pid = 42) {
+  return FindInheritedSockets(
+      [&env](const char* name) -> const char* {
+        auto it = env.find(name);
+        return it == env.end() ? nullptr : it->second.c_str();
+      },
+      pid);
+}
+
+TEST(InheritedSocketsTest, NoneWithoutVariables) {
+  auto s = Find({});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->producer_fd, -1);
+  EXPECT_EQ(s->consumer_fd, -1);
+  EXPECT_EQ(s->source, "");
+}
+
+TEST(InheritedSocketsTest, SystemdGivesFds3And4InListenStreamOrder) {
+  auto s = Find({{"LISTEN_PID", "42"}, {"LISTEN_FDS", "2"}});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->producer_fd, 3);
+  EXPECT_EQ(s->consumer_fd, 4);
+  EXPECT_EQ(s->source, "systemd");
+}
+
+TEST(InheritedSocketsTest, SystemdVariablesForAnotherProcessAreIgnored) {
+  auto s = Find({{"LISTEN_PID", "41"}, {"LISTEN_FDS", "2"}});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->source, "");
+}
+
+TEST(InheritedSocketsTest, SystemdWithOneSocketIsAnErrorNamingTheFix) {
+  auto s = Find({{"LISTEN_PID", "42"}, {"LISTEN_FDS", "1"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("LISTEN_FDS=1; expected 2"), std::string::npos)
+      << s.status().message();
+}
+
+TEST(InheritedSocketsTest, AndroidInitSockets) {
+  auto s = Find({{kAndroidProducerSocketEnv, "9"}, {kAndroidConsumerSocketEnv, "10"}});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->producer_fd, 9);
+  EXPECT_EQ(s->consumer_fd, 10);
+  EXPECT_EQ(s->source, "Android init");
+}
+
+TEST(InheritedSocketsTest, AndroidWithOnlyOneSocketIsAnError) {
+  auto s = Find({{kAndroidProducerSocketEnv, "9"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("socket sluice_consumer"), std::string::npos)
+      << s.status().message();
+}
+
+TEST(InheritedSocketsTest, AndroidGarbageFdIsAnError) {
+  auto s = Find({{kAndroidProducerSocketEnv, "9"}, {kAndroidConsumerSocketEnv, "ten"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("'ten' is not a file descriptor"), std::string::npos)
+      << s.status().message();
+}
+
+}  // namespace
+}  // namespace sluice
