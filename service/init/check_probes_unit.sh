@@ -11,6 +11,7 @@
 #
 #   service/init/check_probes_unit.sh BUILD_DIR            the unit's capabilities
 #   CAPS=bpf,perfmon service/init/check_probes_unit.sh BUILD_DIR
+#   CAPS=bpf,perfmon RECORD_ARGS=--bpf service/init/check_probes_unit.sh BUILD_DIR
 #                                                          measure: a smaller set
 # Exit 0 when the recording has ftrace events and tracefs is restored.
 set -euo pipefail
@@ -66,12 +67,19 @@ probes_pid=$!
 for _ in $(seq 600); do grep -q 'connected to' "$scratch/probes.log" && break; sleep 0.1; done
 grep -q 'connected to' "$scratch/probes.log" || fail "sluice-probes did not connect: $(cat "$scratch/probes.log")"
 
-if timeout 300 "$build/sluice" record --daemon --consumer-socket "$consumer" -t 3s -q \
+# shellcheck disable=SC2086
+if timeout 300 "$build/sluice" record --daemon --consumer-socket "$consumer" -t 3s -q ${RECORD_ARGS:-} \
     -o "$scratch/trace.pftrace" >"$scratch/record.log" 2>&1; then
   # (stats exits 1 when something was lost: not this check's business.)
   events=$({ "$build/sluice" stats "$scratch/trace.pftrace" || true; } |
     sed -n 's/.* \([0-9][0-9]*\) ftrace events.*/\1/p')
   [ "${events:-0}" -gt 0 ] || fail "no ftrace events in the trace"
+  if [[ ${RECORD_ARGS:-} == *--bpf* ]]; then
+    # A BPF source that fails to start leaves an ftrace-only trace; the
+    # probes and the recorder say why.
+    ! grep -h -i -m1 'linux.bpf.*\(needs\|fail\|cannot\|error\)' "$scratch/probes.log" "$scratch/record.log" ||
+      fail "the BPF source did not start"
+  fi
 else
   fail "record through the units' daemons: $(cat "$scratch/record.log")"
 fi
