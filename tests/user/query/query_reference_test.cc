@@ -41,7 +41,7 @@ using testing::QueryToTraceProcessorCsv;
 const std::vector<std::string>& Traces() {
   static const std::vector<std::string> traces = {
       "default", "nocompact", "bpf", "procstats", "upstream",
-      "loss_kernel", "loss_bpf", "loss_smb", "loss_central", "atrace"};
+      "loss_kernel", "loss_bpf", "loss_smb", "loss_central", "atrace", "atrace_rec", "atrace_bpf"};
   return traces;
 }
 
@@ -168,7 +168,8 @@ std::string Normalise(const std::string& query, const std::string& csv, bool slu
 }
 
 bool Compared(const ReferencePair& pair) {
-  if (pair.query == "metadata_config") return pair.trace != "bpf" && pair.trace != "loss_bpf" && pair.trace != "upstream";
+  static const std::set<std::string> config_not_compared = {"bpf", "loss_bpf", "atrace_bpf", "upstream"};
+  if (pair.query == "metadata_config") return !config_not_compared.count(pair.trace);
   return true;
 }
 
