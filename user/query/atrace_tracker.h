@@ -15,9 +15,15 @@
 //
 // Lines that are not atrace count as systrace_parse_failure; every print
 // also stays an ftrace_event row with its text (the importer's part).
-// Not done: Android's special names (kill_one_process and "lmk," slices as
-// LMK instants, ScreenState, battery_stats.*, DeviceStateChanged tracks)
-// are plain counters and slices here.
+// Android's special names, as Perfetto promotes them:
+//   C kill_one_process = pid (not 0)   also a "mem.lmk" instant on the
+//                                       killed process's android_lmk track
+//   B "lmk,pid,reason,oom_adj,..."     also that instant, and the adj on
+//                                       the process's oom_score_adj counter
+//   C ScreenState                      the global screen_state counter only
+//   C battery_stats.*                  a global battery_stats counter only
+//   N ...|DeviceStateChanged|state     an instant on the global
+//                                       android_device_state track
 #ifndef SLUICE_USER_QUERY_ATRACE_TRACKER_H_
 #define SLUICE_USER_QUERY_ATRACE_TRACKER_H_
 
@@ -46,6 +52,9 @@ class AtraceTracker {
  private:
   uint32_t WriterUtid(int64_t tid, uint32_t tgid);
   void OnLine(int64_t ts, int64_t tid, const AtraceLine& line);
+  void OnCounter(int64_t ts, int64_t tid, const AtraceLine& line);
+  void LmkInstant(int64_t ts, int64_t killed_pid);
+  void AddCounterValue(int64_t ts, uint32_t track, double value, std::vector<Arg> args);
 
   TraceStorage* storage_;
   ProcessTracker* processes_;
@@ -53,6 +62,8 @@ class AtraceTracker {
   SliceTracker* slices_;
   StringId async_type_, async_for_track_type_;
   StringId cookie_key_, utid_key_, end_utid_key_;
+  StringId lmk_type_, lmk_track_, lmk_name_, oom_type_, screen_state_type_, screen_state_, battery_type_,
+      counter_key_, device_state_type_, device_state_;
   int64_t parse_failures_ = 0;
 };
 

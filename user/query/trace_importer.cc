@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <iterator>
 #include <string>
 
 #include "perfetto/common/system_info.pb.h"
@@ -112,6 +113,8 @@ TraceImporter::TraceImporter(TraceStorage* storage)
   known_.print = schema_.EventFieldNumber("print");
   known_.irq_handler_entry = schema_.EventFieldNumber("irq_handler_entry");
   known_.irq_handler_exit = schema_.EventFieldNumber("irq_handler_exit");
+  known_.softirq_entry = schema_.EventFieldNumber("softirq_entry");
+  known_.softirq_exit = schema_.EventFieldNumber("softirq_exit");
   StringPool& s = storage_->strings;
   names_ = {s.Intern("sched_switch"), s.Intern("sched_waking"), s.Intern("prev_comm"),
             s.Intern("prev_pid"),     s.Intern("prev_prio"),    s.Intern("prev_state"),
@@ -398,6 +401,19 @@ void TraceImporter::OnIrqExit(int64_t ts, uint32_t cpu, int64_t ret) {
   slices_.End(ts, track, {{names_.ret, ArgType::kString, ret == 1 ? names_.handled : names_.unhandled, 0}});
 }
 
+void TraceImporter::OnSoftirq(int64_t ts, uint32_t cpu, int64_t vec, bool entry) {
+  // The kernel's softirq_to_name[], by vector.
+  static constexpr const char* kVectorNames[] = {"HI",    "TIMER",    "NET_TX", "NET_RX",  "BLOCK",
+                                                 "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"};
+  if (vec < 0 || vec >= static_cast<int64_t>(std::size(kVectorNames))) return;
+  StringPool& s = storage_->strings;
+  uint32_t track = tracks_.CpuSliceTrack(s.Intern("cpu_softirq"), s.Intern("SoftIrq Cpu " + std::to_string(cpu)), cpu);
+  if (entry)
+    slices_.Begin(ts, track, s.Intern(kVectorNames[vec]), {{s.Intern("vec"), ArgType::kInt, vec, 0}}, s.Intern("irq"));
+  else
+    slices_.End(ts, track);
+}
+
 void TraceImporter::AddCounter(int64_t ts, StringId type, uint32_t cpu, double value) {
   StringId name = type == names_.cpu_idle_type ? names_.cpu_idle_track : names_.cpu_frequency_track;
   CounterTable& c = storage_->counter;
@@ -491,6 +507,9 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
     } else if (kind == known_.irq_handler_exit) {
       // irq 1, ret 2.
       OnIrqExit(ts, event.cpu, IntField(fs, 2));
+    } else if (kind == known_.softirq_entry || kind == known_.softirq_exit) {
+      // vec 1.
+      OnSoftirq(ts, event.cpu, IntField(fs, 1), kind == known_.softirq_entry);
     }
   }
   args_.clear();

@@ -79,6 +79,10 @@ class TraceImporter {
   // track ("Irq Cpu N"), ended with arg ret "handled" or "unhandled".
   void OnIrqEntry(int64_t ts, uint32_t cpu, std::string_view name);
   void OnIrqExit(int64_t ts, uint32_t cpu, int64_t ret);
+  // softirq_entry / _exit: a slice named by the vector (TIMER, NET_RX, ...)
+  // on the CPU's cpu_softirq track ("SoftIrq Cpu N"), with arg vec; vectors
+  // the kernel does not have are ignored, as in Perfetto.
+  void OnSoftirq(int64_t ts, uint32_t cpu, int64_t vec, bool entry);
   CpuState& Cpu(uint32_t cpu);
   void AddStat(std::string_view name, int64_t idx, std::string_view severity,
                std::string_view source, int64_t value, std::string_view description);
@@ -107,7 +111,7 @@ class TraceImporter {
   struct Known {
     uint32_t sched_switch, sched_waking, sched_wakeup_new, task_newtask, task_rename,
         process_fork, process_exec, process_exit, process_free, cpu_idle, cpu_frequency, print,
-        irq_handler_entry, irq_handler_exit;
+        irq_handler_entry, irq_handler_exit, softirq_entry, softirq_exit;
   } known_;
   // Interned strings used per event.
   struct Names {

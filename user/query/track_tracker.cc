@@ -44,6 +44,18 @@ uint32_t TrackTracker::ProcessCounterTrack(uint32_t upid, StringId name) {
   return it->second;
 }
 
+uint32_t TrackTracker::SingletonTrack(StringId type, StringId name, bool counter, uint32_t upid, StringId key,
+                                      StringId key_value) {
+  auto [it, inserted] = singleton_tracks_.try_emplace({type, upid, key_value}, 0);
+  if (inserted) {
+    std::vector<Arg> dims;
+    if (upid != kNullU32) dims.push_back({upid_key_, ArgType::kInt, upid, 0});
+    if (key != kNullStringId) dims.push_back({key, ArgType::kString, key_value, 0});
+    it->second = storage_->track.Add(name, type, counter, kNullU32, kNullU32, upid, storage_->args.Add(&dims));
+  }
+  return it->second;
+}
+
 TrackTracker::TrackSet& TrackTracker::SetOf(StringId type, uint32_t upid, StringId name) {
   auto [it, inserted] = async_sets_.try_emplace(SetKey{type, upid, name});
   if (inserted) it->second.group = next_group_++;

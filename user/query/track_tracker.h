@@ -40,6 +40,12 @@ class TrackTracker {
   uint32_t CpuSliceTrack(StringId type, StringId name, uint32_t cpu) { return CpuTrack(type, name, cpu, false); }
   uint32_t ThreadTrack(uint32_t utid);
   uint32_t ProcessCounterTrack(uint32_t upid, StringId name);
+  // A track of its own kind, one per (type, dimension): Android's
+  // screen_state and android_device_state (no dimension), android_lmk and
+  // oom_score_adj (per upid: `upid`), battery_stats (per name: `key_value`,
+  // a dimension named `key`). kNullU32 / kNullStringId: no such dimension.
+  uint32_t SingletonTrack(StringId type, StringId name, bool counter, uint32_t upid = kNullU32,
+                          StringId key = kNullStringId, StringId key_value = kNullStringId);
 
   // Legacy unnestable (S/F): a begin while the track has a slice open
   // keeps the track "busy" (nest count saturates at 1) instead of nesting.
@@ -74,6 +80,7 @@ class TrackTracker {
   std::unordered_map<uint32_t, uint32_t> thread_tracks_;       // utid
   std::map<std::pair<uint32_t, StringId>, uint32_t> process_counter_tracks_;
   std::map<SetKey, TrackSet> async_sets_;
+  std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> singleton_tracks_;  // type, upid, key_value
   uint32_t next_group_ = 0;
 };
 
