@@ -192,6 +192,8 @@ size_t Utf8SequenceLength(std::string_view s) {
   return length;
 }
 
+}  // namespace
+
 void AppendJsonString(std::string_view value, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
@@ -222,6 +224,8 @@ void AppendJsonString(std::string_view value, std::string& out) {
   }
   out += '"';
 }
+
+namespace {
 
 // Keys for the objects: the column names, a repeated one suffixed ":N".
 std::vector<std::string> UniqueNames(const std::vector<std::string>& names) {

@@ -62,6 +62,10 @@ const char* ResultSeparator(OutputFormat format);
 // The shortest text that reads back as `value`, as described above.
 std::string FormatReal(double value);
 
+// `value` as a JSON string, quoted, appended to `out`: bytes that are not
+// UTF-8 become U+FFFD, control characters are escaped.
+void AppendJsonString(std::string_view value, std::string& out);
+
 }  // namespace sluice
 
 #endif  // SLUICE_USER_QUERY_QUERY_OUTPUT_H_

@@ -1,0 +1,21 @@
+-- title: CPU time by process
+-- The 10 processes whose threads ran longest on any CPU, from the sched
+-- table (context switches). cpu_pct is the share of all CPUs over the trace.
+CREATE TEMP TABLE IF NOT EXISTS __report_thread_cpu AS
+SELECT utid, count(*) AS runs, sum(dur) AS dur
+FROM sched
+WHERE utid != 0
+GROUP BY utid;
+
+SELECT
+  p.pid,
+  coalesce(p.name, '[unknown]') AS process,
+  count(*) AS threads,
+  round(sum(c.dur) / 1e9, 3) AS cpu_s,
+  round(100.0 * sum(c.dur) / (trace_dur() * (SELECT count(*) FROM cpu)), 2) AS cpu_pct
+FROM __report_thread_cpu AS c
+JOIN thread AS t USING (utid)
+LEFT JOIN process AS p USING (upid)
+GROUP BY t.upid
+ORDER BY sum(c.dur) DESC
+LIMIT 10;

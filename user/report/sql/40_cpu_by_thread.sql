@@ -1,0 +1,22 @@
+-- title: CPU time by thread
+-- The 10 threads that ran longest, with how many times they were switched in.
+-- cpu_pct is the share of all CPUs over the trace.
+CREATE TEMP TABLE IF NOT EXISTS __report_thread_cpu AS
+SELECT utid, count(*) AS runs, sum(dur) AS dur
+FROM sched
+WHERE utid != 0
+GROUP BY utid;
+
+SELECT
+  t.tid,
+  coalesce(t.name, '[unknown]') AS thread,
+  p.pid,
+  coalesce(p.name, '[unknown]') AS process,
+  c.runs,
+  round(c.dur / 1e9, 3) AS cpu_s,
+  round(100.0 * c.dur / (trace_dur() * (SELECT count(*) FROM cpu)), 2) AS cpu_pct
+FROM __report_thread_cpu AS c
+JOIN thread AS t USING (utid)
+LEFT JOIN process AS p USING (upid)
+ORDER BY c.dur DESC
+LIMIT 10;
