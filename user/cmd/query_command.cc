@@ -18,6 +18,7 @@
 #include "shm/base/command_line.h"
 #include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
+#include "user/cmd/trace_path.h"
 #include "user/query/line_reader.h"
 #include "user/query/query_engine.h"
 #include "user/query/query_output.h"
@@ -153,19 +154,6 @@ StatusOr<std::string> ReadScript(const std::string& path) {
   while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) text.append(buf, n);
   if (ferror(stdin)) return Status::Error(WithErrno("cannot read the SQL from stdin", errno));
   return text;
-}
-
-// A readable regular file, checked before the import so the message names
-// the path and the fix.
-Status CheckTraceReadable(const std::string& path) {
-  if (IsDirectory(path)) return Status::Error(path + " is a directory: name a trace file");
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Status::Error(WithErrno("cannot open " + path, errno) +
-                         " (name a trace file, e.g. one `sluice record -o FILE` wrote)");
-  }
-  close(fd);
-  return Status::Ok();
 }
 
 void PrintError(const std::string& message) {
