@@ -9,6 +9,7 @@
 #include "user/cmd/ftrace_formats_command.h"
 #include "user/cmd/query_command.h"
 #include "user/cmd/record_command.h"
+#include "user/cmd/report_command.h"
 #include "user/cmd/stats_command.h"
 
 namespace {
@@ -17,6 +18,7 @@ constexpr char kUsage[] =
     "  record          record a trace (sluice record --help)\n"
     "  stats TRACE     loss and health figures of a trace; exit 1 on data loss\n"
     "  query TRACE     SQL over a trace: -q SQL, -f FILE, a shell, --export\n"
+    "  report TRACE    one screen about a trace: losses, CPU time, latency, slices\n"
     "  doctor          what this machine supports, with fixes\n"
     "  ftrace-formats  the event layouts sluice reads from tracefs\n"
     "  version         print the version\n"
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
   if (cmd == "record") return sluice::RunRecordCommand(sub_argc, sub_argv);
   if (cmd == "stats") return sluice::RunStatsCommand(sub_argc, sub_argv);
   if (cmd == "query") return sluice::RunQueryCommand(sub_argc, sub_argv);
+  if (cmd == "report") return sluice::RunReportCommand(sub_argc, sub_argv);
   if (cmd == "doctor") return sluice::RunDoctorCommand(sub_argc, sub_argv);
   if (cmd == "ftrace-formats") return sluice::RunFtraceFormatsCommand(sub_argc, sub_argv);
   if (cmd == "help") {

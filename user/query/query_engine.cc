@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "user/query/percentile_functions.h"
 #include "user/query/query_table.h"
 #include "user/query/query_tables.h"
 #include "user/query/trace_importer.h"
@@ -83,6 +84,8 @@ Status QueryEngine::Init() {
                                 nullptr, nullptr) != SQLITE_OK)
       return Status::Error(std::string("sluice query: cannot define ") + f.name + "(): " + sqlite3_errmsg(db_));
   }
+  if (Status percentiles = RegisterPercentileFunctions(db_); !percentiles.ok())
+    return Status::Error("sluice query: " + percentiles.message());
   for (const auto& view : kViews) {
     std::string sql = std::string("CREATE TEMP VIEW ") + view[0] + " AS " + view[1];
     char* error = nullptr;

@@ -14,10 +14,9 @@ namespace {
 // Output is gathered here and handed to stdio in blocks.
 constexpr size_t kFlushBytes = 64 * 1024;
 
-struct Cell {
-  int type = SQLITE_NULL;
-  std::string text;  // Numbers formatted, text as stored, blobs as X'..'.
-};
+// Numbers formatted, text as stored, blobs as X'..'.
+using Cell = ResultCell;
+static_assert(SQLITE_NULL == 5, "ResultCell's default type is SQLITE_NULL");
 
 // Reads a value into `cell`, reusing its string's memory row after row.
 void ReadCell(sqlite3_stmt* stmt, int column, Cell* cell) {
@@ -473,6 +472,14 @@ Status WriteQueryResult(sqlite3_stmt* stmt, OutputFormat format, FILE* out) {
   }
   if (writer) writer->End();
   return Status::Ok();
+}
+
+void WriteResultRows(const std::vector<std::string>& columns,
+                     const std::vector<std::vector<ResultCell>>& rows, OutputFormat format, FILE* out) {
+  std::unique_ptr<ResultWriter> writer = MakeWriter(format, out);
+  writer->Header(columns);
+  for (const std::vector<ResultCell>& row : rows) writer->Row(row);
+  writer->End();
 }
 
 }  // namespace sluice

@@ -31,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "shm/base/status.h"
 
@@ -54,6 +55,19 @@ inline constexpr size_t kTableWidthRows = 1000;
 // sql_statements.h adds one). Write errors on `out` are left in ferror(out)
 // for the caller to report once.
 Status WriteQueryResult(sqlite3_stmt* stmt, OutputFormat format, FILE* out);
+
+// One cell of a result held in memory: its SQLite type (SQLITE_NULL,
+// SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT; a blob as text) and its text as
+// WriteQueryResult would print it (numbers formatted, reals by FormatReal).
+struct ResultCell {
+  int type = 5;  // SQLITE_NULL (query_output.cc checks the value)
+  std::string text;
+};
+
+// Writes `columns` and `rows` exactly as WriteQueryResult writes a
+// statement's result (sluice report prints its sections with it).
+void WriteResultRows(const std::vector<std::string>& columns,
+                     const std::vector<std::vector<ResultCell>>& rows, OutputFormat format, FILE* out);
 
 // What goes between two results printed one after the other: a blank line
 // ("\r\n" in csv), nothing in json, where every line is a row.

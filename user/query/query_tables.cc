@@ -3,9 +3,12 @@
 #include <sqlite3.h>
 
 #include <functional>
+#include <memory>
 #include <type_traits>
 #include <string>
 #include <utility>
+
+#include "user/query/sched_summaries.h"
 
 namespace sluice {
 namespace {
@@ -450,6 +453,23 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Null("thread_instruction_delta")
       .Text("cat", &sl.category)
       .Int("slice_id", [](uint64_t row) { return static_cast<int64_t>(row); });
+
+  // Summaries computed on first read (sched_summaries.h). The tables share
+  // one SchedSummaries, which lives as long as the lambdas that hold it.
+  auto summaries = std::make_shared<SchedSummaries>(storage);
+  table("sluice_thread_cpu", [summaries] { return summaries->thread_cpu().size(); })
+      .Int("utid", [summaries](uint64_t row) { return int64_t{summaries->thread_cpu().utid[row]}; })
+      .Int("cpu", [summaries](uint64_t row) { return int64_t{summaries->thread_cpu().cpu[row]}; })
+      .Int("runs", [summaries](uint64_t row) { return summaries->thread_cpu().runs[row]; })
+      .Int("dur", [summaries](uint64_t row) { return summaries->thread_cpu().dur[row]; });
+  table("sluice_thread_runnable", [summaries] { return summaries->thread_runnable().size(); })
+      .Int("utid", [summaries](uint64_t row) { return int64_t{summaries->thread_runnable().utid[row]}; })
+      .Int("waits", [summaries](uint64_t row) { return summaries->thread_runnable().waits[row]; })
+      .Int("dur", [summaries](uint64_t row) { return summaries->thread_runnable().dur[row]; })
+      .Real("p50_dur", [summaries](uint64_t row) { return summaries->thread_runnable().p50_dur[row]; })
+      .Real("p90_dur", [summaries](uint64_t row) { return summaries->thread_runnable().p90_dur[row]; })
+      .Real("p99_dur", [summaries](uint64_t row) { return summaries->thread_runnable().p99_dur[row]; })
+      .Int("max_dur", [summaries](uint64_t row) { return summaries->thread_runnable().max_dur[row]; });
 
   const auto& md = s.metadata;
   table("metadata", SizeOf(md))

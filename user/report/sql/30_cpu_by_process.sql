@@ -1,9 +1,13 @@
 -- title: CPU time by process
 -- The 10 processes whose threads ran longest on any CPU, from the sched
 -- table (context switches). cpu_pct is the share of all CPUs over the trace.
+-- sluice_thread_cpu: sched's runs and time per thread and CPU, summed in
+-- one pass (docs/QUERY.md); the same as
+--   select utid, cpu, count(*) as runs, sum(dur) as dur from sched
+--   where dur >= 0 group by utid, cpu
 CREATE TEMP TABLE IF NOT EXISTS __report_thread_cpu AS
-SELECT utid, count(*) AS runs, sum(dur) AS dur
-FROM sched
+SELECT utid, sum(runs) AS runs, sum(dur) AS dur
+FROM sluice_thread_cpu
 WHERE utid != 0
 GROUP BY utid;
 
