@@ -470,6 +470,27 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Real("p90_dur", [summaries](uint64_t row) { return summaries->thread_runnable().p90_dur[row]; })
       .Real("p99_dur", [summaries](uint64_t row) { return summaries->thread_runnable().p99_dur[row]; })
       .Int("max_dur", [summaries](uint64_t row) { return summaries->thread_runnable().max_dur[row]; });
+  table("sluice_thread_runnable_histogram", [summaries] { return summaries->runnable_histogram().size(); })
+      .Int("utid", [summaries](uint64_t row) { return int64_t{summaries->runnable_histogram().utid[row]}; })
+      .Int("bucket", [summaries](uint64_t row) { return int64_t{summaries->runnable_histogram().bucket[row]}; })
+      .Int("lower_ns", [summaries](uint64_t row) {
+        return int64_t{1} << summaries->runnable_histogram().bucket[row];
+      })
+      .Int("waits", [summaries](uint64_t row) { return summaries->runnable_histogram().waits[row]; });
+  table("sluice_cpu_timeline", [summaries] { return summaries->cpu_timeline().size(); })
+      .Int("cpu", [summaries](uint64_t row) { return int64_t{summaries->cpu_timeline().cpu[row]}; })
+      .Int("bucket", [summaries](uint64_t row) { return int64_t{summaries->cpu_timeline().bucket[row]}; })
+      .Int("ts", [summaries](uint64_t row) {
+        const CpuTimeline& t = summaries->cpu_timeline();
+        return t.start_ts + t.bucket[row] * t.bucket_ns;
+      })
+      .Int("dur", [summaries](uint64_t) { return summaries->cpu_timeline().bucket_ns; })
+      .Int("run_ns", [summaries](uint64_t row) { return summaries->cpu_timeline().run_ns[row]; })
+      .Int("top_upid", [summaries](uint64_t row) {
+        const uint32_t upid = summaries->cpu_timeline().top_upid[row];
+        return upid == kNullU32 ? kNullInt : int64_t{upid};
+      })
+      .Int("top_run_ns", [summaries](uint64_t row) { return summaries->cpu_timeline().top_run_ns[row]; });
 
   const auto& md = s.metadata;
   table("metadata", SizeOf(md))

@@ -104,3 +104,99 @@ const ThreadRunnableSummary& SchedSummaries::thread_runnable() {
 }
 
 }  // namespace sluice
+
+namespace sluice {
+
+namespace {
+
+// floor(log2(dur)), 0 for dur 0 and 1.
+uint32_t Log2Bucket(int64_t dur) {
+  return dur <= 1 ? 0 : static_cast<uint32_t>(63 - __builtin_clzll(static_cast<uint64_t>(dur)));
+}
+
+}  // namespace
+
+// Hot path (a pass over every thread_state row): one counter per (utid,
+// log2 bucket) in a flat array; 64 buckets cover every int64 duration.
+const RunnableHistogram& SchedSummaries::runnable_histogram() {
+  if (have_runnable_histogram_) return runnable_histogram_;
+  have_runnable_histogram_ = true;
+  const ThreadStateTable& ts = storage_->thread_state;
+  const StringId runnable = storage_->strings.Find("R");
+  const StringId preempted = storage_->strings.Find("R+");
+  if (runnable == kNullStringId && preempted == kNullStringId) return runnable_histogram_;
+  constexpr uint32_t kBuckets = 64;
+  std::vector<int64_t> counts;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if ((ts.state[i] != runnable && ts.state[i] != preempted) || ts.dur[i] < 0) continue;
+    const size_t cell = static_cast<size_t>(ts.utid[i]) * kBuckets + Log2Bucket(ts.dur[i]);
+    if (cell >= counts.size()) counts.resize((static_cast<size_t>(ts.utid[i]) + 1) * kBuckets);
+    counts[cell]++;
+  }
+  for (size_t cell = 0; cell < counts.size(); ++cell) {
+    if (counts[cell] == 0) continue;
+    runnable_histogram_.utid.push_back(static_cast<uint32_t>(cell / kBuckets));
+    runnable_histogram_.bucket.push_back(static_cast<uint32_t>(cell % kBuckets));
+    runnable_histogram_.waits.push_back(counts[cell]);
+  }
+  return runnable_histogram_;
+}
+
+// Hot path (a pass over every sched row): each cell (cpu, span) keeps a short
+// list of (upid, ns); a span sees few processes, so a linear search beats a
+// map. Runs are clipped at span edges, so a long run fills every span it
+// covers.
+const CpuTimeline& SchedSummaries::cpu_timeline() {
+  if (have_cpu_timeline_) return cpu_timeline_;
+  have_cpu_timeline_ = true;
+  CpuTimeline& t = cpu_timeline_;
+  const SchedSliceTable& sched = storage_->sched;
+  const uint64_t cpus = std::max<uint64_t>(1, storage_->cpu.size());
+  t.buckets = static_cast<uint32_t>(std::clamp<uint64_t>(100000 / cpus, 50, 1000));
+  t.start_ts = storage_->start_ts == kNullInt ? 0 : storage_->start_ts;
+  const int64_t span = storage_->start_ts == kNullInt ? 0 : storage_->end_ts - storage_->start_ts;
+  t.bucket_ns = std::max<int64_t>(1, (span + t.buckets - 1) / t.buckets);
+  uint32_t max_cpu = 0;
+  for (size_t i = 0; i < sched.size(); ++i) max_cpu = std::max(max_cpu, sched.cpu[i]);
+  if (sched.size() == 0) return t;
+  struct ProcessTime {
+    uint32_t upid;
+    int64_t ns;
+  };
+  std::vector<std::vector<ProcessTime>> cells((static_cast<size_t>(max_cpu) + 1) * t.buckets);
+  const std::vector<uint32_t>& thread_upid = storage_->thread.upid;
+  for (size_t i = 0; i < sched.size(); ++i) {
+    if (sched.utid[i] == 0 || sched.dur[i] <= 0) continue;
+    const uint32_t upid = sched.utid[i] < thread_upid.size() ? thread_upid[sched.utid[i]] : kNullU32;
+    int64_t ts = std::max(sched.ts[i], t.start_ts);
+    const int64_t end = sched.ts[i] + sched.dur[i];
+    while (ts < end) {
+      const int64_t bucket = (ts - t.start_ts) / t.bucket_ns;
+      if (bucket >= t.buckets) break;  // Past trace_end(): cannot happen, but never index past.
+      const int64_t bucket_end = t.start_ts + (bucket + 1) * t.bucket_ns;
+      const int64_t ns = std::min(end, bucket_end) - ts;
+      std::vector<ProcessTime>& cell = cells[static_cast<size_t>(sched.cpu[i]) * t.buckets + static_cast<size_t>(bucket)];
+      auto it = std::find_if(cell.begin(), cell.end(), [upid](const ProcessTime& p) { return p.upid == upid; });
+      if (it == cell.end()) cell.push_back({upid, ns});
+      else it->ns += ns;
+      ts = bucket_end;
+    }
+  }
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (cells[c].empty()) continue;
+    int64_t total = 0;
+    const ProcessTime* top = &cells[c][0];
+    for (const ProcessTime& p : cells[c]) {
+      total += p.ns;
+      if (p.ns > top->ns) top = &p;
+    }
+    t.cpu.push_back(static_cast<uint32_t>(c / t.buckets));
+    t.bucket.push_back(static_cast<uint32_t>(c % t.buckets));
+    t.run_ns.push_back(total);
+    t.top_upid.push_back(top->upid);
+    t.top_run_ns.push_back(top->ns);
+  }
+  return t;
+}
+
+}  // namespace sluice

@@ -21,6 +21,17 @@
 //                            R+ (closed ones, dur >= 0); percentiles as
 //                            percentile() computes them (interpolated, so
 //                            they may be fractional).
+//   sluice_thread_runnable_histogram
+//                            the same waits per thread in power-of-two
+//                            buckets: utid, bucket b, lower_ns 2^b, waits
+//                            (those with 2^b <= dur < 2^(b+1); dur 0 in b 0)
+//   sluice_cpu_timeline      the trace cut into equal spans (1000, or fewer
+//                            with many CPUs: at most 100000 cells, at least
+//                            50 spans); per CPU and span with any run: cpu,
+//                            bucket, ts, dur (of the span), run_ns (time
+//                            running anything but the idle task; a run that
+//                            crosses spans is split at their edges), top_upid
+//                            and top_run_ns (the process that ran longest).
 #ifndef SLUICE_USER_QUERY_SCHED_SUMMARIES_H_
 #define SLUICE_USER_QUERY_SCHED_SUMMARIES_H_
 
@@ -37,6 +48,25 @@ struct ThreadCpuSummary {
   std::vector<int64_t> runs;
   std::vector<int64_t> dur;
   size_t size() const { return utid.size(); }
+};
+
+struct RunnableHistogram {
+  std::vector<uint32_t> utid;
+  std::vector<uint32_t> bucket;
+  std::vector<int64_t> waits;
+  size_t size() const { return utid.size(); }
+};
+
+struct CpuTimeline {
+  int64_t start_ts = 0;
+  int64_t bucket_ns = 1;
+  uint32_t buckets = 0;
+  std::vector<uint32_t> cpu;
+  std::vector<uint32_t> bucket;
+  std::vector<int64_t> run_ns;
+  std::vector<uint32_t> top_upid;  // kNullU32: a thread without a process
+  std::vector<int64_t> top_run_ns;
+  size_t size() const { return cpu.size(); }
 };
 
 struct ThreadRunnableSummary {
@@ -57,13 +87,19 @@ class SchedSummaries {
   explicit SchedSummaries(const TraceStorage* storage) : storage_(storage) {}
   const ThreadCpuSummary& thread_cpu();
   const ThreadRunnableSummary& thread_runnable();
+  const RunnableHistogram& runnable_histogram();
+  const CpuTimeline& cpu_timeline();
 
  private:
   const TraceStorage* storage_;
   bool have_thread_cpu_ = false;
   bool have_thread_runnable_ = false;
+  bool have_runnable_histogram_ = false;
+  bool have_cpu_timeline_ = false;
   ThreadCpuSummary thread_cpu_;
   ThreadRunnableSummary thread_runnable_;
+  RunnableHistogram runnable_histogram_;
+  CpuTimeline cpu_timeline_;
 };
 
 }  // namespace sluice

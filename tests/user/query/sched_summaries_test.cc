@@ -49,6 +49,36 @@ TEST_P(SchedSummariesTest, ThreadRunnableEqualsPercentilesOverThreadState) {
                               "WHERE state IN ('R', 'R+') AND dur >= 0 GROUP BY utid ORDER BY utid"));
 }
 
+TEST_P(SchedSummariesTest, RunnableHistogramEqualsLog2BucketsOverThreadState) {
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(TracePath(GetParam()));
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  sqlite3* db = (*engine)->db();
+  const std::vector<std::string> summary =
+      Rows(db, "SELECT utid, bucket, lower_ns, waits FROM sluice_thread_runnable_histogram ORDER BY utid, bucket");
+  ASSERT_FALSE(summary.empty());
+  EXPECT_EQ(summary, Rows(db, "SELECT utid, cast(log2(max(dur, 1)) AS INT) AS b, 1 << cast(log2(max(dur, 1)) AS INT), "
+                              "count(*) FROM thread_state WHERE state IN ('R', 'R+') AND dur >= 0 "
+                              "GROUP BY utid, b ORDER BY utid, b"));
+}
+
+TEST_P(SchedSummariesTest, CpuTimelineHoldsEveryRunOnceWithinItsSpans) {
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(TracePath(GetParam()));
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  sqlite3* db = (*engine)->db();
+  // Per CPU, the spans' run time adds up to the runs' time inside the trace.
+  const std::vector<std::string> per_cpu =
+      Rows(db, "SELECT cpu, sum(run_ns) FROM sluice_cpu_timeline GROUP BY cpu ORDER BY cpu");
+  ASSERT_FALSE(per_cpu.empty());
+  EXPECT_EQ(per_cpu, Rows(db, "SELECT cpu, sum(min(ts + dur, trace_end()) - max(ts, trace_start())) FROM sched "
+                              "WHERE utid != 0 AND dur > 0 GROUP BY cpu ORDER BY cpu"));
+  // No span holds more than its length per CPU, nor a top process more than
+  // the span's total; spans tile the trace.
+  EXPECT_EQ(Rows(db, "SELECT count(*) FROM sluice_cpu_timeline WHERE run_ns > dur OR top_run_ns > run_ns "
+                     "OR top_run_ns <= 0 OR ts < trace_start() OR ts >= trace_end() OR bucket >= 1000"),
+            std::vector<std::string>{"0"});
+  EXPECT_EQ(Rows(db, "SELECT count(DISTINCT dur) FROM sluice_cpu_timeline"), std::vector<std::string>{"1"});
+}
+
 INSTANTIATE_TEST_SUITE_P(CommittedTraces, SchedSummariesTest,
                          ::testing::Values("default", "nocompact", "bpf", "upstream", "loss_kernel",
                                            "atrace_rec", "atrace_bpf"));
@@ -58,6 +88,9 @@ TEST(SchedSummariesEmptyTest, TraceWithoutSchedGivesEmptyTables) {
   ASSERT_TRUE(engine.ok()) << engine.status().message();
   EXPECT_EQ(Rows((*engine)->db(), "SELECT count(*) FROM sluice_thread_cpu"), std::vector<std::string>{"0"});
   EXPECT_EQ(Rows((*engine)->db(), "SELECT count(*) FROM sluice_thread_runnable"), std::vector<std::string>{"0"});
+  EXPECT_EQ(Rows((*engine)->db(), "SELECT count(*) FROM sluice_thread_runnable_histogram"),
+            std::vector<std::string>{"0"});
+  EXPECT_EQ(Rows((*engine)->db(), "SELECT count(*) FROM sluice_cpu_timeline"), std::vector<std::string>{"0"});
 }
 
 }  // namespace

@@ -1,11 +1,8 @@
 -- title: Timeline scale
--- Where the spans of html_timeline start, how long each is, and how many
--- there are; the processes it names.
-CREATE TEMP TABLE IF NOT EXISTS __report_timeline_scale AS
+-- Where the spans of html_timeline start, how long each is, how many there
+-- are, and how many CPUs the trace has.
 SELECT
   trace_start() AS start_ts,
-  max(1, (trace_dur() + n - 1) / n) AS bucket_ns,
-  n AS buckets
-FROM (SELECT max(50, min(1000, 100000 / max(1, (SELECT count(*) FROM cpu)))) AS n);
-
-SELECT start_ts, bucket_ns, buckets, (SELECT count(*) FROM cpu) AS cpus FROM __report_timeline_scale;
+  coalesce((SELECT dur FROM sluice_cpu_timeline LIMIT 1), trace_dur()) AS bucket_ns,
+  coalesce((SELECT (trace_dur() + dur - 1) / dur FROM sluice_cpu_timeline LIMIT 1), 0) AS buckets,
+  (SELECT count(*) FROM cpu) AS cpus;

@@ -1,15 +1,15 @@
 -- title: Processes
 -- Every process the trace saw run, with its CPU time: the names behind the
--- upids of the other sections.
+-- upids of the other sections (the first 5000 by CPU time).
 SELECT
   t.upid,
   p.pid,
   coalesce(p.name, t.name, '[unknown]') AS name,
-  sum(s.dur) AS cpu_ns
-FROM sched AS s
+  sum(c.dur) AS cpu_ns
+FROM sluice_thread_cpu AS c
 JOIN thread AS t USING (utid)
 LEFT JOIN process AS p USING (upid)
-WHERE s.utid != 0
+WHERE c.utid != 0
 GROUP BY t.upid
 ORDER BY cpu_ns DESC
 LIMIT 5000;

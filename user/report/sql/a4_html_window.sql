@@ -10,5 +10,10 @@ SELECT
   w.start_ts,
   w.end_ts,
   (SELECT count(*) FROM slice AS s WHERE s.ts < w.end_ts AND s.ts + max(s.dur, 0) >= w.start_ts) AS slices,
-  (SELECT count(*) FROM sched AS s WHERE s.ts < w.end_ts AND s.ts + s.dur >= w.start_ts AND s.utid != 0) AS runs
+  -- The whole trace's runs are counted already; a window's need a scan.
+  CASE
+    WHEN w.start_ts <= trace_start() AND w.end_ts >= trace_end()
+      THEN (SELECT coalesce(sum(runs), 0) FROM sluice_thread_cpu WHERE utid != 0)
+    ELSE (SELECT count(*) FROM sched AS s WHERE s.ts < w.end_ts AND s.ts + s.dur >= w.start_ts AND s.utid != 0)
+  END AS runs
 FROM __report_window AS w;
