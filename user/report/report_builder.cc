@@ -81,14 +81,27 @@ StatusOr<Report> BuildReport(sqlite3* db, const std::string& trace_path, const R
   if (options.window) {
     // The html_* sections read the window from this table (their own
     // CREATE ... IF NOT EXISTS gives the whole trace when it is absent).
+    // Rounded to whole ns here: 1.001 * 1e9 in SQL is 1000999999.9.
     char sql[256];
     snprintf(sql, sizeof(sql),
              "DROP TABLE IF EXISTS temp.__report_window;"
              "CREATE TEMP TABLE __report_window AS SELECT"
-             " trace_start() + CAST(%.9f * 1e9 AS INTEGER) AS start_ts,"
-             " min(trace_end(), trace_start() + CAST(%.9f * 1e9 AS INTEGER)) AS end_ts",
-             options.window->start_s, options.window->end_s);
+             " trace_start() + %lld AS start_ts, min(trace_end(), trace_start() + %lld) AS end_ts",
+             static_cast<long long>(std::llround(options.window->start_s * 1e9)),
+             static_cast<long long>(std::llround(options.window->end_s * 1e9)));
     SLUICE_RETURN_IF_ERROR(Exec(db, sql));
+    sqlite3_stmt* stmt = nullptr;
+    double trace_s = 0;
+    if (sqlite3_prepare_v2(db, "SELECT trace_dur() / 1e9", -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
+      trace_s = sqlite3_column_double(stmt, 0);
+    sqlite3_finalize(stmt);
+    if (options.window->start_s >= trace_s) {
+      char message[160];
+      snprintf(message, sizeof(message), "the window starts at %.3f s, after the trace's end (it lasts %.3f s)",
+               options.window->start_s, trace_s);
+      return Status::Error(message);
+    }
   }
   Report report;
   report.trace_path = trace_path;

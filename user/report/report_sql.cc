@@ -40,6 +40,7 @@ std::string ReportSqlFile::Title() const {
   if (!first.starts_with(kTitlePrefix)) return SectionName();
   first.remove_prefix(kTitlePrefix.size());
   while (!first.empty() && first.front() == ' ') first.remove_prefix(1);
+  while (!first.empty() && (first.back() == ' ' || first.back() == '\r')) first.remove_suffix(1);
   return std::string(first);
 }
 
