@@ -5,8 +5,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sluice_install_paths.h"
@@ -146,7 +148,10 @@ int RunReportCommand(int argc, char** argv) {
   const uint64_t start_cpu_ns = ClockNs(CLOCK_PROCESS_CPUTIME_ID);
   StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(options.trace);
   if (!engine.ok()) {
-    fprintf(stderr, "%s: %s\n", kCommand, engine.status().message().c_str());
+    // The engine names itself as sluice query's; this is sluice report.
+    std::string_view message = engine.status().message();
+    if (message.starts_with("sluice query: ")) message.remove_prefix(strlen("sluice query: "));
+    fprintf(stderr, "%s: %.*s\n", kCommand, static_cast<int>(message.size()), message.data());
     return 2;
   }
   const uint64_t imported_ns = ClockNs(CLOCK_MONOTONIC);

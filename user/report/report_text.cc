@@ -40,9 +40,11 @@ std::string HumanBytes(const std::string& bytes_text) {
 void WriteOverview(const Report& report, const ReportSection& overview, FILE* out) {
   auto value = [&](const char* column) { return OverviewValue(overview, column); };
   fprintf(out, "Trace %s\n", report.trace_path.c_str());
-  fprintf(out, "  %s s, %s; %s %s; %s CPUs, %s processes, %s threads\n", value("duration_s").c_str(),
-          HumanBytes(value("size_bytes")).c_str(), value("kernel").empty() ? "kernel unknown" : value("kernel").c_str(),
-          value("machine").c_str(), value("cpus").c_str(), value("processes").c_str(), value("threads").c_str());
+  std::string system = value("kernel").empty() ? "kernel unknown" : value("kernel");
+  if (!value("machine").empty()) system += " " + value("machine");
+  fprintf(out, "  %s s, %s; %s; %s CPUs, %s processes, %s threads\n", value("duration_s").c_str(),
+          HumanBytes(value("size_bytes")).c_str(), system.c_str(), value("cpus").c_str(), value("processes").c_str(),
+          value("threads").c_str());
   fprintf(out, "  %s sched slices, %s slices, %s counter values\n", value("sched_slices").c_str(),
           value("slices").c_str(), value("counter_values").c_str());
 }
