@@ -10,6 +10,7 @@
 #   $(BINDIR)/sluice                       the CLI
 #   $(SBINDIR)/sluiced, sluice-probes      the daemons
 #   $(SLUICE_DATADIR)/kconfigs/*.config    kernel config fragments (sluice doctor)
+#   $(SLUICE_DATADIR)/report/*.sql         sluice report's sections, for sluice query -f
 #   $(DOCDIR)/                             README.md and docs/*.md
 #   $(MANDIR)/man1/sluice*.1, man8/*.8     man pages from the binaries' --help (mk/doc.mk)
 #   $(BASHCOMPDIR)/sluice, sluiced, sluice-probes  bash completion (user/cmd/sluice.bash-completion)
@@ -80,11 +81,13 @@ INSTALLED_SBINS := $(BUILD_DIR)/sluiced $(BUILD_DIR)/sluice-probes
 
 # One "SOURCE:DEST:MODE" word per installed file. install and uninstall both
 # read it (as $(INSTALL_LIST), one "SOURCE DEST MODE" a line), so they cannot
-# disagree.
-INSTALL_ENTRIES := \
+# disagree. Expanded when used ('='): files listed by mk/*.mk included after
+# this one (REPORT_SQL, mk/report.mk) are in it.
+INSTALL_ENTRIES = \
   $(foreach f,$(INSTALLED_BINS),$(f):$(BINDIR)/$(notdir $(f)):0755) \
   $(foreach f,$(INSTALLED_SBINS),$(f):$(SBINDIR)/$(notdir $(f)):0755) \
   $(foreach f,$(KCONFIG_FRAGMENTS),$(f):$(SLUICE_DATADIR)/kconfigs/$(notdir $(f)):0644) \
+  $(foreach f,$(REPORT_SQL),$(f):$(SLUICE_DATADIR)/report/$(notdir $(f)):0644) \
   $(foreach f,$(DOC_FILES),$(f):$(DOCDIR)/$(notdir $(f)):0644) \
   $(foreach f,$(MAN_PAGES),$(f):$(MANDIR)/man$(subst .,,$(suffix $(f)))/$(notdir $(f)):0644) \
   $(foreach c,sluice sluiced sluice-probes,user/cmd/sluice.bash-completion:$(BASHCOMPDIR)/$(c):0644) \
@@ -116,7 +119,7 @@ install: $(INSTALLED_BINS) $(INSTALLED_SBINS) $(MAN_PAGES) $(UNITS) $(INSTALL_LI
 uninstall: $(INSTALL_LIST)
 	$(call say,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)while read -r src dst mode; do rm -f "$(DESTDIR)$$dst"; done <$(INSTALL_LIST)
-	$(Q)for d in $(SLUICE_DATADIR)/kconfigs $(SLUICE_DATADIR) $(DOCDIR); do \
+	$(Q)for d in $(SLUICE_DATADIR)/kconfigs $(SLUICE_DATADIR)/report $(SLUICE_DATADIR) $(DOCDIR); do \
 	  [ ! -d "$(DESTDIR)$$d" ] || rmdir --ignore-fail-on-non-empty "$(DESTDIR)$$d"; done
 
 FORCE:

@@ -25,10 +25,12 @@ dpkg-deb -e "$deb" "$scratch/DEBIAN"
 expected=(
   usr/bin/sluice usr/sbin/sluiced usr/sbin/sluice-probes
   usr/share/sluice/kconfigs/base.config usr/share/sluice/kconfigs/ftrace.config
+  usr/share/sluice/report/40_cpu_by_thread.sql usr/share/sluice/report/60_sched_latency.sql
   usr/share/doc/sluice/README.md usr/share/doc/sluice/SERVICE.md usr/share/doc/sluice/ANDROID.md
   usr/share/doc/sluice/copyright usr/share/doc/sluice/changelog.gz
   usr/share/man/man1/sluice.1.gz usr/share/man/man1/sluice-record.1.gz
   usr/share/man/man1/sluice-stats.1.gz usr/share/man/man1/sluice-query.1.gz
+  usr/share/man/man1/sluice-report.1.gz
   usr/share/man/man1/sluice-doctor.1.gz usr/share/man/man1/sluice-ftrace-formats.1.gz
   usr/share/man/man8/sluiced.8.gz usr/share/man/man8/sluice-probes.8.gz
   usr/share/bash-completion/completions/sluice usr/share/bash-completion/completions/sluiced
@@ -122,12 +124,13 @@ words=$(PATH="$root/usr/bin:$root/usr/sbin:$PATH" bash -c '
   source "$1"
   _sluice_tracefs_dirs=(/nonexistent)   # No tracefs: the fallback groups.
   COMP_WORDS=(sluice re); COMP_CWORD=1; _sluice; echo "${COMPREPLY[*]}"
+  COMP_WORDS=(sluice report --sql cpu_by_t); COMP_CWORD=3; _sluice; echo "${COMPREPLY[*]}"
   COMP_WORDS=(sluice record --bu); COMP_CWORD=2; _sluice; echo "${COMPREPLY[*]}"
   COMP_WORDS=(sluice record sch); COMP_CWORD=2; _sluice; echo "${COMPREPLY[*]}"
   COMP_WORDS=(sluiced --consumer-s); COMP_CWORD=1; _sluice_daemon; echo "${COMPREPLY[*]}"
 ' _ "$completion" 2>&1)
-expected_words=$'record\n--buffer\nsched/* \n--consumer-socket --consumer-socket-mode'
-[ "$words" = "$expected_words" ] && pass "bash completion: commands, flags, events, daemons" ||
+expected_words=$'record report\ncpu_by_thread\n--buffer\nsched/* \n--consumer-socket --consumer-socket-mode'
+[ "$words" = "$expected_words" ] && pass "bash completion: commands, flags, events, report sections, daemons" ||
   fail "bash completion gave:"$'\n'"$words"$'\n'"expected:"$'\n'"$expected_words"
 
 # 7. lintian.
