@@ -11,39 +11,13 @@
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "shm/base/string_util.h"
 #include "shm/base/subprocess.h"
+#include "user/probes/ftrace/atrace_categories.h"
 #include "user/probes/tracefs_state_file.h"
 
 namespace sluice {
 namespace {
 
 constexpr std::string_view kPrintEvent = "ftrace/print";
-
-// Kernel events behind the common atrace categories (Android only; atrace is
-// run with --only_userspace, so the kernel side is ours to enable).
-struct AtraceCategoryEvents {
-  std::string_view category;
-  std::vector<std::string_view> events;
-};
-const std::vector<AtraceCategoryEvents>& AtraceCategoryTable() {
-  static const auto* table = new std::vector<AtraceCategoryEvents>{
-      {"sched", {"sched/sched_switch", "sched/sched_wakeup", "sched/sched_waking",
-                 "sched/sched_wakeup_new", "sched/sched_process_exit", "sched/sched_blocked_reason",
-                 "task/task_newtask", "task/task_rename"}},
-      {"freq", {"power/cpu_frequency", "power/cpu_frequency_limits", "power/clock_set_rate",
-                "power/clock_enable", "power/clock_disable", "power/gpu_frequency"}},
-      {"idle", {"power/cpu_idle"}},
-      {"irq", {"irq/*", "ipi/*"}},
-      {"disk", {"block/block_rq_issue", "block/block_rq_complete"}},
-      {"binder_driver", {"binder/binder_transaction", "binder/binder_transaction_received",
-                         "binder/binder_transaction_alloc_buf", "binder/binder_set_priority"}},
-      {"binder_lock", {"binder/binder_lock", "binder/binder_locked", "binder/binder_unlock"}},
-      {"memreclaim", {"vmscan/mm_vmscan_direct_reclaim_begin",
-                      "vmscan/mm_vmscan_direct_reclaim_end", "vmscan/mm_vmscan_kswapd_wake",
-                      "vmscan/mm_vmscan_kswapd_sleep"}},
-      {"workq", {"workqueue/*"}},
-  };
-  return *table;
-}
 
 bool DetectAndroid(const std::string& atrace_path) {
   if (access(atrace_path.c_str(), X_OK) == 0) return true;
@@ -171,29 +145,36 @@ Status FtraceController::ApplyConfig() {
 }
 
 // The config's events, resolved against available_events; atrace categories
-// add their kernel events. Unknown events are warned about and skipped;
+// add the kernel events this kernel has (atrace_categories.h), on any Linux,
+// and ftrace/print for their user-space side. Unknown events and categories
+// are warned about and skipped (sluice record refuses them before starting);
 // "ftrace" group events (print: trace_marker writes) have no enable file and
 // are always on.
 StatusOr<std::vector<std::string>> FtraceController::ResolveEvents(bool wants_atrace) {
   const Tracefs& fs = *tracefs_;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> available, fs.ReadAvailableEvents());
   std::vector<std::string> requested = config_.events;
+  std::vector<std::string> user_space_only;
   if (wants_atrace) {
     requested.emplace_back(kPrintEvent);
-    if (is_android_) {
-      for (const std::string& cat : config_.atrace_categories) {
-        for (const AtraceCategoryEvents& entry : AtraceCategoryTable()) {
-          if (entry.category != cat) continue;
-          for (std::string_view e : entry.events) requested.emplace_back(e);
-        }
+    for (const std::string& name : config_.atrace_categories) {
+      const AtraceCategory* category = FindAtraceCategory(name);
+      if (!category) {
+        // atrace on Android may know vendor categories; elsewhere it is a typo.
+        if (!is_android_) unknown_events_.push_back("atrace category " + name);
+        continue;
       }
-    } else {
-      atrace_errors_ =
-          "atrace is not available (not Android): atrace_categories/atrace_apps are ignored; "
-          "recording ftrace/print (trace_marker writes) only";
-      Warn(atrace_errors_);
+      if (category->kernel_events.empty()) user_space_only.push_back(name);
+      for (std::string& event : ExpandAtraceCategory(*category, available)) requested.push_back(std::move(event));
+    }
+    if (!is_android_ && (!user_space_only.empty() || !config_.atrace_apps.empty())) {
+      // Not an error: the kernel side is recorded; what apps write to
+      // trace_marker arrives as ftrace/print.
+      Warn("not Android: no atrace to switch on app tracing" +
+           std::string(user_space_only.empty() ? "" : " for " + Join(user_space_only, ", ")) +
+           "; trace_marker writes are recorded as ftrace/print");
     }
   }
-  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> available, fs.ReadAvailableEvents());
   std::vector<std::string> resolved;
   std::vector<std::string> unresolved;
   ResolveFtraceEvents(requested, available, &resolved, &unresolved);

@@ -165,16 +165,31 @@ TEST_F(FtraceControllerTest, NoBootClockKeepsCurrent) {
   EXPECT_EQ(fake_.Read("trace_clock"), "[local] global\n");
 }
 
-TEST_F(FtraceControllerTest, AtraceOffAndroidWarnsAndRecordsPrintOnly) {
+TEST_F(FtraceControllerTest, CategoriesOffAndroidEnableTheirKernelEvents) {
   FtraceControlConfig config;
-  config.atrace_categories = {"gfx", "sched"};
+  config.atrace_categories = {"am", "sched", "binder_driver"};
   config.atrace_apps = {"com.example"};
   FtraceController c(fs_.get(), config, Options(false));
   ASSERT_TRUE(c.Start().ok());
-  EXPECT_TRUE(commands_.empty());
-  EXPECT_NE(c.atrace_errors().find("not Android"), std::string::npos);
-  EXPECT_EQ(c.active_events(), (std::vector<std::string>{"ftrace/print"}));
-  EXPECT_TRUE(c.enabled_by_us().empty());
+  EXPECT_TRUE(commands_.empty());  // No atrace to run.
+  EXPECT_TRUE(c.atrace_errors().empty());
+  // "sched" brings the events of it this kernel has; "am" (user space) and
+  // binder (not in this kernel) bring none; all bring ftrace/print.
+  EXPECT_NE(std::find(c.active_events().begin(), c.active_events().end(), "sched/sched_switch"),
+            c.active_events().end());
+  EXPECT_NE(std::find(c.active_events().begin(), c.active_events().end(), "ftrace/print"),
+            c.active_events().end());
+  EXPECT_EQ(std::find(c.active_events().begin(), c.active_events().end(), "sched/sched_wakeup"),
+            c.active_events().end());  // Not in Perfetto's sched category.
+  EXPECT_TRUE(c.unknown_events().empty());
+}
+
+TEST_F(FtraceControllerTest, UnknownCategoryOffAndroidIsAnUnknownEvent) {
+  FtraceControlConfig config;
+  config.atrace_categories = {"shed"};
+  FtraceController c(fs_.get(), config, Options(false));
+  ASSERT_TRUE(c.Start().ok());
+  EXPECT_EQ(c.unknown_events(), (std::vector<std::string>{"atrace category shed"}));
 }
 
 TEST_F(FtraceControllerTest, AtraceOnAndroidRunsAtrace) {
