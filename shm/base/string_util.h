@@ -33,6 +33,13 @@ std::string Join(const std::vector<std::string>& items, std::string_view separat
 // (English plural with an "s").
 std::string CountOf(uint64_t n, std::string_view noun);
 
+// For "did you mean" hints: up to `max_results` of `candidates` closest to
+// `word` by edit distance (Levenshtein), closest first, ties in candidate
+// order; only those within a quarter of the word's length (at least 2
+// edits) and at most one edit further than the closest.
+std::vector<std::string> NearestMatches(std::string_view word, const std::vector<std::string>& candidates,
+                                        size_t max_results);
+
 // Whole decimal numbers, surrounding whitespace allowed; false on anything
 // else (sign, junk, overflow).
 bool ParseU32(std::string_view s, uint32_t* out);

@@ -53,5 +53,19 @@ TEST(StringUtilTest, ParseUnsigned) {
   EXPECT_FALSE(ParseU64("18446744073709551616", &u64));
 }
 
+TEST(StringUtilTest, NearestMatches) {
+  const std::vector<std::string> names = {"sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup", "irq/*"};
+  EXPECT_EQ(NearestMatches("sched/sched_swich", names, 3), std::vector<std::string>{"sched/sched_switch"});
+  // One edit away, and the next best three: only the best.
+  EXPECT_EQ(NearestMatches("sched/sched_wakup", names, 3), std::vector<std::string>{"sched/sched_wakeup"});
+  // Two at one edit: both, the first one listed first; capped.
+  EXPECT_EQ(NearestMatches("sched/sched_wakinp", {"sched/sched_waking", "sched/sched_wakinq"}, 3),
+            (std::vector<std::string>{"sched/sched_waking", "sched/sched_wakinq"}));
+  EXPECT_EQ(NearestMatches("sched/sched_wakinp", {"sched/sched_waking", "sched/sched_wakinq"}, 1),
+            std::vector<std::string>{"sched/sched_waking"});
+  EXPECT_TRUE(NearestMatches("power/cpu_idle", names, 3).empty());
+  EXPECT_EQ(NearestMatches("irq", {"ipi", "irq"}, 3), std::vector<std::string>{"irq"});
+}
+
 }  // namespace
 }  // namespace sluice
