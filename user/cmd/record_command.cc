@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "user/cmd/record_config.h"
 #include "user/cmd/record_fault.h"
 #include "user/probes/probes_producer.h"
+#include "user/probes/tracefs.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
 
@@ -303,12 +305,29 @@ int RunRecordCommand(int argc, char** argv) {
   auto parsed = ParseRecordArgs(argc, argv);
   if (!parsed.ok()) return CommandLineExit(parsed.status(), "sluice record", kRecordUsage);
   RecordArgs args = std::move(parsed.value());
+  // What this kernel has, when tracefs is readable here (with --daemon as a
+  // plain user it may not be: sluice-probes then warns about unknown names).
+  std::optional<std::vector<std::string>> available;
+  if (StatusOr<std::unique_ptr<Tracefs>> tracefs = Tracefs::Open(TracefsOptions{}); tracefs.ok()) {
+    if (auto events = (*tracefs)->ReadAvailableEvents(); events.ok()) available = std::move(*events);
+  }
+  if (args.list) {
+    fputs(DescribeRecordCategories(available ? &*available : nullptr).c_str(), stdout);
+    return 0;
+  }
   auto built = BuildRecordConfig(args);
   if (!built.ok()) {
     fprintf(stderr, "sluice record: %s\n", built.status().message().c_str());
     return 2;
   }
   TraceConfig config = std::move(built.value());
+  if (available) {
+    const bool android = access("/system/bin/atrace", X_OK) == 0;
+    if (Status names = CheckRecordEventNames(config, *available, android); !names.ok()) {
+      fprintf(stderr, "sluice record: %s\n", names.message().c_str());
+      return 2;
+    }
+  }
   if (args.output.empty()) args.output = config.output_path();
   if (args.output.empty()) {
     fprintf(stderr, "sluice record: no output file: give -o FILE\n");

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <set>
 
+#include "shm/base/string_util.h"
+
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
@@ -10,6 +12,8 @@
 #include "shm/base/file_util.h"
 #include "shm/base/units.h"
 #include "sluice/bpf_config.pb.h"
+#include "user/probes/ftrace/atrace_categories.h"
+#include "user/probes/ftrace/ftrace_controller.h"
 #include "user/probes/probes_producer.h"
 
 namespace sluice {
@@ -17,8 +21,9 @@ namespace sluice {
 using perfetto::protos::TraceConfig;
 
 const char kRecordUsage[] =
-    "usage: sluice record -o FILE [-t DURATION] [-b SIZE] [--bpf] [EVENTS...]\n"
+    "usage: sluice record -o FILE [-t DURATION] [-b SIZE] [--bpf] [CATEGORIES...] [EVENTS...]\n"
     "       sluice record -c CONFIG [--txt] [-o FILE]\n"
+    "       sluice record --list\n"
     "  -o, --out FILE        trace file to write (Perfetto format)\n"
     "  -t, --time DURATION   how long to record: 10s (default), 500ms, 2m\n"
     "  -b, --buffer SIZE     central buffer: 64mb (default)\n"
@@ -32,8 +37,12 @@ const char kRecordUsage[] =
     "      --daemon          record through a running sluiced and sluice-probes\n"
     "      --consumer-socket PATH  sluiced's consumer socket (with --daemon)\n"
     "  -q, --quiet           no status line\n"
+    "      --list            the categories and the events behind each\n"
     "  -h, --help            this text\n"
+    "  CATEGORIES            atrace categories, as Perfetto and atrace name them:\n"
+    "                        sched freq idle irq disk workq memreclaim ... (--list)\n"
     "  EVENTS                ftrace events: sched/sched_switch, sched/*, ftrace/print\n"
+    "  Without CATEGORIES or EVENTS: sched, task, power and print events.\n"
     SLUICE_SIZE_HELP SLUICE_DURATION_HELP;
 
 namespace {
@@ -75,6 +84,7 @@ enum {
   kConsumerSocket,
   kCompress,
   kNoCompactSched,
+  kList,
 };
 const struct option kOptions[] = {
     {"out", required_argument, nullptr, 'o'},
@@ -90,6 +100,7 @@ const struct option kOptions[] = {
     {"quiet", no_argument, nullptr, 'q'},
     {"compress", no_argument, nullptr, kCompress},
     {"no-compact-sched", no_argument, nullptr, kNoCompactSched},
+    {"list", no_argument, nullptr, kList},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0}};
 
@@ -113,7 +124,12 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
   auto handle = [&](const CommandLineArg& arg) -> Status {
     const std::string v = arg.value ? arg.value : "";
     switch (arg.id) {
-      case kOperand: a.events.push_back(v); break;
+      case kOperand:
+        // A word without '/' that names a category is one (as Perfetto's
+        // CLI takes them); anything else is an event name.
+        if (v.find('/') == std::string::npos && FindAtraceCategory(v)) a.categories.push_back(v);
+        else a.events.push_back(v);
+        break;
       case 'o': a.output = v; break;
       case 't': {
         StatusOr<uint32_t> ms = ParseDurationMs(v);
@@ -151,13 +167,14 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
       case 'q': a.quiet = true; break;
       case kCompress: a.compress = true; break;
       case kNoCompactSched: a.no_compact_sched = true; break;
+      case kList: a.list = true; break;
       case 'h': return HelpRequested();
     }
     return Status::Ok();
   };
   SLUICE_RETURN_IF_ERROR(ParseCommandLine(argc, argv, "o:t:b:k:c:qh", kOptions, handle));
-  if (!a.config_path.empty() && !a.events.empty())
-    return Status::Error("give either -c CONFIG or EVENTS, not both");
+  if (!a.config_path.empty() && (!a.events.empty() || !a.categories.empty()))
+    return Status::Error("give either -c CONFIG or CATEGORIES/EVENTS, not both");
   return a;
 }
 
@@ -189,17 +206,19 @@ StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args) {
   buffer->set_fill_policy(TraceConfig::BufferConfig::RING_BUFFER);
   config.set_duration_ms(args.duration_ms);
 
-  std::vector<std::string> events = args.events.empty() ? DefaultRecordEvents() : args.events;
+  const bool defaults = args.events.empty() && args.categories.empty();
+  std::vector<std::string> events = defaults ? DefaultRecordEvents() : args.events;
   std::vector<std::string> ftrace_events, bpf_events;
   for (const std::string& e : events) {
     if (args.bpf && BpfEvents().count(e)) bpf_events.push_back(e);
     else ftrace_events.push_back(e);
   }
-  if (!ftrace_events.empty()) {
+  if (!ftrace_events.empty() || !args.categories.empty()) {
     auto* ds = config.add_data_sources()->mutable_config();
     ds->set_name("linux.ftrace");
     auto* ftrace = ds->mutable_ftrace_config();
     for (const std::string& e : ftrace_events) ftrace->add_ftrace_events(e);
+    for (const std::string& c : args.categories) ftrace->add_atrace_categories(c);
     ftrace->set_buffer_size_kb(args.kernel_buffer_kb);
     ftrace->mutable_compact_sched()->set_enabled(!args.no_compact_sched);
   }
@@ -218,6 +237,91 @@ StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args) {
   ps->mutable_process_stats_config()->set_record_thread_names(true);
   config.add_data_sources()->mutable_config()->set_name("linux.system_info");
   return config;
+}
+
+namespace {
+
+// "group/name" and "group/*" of every available event, then the categories:
+// what a misspelt name is compared with.
+std::vector<std::string> KnownNames(const std::vector<std::string>& available) {
+  std::vector<std::string> names = available;
+  std::set<std::string> groups;
+  for (const std::string& event : available) groups.insert(event.substr(0, event.find('/')) + "/*");
+  names.insert(names.end(), groups.begin(), groups.end());
+  names.emplace_back("ftrace/print");
+  for (const AtraceCategory& category : AtraceCategories()) names.emplace_back(category.name);
+  return names;
+}
+
+std::string UnknownNameMessage(const std::string& what, const std::string& name,
+                               const std::vector<std::string>& known) {
+  std::string message = "this kernel has no " + what + " '" + name + "'";
+  const std::vector<std::string> nearest = NearestMatches(name, known, 3);
+  if (!nearest.empty()) message += ": did you mean " + Join(nearest, ", ") + "?";
+  return message + " (sluice record --list names the categories; tracefs' available_events the events)";
+}
+
+}  // namespace
+
+Status CheckRecordEventNames(const TraceConfig& config, const std::vector<std::string>& available, bool android) {
+  const std::vector<std::string> known = KnownNames(available);
+  for (const auto& source : config.data_sources()) {
+    if (source.config().name() != "linux.ftrace") continue;
+    const auto& ftrace = source.config().ftrace_config();
+    for (const std::string& event : ftrace.ftrace_events()) {
+      // trace_marker's events have no enable file and are not listed.
+      if (event.starts_with("ftrace/")) continue;
+      std::vector<std::string> resolved, unknown;
+      ResolveFtraceEvents({event}, available, &resolved, &unknown);
+      if (!unknown.empty()) {
+        const bool bare = event.find('/') == std::string::npos;
+        return Status::Error(UnknownNameMessage(bare ? "event or category" : "event", event, known));
+      }
+    }
+    if (android) continue;
+    for (const std::string& category : ftrace.atrace_categories()) {
+      if (!FindAtraceCategory(category)) return Status::Error(UnknownNameMessage("category", category, known));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string DescribeRecordCategories(const std::vector<std::string>* available) {
+  std::string text;
+  for (const AtraceCategory& category : AtraceCategories()) {
+    char line[160];
+    snprintf(line, sizeof(line), "%-14s %s\n", std::string(category.name).c_str(),
+             std::string(category.description).c_str());
+    text += line;
+    if (category.kernel_events.empty()) {
+      text += "               (user space: trace_marker writes, recorded as ftrace/print)\n";
+      continue;
+    }
+    std::vector<std::string> events;
+    if (available) {
+      events = ExpandAtraceCategory(category, *available);
+      events.pop_back();  // ftrace/print, which every category adds.
+      if (events.empty()) {
+        text += "               (none of its events in this kernel)\n";
+        continue;
+      }
+    } else {
+      events.assign(category.kernel_events.begin(), category.kernel_events.end());
+    }
+    // Wrapped under the description, at most 80 columns.
+    std::string wrapped = "              ";
+    for (const std::string& event : events) {
+      if (wrapped.size() + 1 + event.size() > 80 && wrapped.size() > 14) {
+        text += wrapped + "\n";
+        wrapped = "              ";
+      }
+      wrapped += " " + event;
+    }
+    text += wrapped + "\n";
+  }
+  text += available ? "Events are those this kernel has; every category adds ftrace/print.\n"
+                    : "tracefs is not readable here: the events are the full lists, whatever this kernel has.\n";
+  return text;
 }
 
 }  // namespace sluice

@@ -30,7 +30,9 @@ struct RecordArgs {
   bool compress = false;
   bool no_compact_sched = false;
   std::string consumer_socket = "/run/sluice/consumer.sock";
-  std::vector<std::string> events;
+  std::vector<std::string> events;      // "group/name", "group/*" or a bare event name
+  std::vector<std::string> categories;  // atrace categories given as words: sched, freq, ...
+  bool list = false;                    // --list: print the categories and exit
 };
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
@@ -41,6 +43,17 @@ StatusOr<perfetto::protos::TraceConfig> BuildRecordConfig(const RecordArgs& args
 
 // The default ftrace events when none are given.
 const std::vector<std::string>& DefaultRecordEvents();
+
+// Refuses, before anything starts, ftrace events and atrace categories of
+// `config` that this kernel does not have (`available`: tracefs'
+// available_events as "group/name"), naming the nearest known names. On
+// Android, atrace may know vendor categories: unknown categories pass there.
+Status CheckRecordEventNames(const perfetto::protos::TraceConfig& config,
+                             const std::vector<std::string>& available, bool android);
+
+// `sluice record --list`: the categories, and the events behind each; with
+// `available`, only those this kernel has, and how many it lacks.
+std::string DescribeRecordCategories(const std::vector<std::string>* available);
 
 // `sluice record --help`.
 extern const char kRecordUsage[];

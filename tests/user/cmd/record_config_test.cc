@@ -336,5 +336,77 @@ TEST(RecordConfigTest, PerfettoAndroidConfigParses) {
   EXPECT_EQ(ps->target_buffer(), 1u);
 }
 
+TEST(RecordConfigTest, CategoryWordsBecomeAtraceCategories) {
+  auto a = Parse({"-o", "t.pftrace", "sched", "freq", "sched/sched_wakeup", "irq_handler_entry", "am"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->categories, (std::vector<std::string>{"sched", "freq", "am"}));
+  EXPECT_EQ(a->events, (std::vector<std::string>{"sched/sched_wakeup", "irq_handler_entry"}));
+  auto config = BuildRecordConfig(*a);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const DataSourceConfig* ftrace = FindSource(*config, "linux.ftrace");
+  ASSERT_NE(ftrace, nullptr);
+  EXPECT_EQ(Sorted(ftrace->ftrace_config().atrace_categories()), (std::vector<std::string>{"am", "freq", "sched"}));
+  // Given categories or events, the defaults are not added.
+  EXPECT_EQ(Sorted(ftrace->ftrace_config().ftrace_events()),
+            (std::vector<std::string>{"irq_handler_entry", "sched/sched_wakeup"}));
+
+  auto only_categories = Parse({"-o", "t.pftrace", "idle"});
+  ASSERT_TRUE(only_categories.ok());
+  auto idle = BuildRecordConfig(*only_categories);
+  ASSERT_TRUE(idle.ok());
+  EXPECT_EQ(FindSource(*idle, "linux.ftrace")->ftrace_config().ftrace_events_size(), 0);
+  EXPECT_TRUE(Parse({"--list"})->list);
+  EXPECT_FALSE(Parse({"-c", "cfg.pbtx", "sched"}).ok());
+}
+
+TEST(RecordConfigTest, UnknownNamesAreRefusedWithTheNearestKnown) {
+  const std::vector<std::string> available = {"sched/sched_switch", "sched/sched_waking", "power/cpu_idle",
+                                              "irq/irq_handler_entry"};
+  auto check = [&](std::vector<std::string> words, bool android = false) {
+    words.insert(words.begin(), {"-o", "t.pftrace"});
+    auto a = Parse(words);
+    EXPECT_TRUE(a.ok()) << a.status().message();
+    auto config = BuildRecordConfig(*a);
+    EXPECT_TRUE(config.ok()) << config.status().message();
+    return CheckRecordEventNames(*config, available, android);
+  };
+  EXPECT_TRUE(check({"sched", "idle", "sched/*", "sched/sched_switch", "irq_handler_entry", "ftrace/print"}).ok());
+  EXPECT_EQ(check({"sched/sched_swich"}).message(),
+            "this kernel has no event 'sched/sched_swich': did you mean sched/sched_switch? "
+            "(sluice record --list names the categories; tracefs' available_events the events)");
+  EXPECT_NE(check({"shed"}).message().find("no event or category 'shed': did you mean sched?"), std::string::npos);
+  EXPECT_NE(check({"block/*"}).message().find("no event 'block/*'"), std::string::npos);
+  EXPECT_NE(check({"nothing_like_it_at_all"}).message().find("'nothing_like_it_at_all' (sluice record --list"),
+            std::string::npos);
+
+  // Categories in a config: checked too, except on Android (vendor ones).
+  TraceConfig config;
+  auto* ftrace = config.add_data_sources()->mutable_config();
+  ftrace->set_name("linux.ftrace");
+  ftrace->mutable_ftrace_config()->add_atrace_categories("freqq");
+  EXPECT_NE(CheckRecordEventNames(config, available, false).message().find("no category 'freqq': did you mean freq?"),
+            std::string::npos);
+  EXPECT_TRUE(CheckRecordEventNames(config, available, true).ok());
+}
+
+TEST(RecordConfigTest, ListsCategoriesWithWhatThisKernelHas) {
+  const std::vector<std::string> available = {"sched/sched_switch", "power/cpu_idle"};
+  const std::string listed = DescribeRecordCategories(&available);
+  EXPECT_NE(listed.find("idle           CPU idle\n               power/cpu_idle\n"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("binder_driver  Binder kernel driver\n               (none of its events in this kernel)\n"),
+            std::string::npos);
+  EXPECT_NE(listed.find("am             Activity Manager (user space)\n               (user space: trace_marker"),
+            std::string::npos);
+  for (std::string_view line : {std::string_view(listed)}) EXPECT_FALSE(line.empty());
+  size_t start = 0;
+  while (start < listed.size()) {
+    const size_t end = listed.find('\n', start);
+    EXPECT_LE(end - start, 80u) << listed.substr(start, end - start);
+    start = end + 1;
+  }
+  // Without tracefs: the full lists.
+  EXPECT_NE(DescribeRecordCategories(nullptr).find("binder/binder_transaction"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice
