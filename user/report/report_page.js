@@ -74,6 +74,7 @@
 
   function formatDuration(ns) {
     if (typeof ns !== 'number' || !isFinite(ns)) return '?';
+    if (ns === 0) return '0';
     const a = Math.abs(ns);
     if (a < 1e3) return Math.round(ns) + ' ns';
     if (a < 1e6) return short(ns / 1e3) + ' µs';
@@ -478,21 +479,46 @@
     return parts;
   }
 
-  function drawWindowSlices(main, info) {
-    const slices = section('html_window_slices',
-      ['ts', 'dur', 'depth', 'name', 'track_id', 'id', 'kind', 'owner', 'track']);
-    const box = sectionBox('slices', slices ? slices.title : 'Slices in the window', slices && slices.description);
+  // The start of a part that shows the window (slices, runs): its box, where
+  // the window is, how many items it shows and how to choose another window.
+  // Returns the section and the box, or null when there is nothing to draw
+  // (the box then says why).
+  function windowPart(main, info, part) {
+    const s = section(part.name, part.columns);
+    const box = sectionBox(part.id, s ? s.title : part.title, s && s.description);
     main.append(box);
-    if (!slices) {
-      box.append(emptyNote('The report has no slices section.'));
-      return;
+    if (!s) {
+      box.append(emptyNote('The report has no ' + part.what + ' section.'));
+      return null;
     }
-    box.append(...windowHelp(info, slices.rows.length, info && info.slices, 'slices'));
-    add(box, trimNote('html_window_slices', 'slices'));
-    if (!slices.rows.length) {
-      box.append(emptyNote(isWholeTrace(info) ? 'No slices in this trace.' : 'No slices in this window.'));
-      return;
+    box.append(...windowHelp(info, s.rows.length, info && info[part.countColumn], part.what));
+    add(box, trimNote(part.name, part.what));
+    if (!s.rows.length) {
+      box.append(emptyNote(isWholeTrace(info) ? part.noneInTrace : part.noneInWindow));
+      return null;
     }
+    return [s, box];
+  }
+
+  // One tooltip for all the items of an SVG picture: the item under the
+  // pointer has data-i, its row's index, and `describe` gives its lines.
+  function hoverItems(svg, describe) {
+    svg.addEventListener('mousemove', (event) => {
+      const i = event.target.getAttribute && event.target.getAttribute('data-i');
+      if (i === null || i === undefined) return hideTooltip();
+      showTooltip(event, describe(Number(i)));
+    });
+    svg.addEventListener('mouseleave', hideTooltip);
+  }
+
+  function drawWindowSlices(main, info) {
+    const part = windowPart(main, info, {
+      name: 'html_window_slices', id: 'slices', title: 'Slices in the window', what: 'slices',
+      columns: ['ts', 'dur', 'depth', 'name', 'track_id', 'id', 'kind', 'owner', 'track'],
+      countColumn: 'slices', noneInTrace: 'No slices in this trace.', noneInWindow: 'No slices in this window.',
+    });
+    if (!part) return;
+    const [slices, box] = part;
     const [tsCol, durCol, depthCol, nameCol, trackCol, idCol, kindCol, ownerCol, trackNameCol] =
       ['ts', 'dur', 'depth', 'name', 'track_id', 'id', 'kind', 'owner', 'track'].map(slices.col);
 
@@ -561,12 +587,7 @@
         }
       }
       svg.append(items);
-      svg.addEventListener('mousemove', (event) => {
-        const i = event.target.getAttribute && event.target.getAttribute('data-i');
-        if (i === null || i === undefined) return hideTooltip();
-        showTooltip(event, describe(slices.rows[Number(i)]));
-      });
-      svg.addEventListener('mouseleave', hideTooltip);
+      hoverItems(svg, (i) => describe(slices.rows[i]));
       lanes.append(lane(trackLabel(track.row), svg));
     }
     box.append(lanes);
@@ -574,20 +595,14 @@
   }
 
   function drawWindowRuns(main, info) {
-    const runs = section('html_window_runs', ['cpu', 'ts', 'dur', 'tid', 'thread', 'upid']);
-    const box = sectionBox('runs', runs ? runs.title : 'CPU runs in the window', runs && runs.description);
-    main.append(box);
-    if (!runs) {
-      box.append(emptyNote('The report has no CPU runs section.'));
-      return;
-    }
-    box.append(...windowHelp(info, runs.rows.length, info && info.runs, 'CPU runs'));
-    add(box, trimNote('html_window_runs', 'CPU runs'));
-    if (!runs.rows.length) {
-      box.append(emptyNote(isWholeTrace(info) ? 'No CPU ran anything in this trace (no sched_switch events).'
-                                              : 'No CPU ran anything in this window.'));
-      return;
-    }
+    const part = windowPart(main, info, {
+      name: 'html_window_runs', id: 'runs', title: 'CPU runs in the window', what: 'CPU runs',
+      columns: ['cpu', 'ts', 'dur', 'tid', 'thread', 'upid'], countColumn: 'runs',
+      noneInTrace: 'No CPU ran anything in this trace (no sched_switch events).',
+      noneInWindow: 'No CPU ran anything in this window.',
+    });
+    if (!part) return;
+    const [runs, box] = part;
     const [cpuCol, tsCol, durCol, tidCol, threadCol, upidCol] =
       ['cpu', 'ts', 'dur', 'tid', 'thread', 'upid'].map(runs.col);
     const start = info ? info.start : extent(runs.rows, (row) => row[tsCol])[0];
@@ -613,15 +628,11 @@
                                      fill: processColour(row[upidCol]), 'data-i': i }));
       }
       svg.append(items);
-      svg.addEventListener('mousemove', (event) => {
-        const i = event.target.getAttribute && event.target.getAttribute('data-i');
-        if (i === null || i === undefined) return hideTooltip();
-        const row = runs.rows[Number(i)];
-        showTooltip(event, [String(row[threadCol]) + ' (tid ' + row[tidCol] + ')', processName(row[upidCol]),
-                            'CPU ' + row[cpuCol] + ', start ' + sinceStart(row[tsCol]),
-                            'ran ' + formatDuration(row[durCol])]);
+      hoverItems(svg, (i) => {
+        const row = runs.rows[i];
+        return [String(row[threadCol]) + ' (tid ' + row[tidCol] + ')', processName(row[upidCol]),
+                'CPU ' + row[cpuCol] + ', start ' + sinceStart(row[tsCol]), 'ran ' + formatDuration(row[durCol])];
       });
-      svg.addEventListener('mouseleave', hideTooltip);
       lanes.append(lane('CPU ' + cpu, svg));
     }
     box.append(lanes);
