@@ -13,6 +13,7 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -166,10 +167,19 @@ size_t Count(const std::string& text, const std::string& what) {
 
 // Undoes EscapeJsonForScriptElement's two escapes; the result must be the
 // JSON that ReportToJson wrote.
-std::string Unescape(std::string text) {
-  for (size_t at; (at = text.find("<\\/")) != std::string::npos;) text.erase(at + 1, 1);
-  for (size_t at; (at = text.find("<\\u0021--")) != std::string::npos;) text.replace(at + 1, 6, "!");
-  return text;
+std::string Unescape(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] != '<') continue;
+    if (text.substr(i + 1, 2) == "\\/") {
+      i += 1;  // Drop the backslash; the '/' comes next.
+    } else if (text.substr(i + 1, 6) == "\\u0021") {
+      out += '!';
+      i += 6;
+    }
+  }
+  return out;
 }
 
 // Runs one SQL expression over `json` (as ?1) in SQLite, whose JSON
