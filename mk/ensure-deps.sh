@@ -5,9 +5,11 @@
 #   mk/ensure-deps.sh vm      plus what vm-tests need
 #   mk/ensure-deps.sh package plus what `make deb` and its check need
 set -euo pipefail
+# chromium-headless-shell loads the HTML report in the tests (report_html_test.cc).
 build_pkgs=(g++ make clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev
             libprotobuf-dev protobuf-compiler libgtest-dev libbenchmark-dev bpftool
-            libtraceevent-dev libsqlite3-dev libedit-dev libsystemd-dev help2man)
+            libtraceevent-dev libsqlite3-dev libedit-dev libsystemd-dev help2man
+            chromium-headless-shell)
 bench_pkgs=(trace-cmd stress-ng)
 vm_pkgs=(qemu-system-x86 busybox-static cpio)
 package_pkgs=(dpkg-dev lintian systemd)

@@ -39,6 +39,13 @@ void AppendRow(const ReportSection& section, const std::vector<ReportCell>& row,
 
 }  // namespace
 
+std::string ReportRowToJson(const ReportSection& section, const std::vector<ReportCell>& row,
+                            ReportJsonRows rows) {
+  std::string out;
+  AppendRow(section, row, rows, out);
+  return out;
+}
+
 std::string ReportToJson(const Report& report, ReportJsonRows rows) {
   std::string out = "{\"trace\":";
   AppendJsonString(report.trace_path, out);

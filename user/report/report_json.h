@@ -15,6 +15,7 @@
 #define SLUICE_USER_REPORT_REPORT_JSON_H_
 
 #include <string>
+#include <vector>
 
 #include "user/report/report.h"
 
@@ -23,6 +24,11 @@ namespace sluice {
 enum class ReportJsonRows { kObjects, kArrays };
 
 std::string ReportToJson(const Report& report, ReportJsonRows rows);
+
+// One ROW of `section` exactly as ReportToJson writes it, for callers that
+// weigh rows before choosing which to keep (report_html.cc bounds its page).
+std::string ReportRowToJson(const ReportSection& section, const std::vector<ReportCell>& row,
+                            ReportJsonRows rows);
 
 }  // namespace sluice
 
