@@ -19,6 +19,7 @@
 #include "user/cmd/trace_path.h"
 #include "user/query/query_engine.h"
 #include "user/report/report_builder.h"
+#include "user/report/report_html.h"
 #include "user/report/report_json.h"
 #include "user/report/report_sql.h"
 #include "user/report/report_text.h"
@@ -31,6 +32,7 @@ constexpr char kCommand[] = "sluice report";
 
 constexpr char kUsage[] =
     "usage: sluice report TRACE [--format text|json] [--timing]\n"
+    "       sluice report TRACE --html FILE [--window START,END]\n"
     "       sluice report --list | --sql SECTION\n"
     "  One screen about a trace: its span and size; losses by stage with the fix;\n"
     "  CPU time by process and by thread; per-CPU utilization; scheduling latency\n"
@@ -39,6 +41,12 @@ constexpr char kUsage[] =
     "\n"
     "  --format FORMAT   text (the default) or json (one document, for scripts:\n"
     "                    jq '.sections.cpu_by_thread.rows')\n"
+    "  --html FILE       write one self-contained page instead (no network needed):\n"
+    "                    per-CPU timelines of what ran, a scheduling-latency\n"
+    "                    histogram, slices and CPU runs of a window, every table\n"
+    "  --window START,END  the page's window, in seconds from the trace's start\n"
+    "                    (default: the whole trace; the page shows its first\n"
+    "                    20000 slices and runs)\n"
     "  --list            the sections, and where their SQL files are\n"
     "  --sql SECTION     print a section's SQL: start your own query from it with\n"
     "                    sluice query TRACE -f FILE\n"
@@ -49,7 +57,7 @@ constexpr char kUsage[] =
     "Exit status: 0 done; 1 a section failed or the output could not be written;\n"
     "2 bad arguments or an unreadable trace.\n";
 
-enum : int { kFormatOption = kFirstLongOnly, kListOption, kSqlOption, kTimingOption };
+enum : int { kFormatOption = kFirstLongOnly, kListOption, kSqlOption, kTimingOption, kHtmlOption, kWindowOption };
 
 struct ReportCommandOptions {
   std::string trace;
@@ -57,6 +65,8 @@ struct ReportCommandOptions {
   bool list = false;
   std::optional<std::string> sql_section;
   bool timing = false;
+  std::optional<std::string> html_path;
+  std::optional<ReportWindow> window;
 };
 
 Status ParseReportOptions(int argc, char** argv, ReportCommandOptions* options) {
@@ -64,6 +74,8 @@ Status ParseReportOptions(int argc, char** argv, ReportCommandOptions* options) 
                                            {"list", no_argument, nullptr, kListOption},
                                            {"sql", required_argument, nullptr, kSqlOption},
                                            {"timing", no_argument, nullptr, kTimingOption},
+                                           {"html", required_argument, nullptr, kHtmlOption},
+                                           {"window", required_argument, nullptr, kWindowOption},
                                            {"help", no_argument, nullptr, 'h'},
                                            {nullptr, 0, nullptr, 0}};
   std::vector<std::string> operands;
@@ -85,6 +97,16 @@ Status ParseReportOptions(int argc, char** argv, ReportCommandOptions* options) 
       case kTimingOption:
         options->timing = true;
         break;
+      case kHtmlOption:
+        if (std::string(arg.value).empty()) return Status::Error("--html needs a file name");
+        options->html_path = arg.value;
+        break;
+      case kWindowOption: {
+        StatusOr<ReportWindow> window = ParseReportWindow(arg.value);
+        if (!window.ok()) return window.status();
+        options->window = *window;
+        break;
+      }
       default:
         operands.push_back(arg.value);
     }
@@ -95,6 +117,8 @@ Status ParseReportOptions(int argc, char** argv, ReportCommandOptions* options) 
     if (options->list && options->sql_section) return Status::Error("--list and --sql together: give one");
     return Status::Ok();
   }
+  if (options->window && !options->html_path) return Status::Error("--window applies to --html");
+  if (options->html_path && options->json) return Status::Error("--html and --format json together: give one");
   if (operands.empty()) return Status::Error("no TRACE given: name the trace file to report on");
   if (operands.size() > 1)
     return Status::Error("one TRACE at a time (got '" + operands[0] + "' and '" + operands[1] + "')");
@@ -162,6 +186,8 @@ int RunReportCommand(int argc, char** argv) {
             Seconds(imported_ns - start_ns), Seconds(imported_cpu_ns - start_cpu_ns));
 
   ReportOptions report_options;
+  report_options.html_sections = options.html_path.has_value();
+  report_options.window = options.window;
   StatusOr<Report> report = BuildReport((*engine)->db(), options.trace, report_options);
   if (!report.ok()) {
     fprintf(stderr, "%s: %s\n", kCommand, report.status().message().c_str());
@@ -171,7 +197,16 @@ int RunReportCommand(int argc, char** argv) {
     fprintf(stderr, "%s: sections in %.3f s (%.3f s CPU)\n", kCommand,
             Seconds(ClockNs(CLOCK_MONOTONIC) - imported_ns),
             Seconds(ClockNs(CLOCK_PROCESS_CPUTIME_ID) - imported_cpu_ns));
-  if (options.json) {
+  if (options.html_path) {
+    // Written whole to a temporary file and renamed: an existing FILE is
+    // replaced only by a complete page.
+    const std::string page = RenderReportHtml(*report);
+    if (Status written = WriteFileAtomically(*options.html_path, page, 0644); !written.ok()) {
+      fprintf(stderr, "%s: cannot write %s: %s\n", kCommand, options.html_path->c_str(), written.message().c_str());
+      return 1;
+    }
+    printf("%s: wrote %s (%zu KB)\n", kCommand, options.html_path->c_str(), (page.size() + 1023) / 1024);
+  } else if (options.json) {
     const std::string json = ReportToJson(*report, ReportJsonRows::kObjects);
     fwrite(json.data(), 1, json.size(), stdout);
   } else {

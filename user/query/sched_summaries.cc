@@ -152,7 +152,7 @@ const CpuTimeline& SchedSummaries::cpu_timeline() {
   CpuTimeline& t = cpu_timeline_;
   const SchedSliceTable& sched = storage_->sched;
   const uint64_t cpus = std::max<uint64_t>(1, storage_->cpu.size());
-  t.buckets = static_cast<uint32_t>(std::clamp<uint64_t>(100000 / cpus, 50, 1000));
+  t.buckets = static_cast<uint32_t>(std::clamp<uint64_t>(40000 / cpus, 50, 1000));
   t.start_ts = storage_->start_ts == kNullInt ? 0 : storage_->start_ts;
   const int64_t span = storage_->start_ts == kNullInt ? 0 : storage_->end_ts - storage_->start_ts;
   t.bucket_ns = std::max<int64_t>(1, (span + t.buckets - 1) / t.buckets);

@@ -26,7 +26,8 @@
 //                            buckets: utid, bucket b, lower_ns 2^b, waits
 //                            (those with 2^b <= dur < 2^(b+1); dur 0 in b 0)
 //   sluice_cpu_timeline      the trace cut into equal spans (1000, or fewer
-//                            with many CPUs: at most 100000 cells, at least
+//                            beyond 40 CPUs: 40000 cells at most, so the HTML
+//                            page stays small; at least
 //                            50 spans); per CPU and span with any run: cpu,
 //                            bucket, ts, dur (of the span), run_ns (time
 //                            running anything but the idle task; a run that

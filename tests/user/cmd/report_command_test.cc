@@ -141,6 +141,43 @@ TEST_F(ReportCommandTest, BadArgumentsAndTracesGetOneLine) {
   }
 }
 
+TEST_F(ReportCommandTest, HtmlPageReplacesAFileOnlyWhenComplete) {
+  const std::string page = dir_ + "/report.html";
+  ASSERT_TRUE(WriteFileAtomically(page, "an older page\n", 0644).ok());
+  // A failing run (a window past the trace's end) leaves it as it was.
+  Result late = Report({TracePath("atrace_rec"), "--html", page, "--window", "100,200"});
+  EXPECT_EQ(late.exit_code, 1);
+  EXPECT_EQ(late.err, "sluice report: the window starts at 100.000 s, after the trace's end (it lasts 2.960 s)\n");
+  EXPECT_EQ(*ReadFile(page), "an older page\n");
+
+  Result r = Report({TracePath("atrace_rec"), "--html", page, "--window", "0.9,1.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("sluice report: wrote " + page + " (")) << r.out;
+  StatusOr<std::string> html = ReadFile(page);
+  ASSERT_TRUE(html.ok());
+  EXPECT_TRUE(html->starts_with("<!DOCTYPE html>")) << html->substr(0, 100);
+  EXPECT_LT(html->size(), 5'000'000u);
+  EXPECT_NE(html->find("\"html_window\""), std::string::npos);
+  // Nothing from the network: the one URL is SVG's namespace name.
+  std::string without_svg_namespace = *html;
+  for (size_t at; (at = without_svg_namespace.find("http://www.w3.org/2000/svg")) != std::string::npos;)
+    without_svg_namespace.erase(at, 26);
+  EXPECT_EQ(without_svg_namespace.find("http:"), std::string::npos);
+  EXPECT_EQ(without_svg_namespace.find("https:"), std::string::npos);
+
+  Result nowhere = Report({TracePath("atrace_rec"), "--html", dir_ + "/no/such/dir/r.html"});
+  EXPECT_EQ(nowhere.exit_code, 1);
+  EXPECT_TRUE(nowhere.err.starts_with("sluice report: cannot write " + dir_ + "/no/such/dir/r.html: ")) << nowhere.err;
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{TracePath("atrace"), "--window", "1,2"},
+        std::vector<std::string>{TracePath("atrace"), "--html", page, "--window", "2,1"},
+        std::vector<std::string>{TracePath("atrace"), "--html", page, "--format", "json"}}) {
+    Result b = Report(bad);
+    EXPECT_EQ(b.exit_code, 2) << Join(bad, " ") << ": " << b.err;
+    EXPECT_TRUE(b.err.starts_with("sluice report: ")) << b.err;
+  }
+}
+
 TEST_F(ReportCommandTest, TimingGoesToStderr) {
   Result r = Report({TracePath("atrace"), "--timing"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

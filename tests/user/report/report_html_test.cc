@@ -21,6 +21,8 @@
 #include "tests/child_process_test_util.h"
 #include "tests/kernel_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
+#include "user/query/query_engine.h"
+#include "user/report/report_builder.h"
 #include "user/report/report_json.h"
 
 namespace sluice {
@@ -447,6 +449,33 @@ TEST_F(ReportHtmlBrowserTest, DrawsEveryPart) {
                          "table-sched_latency", "table-longest_slices", "table-slice_names", "table-counters"}) {
     EXPECT_NE(dom.find("id=\"" + std::string(id) + "\""), std::string::npos) << id;
   }
+}
+
+// The page of a real trace, from the section files through BuildReport: the
+// atrace recording (CPU runs, slices on thread and process tracks, counters,
+// an error row).
+TEST_F(ReportHtmlBrowserTest, DrawsARecordedTrace) {
+  if (chromium_.empty()) SLUICE_BROWSER_SKIP("no Chromium: apt-get install chromium-headless-shell");
+  std::string data = "tests/data";
+  if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) data = env;
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(data + "/query/atrace_rec.pftrace");
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  ReportOptions options;
+  options.html_sections = true;
+  StatusOr<Report> report = BuildReport((*engine)->db(), "atrace_rec.pftrace", options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const std::string dom = WithoutData(RenderInBrowser(RenderReportHtml(*report)));
+  ASSERT_FALSE(dom.empty());
+  EXPECT_NE(BodyTag(dom).find("data-rendered=\"ok\""), std::string::npos) << BodyTag(dom);
+  EXPECT_NE(dom.find("<pre id=\"script-errors\"></pre>"), std::string::npos)
+      << dom.substr(dom.find("script-errors"), 2000);
+  EXPECT_EQ(Count(dom, "class=\"timeline-cpu\""), 2u);
+  EXPECT_EQ(Count(dom, "class=\"hist-bar\""), report->Find("html_latency_histogram")->rows.size());
+  EXPECT_EQ(Count(dom, "class=\"slice\"") + Count(dom, "class=\"slice open\""),
+            report->Find("html_window_slices")->rows.size());
+  EXPECT_EQ(Count(dom, "class=\"run\""), report->Find("html_window_runs")->rows.size());
+  EXPECT_EQ(Count(dom, "class=\"loss-row\""), report->Find("losses")->rows.size());
+  EXPECT_NE(dom.find("id=\"table-sched_latency\""), std::string::npos);
 }
 
 TEST_F(ReportHtmlBrowserTest, SaysWhatIsMissing) {

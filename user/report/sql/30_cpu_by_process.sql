@@ -1,6 +1,7 @@
 -- title: CPU time by process
 -- The 10 processes whose threads ran longest on any CPU, from the sched
 -- table (context switches). cpu_pct is the share of all CPUs over the trace.
+
 -- sluice_thread_cpu: sched's runs and time per thread and CPU, summed in
 -- one pass (docs/QUERY.md); the same as
 --   select utid, cpu, count(*) as runs, sum(dur) as dur from sched

@@ -1,6 +1,7 @@
 -- title: CPU time by thread
 -- The 10 threads that ran longest, with how many times they were switched in.
 -- cpu_pct is the share of all CPUs over the trace.
+
 -- sluice_thread_cpu: sched's runs and time per thread and CPU, summed in
 -- one pass (docs/QUERY.md); the same as
 --   select utid, cpu, count(*) as runs, sum(dur) as dur from sched

@@ -1,6 +1,7 @@
 -- title: CPU utilization
 -- Per CPU: how long it ran something other than its idle task, as a share of
 -- the trace's span, and how many times it switched to another task.
+
 -- sluice_thread_cpu holds sched's runs and time per thread and CPU.
 SELECT
   cpu,

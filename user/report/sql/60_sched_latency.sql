@@ -2,6 +2,7 @@
 -- How long threads waited to run once they were runnable (woken or
 -- preempted: thread_state 'R' and 'R+'), for the 10 threads that waited
 -- longest in total. Percentiles in microseconds.
+
 -- sluice_thread_runnable sums each thread's waits in one pass (docs/QUERY.md);
 -- for other percentiles, SQLite's percentile() over thread_state gives the
 -- same figures:
