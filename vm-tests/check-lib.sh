@@ -55,7 +55,8 @@ check_markers() {
 
 # host_stats TRACE no-loss|loss: "sluice stats TRACE" on the host, into
 # RES/host_stats.txt. sluice stats exits 0 when the trace reports no loss,
-# 1 when it reports some, 2 when it cannot read the trace.
+# 1 when it reports some (or has no TraceStats, so that losses are unknown),
+# 2 when it cannot read the trace.
 host_stats() {
   local rc
   [ -x "$SLUICE" ] || fail "$SLUICE missing on the host, but the guest had it"

@@ -13,7 +13,10 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: sluice stats TRACE_FILE\n"
-    "  prints loss and health figures; exit status 1 if any data was lost\n";
+    "  prints loss and health figures\n"
+    "Exit status: 0 nothing lost; 1 data was lost, or the trace has no TraceStats\n"
+    "(it did not end cleanly: losses after its last flush are unknown); 2 not a\n"
+    "trace (unreadable, empty or corrupt from its first byte).\n";
 
 }  // namespace
 
@@ -35,6 +38,11 @@ int RunStatsCommand(int argc, char** argv) {
     fprintf(stderr, "sluice stats: %s\n", health.status().message().c_str());
     return 2;
   }
+  if (health->file.bytes == 0) {
+    fprintf(stderr, "sluice stats: %s is empty (0 bytes): not a trace; a recording writes at least its config\n",
+            path);
+    return 2;
+  }
   printf("%s: %llu packets, %llu bytes, %llu ftrace events, %llu sequences%s\n", path,
          static_cast<unsigned long long>(health->file.packets),
          static_cast<unsigned long long>(health->file.bytes),
@@ -45,7 +53,8 @@ int RunStatsCommand(int argc, char** argv) {
   uint64_t lost = health->data_loss_total();
   if (lost) printf("data loss: %llu (see the rows with severity data_loss)\n",
                    static_cast<unsigned long long>(lost));
-  return lost ? 1 : 0;
+  if (!health->has_trace_stats) printf("losses unknown: no TraceStats (see trace_stats_missing)\n");
+  return lost || !health->has_trace_stats ? 1 : 0;
 }
 
 }  // namespace sluice

@@ -1,0 +1,86 @@
+// End-to-end tests of `sluice stats` (user/cmd/stats_command.h): its exit
+// status for a clean trace, one with data loss, one without TraceStats, an
+// empty file and bytes that are not a trace. No kernel needed.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "shm/base/file_util.h"
+#include "tests/child_process_test_util.h"
+#include "tests/user/cmd/record_test_util.h"
+
+namespace sluice {
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+class StatsCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sluice_ = testing::SluiceBinDir() + "/sluice";
+    ASSERT_EQ(access(sluice_.c_str(), X_OK), 0) << sluice_ << " not found: build it (make build/sluice)";
+    dir_ = testing::MakeTempDir("sluice_stats_test_");
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override { testing::RemoveTempDir(dir_); }
+
+  Result Stats(const std::string& path) {
+    testing::ChildProcess child;
+    Result result;
+    EXPECT_TRUE(child.Start({sluice_, "stats", path}, dir_ + "/stdout", dir_ + "/stderr", "/dev/null"));
+    if (!child.Wait(120 * 1000)) {
+      ADD_FAILURE() << "sluice stats did not finish: " << child.Describe();
+      return result;
+    }
+    if (WIFEXITED(child.wait_status())) result.exit_code = WEXITSTATUS(child.wait_status());
+    result.out = child.Stdout();
+    result.err = child.Stderr();
+    return result;
+  }
+
+  static std::string Trace(const std::string& name) {
+    std::string dir = "tests/data";
+    if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) dir = env;
+    return dir + "/query/" + name + ".pftrace";
+  }
+
+  std::string sluice_, dir_;
+};
+
+TEST_F(StatsCommandTest, ExitStatusSaysWhetherLossesAreKnownAndNone) {
+  Result clean = Stats(Trace("default"));
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+
+  Result lost = Stats(Trace("loss_kernel"));
+  EXPECT_EQ(lost.exit_code, 1);
+  EXPECT_NE(lost.out.find("data loss: "), std::string::npos) << lost.out;
+
+  // Written by hand, as a killed recorder leaves it: no TraceStats.
+  Result unknown = Stats(Trace("atrace"));
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.out.find("losses unknown: no TraceStats"), std::string::npos) << unknown.out;
+}
+
+TEST_F(StatsCommandTest, EmptyAndForeignFilesAreNotTraces) {
+  const std::string empty = dir_ + "/empty.pftrace";
+  ASSERT_TRUE(WriteFileAtomically(empty, "", 0644).ok());
+  Result r = Stats(empty);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "sluice stats: " + empty +
+                       " is empty (0 bytes): not a trace; a recording writes at least its config\n");
+  const std::string text = dir_ + "/notes.txt";
+  ASSERT_TRUE(WriteFileAtomically(text, "hello\n", 0644).ok());
+  Result foreign = Stats(text);
+  EXPECT_EQ(foreign.exit_code, 2);
+  EXPECT_NE(foreign.err.find("not a Perfetto trace"), std::string::npos) << foreign.err;
+}
+
+}  // namespace
+}  // namespace sluice
