@@ -315,11 +315,13 @@ int RunRecordCommand(int argc, char** argv) {
     fputs(DescribeRecordCategories(available ? &*available : nullptr).c_str(), stdout);
     return 0;
   }
-  auto built = BuildRecordConfig(args);
+  std::vector<std::string> notes;
+  auto built = BuildRecordConfig(args, &notes);
   if (!built.ok()) {
     fprintf(stderr, "sluice record: %s\n", built.status().message().c_str());
     return 2;
   }
+  for (const std::string& note : notes) fprintf(stderr, "sluice record: %s\n", note.c_str());
   TraceConfig config = std::move(built.value());
   if (available) {
     const bool android = access("/system/bin/atrace", X_OK) == 0;

@@ -30,7 +30,10 @@ const char kRecordUsage[] =
     "  -k, --kernel-buffer SIZE  kernel buffer per CPU (ftrace; the BPF ring\n"
     "                        with --bpf): 2mb (default)\n"
     "      --smb SIZE        producer shared memory: 8mb (default)\n"
-    "  -c, --config FILE     a Perfetto TraceConfig; --txt for text format\n"
+    "  -c, --config FILE     a Perfetto TraceConfig (- for stdin); --txt for text\n"
+    "                        format; -t, -b and -k apply on top of it\n"
+    "      --allow-unknown-fields  warn about fields of a text config that sluice\n"
+    "                        does not know (configs for a newer Perfetto), not fail\n"
     "      --bpf             collect the events BPF supports with the BPF source\n"
     "      --no-compact-sched  write sched_switch/sched_waking as full events\n"
     "      --compress        zlib-compress the trace (Perfetto compressed_packets)\n"
@@ -85,6 +88,7 @@ enum {
   kCompress,
   kNoCompactSched,
   kList,
+  kAllowUnknownFields,
 };
 const struct option kOptions[] = {
     {"out", required_argument, nullptr, 'o'},
@@ -101,6 +105,7 @@ const struct option kOptions[] = {
     {"compress", no_argument, nullptr, kCompress},
     {"no-compact-sched", no_argument, nullptr, kNoCompactSched},
     {"list", no_argument, nullptr, kList},
+    {"allow-unknown-fields", no_argument, nullptr, kAllowUnknownFields},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0}};
 
@@ -151,12 +156,14 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
         if (*kb > (1u << 22))
           return Status::Error(arg.name + " " + v + " is too large (at most 4gb per CPU)");
         a.kernel_buffer_kb = static_cast<uint32_t>(*kb);
+        a.kernel_buffer_set = true;
         break;
       }
       case kSmb: {
         StatusOr<uint32_t> kb = ParseProbesSmbKb(v);
         if (!kb.ok()) return with_name(arg, kb.status());
         a.smb_kb = *kb;
+        a.smb_set = true;
         break;
       }
       case 'c': a.config_path = v; break;
@@ -168,6 +175,7 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
       case kCompress: a.compress = true; break;
       case kNoCompactSched: a.no_compact_sched = true; break;
       case kList: a.list = true; break;
+      case kAllowUnknownFields: a.allow_unknown_fields = true; break;
       case 'h': return HelpRequested();
     }
     return Status::Ok();
@@ -175,29 +183,102 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
   SLUICE_RETURN_IF_ERROR(ParseCommandLine(argc, argv, "o:t:b:k:c:qh", kOptions, handle));
   if (!a.config_path.empty() && (!a.events.empty() || !a.categories.empty()))
     return Status::Error("give either -c CONFIG or CATEGORIES/EVENTS, not both");
+  if (!a.config_path.empty() && a.bpf)
+    return Status::Error("--bpf with -c: the config says which sources run; add a linux.bpf data source to it "
+                         "(docs/BPF.md)");
+  if (a.daemon && a.smb_set)
+    return Status::Error("--smb sizes the shared memory of sluice record's own probes; with --daemon, "
+                         "sluice-probes has its own (its --smb option)");
+  if (a.allow_unknown_fields && (a.config_path.empty() || !a.config_is_text))
+    return Status::Error("--allow-unknown-fields applies to a text config (-c FILE --txt)");
   return a;
 }
 
-StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args) {
+namespace {
+
+StatusOr<std::string> ReadConfigBytes(const std::string& path) {
+  if (path == "-") {
+    std::string bytes;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) bytes.append(buf, n);
+    if (ferror(stdin)) return Status::Error("config: cannot read standard input");
+    if (bytes.empty()) return Status::Error("config: standard input is empty: pipe a TraceConfig into -c -");
+    return bytes;
+  }
+  if (IsDirectory(path)) return Status::Error("config: " + path + " is a directory: -c takes a TraceConfig file");
+  StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return Status::Error("config: " + bytes.status().message() + ": check the path");
+  if (bytes->empty()) return Status::Error("config: " + path + " is empty: -c takes a TraceConfig file");
+  return bytes;
+}
+
+// -t, -b and -k on top of a config file, each said in `notes`.
+Status ApplyFlagsToConfig(const RecordArgs& args, TraceConfig* config, std::vector<std::string>* notes) {
+  auto note = [&](const std::string& text) {
+    if (notes) notes->push_back(text);
+  };
+  if (args.duration_set) {
+    note("-t: duration_ms " + std::to_string(config->duration_ms()) + " -> " + std::to_string(args.duration_ms));
+    config->set_duration_ms(args.duration_ms);
+  }
+  if (args.buffer_set) {
+    if (config->buffers_size() != 1) {
+      return Status::Error("-b with a config of " + std::to_string(config->buffers_size()) +
+                           " buffers: set each buffer's size_kb in the config");
+    }
+    note("-b: buffers[0].size_kb " + std::to_string(config->buffers(0).size_kb()) + " -> " +
+         std::to_string(args.buffer_kb));
+    config->mutable_buffers(0)->set_size_kb(static_cast<uint32_t>(args.buffer_kb));
+  }
+  if (args.kernel_buffer_set) {
+    bool applied = false;
+    for (auto& source : *config->mutable_data_sources()) {
+      auto* ds = source.mutable_config();
+      if (ds->name() == "linux.ftrace") {
+        note("-k: " + ds->name() + " ftrace_config.buffer_size_kb " +
+             std::to_string(ds->ftrace_config().buffer_size_kb()) + " -> " + std::to_string(args.kernel_buffer_kb));
+        ds->mutable_ftrace_config()->set_buffer_size_kb(args.kernel_buffer_kb);
+        applied = true;
+      } else if (ds->name() == "linux.bpf") {
+        note("-k: " + ds->name() + " bpf_config.ringbuf_size_kb " +
+             std::to_string(ds->bpf_config().ringbuf_size_kb()) + " -> " + std::to_string(args.kernel_buffer_kb));
+        ds->mutable_bpf_config()->set_ringbuf_size_kb(args.kernel_buffer_kb);
+        applied = true;
+      }
+    }
+    if (!applied) return Status::Error("-k: the config has no linux.ftrace or linux.bpf data source to size");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args, std::vector<std::string>* notes) {
   TraceConfig config;
   if (!args.config_path.empty()) {
-    StatusOr<std::string> text = ReadFile(args.config_path);
-    if (!text.ok()) return Status::Error("config: " + text.status().message() + ": check the path");
+    const std::string name = args.config_path == "-" ? "standard input" : args.config_path;
+    SLUICE_ASSIGN_OR_RETURN(std::string bytes, ReadConfigBytes(args.config_path));
     if (args.config_is_text) {
       google::protobuf::TextFormat::Parser parser;
       LineColumnErrors errors;
       parser.RecordErrorsTo(&errors);
-      // Fields of upstream's config that sluice's protos leave out are
-      // warned about and skipped, as Perfetto skips data sources it lacks.
-      parser.AllowUnknownField(true);
-      if (!parser.ParseFromString(text.value(), &config))
-        return Status::Error(args.config_path + ": " + errors.first() +
-                             " (is it a Perfetto TraceConfig in text format?)");
-    } else if (!config.ParseFromString(text.value())) {
-      return Status::Error(args.config_path +
-                           ": not a binary TraceConfig (add --txt for a text config)");
+      // Strict by default: a misspelt field would otherwise be dropped
+      // without a word. Configs written for a newer Perfetto may ask to be
+      // read anyway: unknown fields are then warned about and skipped.
+      parser.AllowUnknownField(args.allow_unknown_fields);
+      if (!parser.ParseFromString(bytes, &config)) {
+        std::string message = name + ": " + errors.first();
+        if (errors.first().find("has no field named") != std::string::npos)
+          message += " (a field of a newer Perfetto? --allow-unknown-fields skips it with a warning)";
+        else
+          message += " (is it a Perfetto TraceConfig in text format?)";
+        return Status::Error(message);
+      }
+    } else if (!config.ParseFromString(bytes)) {
+      return Status::Error(name + ": not a binary TraceConfig (add --txt for a text config)");
     }
-    if (args.duration_set) config.set_duration_ms(args.duration_ms);
+    SLUICE_RETURN_IF_ERROR(ApplyFlagsToConfig(args, &config, notes));
     return config;
   }
 

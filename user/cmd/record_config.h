@@ -21,9 +21,12 @@ struct RecordArgs {
   uint64_t buffer_kb = 64 * 1024;
   bool buffer_set = false;
   uint32_t kernel_buffer_kb = 2048;  // Per CPU.
+  bool kernel_buffer_set = false;
   uint32_t smb_kb = 8 * 1024;        // Producer shared memory (kDefaultProbesSmbKb).
-  std::string config_path;
+  bool smb_set = false;
+  std::string config_path;           // "-": standard input
   bool config_is_text = false;
+  bool allow_unknown_fields = false;  // Text configs: unknown fields warn instead of failing.
   bool bpf = false;
   bool daemon = false;
   bool quiet = false;
@@ -37,9 +40,14 @@ struct RecordArgs {
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
 
-// The TraceConfig that `args` stand for: the file given with -c (parse errors
-// name line and column), or the default config built from the flags.
-StatusOr<perfetto::protos::TraceConfig> BuildRecordConfig(const RecordArgs& args);
+// The TraceConfig that `args` stand for: the file given with -c ("-": stdin;
+// parse errors, unknown fields included, name line and column), or the
+// default config built from the flags. With -c, the flags that change a
+// config (-t, -b, -k) are applied on top of it, each with a line in `notes`
+// saying what it replaced; --bpf is refused (the config says which sources
+// run).
+StatusOr<perfetto::protos::TraceConfig> BuildRecordConfig(const RecordArgs& args,
+                                                          std::vector<std::string>* notes = nullptr);
 
 // The default ftrace events when none are given.
 const std::vector<std::string>& DefaultRecordEvents();

@@ -85,7 +85,7 @@ TEST(RecordConfigTest, ParseRecordArgsDefaults) {
 }
 
 TEST(RecordConfigTest, ParseRecordArgsAllFlags) {
-  auto a = Parse({"--out", "y.pftrace", "-t", "5s", "-b", "32mb", "-k", "1mb", "--smb", "4mb",
+  auto a = Parse({"--out", "y.pftrace", "-t", "5s", "-b", "32mb", "-k", "1mb",
                   "--bpf", "-q", "--compress", "--no-compact-sched", "--daemon",
                   "--consumer-socket", "/tmp/c.sock", "sched/sched_switch", "ftrace/print"});
   ASSERT_TRUE(a.ok()) << a.status().message();
@@ -95,8 +95,12 @@ TEST(RecordConfigTest, ParseRecordArgsAllFlags) {
   EXPECT_EQ(a->buffer_kb, 32u * 1024);
   EXPECT_TRUE(a->buffer_set);
   EXPECT_EQ(a->kernel_buffer_kb, 1024u);
-  EXPECT_EQ(a->smb_kb, 4096u);
+  EXPECT_TRUE(a->kernel_buffer_set);
   EXPECT_TRUE(a->bpf && a->quiet && a->compress && a->no_compact_sched && a->daemon);
+  auto smb = Parse({"--smb", "4mb"});  // In-process only (--daemon refuses it).
+  ASSERT_TRUE(smb.ok()) << smb.status().message();
+  EXPECT_EQ(smb->smb_kb, 4096u);
+  EXPECT_TRUE(smb->smb_set);
   EXPECT_EQ(a->consumer_socket, "/tmp/c.sock");
   EXPECT_EQ(a->events, (std::vector<std::string>{"sched/sched_switch", "ftrace/print"}));
 
@@ -406,6 +410,96 @@ TEST(RecordConfigTest, ListsCategoriesWithWhatThisKernelHas) {
   }
   // Without tracefs: the full lists.
   EXPECT_NE(DescribeRecordCategories(nullptr).find("binder/binder_transaction"), std::string::npos);
+}
+
+// Writes `text` to a temp file and returns its path ("" on failure).
+std::string TempConfig(const std::string& text) {
+  char path[] = "/tmp/sluice-record-config-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return "";
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok ? path : "";
+}
+
+TEST(RecordConfigTest, TextConfigsAreStrictUnlessAskedNotToBe) {
+  const std::string path = TempConfig("duration_ms: 1000\nbuffers { size_kb: 1024 }\nunique_sesion_name: \"x\"\n");
+  ASSERT_FALSE(path.empty());
+  auto strict = BuildRecordConfig(*Parse({"-c", path, "--txt"}));
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find(path + ": line 3, column "), std::string::npos)
+      << strict.status().message();
+  EXPECT_NE(strict.status().message().find("unique_sesion_name"), std::string::npos) << strict.status().message();
+  EXPECT_NE(strict.status().message().find("--allow-unknown-fields"), std::string::npos);
+  auto lenient = BuildRecordConfig(*Parse({"-c", path, "--txt", "--allow-unknown-fields"}));
+  ASSERT_TRUE(lenient.ok()) << lenient.status().message();
+  EXPECT_EQ(lenient->duration_ms(), 1000u);
+  unlink(path.c_str());
+  EXPECT_FALSE(Parse({"--allow-unknown-fields"}).ok());
+}
+
+TEST(RecordConfigTest, EmptyAndDirectoryConfigsAreErrors) {
+  const std::string empty = TempConfig("");
+  auto e = BuildRecordConfig(*Parse({"-c", empty, "--txt"}));
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), "config: " + empty + " is empty: -c takes a TraceConfig file");
+  unlink(empty.c_str());
+  auto d = BuildRecordConfig(*Parse({"-c", "/tmp", "--txt"}));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(), "config: /tmp is a directory: -c takes a TraceConfig file");
+}
+
+TEST(RecordConfigTest, FlagsOnAConfigAreAppliedAndSaidOrRefused) {
+  const std::string path = TempConfig(
+      "duration_ms: 10000\nbuffers { size_kb: 1024 }\n"
+      "data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched/sched_switch\" "
+      "buffer_size_kb: 512 } } }\n");
+  ASSERT_FALSE(path.empty());
+  std::vector<std::string> notes;
+  auto config = BuildRecordConfig(*Parse({"-c", path, "--txt", "-t", "2s", "-b", "4mb", "-k", "1mb"}), &notes);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->duration_ms(), 2000u);
+  EXPECT_EQ(config->buffers(0).size_kb(), 4096u);
+  EXPECT_EQ(FindSource(*config, "linux.ftrace")->ftrace_config().buffer_size_kb(), 1024u);
+  EXPECT_EQ(notes, (std::vector<std::string>{"-t: duration_ms 10000 -> 2000", "-b: buffers[0].size_kb 1024 -> 4096",
+                                             "-k: linux.ftrace ftrace_config.buffer_size_kb 512 -> 1024"}));
+  unlink(path.c_str());
+
+  const std::string two = TempConfig("buffers { size_kb: 1024 }\nbuffers { size_kb: 1024 }\n");
+  auto refused = BuildRecordConfig(*Parse({"-c", two, "--txt", "-b", "4mb"}));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "-b with a config of 2 buffers: set each buffer's size_kb in the config");
+  auto no_source = BuildRecordConfig(*Parse({"-c", two, "--txt", "-k", "4mb"}));
+  ASSERT_FALSE(no_source.ok());
+  EXPECT_NE(no_source.status().message().find("no linux.ftrace or linux.bpf"), std::string::npos);
+  unlink(two.c_str());
+
+  auto bpf = Parse({"-c", "x.pbtx", "--bpf"});
+  ASSERT_FALSE(bpf.ok());
+  EXPECT_NE(bpf.status().message().find("add a linux.bpf data source"), std::string::npos);
+  auto smb = Parse({"--daemon", "--smb", "16mb"});
+  ASSERT_FALSE(smb.ok());
+  EXPECT_NE(smb.status().message().find("sluice-probes has its own"), std::string::npos);
+}
+
+TEST(RecordConfigTest, ConfigFromStandardInput) {
+  const std::string path = TempConfig("duration_ms: 1234\nbuffers { size_kb: 1024 }\n");
+  ASSERT_FALSE(path.empty());
+  // -c - reads stdin: point stdin at the file for this test, then back.
+  const int saved = dup(STDIN_FILENO);
+  ASSERT_NE(freopen(path.c_str(), "r", stdin), nullptr);
+  auto config = BuildRecordConfig(*Parse({"-c", "-", "--txt", "-o", "t.pftrace"}));
+  // An empty stdin is refused.
+  ASSERT_NE(freopen("/dev/null", "r", stdin), nullptr);
+  auto empty = BuildRecordConfig(*Parse({"-c", "-", "--txt", "-o", "t.pftrace"}));
+  dup2(saved, STDIN_FILENO);
+  close(saved);
+  clearerr(stdin);
+  unlink(path.c_str());
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->duration_ms(), 1234u);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message(), "config: standard input is empty: pipe a TraceConfig into -c -");
 }
 
 }  // namespace
