@@ -22,6 +22,7 @@
 #include "shm/base/command_line.h"
 #include "user/cmd/record_config.h"
 #include "user/cmd/record_fault.h"
+#include "user/cmd/record_status.h"
 #include "user/probes/probes_producer.h"
 #include "user/probes/tracefs.h"
 #include "user/trace/trace_file_reader.h"
@@ -113,29 +114,25 @@ LiveFigures ReadLiveFigures(ConsumerEndpoint* consumer, ProbesProducer* probes) 
   return f;
 }
 
-void PrintStatusLine(uint64_t elapsed_ms, const LiveFigures& now, const LiveFigures& before,
-                     uint64_t interval_ms, bool have_events) {
-  double rate = interval_ms ? 1000.0 * static_cast<double>(now.events - before.events) /
-                                  static_cast<double>(interval_ms)
-                            : 0;
-  char line[256];
-  if (have_events) {
-    snprintf(line, sizeof(line),
-             "\r%6.1fs  %9.0f ev/s  %10llu events  buffer %5.1f%%  lost: kernel %llu bpf %llu "
-             "smb %llu central %llu   ",
-             static_cast<double>(elapsed_ms) / 1000.0, rate,
-             static_cast<unsigned long long>(now.events), now.buffer_fill,
-             static_cast<unsigned long long>(now.kernel_loss_pages),
-             static_cast<unsigned long long>(now.bpf_dropped),
-             static_cast<unsigned long long>(now.writer_loss),
-             static_cast<unsigned long long>(now.central_overwritten));
-  } else {
-    snprintf(line, sizeof(line), "\r%6.1fs  buffer %5.1f%%  lost: smb %llu central %llu   ",
-             static_cast<double>(elapsed_ms) / 1000.0, now.buffer_fill,
-             static_cast<unsigned long long>(now.writer_loss),
-             static_cast<unsigned long long>(now.central_overwritten));
-  }
-  fputs(line, stdout);
+// Draws the status line in place: "\r", the line, and spaces over what a
+// longer line before it left (record_status.h keeps it within 80 columns).
+void PrintStatusLine(uint64_t elapsed_ms, uint64_t total_ms, int output_fd, const LiveFigures& now,
+                     const LiveFigures& before, uint64_t interval_ms, bool have_events) {
+  RecordStatus status;
+  status.elapsed_ms = elapsed_ms;
+  status.total_ms = total_ms;
+  struct stat st {};
+  if (fstat(output_fd, &st) == 0) status.file_bytes = static_cast<uint64_t>(st.st_size);
+  status.have_events = have_events;
+  status.events_per_second =
+      interval_ms ? 1000.0 * static_cast<double>(now.events - before.events) / static_cast<double>(interval_ms) : 0;
+  status.buffer_fill_percent = now.buffer_fill;
+  status.kernel_lost_pages = now.kernel_loss_pages;
+  status.bpf_dropped_records = now.bpf_dropped;
+  status.smb_lost_packets = now.writer_loss;
+  status.central_lost_chunks = now.central_overwritten;
+  const std::string line = FormatRecordStatus(status);
+  printf("\r%-*s", static_cast<int>(kStatusLineColumns - 1), line.c_str());
   fflush(stdout);
 }
 
@@ -241,7 +238,7 @@ Status StartInProcess(const RecordArgs& args, Recorder* r) {
 // stops it on the first signal, says "recording" once every data source is
 // running or failed (so scripts know when to start their workload), and
 // draws the status line on a terminal. Returns the session's error, if any.
-std::string WaitForSessionEnd(const TraceConfig& config, bool live, Recorder* r) {
+std::string WaitForSessionEnd(const TraceConfig& config, bool live, int output_fd, Recorder* r) {
   const uint64_t start = NowMs();
   bool said_ready = r->probes == nullptr;
   const size_t expected_sources = ExpectedRunningSources(config);
@@ -265,7 +262,7 @@ std::string WaitForSessionEnd(const TraceConfig& config, bool live, Recorder* r)
     uint64_t now = NowMs();
     if (live && now - last >= 1000) {
       LiveFigures figures = ReadLiveFigures(r->consumer.get(), r->probes.get());
-      PrintStatusLine(now - start, figures, before, now - last, r->probes != nullptr);
+      PrintStatusLine(now - start, config.duration_ms(), output_fd, figures, before, now - last, r->probes != nullptr);
       before = figures;
       last = now;
     }
@@ -362,7 +359,7 @@ int RunRecordCommand(int argc, char** argv) {
     return 1;
   }
   const bool live = !args.quiet && isatty(STDOUT_FILENO);
-  const std::string error = WaitForSessionEnd(config, live, &recorder);
+  const std::string error = WaitForSessionEnd(config, live, output.get(), &recorder);
   ProbesStats final_counters = ReportProbes(&recorder);
   const bool service_gone = recorder.daemon && recorder.daemon->connection_lost();
   TearDown(&recorder);
