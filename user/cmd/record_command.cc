@@ -333,6 +333,8 @@ int RunRecordCommand(int argc, char** argv) {
     return 2;
   }
   WarnAboutForeignDataSources(config);
+  for (const std::string& field : ConfigFieldsSluiceIgnores(config))
+    fprintf(stderr, "sluice record: config field %s is not implemented by sluice: ignored\n", field.c_str());
   StreamIntoFile(&config);
 
   // Kept open to the end: after a fault the file is checked (and a partial

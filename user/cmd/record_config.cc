@@ -405,4 +405,51 @@ std::string DescribeRecordCategories(const std::vector<std::string>* available) 
   return text;
 }
 
+namespace {
+
+// TraceConfig and BufferConfig fields the service or the CLI acts on
+// (service/tracing_service_session.cc, user/cmd/record_command.cc). Data
+// sources are checked by name elsewhere (WarnAboutForeignDataSources).
+const std::set<std::string>& ImplementedTraceConfigFields() {
+  static const std::set<std::string> fields = {
+      "buffers", "data_sources", "builtin_data_sources", "duration_ms", "write_into_file", "output_path",
+      "file_write_period_ms", "max_file_size_bytes", "flush_period_ms", "flush_timeout_ms",
+      "data_source_stop_timeout_ms", "deferred_start", "incremental_state_config", "trace_uuid_msb",
+      "trace_uuid_lsb"};
+  return fields;
+}
+
+const std::set<std::string>& ImplementedBufferFields() {
+  static const std::set<std::string> fields = {"size_kb", "fill_policy"};
+  return fields;
+}
+
+void AddUnknownFields(const google::protobuf::Message& message, const std::string& prefix,
+                      std::vector<std::string>* out) {
+  const auto& unknown = message.GetReflection()->GetUnknownFields(message);
+  for (int i = 0; i < unknown.field_count(); ++i)
+    out->push_back(prefix + "field " + std::to_string(unknown.field(i).number()) + " (unknown to sluice)");
+}
+
+}  // namespace
+
+std::vector<std::string> ConfigFieldsSluiceIgnores(const TraceConfig& config) {
+  std::vector<std::string> ignored;
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  config.GetReflection()->ListFields(config, &fields);
+  for (const auto* field : fields)
+    if (!ImplementedTraceConfigFields().count(field->name())) ignored.push_back(field->name());
+  AddUnknownFields(config, "", &ignored);
+  for (int b = 0; b < config.buffers_size(); ++b) {
+    const auto& buffer = config.buffers(b);
+    const std::string prefix = "buffers[" + std::to_string(b) + "].";
+    std::vector<const google::protobuf::FieldDescriptor*> buffer_fields;
+    buffer.GetReflection()->ListFields(buffer, &buffer_fields);
+    for (const auto* field : buffer_fields)
+      if (!ImplementedBufferFields().count(field->name())) ignored.push_back(prefix + field->name());
+    AddUnknownFields(buffer, prefix, &ignored);
+  }
+  return ignored;
+}
+
 }  // namespace sluice

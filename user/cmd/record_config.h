@@ -59,6 +59,12 @@ const std::vector<std::string>& DefaultRecordEvents();
 Status CheckRecordEventNames(const perfetto::protos::TraceConfig& config,
                              const std::vector<std::string>& available, bool android);
 
+// The fields of `config` that sluice does not act on, by name
+// ("compression_type", "buffers[1].transfer_on_clone", "trigger_config"), and
+// fields a binary config holds that sluice's protos do not know ("field 203"):
+// what `sluice record` warns about at start, so nothing is ignored silently.
+std::vector<std::string> ConfigFieldsSluiceIgnores(const perfetto::protos::TraceConfig& config);
+
 // `sluice record --list`: the categories, and the events behind each; with
 // `available`, only those this kernel has, and how many it lacks.
 std::string DescribeRecordCategories(const std::vector<std::string>* available);

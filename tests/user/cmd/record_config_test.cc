@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "shm/base/string_util.h"
 #include "shm/base/units.h"
 
 namespace sluice {
@@ -500,6 +501,23 @@ TEST(RecordConfigTest, ConfigFromStandardInput) {
   EXPECT_EQ(config->duration_ms(), 1234u);
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.status().message(), "config: standard input is empty: pipe a TraceConfig into -c -");
+}
+
+TEST(RecordConfigTest, FieldsSluiceIgnoresAreNamed) {
+  auto args = Parse({"-o", "t.pftrace"});
+  ASSERT_TRUE(args.ok());
+  auto config = BuildRecordConfig(*args);
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(ConfigFieldsSluiceIgnores(*config).empty()) << Join(ConfigFieldsSluiceIgnores(*config), ", ");
+  config->set_compression_type(TraceConfig::COMPRESSION_TYPE_DEFLATE);
+  config->set_unique_session_name("mine");
+  config->mutable_trigger_config()->set_trigger_timeout_ms(1000);
+  config->mutable_buffers(0)->set_transfer_on_clone(true);
+  // A field sluice's protos do not have, as a newer Perfetto's binary config holds it.
+  config->GetReflection()->MutableUnknownFields(&*config)->AddVarint(9999, 1);
+  EXPECT_EQ(ConfigFieldsSluiceIgnores(*config),
+            (std::vector<std::string>{"trigger_config", "unique_session_name", "compression_type",
+                                      "field 9999 (unknown to sluice)", "buffers[0].transfer_on_clone"}));
 }
 
 }  // namespace
