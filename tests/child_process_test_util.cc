@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include <gtest/gtest.h>
+
 #include "shm/base/file_util.h"
 
 namespace sluice::testing {
@@ -132,6 +134,26 @@ std::string ChildProcess::Stderr() const { return ReadOr(err_path_, ""); }
 void ChildProcess::Poll() {
   if (pid_ <= 0 || exited_) return;
   if (waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
+}
+
+CommandResult RunToCompletion(const std::vector<std::string>& argv, const std::string& dir,
+                              const std::string& stdin_path) {
+  ChildProcess child;
+  CommandResult result;
+  if (!child.Start(argv, dir + "/stdout", dir + "/stderr", stdin_path)) {
+    ADD_FAILURE() << "cannot start " << argv[0];
+    return result;
+  }
+  if (!child.Wait(120 * 1000)) {
+    ADD_FAILURE() << argv[0] << " did not finish: " << child.Describe();
+    child.Terminate(5000);
+    return result;
+  }
+  if (WIFEXITED(child.wait_status())) result.exit_code = WEXITSTATUS(child.wait_status());
+  else ADD_FAILURE() << child.Describe();
+  result.out = child.Stdout();
+  result.err = child.Stderr();
+  return result;
 }
 
 }  // namespace sluice::testing

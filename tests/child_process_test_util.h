@@ -63,6 +63,18 @@ class ChildProcess {
   std::string out_path_, err_path_;
 };
 
+// What a command run to its end said: its exit code (-1 if it did not exit
+// normally or did not finish, with a test failure), stdout and stderr.
+struct CommandResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `argv` with stdin from `stdin_path` and its output captured in files
+// under `dir`, waiting up to 120 s (only a broken command takes long).
+CommandResult RunToCompletion(const std::vector<std::string>& argv, const std::string& dir,
+                              const std::string& stdin_path = "/dev/null");
+
 }  // namespace sluice::testing
 
 #endif  // SLUICE_TESTS_CHILD_PROCESS_TEST_UTIL_H_

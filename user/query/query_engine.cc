@@ -9,6 +9,7 @@
 #include "user/query/percentile_functions.h"
 #include "user/query/query_table.h"
 #include "user/query/query_tables.h"
+#include "user/query/sql_statements.h"
 #include "user/query/trace_importer.h"
 #include "user/trace/trace_file_reader.h"
 
@@ -87,13 +88,9 @@ Status QueryEngine::Init() {
   if (Status percentiles = RegisterPercentileFunctions(db_); !percentiles.ok())
     return Status::Error("sluice query: " + percentiles.message());
   for (const auto& view : kViews) {
-    std::string sql = std::string("CREATE TEMP VIEW ") + view[0] + " AS " + view[1];
-    char* error = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-      std::string message = error ? error : "unknown error";
-      sqlite3_free(error);
-      return Status::Error(std::string("sluice query: cannot define view ") + view[0] + ": " + message);
-    }
+    Status defined = ExecSql(db_, std::string("CREATE TEMP VIEW ") + view[0] + " AS " + view[1]);
+    if (!defined.ok())
+      return Status::Error(std::string("sluice query: cannot define view ") + view[0] + ": " + defined.message());
   }
   return Status::Ok();
 }

@@ -100,4 +100,12 @@ Status RunSqlScript(sqlite3* db, std::string_view script, const SqlStatementRunn
   return Status::Ok();
 }
 
+Status ExecSql(sqlite3* db, const std::string& sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) == SQLITE_OK) return Status::Ok();
+  std::string message = error ? error : sqlite3_errmsg(db);
+  sqlite3_free(error);
+  return Status::Error(message);
+}
+
 }  // namespace sluice

@@ -62,6 +62,9 @@ Status RunSqlScript(sqlite3* db, std::string_view script, const SqlStatementRunn
 // Steps `stmt` to the end, discarding rows; SQLite's message on failure.
 Status StepToEnd(sqlite3_stmt* stmt);
 
+// Runs SQL without results (sqlite3_exec); SQLite's message on failure.
+Status ExecSql(sqlite3* db, const std::string& sql);
+
 }  // namespace sluice
 
 #endif  // SLUICE_USER_QUERY_SQL_STATEMENTS_H_

@@ -24,15 +24,6 @@ struct Column {
   std::string type;
 };
 
-// Runs SQL without results; SQLite's message on failure.
-Status Exec(sqlite3* db, const std::string& sql) {
-  char* error = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) == SQLITE_OK) return Status::Ok();
-  std::string message = error ? error : sqlite3_errmsg(db);
-  sqlite3_free(error);
-  return Status::Error(message);
-}
-
 // The columns of table or view `table` as SQLite shows them (hidden columns
 // of virtual tables left out); empty when no such table exists.
 StatusOr<std::vector<Column>> TableColumns(sqlite3* db, const std::string& table) {
@@ -90,9 +81,9 @@ StatusOr<uint64_t> CopyTable(sqlite3* db, const std::string& table) {
   const std::string target = std::string(kExportSchema) + "." + QuoteSqlIdentifier(table);
   SLUICE_ASSIGN_OR_RETURN(const std::string schema, SourceSchema(db, table));
   const std::string source = schema + "." + QuoteSqlIdentifier(table);
-  SLUICE_RETURN_IF_ERROR(Exec(db, "CREATE TABLE " + target + " (" + definitions + ")"));
+  SLUICE_RETURN_IF_ERROR(ExecSql(db, "CREATE TABLE " + target + " (" + definitions + ")"));
   SLUICE_RETURN_IF_ERROR(
-      Exec(db, "INSERT INTO " + target + " SELECT " + names + " FROM " + source));
+      ExecSql(db, "INSERT INTO " + target + " SELECT " + names + " FROM " + source));
   return static_cast<uint64_t>(sqlite3_changes64(db));
 }
 
@@ -167,9 +158,9 @@ StatusOr<ExportSummary> ExportToSqliteFile(sqlite3* db, const std::vector<std::s
   // The journal would only protect the temporary file, which is thrown away
   // on failure anyway; the one fsync below makes it durable before the rename.
   ExportSummary summary;
-  Status status = Exec(db, std::string("PRAGMA ") + kExportSchema + ".journal_mode = OFF");
-  if (status.ok()) status = Exec(db, std::string("PRAGMA ") + kExportSchema + ".synchronous = OFF");
-  if (status.ok()) status = Exec(db, "BEGIN");
+  Status status = ExecSql(db, std::string("PRAGMA ") + kExportSchema + ".journal_mode = OFF");
+  if (status.ok()) status = ExecSql(db, std::string("PRAGMA ") + kExportSchema + ".synchronous = OFF");
+  if (status.ok()) status = ExecSql(db, "BEGIN");
   if (!status.ok()) status = Status::Error("cannot export to " + path + ": " + status.message());
   for (size_t i = 0; status.ok() && i < tables.size(); i++) {
     StatusOr<uint64_t> rows = CopyTable(db, tables[i]);
@@ -182,12 +173,12 @@ StatusOr<ExportSummary> ExportToSqliteFile(sqlite3* db, const std::vector<std::s
     summary.rows += *rows;
   }
   if (status.ok()) {
-    status = Exec(db, "COMMIT");
+    status = ExecSql(db, "COMMIT");
     if (!status.ok()) status = Status::Error("cannot write " + temporary.path() + ": " + status.message());
   } else if (!sqlite3_get_autocommit(db)) {
-    (void)Exec(db, "ROLLBACK");
+    (void)ExecSql(db, "ROLLBACK");
   }
-  Status detached = Exec(db, std::string("DETACH ") + kExportSchema);
+  Status detached = ExecSql(db, std::string("DETACH ") + kExportSchema);
   if (!status.ok()) return status;
   if (!detached.ok()) return Status::Error("cannot close " + temporary.path() + ": " + detached.message());
   SLUICE_RETURN_IF_ERROR(SyncFile(temporary.path()));

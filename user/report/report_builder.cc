@@ -55,14 +55,6 @@ Status ReadResult(sqlite3_stmt* stmt, ReportSection* section) {
   }
 }
 
-Status Exec(sqlite3* db, const std::string& sql) {
-  char* error = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) == SQLITE_OK) return Status::Ok();
-  std::string message = error ? error : sqlite3_errmsg(db);
-  sqlite3_free(error);
-  return Status::Error(message);
-}
-
 }  // namespace
 
 StatusOr<ReportSection> RunReportSection(sqlite3* db, const ReportSqlFile& file) {
@@ -89,7 +81,7 @@ StatusOr<Report> BuildReport(sqlite3* db, const std::string& trace_path, const R
              " trace_start() + %lld AS start_ts, min(trace_end(), trace_start() + %lld) AS end_ts",
              static_cast<long long>(std::llround(options.window->start_s * 1e9)),
              static_cast<long long>(std::llround(options.window->end_s * 1e9)));
-    SLUICE_RETURN_IF_ERROR(Exec(db, sql));
+    SLUICE_RETURN_IF_ERROR(ExecSql(db, sql));
     sqlite3_stmt* stmt = nullptr;
     double trace_s = 0;
     if (sqlite3_prepare_v2(db, "SELECT trace_dur() / 1e9", -1, &stmt, nullptr) == SQLITE_OK &&

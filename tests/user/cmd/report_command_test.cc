@@ -15,25 +15,13 @@
 #include "shm/base/string_util.h"
 #include "tests/child_process_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
+#include "tests/user/query/query_test_util.h"
 #include "user/report/report_sql.h"
 
 namespace sluice {
 namespace {
 
-using testing::ChildProcess;
-
-constexpr uint64_t kTimeoutMs = 120 * 1000;  // Only matters when something is broken.
-
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string TracePath(const std::string& name) {
-  std::string dir = "tests/data";
-  if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) dir = env;
-  return dir + "/query/" + name + ".pftrace";
-}
+using Result = testing::CommandResult;
 
 class ReportCommandTest : public ::testing::Test {
  protected:
@@ -48,18 +36,7 @@ class ReportCommandTest : public ::testing::Test {
   Result Run(const std::string& command, const std::vector<std::string>& args) {
     std::vector<std::string> argv = {sluice_, command};
     argv.insert(argv.end(), args.begin(), args.end());
-    ChildProcess child;
-    Result result;
-    EXPECT_TRUE(child.Start(argv, dir_ + "/stdout", dir_ + "/stderr", "/dev/null"));
-    if (!child.Wait(kTimeoutMs)) {
-      ADD_FAILURE() << "sluice " << command << " did not finish: " << child.Describe();
-      return result;
-    }
-    if (WIFEXITED(child.wait_status())) result.exit_code = WEXITSTATUS(child.wait_status());
-    else ADD_FAILURE() << child.Describe();
-    result.out = child.Stdout();
-    result.err = child.Stderr();
-    return result;
+    return testing::RunToCompletion(argv, dir_);
   }
   Result Report(const std::vector<std::string>& args) { return Run("report", args); }
 
@@ -67,10 +44,10 @@ class ReportCommandTest : public ::testing::Test {
 };
 
 TEST_F(ReportCommandTest, TextReportHasEverySection) {
-  Result r = Report({TracePath("atrace_rec")});
+  Result r = Report({testing::QueryTracePath("atrace_rec")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_TRUE(r.out.starts_with("Trace " + TracePath("atrace_rec") + "\n  2.96 s, 107.7 KB; ")) << r.out;
+  EXPECT_TRUE(r.out.starts_with("Trace " + testing::QueryTracePath("atrace_rec") + "\n  2.96 s, 107.7 KB; ")) << r.out;
   for (const ReportSqlFile& file : ReportSqlFiles()) {
     if (file.ForHtmlOnly() || file.SectionName() == "overview") continue;
     EXPECT_NE(r.out.find("\n" + file.Title()), std::string::npos) << file.Title() << "\n" << r.out;
@@ -80,7 +57,7 @@ TEST_F(ReportCommandTest, TextReportHasEverySection) {
 }
 
 TEST_F(ReportCommandTest, JsonRowsAreWhatSluiceQueryPrintsForEachFile) {
-  Result r = Report({TracePath("atrace_rec"), "--format", "json"});
+  Result r = Report({testing::QueryTracePath("atrace_rec"), "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.starts_with("{\"trace\":")) << r.out;
   // The report writes one row a line; sluice query's json writes the same
@@ -88,7 +65,7 @@ TEST_F(ReportCommandTest, JsonRowsAreWhatSluiceQueryPrintsForEachFile) {
   for (const ReportSqlFile& file : ReportSqlFiles()) {
     if (file.ForHtmlOnly()) continue;
     const std::string path = "user/report/sql/" + std::string(file.file_name);
-    Result q = Run("query", {TracePath("atrace_rec"), "-f", path, "--format", "json"});
+    Result q = Run("query", {testing::QueryTracePath("atrace_rec"), "-f", path, "--format", "json"});
     ASSERT_EQ(q.exit_code, 0) << path << ": " << q.err;
     EXPECT_NE(r.out.find("\n\"" + file.SectionName() + "\":{\"title\":"), std::string::npos) << file.SectionName();
     ForEachLine(q.out, [&](std::string_view line) {
@@ -127,8 +104,8 @@ TEST_F(ReportCommandTest, BadArgumentsAndTracesGetOneLine) {
   const std::vector<Case> cases = {
       {{}, 2, "sluice report: no TRACE given"},
       {{"a", "b"}, 2, "sluice report: one TRACE at a time"},
-      {{TracePath("atrace"), "--format", "xml"}, 2, "sluice report: unknown format 'xml'"},
-      {{"--list", TracePath("atrace")}, 2, "sluice report: --list and --sql take no TRACE"},
+      {{testing::QueryTracePath("atrace"), "--format", "xml"}, 2, "sluice report: unknown format 'xml'"},
+      {{"--list", testing::QueryTracePath("atrace")}, 2, "sluice report: --list and --sql take no TRACE"},
       {{dir_ + "/missing.pftrace"}, 2, "sluice report: cannot open " + dir_ + "/missing.pftrace"},
       {{dir_}, 2, "sluice report: " + dir_ + " is a directory"},
       {{text}, 2, "sluice report: " + text + ": byte 0 is not a Trace.packet record"},
@@ -145,12 +122,12 @@ TEST_F(ReportCommandTest, HtmlPageReplacesAFileOnlyWhenComplete) {
   const std::string page = dir_ + "/report.html";
   ASSERT_TRUE(WriteFileAtomically(page, "an older page\n", 0644).ok());
   // A failing run (a window past the trace's end) leaves it as it was.
-  Result late = Report({TracePath("atrace_rec"), "--html", page, "--window", "100,200"});
+  Result late = Report({testing::QueryTracePath("atrace_rec"), "--html", page, "--window", "100,200"});
   EXPECT_EQ(late.exit_code, 1);
   EXPECT_EQ(late.err, "sluice report: the window starts at 100.000 s, after the trace's end (it lasts 2.960 s)\n");
   EXPECT_EQ(*ReadFile(page), "an older page\n");
 
-  Result r = Report({TracePath("atrace_rec"), "--html", page, "--window", "0.9,1.1"});
+  Result r = Report({testing::QueryTracePath("atrace_rec"), "--html", page, "--window", "0.9,1.1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.starts_with("sluice report: wrote " + page + " (")) << r.out;
   StatusOr<std::string> html = ReadFile(page);
@@ -165,13 +142,13 @@ TEST_F(ReportCommandTest, HtmlPageReplacesAFileOnlyWhenComplete) {
   EXPECT_EQ(without_svg_namespace.find("http:"), std::string::npos);
   EXPECT_EQ(without_svg_namespace.find("https:"), std::string::npos);
 
-  Result nowhere = Report({TracePath("atrace_rec"), "--html", dir_ + "/no/such/dir/r.html"});
+  Result nowhere = Report({testing::QueryTracePath("atrace_rec"), "--html", dir_ + "/no/such/dir/r.html"});
   EXPECT_EQ(nowhere.exit_code, 1);
   EXPECT_TRUE(nowhere.err.starts_with("sluice report: cannot write " + dir_ + "/no/such/dir/r.html: ")) << nowhere.err;
   for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{TracePath("atrace"), "--window", "1,2"},
-        std::vector<std::string>{TracePath("atrace"), "--html", page, "--window", "2,1"},
-        std::vector<std::string>{TracePath("atrace"), "--html", page, "--format", "json"}}) {
+       {std::vector<std::string>{testing::QueryTracePath("atrace"), "--window", "1,2"},
+        std::vector<std::string>{testing::QueryTracePath("atrace"), "--html", page, "--window", "2,1"},
+        std::vector<std::string>{testing::QueryTracePath("atrace"), "--html", page, "--format", "json"}}) {
     Result b = Report(bad);
     EXPECT_EQ(b.exit_code, 2) << Join(bad, " ") << ": " << b.err;
     EXPECT_TRUE(b.err.starts_with("sluice report: ")) << b.err;
@@ -179,7 +156,7 @@ TEST_F(ReportCommandTest, HtmlPageReplacesAFileOnlyWhenComplete) {
 }
 
 TEST_F(ReportCommandTest, TimingGoesToStderr) {
-  Result r = Report({TracePath("atrace"), "--timing"});
+  Result r = Report({testing::QueryTracePath("atrace"), "--timing"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("sluice report: imported "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("sluice report: sections in "), std::string::npos) << r.err;

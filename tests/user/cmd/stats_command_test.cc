@@ -3,7 +3,6 @@
 // empty file and bytes that are not a trace. No kernel needed.
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -12,14 +11,12 @@
 #include "shm/base/file_util.h"
 #include "tests/child_process_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
+#include "tests/user/query/query_test_util.h"
 
 namespace sluice {
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
+using Result = testing::CommandResult;
 
 class StatsCommandTest : public ::testing::Test {
  protected:
@@ -31,25 +28,8 @@ class StatsCommandTest : public ::testing::Test {
   }
   void TearDown() override { testing::RemoveTempDir(dir_); }
 
-  Result Stats(const std::string& path) {
-    testing::ChildProcess child;
-    Result result;
-    EXPECT_TRUE(child.Start({sluice_, "stats", path}, dir_ + "/stdout", dir_ + "/stderr", "/dev/null"));
-    if (!child.Wait(120 * 1000)) {
-      ADD_FAILURE() << "sluice stats did not finish: " << child.Describe();
-      return result;
-    }
-    if (WIFEXITED(child.wait_status())) result.exit_code = WEXITSTATUS(child.wait_status());
-    result.out = child.Stdout();
-    result.err = child.Stderr();
-    return result;
-  }
-
-  static std::string Trace(const std::string& name) {
-    std::string dir = "tests/data";
-    if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) dir = env;
-    return dir + "/query/" + name + ".pftrace";
-  }
+  Result Stats(const std::string& path) { return testing::RunToCompletion({sluice_, "stats", path}, dir_); }
+  static std::string Trace(const std::string& name) { return testing::QueryTracePath(name); }
 
   std::string sluice_, dir_;
 };

@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 namespace sluice::testing {
@@ -57,6 +59,12 @@ std::string CaptureOutput(const std::function<void(FILE*)>& write) {
   std::string text(data, size);
   free(data);
   return text;
+}
+
+std::string QueryTracePath(const std::string& name) {
+  std::string dir = "tests/data";
+  if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) dir = env;
+  return dir + "/query/" + name + ".pftrace";
 }
 
 }  // namespace sluice::testing

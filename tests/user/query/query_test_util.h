@@ -23,6 +23,10 @@ struct TraceBuilder {
   void Add(const perfetto::protos::TracePacket& p) { AppendTracePacketRecord(p.SerializeAsString(), &bytes); }
 };
 
+// tests/data/query/<name>.pftrace (SLUICE_TEST_DATA_DIR replaces tests/data;
+// tests run from the project root).
+std::string QueryTracePath(const std::string& name);
+
 // Every row of `sql`'s result, columns joined by '|'. A prepare or step
 // error is returned as one row "ERROR: message".
 inline std::vector<std::string> Rows(sqlite3* db, const std::string& sql) {

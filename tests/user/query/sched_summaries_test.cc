@@ -18,16 +18,10 @@ namespace {
 
 using testing::Rows;
 
-std::string TracePath(const std::string& name) {
-  std::string dir = "tests/data";
-  if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) dir = env;
-  return dir + "/query/" + name + ".pftrace";
-}
-
 class SchedSummariesTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SchedSummariesTest, ThreadCpuEqualsGroupByOverSched) {
-  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(TracePath(GetParam()));
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(testing::QueryTracePath(GetParam()));
   ASSERT_TRUE(engine.ok()) << engine.status().message();
   sqlite3* db = (*engine)->db();
   const std::vector<std::string> summary =
@@ -38,7 +32,7 @@ TEST_P(SchedSummariesTest, ThreadCpuEqualsGroupByOverSched) {
 }
 
 TEST_P(SchedSummariesTest, ThreadRunnableEqualsPercentilesOverThreadState) {
-  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(TracePath(GetParam()));
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(testing::QueryTracePath(GetParam()));
   ASSERT_TRUE(engine.ok()) << engine.status().message();
   sqlite3* db = (*engine)->db();
   const std::vector<std::string> summary = Rows(
@@ -50,7 +44,7 @@ TEST_P(SchedSummariesTest, ThreadRunnableEqualsPercentilesOverThreadState) {
 }
 
 TEST_P(SchedSummariesTest, RunnableHistogramEqualsLog2BucketsOverThreadState) {
-  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(TracePath(GetParam()));
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(testing::QueryTracePath(GetParam()));
   ASSERT_TRUE(engine.ok()) << engine.status().message();
   sqlite3* db = (*engine)->db();
   const std::vector<std::string> summary =
@@ -62,7 +56,7 @@ TEST_P(SchedSummariesTest, RunnableHistogramEqualsLog2BucketsOverThreadState) {
 }
 
 TEST_P(SchedSummariesTest, CpuTimelineHoldsEveryRunOnceWithinItsSpans) {
-  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(TracePath(GetParam()));
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(testing::QueryTracePath(GetParam()));
   ASSERT_TRUE(engine.ok()) << engine.status().message();
   sqlite3* db = (*engine)->db();
   // Per CPU, the spans' run time adds up to the runs' time inside the trace.
@@ -84,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(CommittedTraces, SchedSummariesTest,
                                            "atrace_rec", "atrace_bpf"));
 
 TEST(SchedSummariesEmptyTest, TraceWithoutSchedGivesEmptyTables) {
-  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(TracePath("atrace"));
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(testing::QueryTracePath("atrace"));
   ASSERT_TRUE(engine.ok()) << engine.status().message();
   EXPECT_EQ(Rows((*engine)->db(), "SELECT count(*) FROM sluice_thread_cpu"), std::vector<std::string>{"0"});
   EXPECT_EQ(Rows((*engine)->db(), "SELECT count(*) FROM sluice_thread_runnable"), std::vector<std::string>{"0"});

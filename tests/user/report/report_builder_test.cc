@@ -20,14 +20,8 @@ namespace {
 
 using testing::Rows;
 
-std::string TracePath(const std::string& name) {
-  std::string dir = "tests/data";
-  if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) dir = env;
-  return dir + "/query/" + name + ".pftrace";
-}
-
 std::unique_ptr<QueryEngine> Open(const std::string& name) {
-  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(TracePath(name));
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(testing::QueryTracePath(name));
   EXPECT_TRUE(engine.ok()) << engine.status().message();
   return engine.ok() ? std::move(*engine) : nullptr;
 }
@@ -39,7 +33,7 @@ TEST_P(ReportBuilderTraceTest, EverySectionRunsAndEqualsItsFileRunAlone) {
   ASSERT_NE(engine, nullptr);
   ReportOptions options;
   options.html_sections = true;
-  StatusOr<Report> report = BuildReport(engine->db(), TracePath(GetParam()), options);
+  StatusOr<Report> report = BuildReport(engine->db(), testing::QueryTracePath(GetParam()), options);
   ASSERT_TRUE(report.ok()) << report.status().message();
   ASSERT_EQ(report->sections.size(), ReportSqlFiles().size());
   for (size_t i = 0; i < report->sections.size(); ++i) {

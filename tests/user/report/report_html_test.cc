@@ -21,6 +21,7 @@
 #include "tests/child_process_test_util.h"
 #include "tests/kernel_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
+#include "tests/user/query/query_test_util.h"
 #include "user/query/query_engine.h"
 #include "user/report/report_builder.h"
 #include "user/report/report_json.h"
@@ -456,9 +457,7 @@ TEST_F(ReportHtmlBrowserTest, DrawsEveryPart) {
 // an error row).
 TEST_F(ReportHtmlBrowserTest, DrawsARecordedTrace) {
   if (chromium_.empty()) SLUICE_BROWSER_SKIP("no Chromium: apt-get install chromium-headless-shell");
-  std::string data = "tests/data";
-  if (const char* env = std::getenv("SLUICE_TEST_DATA_DIR")) data = env;
-  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(data + "/query/atrace_rec.pftrace");
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(testing::QueryTracePath("atrace_rec"));
   ASSERT_TRUE(engine.ok()) << engine.status().message();
   ReportOptions options;
   options.html_sections = true;
