@@ -25,13 +25,10 @@ namespace {
 
 using testing::ChildProcess;
 
+using Result = testing::CommandResult;
+
 // Generous: only matters when something is broken.
 constexpr uint64_t kTimeoutMs = 120 * 1000;
-
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
 
 class QueryCommandTest : public ::testing::Test {
  protected:
@@ -60,18 +57,7 @@ class QueryCommandTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     const std::string in = dir_ + "/stdin";
     EXPECT_TRUE(WriteFileAtomically(in, stdin_text, 0644).ok());
-    ChildProcess child;
-    Result result;
-    EXPECT_TRUE(child.Start(argv, dir_ + "/stdout", dir_ + "/stderr", in));
-    if (!child.Wait(kTimeoutMs)) {
-      ADD_FAILURE() << "sluice query did not finish: " << child.Describe();
-      return result;
-    }
-    if (WIFEXITED(child.wait_status())) result.exit_code = WEXITSTATUS(child.wait_status());
-    else ADD_FAILURE() << child.Describe();
-    result.out = child.Stdout();
-    result.err = child.Stderr();
-    return result;
+    return testing::RunToCompletion(argv, dir_, in);
   }
 
   std::string WriteFile(const std::string& name, const std::string& text) {
