@@ -50,6 +50,7 @@
 // another tracer using the root instance at the same time makes them fail.
 #include <fcntl.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -78,6 +79,7 @@
 #include "tests/user/cmd/record_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
+#include "user/query/query_engine.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
 #include "user/probes/tracefs.h"
@@ -431,6 +433,50 @@ TEST_F(RecordKernelTest, DurationEndsRecording) {
   EXPECT_EQ(d.summary.valid_bytes, d.summary.bytes) << "file not a valid Trace to its last byte";
   EXPECT_TRUE(d.trace_stats) << "no TraceStats packet";
   EXPECT_TRUE(d.trace_config) << "no TraceConfig packet";
+}
+
+// Categories as Perfetto's CLI takes them: "sched" brings the scheduler's
+// events this kernel has (and not sched_wakeup: Perfetto's category leaves
+// it out), and every category brings ftrace/print, so the workload's markers
+// are all there. The config in the trace says which categories were asked.
+TEST_F(RecordKernelTest, CategoriesRecordTheirKernelEventsZeroLossBuffersHoldWorkload) {
+  RecordUntilWorkloadDone({"sched", "idle"});
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(Path("trace.pftrace"));
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  std::map<std::string, int64_t> events;
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2((*engine)->db(), "SELECT name, count(*) FROM ftrace_event GROUP BY name", -1, &stmt,
+                               nullptr),
+            SQLITE_OK);
+  while (sqlite3_step(stmt) == SQLITE_ROW)
+    events[reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))] = sqlite3_column_int64(stmt, 1);
+  sqlite3_finalize(stmt);
+  EXPECT_GT(events["sched_switch"], 0);
+  EXPECT_GT(events["sched_waking"], 0);
+  EXPECT_EQ(events.count("sched_wakeup"), 0u);
+  EXPECT_GT(events["print"], 0);
+  ASSERT_EQ(sqlite3_prepare_v2((*engine)->db(),
+                               "SELECT str_value FROM metadata WHERE name = 'trace_config_pbtxt'", -1, &stmt, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  const std::string config = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  sqlite3_finalize(stmt);
+  EXPECT_NE(config.find("atrace_categories: \"sched\""), std::string::npos) << config;
+  EXPECT_NE(config.find("atrace_categories: \"idle\""), std::string::npos) << config;
+}
+
+// A misspelt event or category is refused before anything starts: no file,
+// tracefs untouched (TearDown compares it), the nearest names offered.
+TEST_F(RecordKernelTest, UnknownNamesRefusedBeforeAnythingStarts) {
+  for (const std::vector<std::string>& names : {std::vector<std::string>{"schedd"},
+                                                std::vector<std::string>{"sched/sched_swich", "ftrace/print"}}) {
+    std::vector<std::string> argv = {Bin("sluice"), "record", "-t", "1h", "-o", Path("trace.pftrace")};
+    argv.insert(argv.end(), names.begin(), names.end());
+    testing::CommandResult r = testing::RunToCompletion(argv, dir_);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("did you mean sched"), std::string::npos) << r.err;
+    EXPECT_NE(access(Path("trace.pftrace").c_str(), F_OK), 0) << "a refused run created the output";
+  }
 }
 
 TEST_F(RecordKernelTest, ThroughDaemonZeroLossBuffersHoldWorkload) {
