@@ -23,15 +23,7 @@ spec=${1:?usage: fetch-kernel.sh SPEC}
 die() { echo "fetch-kernel: $*" >&2; exit 1; }
 skip() { echo "$*" >&2; exit 3; }
 
-cache_dir() {
-  local c=${VM_CACHE:-/var/cache/sluice-vm}
-  if ! mkdir -p "$c" 2>/dev/null || [ ! -w "$c" ]; then
-    [ -n "${VM_CACHE:-}" ] && die "VM_CACHE=$c is not writable"
-    c=${XDG_CACHE_HOME:-$HOME/.cache}/sluice-vm
-    mkdir -p "$c"
-  fi
-  echo "$c"
-}
+. "$(dirname "$0")/cache-lib.sh"
 
 # Newest package whose name matches the regex $1, from apt's lists; runs
 # apt-get update once if the lists know no linux-image package at all.
