@@ -22,7 +22,9 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 SHELL := /bin/bash
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
+# (Not in a sub-make: it shares its parent's job server, and a -j of its own
+# only makes it warn "-j2 forced in makefile: resetting jobserver mode".)
+ifeq ($(filter -j%,$(MAKEFLAGS))$(MAKELEVEL),0)
   MAKEFLAGS += -j$(shell nproc)
 endif
 
