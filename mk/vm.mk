@@ -86,6 +86,7 @@ vm-selftest:
 	$(Q)bash vm-tests/selftest/run.sh
 
 vm-formats:
+	$(Q)if [ "$(VM_ARCH)" != x86_64 ]; then echo "vm-formats: x86_64 only: the trees go to tests/data/kernel-formats/<kernel>, the x86 kernels' names; an arm64 guest's tree is in $(VM_OUT)/<kernel>/results/formats" >&2; exit 1; fi
 	$(Q)VM_ONLY=00-env VM_SAVE_FORMATS=tests/data/kernel-formats BUILD_DIR=$(BUILD_DIR) \
 	  bash vm-tests/run.sh $(VM_FORMATS_KERNELS)
 
