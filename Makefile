@@ -12,6 +12,8 @@
 #   make install         PREFIX=/usr/local DESTDIR=; make uninstall (mk/install.mk)
 #   make deb             Debian package in build/deb/; make deb-check tests it (mk/deb.mk)
 #   make man             man pages from the binaries' --help (mk/doc.mk)
+#   make ARCH=arm64      cross-build everything for aarch64 into build/arm64/
+#                        (make vm-test ARCH=arm64 runs it in an arm64 guest)
 #
 # Outputs live under $(BUILD_DIR) only. Header dependencies are tracked with
 # -MD -MP, so touching a header (or a .proto) rebuilds what includes it.
@@ -20,8 +22,30 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 SHELL := /bin/bash
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
+# (Not in a sub-make: it shares its parent's job server, and a -j of its own
+# only makes it warn "-j2 forced in makefile: resetting jobserver mode".)
+ifeq ($(filter -j%,$(MAKEFLAGS))$(MAKELEVEL),0)
   MAKEFLAGS += -j$(shell nproc)
+endif
+
+# ARCH=arm64 cross-builds every binary, the tests and the BPF objects for
+# aarch64 into build/arm64/, so native and cross objects never mix: Debian's
+# g++-aarch64-linux-gnu links the :arm64 libraries (multiarch; `mk/ensure-deps.sh
+# arm64` installs both), while protoc and bpftool run on the host. The BPF
+# programs are built for __TARGET_ARCH_arm64 against an arm64 kernel's BTF
+# (mk/bpf.mk). Empty or x86_64: the native build.
+ARCH ?=
+ifeq ($(ARCH),arm64)
+  ifneq ($(SANITIZE),)
+    $(error ARCH=arm64 is built without sanitizers (SANITIZE=$(SANITIZE)))
+  endif
+  BUILD_DIR ?= build/arm64
+  CROSS_COMPILE ?= aarch64-linux-gnu-
+  CXX := $(CROSS_COMPILE)g++
+  BPF_ARCH := arm64
+  DEPS_SET := arm64
+else ifneq ($(filter-out x86_64,$(ARCH)),)
+  $(error ARCH must be x86_64 (the default) or arm64 (got '$(ARCH)'))
 endif
 
 SANITIZE ?=
@@ -75,9 +99,10 @@ BENCH_LDLIBS := -lbenchmark
 
 # ---- deps ------------------------------------------------------------------
 # Installs the Debian packages the build needs, once, and only the missing ones.
-DEPS_STAMP := build/.deps-ok
+DEPS_SET ?= build
+DEPS_STAMP := $(if $(filter arm64,$(ARCH)),$(BUILD_DIR)/.deps-ok,build/.deps-ok)
 $(DEPS_STAMP): mk/ensure-deps.sh
-	$(Q)bash mk/ensure-deps.sh build
+	$(Q)bash mk/ensure-deps.sh $(DEPS_SET)
 	$(Q)mkdir -p $(@D) && touch $@
 deps: $(DEPS_STAMP)
 

@@ -43,12 +43,21 @@ static __always_inline __s32 sluice_task_cpu(struct task_struct *task) {
 }
 
 /* The plain-tracepoint fallback reads sched_process_fork's comms from the
- * event. They were char[16] until v6.10 made them __data_loc strings
- * ("tracing/sched: Use __string() instead of fixed lengths for
- * task->comm"); vmlinux.h from a newer kernel only knows the latter. */
+ * event. They are char[16] in Debian's 6.1 and 6.12 kernels and __data_loc
+ * strings in 6.18 ("tracing/sched: Use __string() instead of fixed lengths
+ * for task->comm", first merged for v6.10 and reverted before that release).
+ * vmlinux.h knows only the layout of the kernel it came from (the host's
+ * 6.18; Debian's arm64 6.12 for make ARCH=arm64), so both layouts are
+ * declared here as flavours and the program names neither through the
+ * vmlinux.h struct. */
 struct trace_event_raw_sched_process_fork___pre_6_10 {
   char parent_comm[16];
   char child_comm[16];
+} __attribute__((preserve_access_index));
+
+struct trace_event_raw_sched_process_fork___data_loc {
+  __u32 __data_loc_parent_comm;
+  __u32 __data_loc_child_comm;
 } __attribute__((preserve_access_index));
 
 /* Copies a __data_loc string of a tracepoint record (`loc`: offset in the

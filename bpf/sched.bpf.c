@@ -308,11 +308,12 @@ int sluice_tp_sched_wakeup_new(struct trace_event_raw_sched_wakeup_template *ctx
 SEC("tracepoint/sched/sched_process_fork")
 int sluice_tp_sched_process_fork(struct trace_event_raw_sched_process_fork *ctx) {
   __u64 parent_comm[2] = {}, child_comm[2] = {};
-  if (bpf_core_field_exists(ctx->__data_loc_parent_comm)) {
+  struct trace_event_raw_sched_process_fork___data_loc *loc = (void *)ctx;
+  if (bpf_core_field_exists(loc->__data_loc_parent_comm)) {
     sluice_read_data_loc_str(parent_comm, sizeof(parent_comm), ctx,
-                             ctx->__data_loc_parent_comm);
+                             loc->__data_loc_parent_comm);
     sluice_read_data_loc_str(child_comm, sizeof(child_comm), ctx,
-                             ctx->__data_loc_child_comm);
+                             loc->__data_loc_child_comm);
   } else {
     struct trace_event_raw_sched_process_fork___pre_6_10 *old = (void *)ctx;
     RECORD_COMM(parent_comm, old->parent_comm);

@@ -4,6 +4,11 @@
 #   mk/ensure-deps.sh bench   plus what the benchmarks compare against
 #   mk/ensure-deps.sh vm      plus what vm-tests need
 #   mk/ensure-deps.sh package plus what `make deb` and its check need
+#   mk/ensure-deps.sh arm64   plus what `make ARCH=arm64` needs: the aarch64
+#                             cross compiler and the :arm64 -dev packages of the
+#                             libraries sluice links (arm64 becomes a foreign
+#                             dpkg architecture first); protoc, bpftool and clang
+#                             stay the host's (same versions as the libraries)
 set -euo pipefail
 # chromium-headless-shell loads the HTML report in the tests (report_html_test.cc).
 build_pkgs=(g++ make clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev
@@ -13,14 +18,18 @@ build_pkgs=(g++ make clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-
 bench_pkgs=(trace-cmd stress-ng)
 vm_pkgs=(qemu-system-x86 busybox-static cpio)
 package_pkgs=(dpkg-dev lintian systemd)
+arm64_pkgs=(g++-aarch64-linux-gnu libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
+            libprotobuf-dev:arm64 libsqlite3-dev:arm64 libedit-dev:arm64
+            libsystemd-dev:arm64 libgtest-dev:arm64)
 want=("${build_pkgs[@]}")
 case "${1:-build}" in
   build) ;;
   bench) want+=("${bench_pkgs[@]}") ;;
   vm) want+=("${vm_pkgs[@]}") ;;
   package) want+=("${package_pkgs[@]}") ;;
+  arm64) want+=("${arm64_pkgs[@]}") ;;
   all) want+=("${bench_pkgs[@]}" "${vm_pkgs[@]}" "${package_pkgs[@]}") ;;
-  *) echo "ensure-deps: unknown set '$1' (build, bench, vm, package, all)" >&2; exit 2 ;;
+  *) echo "ensure-deps: unknown set '$1' (build, bench, vm, package, arm64, all)" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${want[@]}"; do
@@ -33,6 +42,18 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+if [ "${1:-build}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "sluice: adding arm64 as a foreign dpkg architecture (dpkg --add-architecture arm64)"
+  dpkg --add-architecture arm64
+fi
 apt-get update -qq >/dev/null
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+  # Seen in containers: libc6:arm64's postinst runs `systemctl daemon-reexec`
+  # when /run/systemd/system exists, which fails without a systemd bus and
+  # leaves every :arm64 package unconfigured.
+  echo "sluice: apt-get install ${missing[*]} failed; if dpkg left packages unconfigured" \
+    "(dpkg --audit), run 'dpkg --configure -a' (in a container without systemd, with a" \
+    "no-op systemctl first in PATH) and make again" >&2
+  exit 1
+fi
 echo "sluice: installed ${missing[*]}"

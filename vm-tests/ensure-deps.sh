@@ -1,11 +1,17 @@
 #!/bin/bash
 # Installs what vm-tests needs on the host, once, if it is missing:
-# qemu-system-x86 (qemu-system-x86_64), busybox-static (/bin/busybox, static),
-# cpio. Needs root for apt-get; says what to install otherwise.
+# qemu-system-x86 (qemu-system-x86_64; with VM_ARCH=arm64 qemu-system-arm for
+# qemu-system-aarch64), busybox-static (/bin/busybox, static; for arm64 guests
+# too, which list their applets with it: fetch-busybox.sh), cpio. Needs root
+# for apt-get; says what to install otherwise.
 set -euo pipefail
 
 missing=()
-command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+if [ "${VM_ARCH:-x86_64}" = arm64 ]; then
+  command -v qemu-system-aarch64 >/dev/null || missing+=(qemu-system-arm)
+else
+  command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+fi
 if ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'; then
   missing+=(busybox-static)
 fi

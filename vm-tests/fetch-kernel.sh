@@ -5,33 +5,35 @@
 # usage: vm-tests/fetch-kernel.sh SPEC
 # SPEC is one of
 #   debian-6.1, debian-6.12     newest Debian linux-image-<ver>...-amd64 package
+#                               (-arm64 with VM_ARCH=arm64)
 #   debian-6.1-rt, debian-6.12-cloud, ...   same, other flavour (rt-amd64, cloud-amd64)
 #   debian:PACKAGE              that exact package, e.g. debian:linux-image-6.1.0-47-amd64
 #   host                        this machine's kernel from /boot (skipped if absent)
-#   PATH[:CONFIG]               a bzImage you built; CONFIG defaults to the tree's
-#                               .config when PATH is <tree>/arch/x86/boot/bzImage
+#   PATH[:CONFIG]               a bzImage (arm64: Image) you built; CONFIG defaults
+#                               to the tree's .config when PATH is
+#                               <tree>/arch/x86/boot/bzImage or <tree>/arch/arm64/boot/Image
 # Prints one line: NAME<TAB>KERNEL_IMAGE<TAB>CONFIG<TAB>RELEASE<TAB>DESCRIPTION
 # (CONFIG and RELEASE, the expected uname -r, may be "-" when unknown). Exit 0 found, 3 skip (reason on stderr),
 # 1 error (reason on stderr).
-# env: VM_CACHE (default /var/cache/sluice-vm, or ~/.cache/sluice-vm if that
+# env: VM_ARCH x86_64 (default) or arm64: the architecture of the Debian
+#      packages (amd64 or arm64; apt needs arm64 as a foreign architecture,
+#      dpkg --add-architecture arm64, which mk/ensure-deps.sh arm64 adds).
+#      VM_CACHE (default /var/cache/sluice-vm, or ~/.cache/sluice-vm if that
 #      is not writable): debs/ holds the .deb files, kernels/<pkg>/ the
 #      unpacked vmlinuz, config and release.
 set -euo pipefail
 
 spec=${1:?usage: fetch-kernel.sh SPEC}
+case "${VM_ARCH:-x86_64}" in
+  x86_64) deb_arch=amd64 boot_image=arch/x86/boot/bzImage ;;
+  arm64) deb_arch=arm64 boot_image=arch/arm64/boot/Image ;;
+  *) echo "fetch-kernel: VM_ARCH=$VM_ARCH (want x86_64 or arm64)" >&2; exit 1 ;;
+esac
 
 die() { echo "fetch-kernel: $*" >&2; exit 1; }
 skip() { echo "$*" >&2; exit 3; }
 
-cache_dir() {
-  local c=${VM_CACHE:-/var/cache/sluice-vm}
-  if ! mkdir -p "$c" 2>/dev/null || [ ! -w "$c" ]; then
-    [ -n "${VM_CACHE:-}" ] && die "VM_CACHE=$c is not writable"
-    c=${XDG_CACHE_HOME:-$HOME/.cache}/sluice-vm
-    mkdir -p "$c"
-  fi
-  echo "$c"
-}
+. "$(dirname "$0")/cache-lib.sh"
 
 # Newest package whose name matches the regex $1, from apt's lists; runs
 # apt-get update once if the lists know no linux-image package at all.
@@ -98,11 +100,12 @@ bzimage_release() {
 case "$spec" in
   debian-[0-9]*)
     ver=${spec#debian-}
-    flavour=amd64
-    case "$ver" in *-*) flavour=${ver#*-}-amd64; ver=${ver%%-*} ;; esac
+    flavour=$deb_arch
+    case "$ver" in *-*) flavour=${ver#*-}-$deb_arch; ver=${ver%%-*} ;; esac
     [[ "$ver" =~ ^[0-9]+\.[0-9]+$ ]] || die "bad kernel name '$spec' (want debian-MAJOR.MINOR[-flavour])"
     vre=${ver//./\\.}
-    # 6.1 is named linux-image-6.1.0-56-amd64, 6.12 linux-image-6.12.117+deb12-amd64.
+    # 6.1 is named linux-image-6.1.0-56-amd64, 6.12 linux-image-6.12.117+deb12-amd64
+    # (-arm64 for arm64).
     re="^linux-image-${vre}(\.0-[0-9]+|\.[0-9]+(\+deb[0-9]+)?)-${flavour}\$"
     pkg=$(newest_package "$re")
     [ -n "$pkg" ] && debian_kernel "$pkg" "$spec" && exit 0
@@ -144,12 +147,12 @@ case "$spec" in
     [ -f "$img" ] || die "unknown kernel '$spec': not a debian-X.Y/debian:PKG/host name and no such file"
     if [ "$cfg" = - ]; then
       case "$img" in
-        */arch/x86/boot/bzImage) [ -f "${img%/arch/x86/boot/bzImage}/.config" ] && cfg=${img%/arch/x86/boot/bzImage}/.config ;;
+        */$boot_image) [ -f "${img%/"$boot_image"}/.config" ] && cfg=${img%/"$boot_image"}/.config ;;
       esac
     fi
     [ "$cfg" = - ] || [ -f "$cfg" ] || die "kernel config $cfg not found"
     # A name safe for a directory: the tree's (or file's) base name.
-    base=${img%/arch/x86/boot/bzImage}
+    base=${img%/"$boot_image"}
     name=local-$(basename "$base" | tr -c 'A-Za-z0-9._+\n-' '_')
     printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(realpath "$img")" \
       "$( [ "$cfg" = - ] && echo - || realpath "$cfg")" "$(bzimage_release "$img")" "local kernel $img"

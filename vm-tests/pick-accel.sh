@@ -11,6 +11,11 @@
 # VM_CACHE/accel.<boot_id>, so the probe costs at most once per machine boot.
 set -uo pipefail
 
+# Another architecture than the host's (VM_ARCH=arm64 on x86_64) is TCG only.
+host_arch=$(uname -m)
+[ "$host_arch" = aarch64 ] && host_arch=arm64
+if [ "${VM_ARCH:-x86_64}" != "$host_arch" ]; then echo tcg; exit 0; fi
+
 image=${1:?usage: pick-accel.sh KERNEL_IMAGE}
 cache=${VM_CACHE:-/var/cache/sluice-vm}
 [ -w "$cache" ] || cache=${XDG_CACHE_HOME:-$HOME/.cache}/sluice-vm

@@ -10,6 +10,9 @@
 # Exit: 0 no failure, 1 a failure, 3 kernel skipped.
 #
 # env (defaults):
+#   VM_ARCH=x86_64            x86_64: qemu-system-x86_64, console ttyS0 (8250);
+#                             arm64: qemu-system-aarch64 -M virt (TCG on an
+#                             x86_64 host), console ttyAMA0 (pl011)
 #   VM_OUT=build/vm-tests     output root; this kernel's files go to VM_OUT/<name>/
 #   VM_INITRAMFS=             prebuilt initramfs (else built into VM_OUT/initramfs.cpio.gz)
 #   VM_ACCEL=auto             kvm | tcg | auto (KVM if a probe boot works, else TCG)
@@ -58,6 +61,8 @@ VM_MEM=${VM_MEM:-1024}
 VM_ONLY=${VM_ONLY:-*}
 VM_ACCEL=${VM_ACCEL:-auto}
 VM_TCG_THREAD=${VM_TCG_THREAD:-single}
+VM_ARCH=${VM_ARCH:-x86_64}
+case "$VM_ARCH" in x86_64|arm64) ;; *) echo "FAIL $spec: VM_ARCH=$VM_ARCH (want x86_64 or arm64)"; exit 1 ;; esac
 
 # Resolve the kernel.
 errf=$(mktemp)
@@ -99,10 +104,16 @@ fi
 # exactly, but the zero-loss checks fail: 3 runs in 11). Under TCG the tests
 # run their workloads at a quarter of the rate (VM_WORKLOAD_SCALE): targets
 # of 40k sched events/s and 10k markers/s, the same counts as on the host.
+#
+# arm64 under TCG: -cpu max with pauth-impdef=on, QEMU's cheap stand-in for
+# the architected pointer-authentication algorithm (QARMA), whose emulation
+# otherwise dominates the guest's run time; the kernel still uses pauth.
+tcg_cpu=max
+[ "$VM_ARCH" = arm64 ] && tcg_cpu=max,pauth-impdef=on
 case "$VM_ACCEL" in
   kvm) cpu=host accel=kvm default_scale=1 ;;
   tcg)
-    cpu=max accel=tcg,thread=$VM_TCG_THREAD default_scale=0.25
+    cpu=$tcg_cpu accel=tcg,thread=$VM_TCG_THREAD default_scale=0.25
     case "$VM_TCG_THREAD" in single|multi) ;; *)
       echo "FAIL $name: VM_TCG_THREAD=$VM_TCG_THREAD (want single or multi)"; exit 1 ;;
     esac ;;
@@ -136,7 +147,12 @@ console=$out/console.log
 # rate limit keeps 10 per 5 s); loglevel=7 prints them (level 5) on the
 # console; log_buf_len=16M holds the results while a console printed by a
 # kernel thread catches up (guest/init, "Send /out").
-append="console=ttyS0 panic=-1 no_timer_check nosoftlockup sluice.accel=$VM_ACCEL"
+if [ "$VM_ARCH" = arm64 ]; then
+  # The virt machine's first UART is a pl011; no IO-APIC timer check there.
+  append="console=ttyAMA0 panic=-1 nosoftlockup sluice.accel=$VM_ACCEL"
+else
+  append="console=ttyS0 panic=-1 no_timer_check nosoftlockup sluice.accel=$VM_ACCEL"
+fi
 append+=" printk.devkmsg=on loglevel=7 log_buf_len=16M"
 append+=" sluice.only=$VM_ONLY"
 append+=" sluice.workload_scale=${VM_WORKLOAD_SCALE:-$default_scale}"
@@ -144,12 +160,14 @@ append+=" sluice.workload_scale=${VM_WORKLOAD_SCALE:-$default_scale}"
 [ -n "$VM_SPEED_FACTOR" ] && append+=" sluice.speed=$VM_SPEED_FACTOR"
 [ -n "${VM_GTEST:-}" ] && append+=" sluice.gtest=$VM_GTEST"
 
-# One serial port, ttyS0: the kernel console, which carries the kernel log,
-# the guest's progress lines and its results (guest/init).
+# One serial port, ttyS0 (arm64: ttyAMA0): the kernel console, which
+# carries the kernel log, the guest's progress lines and its results
+# (guest/init).
 serial=(-serial chardev:con)
 case "$VM_SERIAL_IRQ" in
   ok) ;;
   broken)
+    [ "$VM_ARCH" = x86_64 ] || { echo "FAIL $name: VM_SERIAL_IRQ=broken is x86_64 only (legacy ISA ports)"; exit 1; }
     # The kernel takes the legacy ttyS0 (0x3f8, IRQ 4) instead of the ACPI
     # description, and the UART is wired to IRQ 7, which no driver claims:
     # not one transmit interrupt arrives, as after "Disabling IRQ #4".
@@ -161,7 +179,14 @@ esac
 append+=" ${VM_APPEND:-}"
 
 # -no-reboot + panic=-1: a panicking kernel ends QEMU instead of looping.
-qemu=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$VM_SMP" -m "$VM_MEM"
+# arm64: the `virt` board (GICv2, pl011, PSCI, whose SYSTEM_OFF ends QEMU at
+# poweroff -f).
+if [ "$VM_ARCH" = arm64 ]; then
+  machine=(qemu-system-aarch64 -M virt)
+else
+  machine=(qemu-system-x86_64)
+fi
+qemu=("${machine[@]}" -accel "$accel" -cpu "$cpu" -smp "$VM_SMP" -m "$VM_MEM"
   -nodefaults -display none -no-reboot
   -kernel "$image" -initrd "$initramfs" -append "$append"
   -chardev "file,id=con,path=$console" "${serial[@]}")
@@ -207,7 +232,8 @@ while kill -0 $qpid 2>/dev/null; do
     # The first oops says what killed it; the last progress line says what the
     # guest was doing (which scenario, and in 50-kernel-tests which test).
     oops=$(grep -Eao '(Oops|BUG|kernel BUG at)[: ].*' "$console" | head -n 1 | tr -d '\r')
-    rip=$(grep -Eao 'RIP: 0010:[^ ]*' "$console" | head -n 1 | sed 's/RIP: 0010://')
+    # Where it hit: x86's "RIP: 0010:func+off/len", arm64's "pc : func+off/len".
+    rip=$(grep -Eao 'RIP: 0010:[^ ]*|pc : [^ ]*' "$console" | head -n 1 | sed 's/RIP: 0010://; s/pc : //')
     progress=$(last_progress)
     verdict="kernel panic${oops:+: $oops}${rip:+ at $rip}; ${progress:+last progress: }${progress:-before /init ran}"
     break

@@ -2,10 +2,13 @@
 # Runs the vm-tests for a list of kernels: builds the initramfs once, picks
 # the accelerator once, then run-kernel.sh per kernel, one after the other.
 #
-# usage: vm-tests/run.sh [KERNEL...]     (default: debian-6.1 debian-6.12 host)
-# env: see run-kernel.sh (VM_OUT, VM_ACCEL, VM_TIMEOUT, VM_ONLY, ...) and
-#      build-initramfs.sh (BUILD_DIR). VM_REQUIRE_SLUICE=1 fails the run when
-#      BUILD_DIR lacks sluice, sluice-probes or sluiced, instead of letting the
+# usage: vm-tests/run.sh [KERNEL...]     (default: debian-6.1 debian-6.12 host;
+#                                        with VM_ARCH=arm64 debian-6.12)
+# env: see run-kernel.sh (VM_ARCH, VM_OUT, VM_ACCEL, VM_TIMEOUT, VM_ONLY, ...)
+#      and build-initramfs.sh (BUILD_DIR, VM_GUEST_BUILD_DIR: the guest's
+#      binaries; BUILD_DIR's sluice and sluice-trace-check check the results
+#      on the host). VM_REQUIRE_SLUICE=1 fails the run when the guest's build
+#      lacks sluice, sluice-probes or sluiced, instead of letting the
 #      scenarios that need them skip.
 # Ends with "vm-tests: N passed, N failed, N skipped" (scenario counts; a
 # kernel that fails or is skipped as a whole counts once). Exit 1 if any
@@ -13,14 +16,17 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -gt 0 ] || set -- debian-6.1 debian-6.12 host
+if [ $# -eq 0 ]; then
+  if [ "${VM_ARCH:-x86_64}" = arm64 ]; then set -- debian-6.12; else set -- debian-6.1 debian-6.12 host; fi
+fi
 export VM_OUT=${VM_OUT:-build/vm-tests}
 mkdir -p "$VM_OUT"
 
 bash "$here/ensure-deps.sh" || exit 1
 if [ "${VM_REQUIRE_SLUICE:-0}" = 1 ]; then
+  guest_build=${VM_GUEST_BUILD_DIR:-${BUILD_DIR:-build}}
   for b in sluice sluice-probes sluiced; do
-    [ -x "${BUILD_DIR:-build}/$b" ] || { echo "vm-tests: VM_REQUIRE_SLUICE=1 but ${BUILD_DIR:-build}/$b is not built"; exit 1; }
+    [ -x "$guest_build/$b" ] || { echo "vm-tests: VM_REQUIRE_SLUICE=1 but $guest_build/$b is not built"; exit 1; }
   done
 fi
 

@@ -41,7 +41,8 @@ using testing::QueryToTraceProcessorCsv;
 const std::vector<std::string>& Traces() {
   static const std::vector<std::string> traces = {
       "default", "nocompact", "bpf", "procstats", "upstream",
-      "loss_kernel", "loss_bpf", "loss_smb", "loss_central", "atrace", "atrace_rec", "atrace_bpf"};
+      "loss_kernel", "loss_bpf", "loss_smb", "loss_central", "atrace", "atrace_rec", "atrace_bpf",
+      "arm64", "arm64_bpf", "arm64_loss"};
   return traces;
 }
 
@@ -168,7 +169,8 @@ std::string Normalise(const std::string& query, const std::string& csv, bool slu
 }
 
 bool Compared(const ReferencePair& pair) {
-  static const std::set<std::string> config_not_compared = {"bpf", "loss_bpf", "atrace_bpf", "upstream"};
+  static const std::set<std::string> config_not_compared = {"bpf", "loss_bpf", "atrace_bpf", "arm64_bpf",
+                                                             "upstream"};
   if (pair.query == "metadata_config") return !config_not_compared.count(pair.trace);
   return true;
 }
