@@ -9,9 +9,9 @@
 #                                     default), checked by the host's x86_64
 #                                     build/sluice and sluice-trace-check
 #   make vm-test ARCH=arm64 VM_KERNEL_TESTS=0
-#                                     CI's arm64 subset: scenarios 00-40, without
+#                                     the arm64 scenarios 00-40, without
 #                                     50-kernel-tests, so sluice_tests is not
-#                                     cross-built (.ci/run, docs/vm-tests.md)
+#                                     cross-built (docs/vm-tests.md, "arm64")
 #   make vm-test-all                  everything: the x86_64 default set, then
 #                                     arm64 (debian-6.12) with every scenario
 #   make vm-selftest                  the harness's own test: a stand-in sluice,
