@@ -7,11 +7,11 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -242,13 +242,46 @@ TEST(ReportHtmlTest, EmbedsTheReportAsEscapedJson) {
   EXPECT_EQ(DataElementText(page, "sluice-report-trimmed"), "{}");
 }
 
+// The first place in `page` that would load something from elsewhere: an
+// attribute (src, href, action, poster, srcset, data) or a CSS url() whose
+// value, past blanks and a quote, is "//..." or "scheme://...", or an
+// @import; "" if none. (A scan, not std::regex: GCC 12's <regex> does not
+// build under -fsanitize=address -Werror.)
+std::string FindRemoteReference(std::string page) {
+  for (char& c : page) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (const size_t at = page.find("@import"); at != std::string::npos) return page.substr(at, 60);
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  for (std::string_view opener : {"src", "href", "action", "poster", "srcset", "data", "url"}) {
+    const char opening = opener == "url" ? '(' : '=';
+    for (size_t at = page.find(opener); at != std::string::npos; at = page.find(opener, at + 1)) {
+      size_t i = at + opener.size();
+      while (i < page.size() && blank(page[i])) ++i;
+      if (i >= page.size() || page[i] != opening) continue;
+      ++i;
+      while (i < page.size() && blank(page[i])) ++i;
+      if (i < page.size() && (page[i] == '"' || page[i] == '\'')) ++i;
+      while (i < page.size() && blank(page[i])) ++i;
+      size_t scheme_end = i;
+      while (scheme_end < page.size() && std::isalpha(static_cast<unsigned char>(page[scheme_end]))) ++scheme_end;
+      if (scheme_end < page.size() && page[scheme_end] == ':') i = scheme_end + 1;
+      if (page.compare(i, 2, "//") == 0) return page.substr(at, 60);
+    }
+  }
+  return "";
+}
+
+TEST(ReportHtmlTest, FindsRemoteReferences) {
+  EXPECT_EQ(FindRemoteReference("<img src=\"https://x/a.png\">"), "src=\"https://x/a.png\">");
+  EXPECT_EQ(FindRemoteReference("<a HREF = '//x'>"), "href = '//x'>");
+  EXPECT_EQ(FindRemoteReference("body { background: url( http://x ) }"), "url( http://x ) }");
+  EXPECT_EQ(FindRemoteReference("<style>@import 'x.css'</style>"), "@import 'x.css'</style>");
+  EXPECT_EQ(FindRemoteReference("<div data-rendered=\"ok\" src=\"#local\">url(#g)</div>"), "");
+}
+
 TEST(ReportHtmlTest, RefersToNothingOnTheNetwork) {
   const std::string page = RenderReportHtml(RealisticReport());
   // No attribute or stylesheet that loads something from elsewhere.
-  const std::regex remote(R"((src|href|action|poster|srcset|data)\s*=\s*["']?\s*([a-z]+:)?//|url\s*\(\s*["']?\s*([a-z]+:)?//|@import)",
-                          std::regex::icase);
-  std::smatch match;
-  EXPECT_FALSE(std::regex_search(page, match, remote)) << match.str();
+  EXPECT_EQ(FindRemoteReference(page), "");
   // The only URL is the SVG namespace, a name that is never fetched.
   for (const char* scheme : {"http://", "https://"}) {
     for (size_t at = page.find(scheme); at != std::string::npos; at = page.find(scheme, at + 1))
