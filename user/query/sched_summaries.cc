@@ -19,13 +19,13 @@ const ThreadCpuSummary& SchedSummaries::thread_cpu() {
     cpus = std::max(cpus, sched.cpu[i] + 1);
     utids = std::max(utids, sched.utid[i] + 1);
   }
-  // Cpus are capped at import (kMaxCpus), so utids x cpus stays bounded by
-  // the rows: a cell per (utid, cpu) pair when that is small, else sorted
-  // pairs.
-  std::vector<int64_t> runs(static_cast<size_t>(utids) * cpus);
-  std::vector<int64_t> dur(runs.size());
-  if (runs.size() > 4 * sched.size() + 1024) runs.clear();
-  if (!runs.empty()) {
+  // A cell per (utid, cpu) pair when there are few pairs next to the rows
+  // (decided before allocating: thousands of threads on hundreds of CPUs
+  // would be gigabytes of cells), else sorted pairs.
+  const size_t cells = static_cast<size_t>(utids) * cpus;
+  if (cells <= 4 * sched.size() + 1024) {
+    std::vector<int64_t> runs(cells);
+    std::vector<int64_t> dur(cells);
     for (size_t i = 0; i < sched.size(); ++i) {
       if (sched.dur[i] < 0) continue;
       const size_t cell = static_cast<size_t>(sched.utid[i]) * cpus + sched.cpu[i];
@@ -116,7 +116,7 @@ uint32_t Log2Bucket(int64_t dur) {
 
 }  // namespace
 
-// Hot path (a pass over every thread_state row): one counter per (utid,
+// Hot path (a pass over every thread_state row): one counter per (thread,
 // log2 bucket) in a flat array; 64 buckets cover every int64 duration.
 const RunnableHistogram& SchedSummaries::runnable_histogram() {
   if (have_runnable_histogram_) return runnable_histogram_;
@@ -126,18 +126,32 @@ const RunnableHistogram& SchedSummaries::runnable_histogram() {
   const StringId preempted = storage_->strings.Find("R+");
   if (runnable == kNullStringId && preempted == kNullStringId) return runnable_histogram_;
   constexpr uint32_t kBuckets = 64;
+  // 64 counters for each thread that waited, not for every utid up to the
+  // largest: a slot index per utid, slots handed out in order of first wait.
+  std::vector<uint32_t> slot_of;
+  std::vector<uint32_t> utid_of_slot;
   std::vector<int64_t> counts;
   for (size_t i = 0; i < ts.size(); ++i) {
     if ((ts.state[i] != runnable && ts.state[i] != preempted) || ts.dur[i] < 0) continue;
-    const size_t cell = static_cast<size_t>(ts.utid[i]) * kBuckets + Log2Bucket(ts.dur[i]);
-    if (cell >= counts.size()) counts.resize((static_cast<size_t>(ts.utid[i]) + 1) * kBuckets);
-    counts[cell]++;
+    const uint32_t utid = ts.utid[i];
+    if (utid >= slot_of.size()) slot_of.resize(static_cast<size_t>(utid) + 1, kNullU32);
+    if (slot_of[utid] == kNullU32) {
+      slot_of[utid] = static_cast<uint32_t>(utid_of_slot.size());
+      utid_of_slot.push_back(utid);
+      counts.resize(counts.size() + kBuckets);
+    }
+    counts[static_cast<size_t>(slot_of[utid]) * kBuckets + Log2Bucket(ts.dur[i])]++;
   }
-  for (size_t cell = 0; cell < counts.size(); ++cell) {
-    if (counts[cell] == 0) continue;
-    runnable_histogram_.utid.push_back(static_cast<uint32_t>(cell / kBuckets));
-    runnable_histogram_.bucket.push_back(static_cast<uint32_t>(cell % kBuckets));
-    runnable_histogram_.waits.push_back(counts[cell]);
+  // Rows by utid, as a GROUP BY utid, bucket gives them.
+  for (uint32_t utid = 0; utid < slot_of.size(); ++utid) {
+    if (slot_of[utid] == kNullU32) continue;
+    const int64_t* row = &counts[static_cast<size_t>(slot_of[utid]) * kBuckets];
+    for (uint32_t bucket = 0; bucket < kBuckets; ++bucket) {
+      if (row[bucket] == 0) continue;
+      runnable_histogram_.utid.push_back(utid);
+      runnable_histogram_.bucket.push_back(bucket);
+      runnable_histogram_.waits.push_back(row[bucket]);
+    }
   }
   return runnable_histogram_;
 }

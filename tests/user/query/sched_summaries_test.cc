@@ -87,5 +87,29 @@ TEST(SchedSummariesEmptyTest, TraceWithoutSchedGivesEmptyTables) {
   EXPECT_EQ(Rows((*engine)->db(), "SELECT count(*) FROM sluice_cpu_timeline"), std::vector<std::string>{"0"});
 }
 
+// Few rows on a large (utid, cpu) grid: the sorted-pairs path, which the
+// committed traces (a hundred threads on two CPUs) never take.
+TEST(SchedSummariesSparseTest, ManyThreadsOnManyCpusAreSummedBySorting) {
+  TraceStorage storage;
+  auto add = [&](int64_t ts, int64_t dur, uint32_t cpu, uint32_t utid) {
+    storage.sched.ts.push_back(ts);
+    storage.sched.dur.push_back(dur);
+    storage.sched.cpu.push_back(cpu);
+    storage.sched.utid.push_back(utid);
+    storage.sched.end_state.push_back(kNullStringId);
+    storage.sched.priority.push_back(120);
+  };
+  add(10, 5, 7, 5000);
+  add(20, 7, 0, 1);
+  add(30, 3, 7, 5000);
+  add(40, -1, 7, 5000);  // Still running at the end: left out.
+  SchedSummaries summaries(&storage);
+  const ThreadCpuSummary& cpu = summaries.thread_cpu();
+  EXPECT_EQ(cpu.utid, (std::vector<uint32_t>{1, 5000}));
+  EXPECT_EQ(cpu.cpu, (std::vector<uint32_t>{0, 7}));
+  EXPECT_EQ(cpu.runs, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(cpu.dur, (std::vector<int64_t>{7, 8}));
+}
+
 }  // namespace
 }  // namespace sluice
