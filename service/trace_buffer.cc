@@ -200,6 +200,25 @@ std::unique_ptr<TraceBuffer> TraceBuffer::Create(size_t size_bytes, FillPolicy p
   return std::unique_ptr<TraceBuffer>(new TraceBuffer(static_cast<uint8_t*>(ring), size, policy));
 }
 
+std::unique_ptr<TraceBuffer> TraceBuffer::CloneReadOnly() const {
+  std::unique_ptr<TraceBuffer> copy = Create(size_, policy_);
+  if (!copy) return nullptr;
+  // Past the cursor on the first lap the ring is all zeros (Empty), as the
+  // fresh mapping is: only the part in use is copied (and faulted in).
+  const uint32_t used = wrapped_ ? size_ : wptr_;
+  memcpy(copy->ring_, ring_, used);
+  copy->wptr_ = wptr_;
+  copy->wrapped_ = wrapped_;
+  copy->discard_all_ = discard_all_;
+  copy->stats_ = stats_;
+  copy->sequences_.reserve(sequences_.size());
+  for (const auto& [key, seq] : sequences_)
+    copy->sequences_.emplace(key, std::make_unique<SequenceState>(*seq));
+  // seq_cache_, read_list_ and read_index_ stay empty: they point into the
+  // copy's own sequences once it is used.
+  return copy;
+}
+
 TraceBuffer::TraceBuffer(uint8_t* ring, size_t size, FillPolicy policy)
     : ring_(ring), size_(static_cast<uint32_t>(size)), policy_(policy) {
   static_assert(sizeof(seq_cache_) / sizeof(seq_cache_[0]) == kSeqCacheSize);
