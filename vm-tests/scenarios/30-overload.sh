@@ -53,7 +53,7 @@ signal_tree CONT "$RECORD_PID"
 # there the reader has drained what the kernel kept of the stalled buffer.
 n=$((n + 1))
 write_markers "sluice-ovl=" $n $n
-marker_in_trace() { grep -aq "sluice-ovl=$n\$" "$OUT/trace.pftrace"; }
+marker_in_trace() { grep -aq "sluice-ovl=$n\$" "$(being_recorded "$OUT/trace.pftrace")"; }
 wait_for 60 "marker sluice-ovl=$n in the trace after SIGCONT" marker_in_trace
 write_markers "sluice-ovl=" $((n + 1)) $((n + after))
 echo "$((n + 1)) $((n + after))" >"$OUT/must_be_present"
