@@ -18,7 +18,9 @@ need_tracefs
 before=${SLUICE_VM_OVERLOAD_MARKERS:-3000}
 after=200
 echo "sluice-ovl=" >"$OUT/marker_prefix"
+# Streamed (write_into_file), so the file shows the markers while recording.
 cat >"$OUT/config.pbtx" <<CFG
+write_into_file: true
 buffers { size_kb: 16384 fill_policy: DISCARD }
 data_sources {
   config {
