@@ -401,6 +401,11 @@ class RecordKernelTest : public ::testing::Test {
         << recorder->Stderr();
   }
 
+  // `sluice record MODE -b 1mb` of kOneCpuMarkers markers from one CPU,
+  // stopped once they are written, decoded into *d. False (with a failure)
+  // if it did not record or the trace has none of the markers.
+  bool RecordOneCpuMarkersInMemory(const std::string& mode, Decoded* d);
+
   std::string bin_dir_, dir_, run_;
   Workload workload_;
   TracefsState before_;
@@ -611,21 +616,27 @@ bool StartAndWaitForRecordingLine(const std::vector<std::string>& args, const st
 
 constexpr uint32_t kOneCpuMarkers = 60000;  // About 3 MB of trace: three times -b 1mb.
 
+bool RecordKernelTest::RecordOneCpuMarkersInMemory(const std::string& mode, Decoded* d) {
+  ChildProcess recorder;
+  if (!StartAndWaitForRecordingLine({mode, "-b", "1mb", "-k", "16mb", "-t", "1h", "-q", "ftrace/print", "-o",
+                                     Path("trace.pftrace")},
+                                    Path("record.out"), Path("record.err"), &recorder))
+    return false;
+  WriteMarkersOnOneCpu(workload_.prefix, kOneCpuMarkers);
+  StopRecorder(&recorder, SIGINT);
+  *d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  EXPECT_TRUE(d->status.ok()) << d->status.message();
+  EXPECT_FALSE(d->marker_count.empty()) << "none of the markers is in the trace";
+  return d->status.ok() && !d->marker_count.empty();
+}
+
 // The flight recorder: a 1 MiB ring under three times that much data holds
 // the newest markers, the last one included, without a gap; the service
 // counts every chunk it overwrote (all that was stored was read or
 // overwritten), and the overwrites are the mode at work, not a loss.
 TEST_F(RecordKernelTest, RingKeepsTheNewestDataAndCountsItsOverwritesExactly) {
-  ChildProcess recorder;
-  if (!StartAndWaitForRecordingLine({"--ring", "-b", "1mb", "-k", "16mb", "-t", "1h", "-q", "ftrace/print",
-                                     "-o", Path("trace.pftrace")},
-                                    Path("record.out"), Path("record.err"), &recorder))
-    return;
-  WriteMarkersOnOneCpu(workload_.prefix, kOneCpuMarkers);
-  StopRecorder(&recorder, SIGINT);
-  Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
-  ASSERT_TRUE(d.status.ok()) << d.status.message();
-  ASSERT_FALSE(d.marker_count.empty());
+  Decoded d;
+  if (!RecordOneCpuMarkersInMemory("--ring", &d)) return;
   const uint32_t first = d.marker_count.begin()->first;
   const uint32_t last = d.marker_count.rbegin()->first;
   EXPECT_EQ(last, kOneCpuMarkers - 1) << "the newest marker is not in the ring's trace";
@@ -652,16 +663,8 @@ TEST_F(RecordKernelTest, RingKeepsTheNewestDataAndCountsItsOverwritesExactly) {
 // DISCARD in memory keeps the oldest data: a gap-free prefix of the markers,
 // and the chunks it refused are counted as the loss they are.
 TEST_F(RecordKernelTest, DiscardKeepsTheOldestDataAndCountsWhatItRefused) {
-  ChildProcess recorder;
-  if (!StartAndWaitForRecordingLine({"--discard", "-b", "1mb", "-k", "16mb", "-t", "1h", "-q", "ftrace/print",
-                                     "-o", Path("trace.pftrace")},
-                                    Path("record.out"), Path("record.err"), &recorder))
-    return;
-  WriteMarkersOnOneCpu(workload_.prefix, kOneCpuMarkers);
-  StopRecorder(&recorder, SIGINT);
-  Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
-  ASSERT_TRUE(d.status.ok()) << d.status.message();
-  ASSERT_FALSE(d.marker_count.empty());
+  Decoded d;
+  if (!RecordOneCpuMarkersInMemory("--discard", &d)) return;
   EXPECT_EQ(d.marker_count.begin()->first, 0u) << "the oldest marker is not in the discard trace";
   const uint32_t kept = d.marker_count.rbegin()->first + 1;
   EXPECT_LT(kept, kOneCpuMarkers) << "nothing was discarded: the workload did not fill the buffer";
