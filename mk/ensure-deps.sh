@@ -18,7 +18,7 @@ build_pkgs=(g++ make clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-
 bench_pkgs=(trace-cmd stress-ng)
 vm_pkgs=(qemu-system-x86 busybox-static cpio)
 package_pkgs=(dpkg-dev lintian systemd)
-arm64_pkgs=(g++-aarch64-linux-gnu libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
+arm64_pkgs=(g++-aarch64-linux-gnu libc6:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
             libprotobuf-dev:arm64 libsqlite3-dev:arm64 libedit-dev:arm64
             libsystemd-dev:arm64 libgtest-dev:arm64)
 want=("${build_pkgs[@]}")
@@ -46,14 +46,28 @@ if [ "${1:-build}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx 
   echo "sluice: adding arm64 as a foreign dpkg architecture (dpkg --add-architecture arm64)"
   dpkg --add-architecture arm64
 fi
+# Maintainer scripts of some packages (libc6:arm64's postinst among them)
+# run `systemctl daemon-reexec` when /run/systemd/system exists, and fail
+# where systemd is not PID 1 (containers, CI runners): every :arm64 package
+# is then left unconfigured. Without systemd as PID 1 there is no manager to
+# talk to, so a systemctl that does nothing is the truth; it is first in PATH
+# for this install only.
+if [ "$(cat /proc/1/comm 2>/dev/null)" != systemd ]; then
+  shim=$(mktemp -d)
+  trap 'rm -rf "$shim"' EXIT
+  printf '#!/bin/sh\n# sluice ensure-deps: no systemd manager here (PID 1 is not systemd)\nexit 0\n' >"$shim/systemctl"
+  chmod 0755 "$shim/systemctl"
+  export PATH="$shim:$PATH"
+fi
+# A previous install that stopped half-way (the failure above) is finished
+# first, or apt-get refuses to run.
+if [ -n "$(dpkg --audit 2>/dev/null)" ]; then
+  echo "sluice: finishing packages a previous install left unconfigured (dpkg --configure -a)"
+  dpkg --configure -a >/dev/null || true
+fi
 apt-get update -qq >/dev/null
 if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
-  # Seen in containers: libc6:arm64's postinst runs `systemctl daemon-reexec`
-  # when /run/systemd/system exists, which fails without a systemd bus and
-  # leaves every :arm64 package unconfigured.
-  echo "sluice: apt-get install ${missing[*]} failed; if dpkg left packages unconfigured" \
-    "(dpkg --audit), run 'dpkg --configure -a' (in a container without systemd, with a" \
-    "no-op systemctl first in PATH) and make again" >&2
+  echo "sluice: apt-get install ${missing[*]} failed; see 'dpkg --audit' and run make again" >&2
   exit 1
 fi
 echo "sluice: installed ${missing[*]}"

@@ -18,10 +18,13 @@
 #include "perfetto/common/trace_stats.pb.h"
 #include "service/ipc/consumer_ipc_client.h"
 #include "service/event_loop.h"
+#include "service/trace_file_writer.h"
 #include "service/tracing_service.h"
 #include "shm/base/command_line.h"
+#include "shm/base/file_util.h"
 #include "user/cmd/record_config.h"
 #include "user/cmd/record_fault.h"
+#include "user/cmd/record_output.h"
 #include "user/cmd/record_status.h"
 #include "user/probes/probes_producer.h"
 #include "user/probes/tracefs.h"
@@ -116,13 +119,16 @@ LiveFigures ReadLiveFigures(ConsumerEndpoint* consumer, ProbesProducer* probes) 
 
 // Draws the status line in place: "\r", the line, and spaces over what a
 // longer line before it left (record_status.h keeps it within 80 columns).
-void PrintStatusLine(uint64_t elapsed_ms, uint64_t total_ms, int output_fd, const LiveFigures& now,
-                     const LiveFigures& before, uint64_t interval_ms, bool have_events) {
+void PrintStatusLine(FILE* out, uint64_t elapsed_ms, uint64_t total_ms, const RecordOutput& output,
+                     bool in_memory, const LiveFigures& now, const LiveFigures& before,
+                     uint64_t interval_ms, bool have_events) {
   RecordStatus status;
   status.elapsed_ms = elapsed_ms;
   status.total_ms = total_ms;
+  status.in_memory = in_memory;
+  if (!in_memory) status.file_name = output.temp_path().substr(output.temp_path().rfind('/') + 1);
   struct stat st {};
-  if (fstat(output_fd, &st) == 0) status.file_bytes = static_cast<uint64_t>(st.st_size);
+  if (fstat(output.fd(), &st) == 0) status.file_bytes = static_cast<uint64_t>(st.st_size);
   status.have_events = have_events;
   status.events_per_second =
       interval_ms ? 1000.0 * static_cast<double>(now.events - before.events) / static_cast<double>(interval_ms) : 0;
@@ -132,38 +138,39 @@ void PrintStatusLine(uint64_t elapsed_ms, uint64_t total_ms, int output_fd, cons
   status.smb_lost_packets = now.writer_loss;
   status.central_lost_chunks = now.central_overwritten;
   const std::string line = FormatRecordStatus(status);
-  printf("\r%-*s", static_cast<int>(kStatusLineColumns - 1), line.c_str());
-  fflush(stdout);
+  fprintf(out, "\r%-*s", static_cast<int>(kStatusLineColumns - 1), line.c_str());
+  fflush(out);
 }
 
-void PrintSummary(const std::string& path, const ProbesStats* counters) {
+// The summary of the trace at `path`, naming it `name`, on `out`.
+void PrintSummary(FILE* out, const std::string& path, const std::string& name, const ProbesStats* counters) {
   auto health = AnalyzeTraceFile(path);
   if (!health.ok()) {
     fprintf(stderr, "sluice record: %s\n", health.status().message().c_str());
     return;
   }
-  printf("\ntrace: %s (%llu bytes, %llu packets)\n", path.c_str(),
-         static_cast<unsigned long long>(health->file.bytes),
-         static_cast<unsigned long long>(health->file.packets));
+  fprintf(out, "\ntrace: %s (%llu bytes, %llu packets)\n", name.c_str(),
+          static_cast<unsigned long long>(health->file.bytes),
+          static_cast<unsigned long long>(health->file.packets));
   if (counters) {
-    printf("events by source: ftrace %llu, bpf %llu\n",
-           static_cast<unsigned long long>(counters->ftrace_events),
-           static_cast<unsigned long long>(counters->bpf_events));
+    fprintf(out, "events by source: ftrace %llu, bpf %llu\n",
+            static_cast<unsigned long long>(counters->ftrace_events),
+            static_cast<unsigned long long>(counters->bpf_events));
   }
-  printf("events in the trace: %llu", static_cast<unsigned long long>(health->ftrace_events));
+  fprintf(out, "events in the trace: %llu", static_cast<unsigned long long>(health->ftrace_events));
   if (health->ftrace_events)
-    printf(" (%.1f bytes per event)",
-           static_cast<double>(health->file.bytes) / static_cast<double>(health->ftrace_events));
-  printf("\n");
+    fprintf(out, " (%.1f bytes per event)",
+            static_cast<double>(health->file.bytes) / static_cast<double>(health->ftrace_events));
+  fprintf(out, "\n");
   std::vector<std::pair<uint64_t, std::string>> top;
-  for (const auto& [name, n] : health->events_by_name) top.push_back({n, name});
+  for (const auto& [event, n] : health->events_by_name) top.push_back({n, event});
   std::sort(top.rbegin(), top.rend());
   for (size_t i = 0; i < top.size() && i < 8; i++)
-    printf("  %-28s %llu\n", top[i].second.c_str(), static_cast<unsigned long long>(top[i].first));
+    fprintf(out, "  %-28s %llu\n", top[i].second.c_str(), static_cast<unsigned long long>(top[i].first));
   if (health->rows.empty()) {
-    printf("losses: none\n");
+    fprintf(out, "losses: none\n");
   } else {
-    printf("losses and errors:\n%s", FormatHealthTable(*health).c_str());
+    fprintf(out, "losses and errors:\n%s", FormatHealthTable(*health).c_str());
   }
 }
 
@@ -179,9 +186,10 @@ void WarnAboutForeignDataSources(const TraceConfig& config) {
   }
 }
 
-// Stream into the file so it is valid even if we are killed.
-void StreamIntoFile(TraceConfig* config) {
-  config->set_write_into_file(true);
+// A streaming session writes into the recorder's file (never output_path,
+// which the service would open itself) often enough that the file on disk is
+// at most a second behind, and valid even if the recorder is killed.
+void PrepareStreaming(TraceConfig* config) {
   if (config->file_write_period_ms() == 0) config->set_file_write_period_ms(1000);
   if (config->flush_period_ms() == 0) config->set_flush_period_ms(config->file_write_period_ms());
   config->clear_output_path();
@@ -238,7 +246,7 @@ Status StartInProcess(const RecordArgs& args, Recorder* r) {
 // stops it on the first signal, says "recording" once every data source is
 // running or failed (so scripts know when to start their workload), and
 // draws the status line on a terminal. Returns the session's error, if any.
-std::string WaitForSessionEnd(const TraceConfig& config, bool live, int output_fd, Recorder* r) {
+std::string WaitForSessionEnd(const TraceConfig& config, FILE* live, const RecordOutput& output, Recorder* r) {
   const uint64_t start = NowMs();
   bool said_ready = r->probes == nullptr;
   const size_t expected_sources = ExpectedRunningSources(config);
@@ -250,7 +258,7 @@ std::string WaitForSessionEnd(const TraceConfig& config, bool live, int output_f
     if (r->consumer->WaitForTracingDisabled(live ? 250 : 100, &error)) break;
     if (!stop_sent && g_stop_signal.load(std::memory_order_relaxed)) {
       stop_sent = true;
-      if (live) fputs("\nstopping: final flush...\n", stdout);
+      if (live) fputs("\nstopping: final flush...\n", live);
       Status s = r->consumer->DisableTracing();
       if (!s.ok()) fprintf(stderr, "sluice record: %s\n", s.message().c_str());
     }
@@ -262,12 +270,13 @@ std::string WaitForSessionEnd(const TraceConfig& config, bool live, int output_f
     uint64_t now = NowMs();
     if (live && now - last >= 1000) {
       LiveFigures figures = ReadLiveFigures(r->consumer.get(), r->probes.get());
-      PrintStatusLine(now - start, config.duration_ms(), output_fd, figures, before, now - last, r->probes != nullptr);
+      PrintStatusLine(live, now - start, config.duration_ms(), output, !config.write_into_file(), figures, before,
+                      now - last, r->probes != nullptr);
       before = figures;
       last = now;
     }
   }
-  if (live) fputs("\n", stdout);
+  if (live) fputs("\n", live);
   return error;
 }
 
@@ -281,6 +290,32 @@ ProbesStats ReportProbes(const Recorder* r) {
       fprintf(stderr, "sluice record: data source failed to start: %s\n", e.c_str());
   }
   return final_counters;
+}
+
+// An in-memory session's end: its buffers, read in slices into the file at
+// `fd`, with max_file_size_bytes as when streaming. The writer keeps the file
+// a valid trace up to its last whole packet on a write error and says so.
+Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes) {
+  ScopedFd copy(dup(fd));
+  if (!copy.valid()) return Status::Error(std::string("cannot dup the trace file's fd: ") + strerror(errno));
+  TraceFileWriter writer(std::move(copy), max_file_size_bytes);
+  std::vector<std::string> batch;
+  size_t batch_bytes = 0;
+  Status written;
+  auto write_batch = [&] {
+    if (written.ok()) written = writer.WritePackets(batch);
+    batch.clear();
+    batch_bytes = 0;
+  };
+  Status read = consumer->ReadBuffers([&](std::string_view packet) {
+    batch_bytes += packet.size();
+    batch.emplace_back(packet);
+    if (batch_bytes >= TracingService::kReadSliceBytes) write_batch();
+  });
+  write_batch();
+  if (!written.ok()) return written;
+  if (!read.ok()) return Status::Error("reading the session's buffers: " + read.message());
+  return Status::Ok();
 }
 
 // Takes the recorder down in the order its pieces depend on each other: the
@@ -329,25 +364,30 @@ int RunRecordCommand(int argc, char** argv) {
   }
   if (args.output.empty()) args.output = config.output_path();
   if (args.output.empty()) {
-    fprintf(stderr, "sluice record: no output file: give -o FILE\n");
+    fprintf(stderr, "sluice record: no output file: give -o FILE (or -o - for standard output)\n");
     return 2;
   }
   WarnAboutForeignDataSources(config);
   for (const std::string& field : ConfigFieldsSluiceIgnores(config))
     fprintf(stderr, "sluice record: config field %s is not implemented by sluice: ignored\n", field.c_str());
-  StreamIntoFile(&config);
+  const bool streaming = config.write_into_file();
+  config.clear_output_path();  // The recorder's file is given to the service as an fd.
+  if (streaming) PrepareStreaming(&config);
 
-  // Kept open to the end: after a fault the file is checked (and a partial
-  // packet cut off its end) through this fd, whatever its name points to.
-  ScopedFd output(open(args.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!output.valid()) {
-    fprintf(stderr, "sluice record: cannot create %s: %s\n", args.output.c_str(), strerror(errno));
+  // Nothing at -o is touched until the recording ends (record_output.h).
+  auto created = RecordOutput::Create(args.output);
+  if (!created.ok()) {
+    fprintf(stderr, "sluice record: %s\n", created.status().message().c_str());
     return 1;
   }
+  std::unique_ptr<RecordOutput> output = std::move(created.value());
+  // With -o - standard output carries the trace: everything else goes to stderr.
+  FILE* info = output->to_stdout() ? stderr : stdout;
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
 
   Recorder recorder;
   Status connected = args.daemon ? ConnectToDaemon(args, &recorder) : StartInProcess(args, &recorder);
@@ -355,31 +395,64 @@ int RunRecordCommand(int argc, char** argv) {
     fprintf(stderr, "sluice record: %s\n", connected.message().c_str());
     return 1;
   }
-  Status enabled = recorder.consumer->EnableTracing(config, output.get());  // The service dups it.
+  // The service dups the fd of a streaming session; an in-memory one is
+  // read at the end, below.
+  Status enabled = recorder.consumer->EnableTracing(config, streaming ? output->fd() : -1);
   if (!enabled.ok()) {
     fprintf(stderr, "sluice record: %s\n", enabled.message().c_str());
+    TearDown(&recorder);
     return 1;
   }
-  const bool live = !args.quiet && isatty(STDOUT_FILENO);
-  const std::string error = WaitForSessionEnd(config, live, output.get(), &recorder);
-  ProbesStats final_counters = ReportProbes(&recorder);
+  if (streaming) {
+    fprintf(stderr, "sluice record: writing %s (%s %s at the end)\n", output->temp_path().c_str(),
+            output->to_stdout() ? "copied to" : "renamed to", output->display_name().c_str());
+  } else {
+    fprintf(stderr, "sluice record: %s buffer in memory, written to %s when recording ends\n",
+            config.buffers(0).fill_policy() == TraceConfig::BufferConfig::DISCARD ? "discard (oldest data kept)"
+                                                                                 : "ring (newest data kept)",
+            output->display_name().c_str());
+  }
+  FILE* live = !args.quiet && isatty(fileno(info)) ? info : nullptr;
+  std::string error = WaitForSessionEnd(config, live, *output, &recorder);
   const bool service_gone = recorder.daemon && recorder.daemon->connection_lost();
+  if (!streaming && !service_gone) {
+    Status read = ReadBuffersIntoFile(recorder.consumer.get(), output->fd(), config.max_file_size_bytes());
+    if (!read.ok() && error.empty()) error = read.message();
+  }
+  ProbesStats final_counters = ReportProbes(&recorder);
   TearDown(&recorder);
   if (!error.empty()) {
     // The service is gone (in-process: destroyed; --daemon: the session is
     // over or sluiced is dead), so nothing writes the file any more.
-    RecordFileState file = CutToLastWholePacket(output.get());
-    fprintf(stderr, "sluice record: %s\n",
-            DescribeSessionFault(args.output, error, service_gone, file).c_str());
+    RecordFileState file = CutToLastWholePacket(output->fd());
+    if (file.summary.packets == 0) {
+      fprintf(stderr, "sluice record: %s\n", DescribeSessionFault(args.output, error, service_gone, file).c_str());
+      if (!output->to_stdout() && PathExists(args.output))
+        fprintf(stderr, "sluice record: nothing was recorded; %s was left as it was\n", args.output.c_str());
+      return 1;  // ~RecordOutput removes the empty file.
+    }
+    const std::string kept = output->KeepPartial();
+    std::string line = DescribeSessionFault(kept, error, service_gone, file);
+    if (kept != args.output)
+      line += output->to_stdout() ? "; nothing was written to standard output"
+                                  : "; " + args.output + " was left as it was";
+    fprintf(stderr, "sluice record: %s\n", line.c_str());
+    PrintSummary(info, kept, kept, args.daemon ? nullptr : &final_counters);
+    return 1;
   }
-  output.reset();
-
+  output->Close();
   if (args.compress) {
-    Status s = CompressFileInPlace(args.output);
+    Status s = CompressFileInPlace(output->temp_path());
     if (!s.ok()) fprintf(stderr, "sluice record: --compress: %s\n", s.message().c_str());
   }
-  PrintSummary(args.output, args.daemon ? nullptr : &final_counters);
-  return error.empty() ? 0 : 1;
+  // Summarised before it is put in place: a trace sent to standard output
+  // cannot be read back.
+  PrintSummary(info, output->temp_path(), output->display_name(), args.daemon ? nullptr : &final_counters);
+  if (Status committed = output->Commit(); !committed.ok()) {
+    fprintf(stderr, "sluice record: %s\n", committed.message().c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace sluice

@@ -24,14 +24,24 @@ const char kRecordUsage[] =
     "usage: sluice record -o FILE [-t DURATION] [-b SIZE] [--bpf] [CATEGORIES...] [EVENTS...]\n"
     "       sluice record -c CONFIG [--txt] [-o FILE]\n"
     "       sluice record --list\n"
-    "  -o, --out FILE        trace file to write (Perfetto format)\n"
+    "  -o, --out FILE        trace file to write (Perfetto format); - for stdout.\n"
+    "                        Written as FILE.recording-XXXXXX, renamed at the end\n"
     "  -t, --time DURATION   how long to record: 10s (default), 500ms, 2m\n"
     "  -b, --buffer SIZE     central buffer: 64mb (default)\n"
+    "      --stream          write the trace while recording (the default without\n"
+    "                        -c): the file is valid at any moment, even if sluice\n"
+    "                        is killed, and -b only has to hold a second of data\n"
+    "      --ring            flight recorder: keep the newest -b of data in memory,\n"
+    "                        overwriting the oldest; write it when recording ends\n"
+    "                        (-t, Ctrl-C, SIGTERM or SIGHUP)\n"
+    "      --discard         keep the first -b of data in memory and drop what\n"
+    "                        comes after; write it when recording ends\n"
     "  -k, --kernel-buffer SIZE  kernel buffer per CPU (ftrace; the BPF ring\n"
     "                        with --bpf): 2mb (default)\n"
     "      --smb SIZE        producer shared memory: 8mb (default)\n"
     "  -c, --config FILE     a Perfetto TraceConfig (- for stdin); --txt for text\n"
-    "                        format; -t, -b and -k apply on top of it\n"
+    "                        format; -t, -b, -k and the modes apply on top of it,\n"
+    "                        which otherwise says the mode (write_into_file)\n"
     "      --allow-unknown-fields  warn about fields of a text config that sluice\n"
     "                        does not know (configs for a newer Perfetto), not fail\n"
     "      --bpf             collect the events BPF supports with the BPF source\n"
@@ -89,6 +99,9 @@ enum {
   kNoCompactSched,
   kList,
   kAllowUnknownFields,
+  kStream,
+  kRing,
+  kDiscard,
 };
 const struct option kOptions[] = {
     {"out", required_argument, nullptr, 'o'},
@@ -106,6 +119,9 @@ const struct option kOptions[] = {
     {"no-compact-sched", no_argument, nullptr, kNoCompactSched},
     {"list", no_argument, nullptr, kList},
     {"allow-unknown-fields", no_argument, nullptr, kAllowUnknownFields},
+    {"stream", no_argument, nullptr, kStream},
+    {"ring", no_argument, nullptr, kRing},
+    {"discard", no_argument, nullptr, kDiscard},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0}};
 
@@ -176,6 +192,17 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
       case kNoCompactSched: a.no_compact_sched = true; break;
       case kList: a.list = true; break;
       case kAllowUnknownFields: a.allow_unknown_fields = true; break;
+      case kStream:
+      case kRing:
+      case kDiscard: {
+        const RecordMode mode = arg.id == kStream ? RecordMode::kStream
+                                : arg.id == kRing ? RecordMode::kRing
+                                                  : RecordMode::kDiscard;
+        if (a.mode != RecordMode::kAsConfigured && a.mode != mode)
+          return Status::Error("give one of --stream, --ring and --discard");
+        a.mode = mode;
+        break;
+      }
       case 'h': return HelpRequested();
     }
     return Status::Ok();
@@ -213,7 +240,17 @@ StatusOr<std::string> ReadConfigBytes(const std::string& path) {
   return bytes;
 }
 
-// -t, -b and -k on top of a config file, each said in `notes`.
+// The mode's write_into_file and fill policies. Streaming leaves the policies
+// alone: a streamed buffer is emptied into the file as it fills.
+void ApplyRecordMode(RecordMode mode, TraceConfig* config) {
+  config->set_write_into_file(mode == RecordMode::kStream);
+  if (mode == RecordMode::kStream) return;
+  for (auto& buffer : *config->mutable_buffers())
+    buffer.set_fill_policy(mode == RecordMode::kRing ? TraceConfig::BufferConfig::RING_BUFFER
+                                                     : TraceConfig::BufferConfig::DISCARD);
+}
+
+// -t, -b, -k and the mode on top of a config file, each said in `notes`.
 Status ApplyFlagsToConfig(const RecordArgs& args, TraceConfig* config, std::vector<std::string>* notes) {
   auto note = [&](const std::string& text) {
     if (notes) notes->push_back(text);
@@ -248,6 +285,14 @@ Status ApplyFlagsToConfig(const RecordArgs& args, TraceConfig* config, std::vect
       }
     }
     if (!applied) return Status::Error("-k: the config has no linux.ftrace or linux.bpf data source to size");
+  }
+  if (args.mode != RecordMode::kAsConfigured) {
+    const char* flag = args.mode == RecordMode::kStream ? "--stream" : args.mode == RecordMode::kRing ? "--ring" : "--discard";
+    note(std::string(flag) + ": write_into_file " + (config->write_into_file() ? "true" : "false") + " -> " +
+         (args.mode == RecordMode::kStream ? "true" : "false") +
+         (args.mode == RecordMode::kStream ? "" : ", every buffer's fill_policy -> " +
+                                                      std::string(args.mode == RecordMode::kRing ? "RING_BUFFER" : "DISCARD")));
+    ApplyRecordMode(args.mode, config);
   }
   return Status::Ok();
 }
@@ -286,6 +331,7 @@ StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args, std::vector<std:
   buffer->set_size_kb(static_cast<uint32_t>(args.buffer_kb));
   buffer->set_fill_policy(TraceConfig::BufferConfig::RING_BUFFER);
   config.set_duration_ms(args.duration_ms);
+  ApplyRecordMode(args.mode == RecordMode::kAsConfigured ? RecordMode::kStream : args.mode, &config);
 
   const bool defaults = args.events.empty() && args.categories.empty();
   std::vector<std::string> events = defaults ? DefaultRecordEvents() : args.events;

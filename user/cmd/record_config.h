@@ -14,6 +14,15 @@
 
 namespace sluice {
 
+// How the central buffer reaches the file (Perfetto's write_into_file and
+// fill_policy).
+enum class RecordMode {
+  kAsConfigured,  // -c: as the config says; without -c: kStream.
+  kStream,        // write_into_file: written while recording.
+  kRing,          // RING_BUFFER in memory, the newest data written at the end.
+  kDiscard,       // DISCARD in memory, the oldest data written at the end.
+};
+
 struct RecordArgs {
   std::string output;
   uint32_t duration_ms = 10000;
@@ -36,6 +45,7 @@ struct RecordArgs {
   std::vector<std::string> events;      // "group/name", "group/*" or a bare event name
   std::vector<std::string> categories;  // atrace categories given as words: sched, freq, ...
   bool list = false;                    // --list: print the categories and exit
+  RecordMode mode = RecordMode::kAsConfigured;  // --stream, --ring, --discard
 };
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
@@ -43,9 +53,9 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
 // The TraceConfig that `args` stand for: the file given with -c ("-": stdin;
 // parse errors, unknown fields included, name line and column), or the
 // default config built from the flags. With -c, the flags that change a
-// config (-t, -b, -k) are applied on top of it, each with a line in `notes`
-// saying what it replaced; --bpf is refused (the config says which sources
-// run).
+// config (-t, -b, -k, --stream/--ring/--discard) are applied on top of it,
+// each with a line in `notes` saying what it replaced; --bpf is refused (the
+// config says which sources run).
 StatusOr<perfetto::protos::TraceConfig> BuildRecordConfig(const RecordArgs& args,
                                                           std::vector<std::string>* notes = nullptr);
 

@@ -48,12 +48,22 @@ std::string Bytes(uint64_t bytes) {
   return text;
 }
 
+// The line, then the file's name if the room left allows: whole, or its end
+// (the random suffix that tells one run's file from another's).
+std::string WithFileName(const std::string& line, const std::string& name) {
+  if (name.empty() || line.size() + 2 >= kStatusLineColumns) return line;
+  const size_t room = kStatusLineColumns - line.size() - 2;
+  if (name.size() <= room) return line + "  " + name;
+  if (room < 16) return line;
+  return line + "  ..." + name.substr(name.size() - (room - 3));
+}
+
 }  // namespace
 
 std::string FormatRecordStatus(const RecordStatus& s) {
   std::string line = Seconds(s.elapsed_ms);
   if (s.total_ms) line += "/" + Seconds(s.total_ms);
-  line += "  " + Bytes(s.file_bytes);
+  line += s.in_memory ? "  in memory" : "  " + Bytes(s.file_bytes);
   if (s.have_events) line += "  " + ShortCount(s.events_per_second) + " ev/s";
   char fill[24];
   snprintf(fill, sizeof(fill), "  buf %.0f%%", s.buffer_fill_percent);
@@ -68,7 +78,7 @@ std::string FormatRecordStatus(const RecordStatus& s) {
   loss(s.smb_lost_packets, "smb", "packets");
   loss(s.central_lost_chunks, "central", "chunks");
   line += "  lost: ";
-  if (losses.empty()) return line + "none";
+  if (losses.empty()) return WithFileName(line + "none", s.file_name);
   // As many losses as fit, then how many did not.
   for (size_t i = 0; i < losses.size(); ++i) {
     const std::string rest = " +" + std::to_string(losses.size() - i) + " more";
@@ -79,7 +89,7 @@ std::string FormatRecordStatus(const RecordStatus& s) {
     }
     line += item;
   }
-  return line;
+  return WithFileName(line, s.file_name);
 }
 
 }  // namespace sluice

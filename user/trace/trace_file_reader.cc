@@ -160,9 +160,13 @@ Status ReadTraceFile(const std::string& path,
     length -= complete_end;
     offset += complete_end;
   }
+  // Reading stops early at a corrupt record length: the file's size is
+  // still what it is (a regular file's; a pipe's is what was read).
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) summary->bytes = static_cast<uint64_t>(st.st_size);
   close(fd);
   if (!status.ok()) return Status::Error(path + ": " + status.message());
-  summary->truncated = length > 0;
+  summary->truncated = length > 0 || summary->valid_bytes < summary->bytes;
   return Status::Ok();
 }
 

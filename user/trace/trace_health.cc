@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "perfetto/common/trace_stats.pb.h"
+#include "perfetto/config/trace_config.pb.h"
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/bpf.pb.h"
@@ -29,6 +30,8 @@ struct Collector {
   bool has_ftrace_start = false;
   uint64_t ftrace_starts = 0, ftrace_ends = 0;  // One of each per linux.ftrace instance.
   TraceStats trace_stats;
+  perfetto::protos::TraceConfig config;  // The first trace_config: says the mode.
+  bool has_config = false;
   sluice::protos::BpfStats bpf_end;
   bool has_bpf = false;
   std::map<uint32_t, uint64_t> lost_event_bundles;  // cpu -> bundles
@@ -45,7 +48,7 @@ struct Collector {
     }
     // Only the small packets that carry stats are parsed in full.
     std::optional<TracePacket> stats;
-    if (scan.has_stats &&
+    if ((scan.has_stats || (scan.has_trace_config && !has_config)) &&
         !stats.emplace().ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
       unparsable++;
       return;
@@ -66,6 +69,10 @@ struct Collector {
   }
 
   void AddStats(const TracePacket& p) {
+    if (p.has_trace_config() && !has_config) {
+      config = p.trace_config();
+      has_config = true;
+    }
     if (p.has_ftrace_stats()) {
       if (p.ftrace_stats().phase() == FtraceStats::START_OF_TRACE) {
         // Several ftrace instances each write one; keep the first per phase.
@@ -115,17 +122,45 @@ struct Collector {
           "no TraceStats packet: the recording did not end cleanly, losses after the last flush are unknown");
   }
 
+  // Buffer `i` held its data in memory to the end (no write_into_file) with
+  // this fill policy: a ring or discard session, whose losses are the mode
+  // at work and need other advice than a streamed buffer's.
+  bool InMemory() const { return has_config && !config.write_into_file(); }
+  bool RingInMemory(int i) const {
+    return InMemory() && (i >= config.buffers_size() ||
+                          config.buffers(i).fill_policy() != perfetto::protos::TraceConfig::BufferConfig::DISCARD);
+  }
+
   // The central buffers, the service and the producers' shared memory.
   void ServiceRows() {
+    uint64_t central_loss = 0, smb_loss = 0;
+    bool all_ring = trace_stats.buffer_stats_size() > 0;
     for (int i = 0; i < trace_stats.buffer_stats_size(); i++) {
       const auto& b = trace_stats.buffer_stats(i);
       const char* src = "central buffer";
-      Row("traced_buf_chunks_overwritten", i, kLoss, src, static_cast<int64_t>(b.chunks_overwritten()),
-          "the central buffer wrapped before its data reached the file: raise buffers.size_kb (-b) "
-          "or lower file_write_period_ms");
-      Row("traced_buf_chunks_discarded", i, kLoss, src, static_cast<int64_t>(b.chunks_discarded()),
-          "the central buffer (fill_policy DISCARD) was full: raise buffers.size_kb (-b)");
-      Row("traced_buf_patches_failed", i, kLoss, src, static_cast<int64_t>(b.patches_failed()),
+      central_loss += b.chunks_overwritten() + b.chunks_discarded();
+      smb_loss += b.trace_writer_packet_loss();
+      all_ring = all_ring && RingInMemory(i);
+      if (RingInMemory(i)) {
+        Row("traced_buf_chunks_overwritten", i, kInfo, src, static_cast<int64_t>(b.chunks_overwritten()),
+            "the ring buffer overwrote its oldest chunks to keep the newest data, as a flight recorder "
+            "does; for a longer window raise buffers.size_kb (-b)");
+      } else {
+        Row("traced_buf_chunks_overwritten", i, kLoss, src, static_cast<int64_t>(b.chunks_overwritten()),
+            "the central buffer wrapped before its data reached the file: raise buffers.size_kb (-b) "
+            "or lower file_write_period_ms");
+      }
+      if (InMemory()) {
+        Row("traced_buf_chunks_discarded", i, kLoss, src, static_cast<int64_t>(b.chunks_discarded()),
+            "the central buffer (fill_policy DISCARD) filled up and kept the oldest data; what came "
+            "after is missing: raise buffers.size_kb (-b), or record with --ring to keep the newest "
+            "or --stream to keep it all");
+      } else {
+        Row("traced_buf_chunks_discarded", i, kLoss, src, static_cast<int64_t>(b.chunks_discarded()),
+            "the central buffer (fill_policy DISCARD) was full: raise buffers.size_kb (-b) or lower "
+            "file_write_period_ms");
+      }
+    Row("traced_buf_patches_failed", i, kLoss, src, static_cast<int64_t>(b.patches_failed()),
           "a patch arrived after its chunk left the buffer: raise buffers.size_kb or flush_period_ms");
       Row("traced_buf_abi_violations", i, kLoss, src, static_cast<int64_t>(b.abi_violations()),
           "a producer wrote malformed chunks into shared memory: a producer bug");
@@ -161,22 +196,55 @@ struct Collector {
         static_cast<int64_t>(faults.chunks_lost_being_written()),
         "chunks a producer was still writing when it went away or the session ended: a producer "
         "stalled or died; raise flush_timeout_ms / data_source_stop_timeout_ms if it was slow");
+    smb_loss += faults.chunks_lost_being_written() + faults.chunks_lost_writer_unknown();
     Row("chunks_lost_writer_unknown", -1, kLoss, "producer shared memory",
         static_cast<int64_t>(faults.chunks_lost_writer_unknown()),
         "completed chunks a producer never committed, of a writer it had not registered yet: "
         "the producer died or stalled before its first commit");
 
+    // previous_packet_dropped says a sequence has a gap, not where it came
+    // from: blame the stage whose counters above say it lost data.
+    const char* source = "producer shared memory";
+    const char* severity = kLoss;
+    const char* why =
+        "packets on this sequence follow a gap that no counter above explains (previous_packet_dropped): "
+        "report it";
+    if (central_loss && smb_loss) {
+      source = "central buffer";
+      why = "packets on this sequence follow a loss in shared memory or in the central buffer "
+            "(previous_packet_dropped): see the rows above for each";
+    } else if (central_loss) {
+      source = "central buffer";
+      if (all_ring) {
+        severity = kInfo;
+        why = "packets on this sequence follow chunks the ring buffer overwrote (previous_packet_dropped): "
+              "the start of the window it kept";
+      } else {
+        why = "packets on this sequence follow chunks the central buffer overwrote or discarded "
+              "(previous_packet_dropped): see traced_buf_chunks_overwritten / _discarded";
+      }
+    } else if (smb_loss) {
+      why = "packets on this sequence follow a loss (previous_packet_dropped): raise the shared "
+            "memory size (sluice record --smb)";
+    }
     for (const auto& [seq, n] : dropped_on_sequence)
-      Row("packets_dropped_before", seq, kLoss, "producer shared memory", static_cast<int64_t>(n),
-          "packets on this sequence follow a loss (previous_packet_dropped): raise the shared "
-          "memory size (sluice record --smb)");
+      Row("packets_dropped_before", seq, severity, source, static_cast<int64_t>(n), why);
   }
 
   void FtraceRows() {
+    // A ring buffer may have overwritten the start-of-trace figures: the
+    // kernel counters since boot are no measure of this trace, so the pages
+    // that followed a kernel-side loss are the measure.
+    const bool start_lost = health.has_ftrace_stats_end && !has_ftrace_start;
+    if (start_lost)
+      Row("ftrace_stats_start_missing", -1, kInfo, "kernel ftrace buffer", 1,
+          "the trace lacks the start-of-trace ftrace figures (a ring buffer overwrote them): kernel "
+          "losses are counted as ftrace_bundles_after_lost_events");
     // The kernel counters are cumulative; the trace's share is end - start.
     std::map<uint64_t, perfetto::protos::FtraceCpuStats> start_by_cpu;
     for (const auto& c : ftrace_start.cpu_stats()) start_by_cpu[c.cpu()] = c;
-    for (const auto& c : ftrace_end.cpu_stats()) {
+    static const FtraceStats kNoFigures;
+    for (const auto& c : (start_lost ? kNoFigures : ftrace_end).cpu_stats()) {
       const auto& s = start_by_cpu[c.cpu()];
       auto delta = [](uint64_t end, uint64_t start) {
         return static_cast<int64_t>(end >= start ? end - start : 0);
@@ -194,8 +262,11 @@ struct Collector {
           "events the kernel dropped because the buffer was full in no-overwrite mode: raise buffer_size_kb");
     }
     for (const auto& [cpu, n] : lost_event_bundles)
-      Row("ftrace_bundles_after_lost_events", cpu, kInfo, "kernel ftrace buffer", static_cast<int64_t>(n),
-          "pages on this CPU that followed a kernel-side loss (counted in ftrace_cpu_overrun_delta)");
+      Row("ftrace_bundles_after_lost_events", cpu, start_lost ? kLoss : kInfo, "kernel ftrace buffer",
+          static_cast<int64_t>(n),
+          start_lost ? "pages on this CPU that followed a kernel-side loss: raise buffer_size_kb or lower "
+                       "drain_period_ms"
+                     : "pages on this CPU that followed a kernel-side loss (counted in ftrace_cpu_overrun_delta)");
     Row("ftrace_parse_errors", -1, kError, "ftrace reader",
         static_cast<int64_t>(ftrace_end.ftrace_parse_errors_size()),
         "pages or records sluice could not decode: report with the kernel version (sluice ftrace-formats)");

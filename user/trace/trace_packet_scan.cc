@@ -263,6 +263,7 @@ bool ScanTracePacket(std::string_view packet, TracePacketScan* out) {
       out->first_packet_on_sequence = v != 0;
     } else {
       if (IsStatsField(field)) out->has_stats = true;
+      if (field == TracePacket::kTraceConfigFieldNumber) out->has_trace_config = true;
       if (out->has_bundle && DataOneofTable::Get().ReplacesBundle(tag)) ForgetBundle(out);
       ok = WireFormatLite::SkipField(&in, tag);
     }

@@ -27,6 +27,8 @@ struct TracePacketScan {
   // ftrace_stats, trace_stats or bpf_stats are present: parse the packet in
   // full for those (they are small and rare).
   bool has_stats = false;
+  // trace_config (33): the service writes it once, first; small too.
+  bool has_trace_config = false;
 
   // ftrace_events (1). If the field occurs more than once, the occurrences
   // merge as libprotobuf merges them: events add up, the last cpu and

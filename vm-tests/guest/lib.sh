@@ -124,7 +124,15 @@ ready_marker_recorded() {
   READY_SEQ=$((READY_SEQ + 1))
   echo "sluice-ready-$READY_SEQ" >"$TRACEFS/trace_marker"
   usleep 400000
-  grep -aq 'sluice-ready-[0-9]' "$READY_TRACE"
+  grep -aq 'sluice-ready-[0-9]' "$(being_recorded "$READY_TRACE")"
+}
+# being_recorded FILE: the file `sluice record -o FILE` writes while it
+# records (FILE.recording-XXXXXX, renamed to FILE at the end), else FILE.
+being_recorded() {
+  for f in "$1" "$1".recording-*; do
+    if [ -e "$f" ]; then echo "$f"; return; fi
+  done
+  echo "$1"
 }
 
 # stop_record: stops the recorder started by start_record (SIGTERM: the same

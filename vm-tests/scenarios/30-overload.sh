@@ -18,7 +18,9 @@ need_tracefs
 before=${SLUICE_VM_OVERLOAD_MARKERS:-3000}
 after=200
 echo "sluice-ovl=" >"$OUT/marker_prefix"
+# Streamed (write_into_file), so the file shows the markers while recording.
 cat >"$OUT/config.pbtx" <<CFG
+write_into_file: true
 buffers { size_kb: 16384 fill_policy: DISCARD }
 data_sources {
   config {
@@ -53,7 +55,7 @@ signal_tree CONT "$RECORD_PID"
 # there the reader has drained what the kernel kept of the stalled buffer.
 n=$((n + 1))
 write_markers "sluice-ovl=" $n $n
-marker_in_trace() { grep -aq "sluice-ovl=$n\$" "$OUT/trace.pftrace"; }
+marker_in_trace() { grep -aq "sluice-ovl=$n\$" "$(being_recorded "$OUT/trace.pftrace")"; }
 wait_for 60 "marker sluice-ovl=$n in the trace after SIGCONT" marker_in_trace
 write_markers "sluice-ovl=" $((n + 1)) $((n + after))
 echo "$((n + 1)) $((n + after))" >"$OUT/must_be_present"

@@ -49,6 +49,7 @@
 // All cases use the root instance (where apps' trace_marker writes land), so
 // another tracer using the root instance at the same time makes them fail.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/prctl.h>
@@ -73,6 +74,7 @@
 
 #include <gtest/gtest.h>
 
+#include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "tests/child_process_test_util.h"
 #include "tests/kernel_test_util.h"
@@ -399,6 +401,11 @@ class RecordKernelTest : public ::testing::Test {
         << recorder->Stderr();
   }
 
+  // `sluice record MODE -b 1mb` of kOneCpuMarkers markers from one CPU,
+  // stopped once they are written, decoded into *d. False (with a failure)
+  // if it did not record or the trace has none of the markers.
+  bool RecordOneCpuMarkersInMemory(const std::string& mode, Decoded* d);
+
   std::string bin_dir_, dir_, run_;
   Workload workload_;
   TracefsState before_;
@@ -538,6 +545,168 @@ data_sources { config { name: "linux.process_stats" } }
 data_sources { config { name: "linux.system_info" } }
 )";
 
+// ---------------------------------------------------------------------------
+// Sessions held in memory (--ring, --discard) and -o -: nothing reaches the
+// output until the recording ends, so readiness is the recorder's
+// "sluice: recording" line, and the markers come from one thread pinned to
+// one CPU: they all travel in that CPU's sequence, in order, so what a ring
+// keeps is a suffix of them and what a discard buffer keeps a prefix.
+
+// Writes markers "<prefix><seq>" for seq in [0, n) from one thread pinned to
+// the first CPU this process may use.
+void WriteMarkersOnOneCpu(const std::string& prefix, uint32_t n) {
+  std::thread writer([&] {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) cpu++;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    char buf[96];
+    for (uint32_t i = 0; i < n; i++) {
+      int len = snprintf(buf, sizeof(buf), "%s%u", prefix.c_str(), i);
+      ASSERT_EQ(write(fd, buf, static_cast<size_t>(len)), len);
+    }
+    close(fd);
+  });
+  writer.join();
+}
+
+// The trace's final TraceStats (the service writes one, last).
+perfetto::protos::TraceStats FinalTraceStats(const std::string& path) {
+  perfetto::protos::TraceStats stats;
+  TraceFileSummary summary;
+  Status read = ReadTraceFile(
+      path,
+      [&](std::string_view bytes) {
+        perfetto::protos::TracePacket p;
+        if (p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && p.has_trace_stats())
+          stats = p.trace_stats();
+      },
+      &summary);
+  EXPECT_TRUE(read.ok()) << read.message();
+  return stats;
+}
+
+const HealthRow* FindHealthRow(const TraceHealth& health, const std::string& name) {
+  for (const HealthRow& row : health.rows)
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+// Starts `sluice record ARGS` and waits for its "sluice: recording" line.
+bool StartAndWaitForRecordingLine(const std::vector<std::string>& args, const std::string& out,
+                                  const std::string& err, ChildProcess* recorder) {
+  std::vector<std::string> argv = {testing::SluiceBinDir() + "/sluice", "record"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  EXPECT_TRUE(recorder->Start(argv, out, err));
+  const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(120000);
+  while (NowMs() < deadline && recorder->running()) {
+    if (recorder->Stderr().find("sluice: recording") != std::string::npos) return true;
+    usleep(50 * 1000);
+  }
+  ADD_FAILURE() << "no 'sluice: recording' line: " << recorder->Describe();
+  return false;
+}
+
+constexpr uint32_t kOneCpuMarkers = 60000;  // About 3 MB of trace: three times -b 1mb.
+
+bool RecordKernelTest::RecordOneCpuMarkersInMemory(const std::string& mode, Decoded* d) {
+  ChildProcess recorder;
+  if (!StartAndWaitForRecordingLine({mode, "-b", "1mb", "-k", "16mb", "-t", "1h", "-q", "ftrace/print", "-o",
+                                     Path("trace.pftrace")},
+                                    Path("record.out"), Path("record.err"), &recorder))
+    return false;
+  WriteMarkersOnOneCpu(workload_.prefix, kOneCpuMarkers);
+  StopRecorder(&recorder, SIGINT);
+  *d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  EXPECT_TRUE(d->status.ok()) << d->status.message();
+  EXPECT_FALSE(d->marker_count.empty()) << "none of the markers is in the trace";
+  return d->status.ok() && !d->marker_count.empty();
+}
+
+// The flight recorder: a 1 MiB ring under three times that much data holds
+// the newest markers, the last one included, without a gap; the service
+// counts every chunk it overwrote (all that was stored was read or
+// overwritten), and the overwrites are the mode at work, not a loss.
+TEST_F(RecordKernelTest, RingKeepsTheNewestDataAndCountsItsOverwritesExactly) {
+  Decoded d;
+  if (!RecordOneCpuMarkersInMemory("--ring", &d)) return;
+  const uint32_t first = d.marker_count.begin()->first;
+  const uint32_t last = d.marker_count.rbegin()->first;
+  EXPECT_EQ(last, kOneCpuMarkers - 1) << "the newest marker is not in the ring's trace";
+  EXPECT_GT(first, 0u) << "nothing was overwritten: the workload did not fill the ring";
+  EXPECT_EQ(d.marker_count.size(), kOneCpuMarkers - first) << "the markers kept are not a gap-free suffix";
+  for (const auto& [seq, n] : d.marker_count) ASSERT_EQ(n, 1u) << "marker " << seq << " seen " << n << " times";
+
+  const perfetto::protos::TraceStats stats = FinalTraceStats(Path("trace.pftrace"));
+  ASSERT_EQ(stats.buffer_stats_size(), 1);
+  const auto& buffer = stats.buffer_stats(0);
+  EXPECT_GT(buffer.chunks_overwritten(), 0u);
+  EXPECT_EQ(buffer.chunks_discarded(), 0u);
+  EXPECT_EQ(buffer.chunks_written(), buffer.chunks_read() + buffer.chunks_overwritten())
+      << "chunks stored but neither read nor counted as overwritten";
+  auto health = AnalyzeTraceFile(Path("trace.pftrace"));
+  ASSERT_TRUE(health.ok()) << health.status().message();
+  const HealthRow* overwritten = FindHealthRow(*health, "traced_buf_chunks_overwritten");
+  ASSERT_NE(overwritten, nullptr) << FormatHealthTable(*health);
+  EXPECT_EQ(overwritten->value, static_cast<int64_t>(buffer.chunks_overwritten()));
+  EXPECT_EQ(overwritten->severity, "info");
+  EXPECT_EQ(health->data_loss_total(), 0u) << FormatHealthTable(*health);
+}
+
+// DISCARD in memory keeps the oldest data: a gap-free prefix of the markers,
+// and the chunks it refused are counted as the loss they are.
+TEST_F(RecordKernelTest, DiscardKeepsTheOldestDataAndCountsWhatItRefused) {
+  Decoded d;
+  if (!RecordOneCpuMarkersInMemory("--discard", &d)) return;
+  EXPECT_EQ(d.marker_count.begin()->first, 0u) << "the oldest marker is not in the discard trace";
+  const uint32_t kept = d.marker_count.rbegin()->first + 1;
+  EXPECT_LT(kept, kOneCpuMarkers) << "nothing was discarded: the workload did not fill the buffer";
+  EXPECT_EQ(d.marker_count.size(), kept) << "the markers kept are not a gap-free prefix";
+
+  const perfetto::protos::TraceStats stats = FinalTraceStats(Path("trace.pftrace"));
+  ASSERT_EQ(stats.buffer_stats_size(), 1);
+  const auto& buffer = stats.buffer_stats(0);
+  EXPECT_GT(buffer.chunks_discarded(), 0u);
+  EXPECT_EQ(buffer.chunks_overwritten(), 0u);
+  EXPECT_EQ(buffer.chunks_written(), buffer.chunks_read());
+  auto health = AnalyzeTraceFile(Path("trace.pftrace"));
+  ASSERT_TRUE(health.ok()) << health.status().message();
+  const HealthRow* discarded = FindHealthRow(*health, "traced_buf_chunks_discarded");
+  ASSERT_NE(discarded, nullptr) << FormatHealthTable(*health);
+  EXPECT_EQ(discarded->severity, "data_loss");
+  EXPECT_NE(discarded->explanation.find("kept the oldest"), std::string::npos);
+}
+
+// -o -: the trace on standard output, everything else on stderr, and no
+// temporary file left behind.
+TEST_F(RecordKernelTest, TraceToStandardOutput) {
+  ChildProcess recorder;
+  if (!StartAndWaitForRecordingLine({"-k", "16mb", "-t", "1h", "-q", "ftrace/print", "-o", "-"},
+                                    Path("stdout.pftrace"), Path("record.err"), &recorder))
+    return;
+  WriteMarkersOnOneCpu(workload_.prefix, 2000);
+  StopRecorder(&recorder, SIGINT);
+  const std::string err = recorder.Stderr();
+  const size_t at = err.find("writing ");
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string temp = err.substr(at + 8, err.find(' ', at + 8) - at - 8);
+  EXPECT_NE(access(temp.c_str(), F_OK), 0) << temp << " was left behind";
+  EXPECT_NE(err.find("trace: standard output"), std::string::npos) << err;
+  Decoded d = DecodeTrace(Path("stdout.pftrace"), workload_.prefix);
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  EXPECT_EQ(d.summary.valid_bytes, d.summary.bytes);
+  EXPECT_TRUE(d.trace_stats);
+  ExpectMarkersExactlyOnce(d, 2000);
+  ExpectNoDataLoss(Path("stdout.pftrace"));
+}
+
 TEST_F(RecordKernelTest, StreamingConfigSurvivesSigkill) {
   ASSERT_TRUE(WriteTracefsFile(Path("streaming.pbtx"), kStreamingConfig, O_CREAT | O_TRUNC));
   workload_.markers = 2000;
@@ -553,7 +722,7 @@ TEST_F(RecordKernelTest, StreamingConfigSurvivesSigkill) {
   const std::string last1 = workload_.prefix + std::to_string(workload_.markers - 1);
   const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(120000);
   for (;;) {
-    std::string bytes = ReadFileOr(Path("trace.pftrace"), "");
+    std::string bytes = ReadFileOr(testing::FileBeingRecorded(Path("trace.pftrace")), "");
     bool both = bytes.find(last0) != std::string::npos && bytes.find(last1) != std::string::npos;
     if (both || NowMs() >= deadline) break;
     usleep(50 * 1000);
@@ -578,13 +747,19 @@ TEST_F(RecordKernelTest, StreamingConfigSurvivesSigkill) {
             std::string::npos)
       << cleanup.Describe();
 
-  Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  // The killed run's data is in the file it was writing, which it named on
+  // stderr; nothing was renamed to the output path.
+  const std::string written = testing::FileBeingRecorded(Path("trace.pftrace"));
+  EXPECT_NE(written, Path("trace.pftrace"));
+  EXPECT_NE(access(Path("trace.pftrace").c_str(), F_OK), 0) << "a killed run renamed its file";
+  EXPECT_NE(recorder.Stderr().find("writing " + written), std::string::npos) << recorder.Stderr();
+  Decoded d = DecodeTrace(written, workload_.prefix);
   ASSERT_TRUE(d.status.ok()) << d.status.message();  // Truncated is fine.
   EXPECT_EQ(d.bad_packets, 0u);
   EXPECT_GT(d.summary.packets, 0u);
   EXPECT_TRUE(d.trace_config);
   ExpectMarkersExactlyOnce(d, workload_.markers);
-  auto health = AnalyzeTraceFile(Path("trace.pftrace"));
+  auto health = AnalyzeTraceFile(written);
   EXPECT_TRUE(health.ok()) << health.status().message();
 }
 

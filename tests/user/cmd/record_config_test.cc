@@ -483,6 +483,52 @@ TEST(RecordConfigTest, FlagsOnAConfigAreAppliedAndSaidOrRefused) {
   EXPECT_NE(smb.status().message().find("sluice-probes has its own"), std::string::npos);
 }
 
+// Without -c the trace streams into the file; --ring and --discard keep the
+// buffer in memory with their fill policy, and are written at the end.
+TEST(RecordConfigTest, ModesSetWriteIntoFileAndFillPolicy) {
+  auto stream = BuildRecordConfig(*Parse({"-o", "x"}));
+  ASSERT_TRUE(stream.ok());
+  EXPECT_TRUE(stream->write_into_file());
+  auto ring = BuildRecordConfig(*Parse({"-o", "x", "--ring", "-b", "2mb"}));
+  ASSERT_TRUE(ring.ok());
+  EXPECT_FALSE(ring->write_into_file());
+  EXPECT_EQ(ring->buffers(0).fill_policy(), TraceConfig::BufferConfig::RING_BUFFER);
+  EXPECT_EQ(ring->buffers(0).size_kb(), 2048u);
+  auto discard = BuildRecordConfig(*Parse({"-o", "x", "--discard"}));
+  ASSERT_TRUE(discard.ok());
+  EXPECT_FALSE(discard->write_into_file());
+  EXPECT_EQ(discard->buffers(0).fill_policy(), TraceConfig::BufferConfig::DISCARD);
+  auto both = Parse({"--ring", "--discard"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.status().message(), "give one of --stream, --ring and --discard");
+  EXPECT_TRUE(Parse({"--ring", "--ring"}).ok());
+}
+
+// A config is honoured as written (a RING_BUFFER without write_into_file is
+// a flight recorder); a mode flag on top of it is applied and said.
+TEST(RecordConfigTest, AConfigKeepsItsModeUnlessAFlagChangesIt) {
+  const std::string path = TempConfig(
+      "buffers { size_kb: 2048 fill_policy: RING_BUFFER }\nbuffers { size_kb: 1024 }\n"
+      "data_sources { config { name: \"linux.ftrace\" } }\n");
+  ASSERT_FALSE(path.empty());
+  auto as_written = BuildRecordConfig(*Parse({"-c", path, "--txt"}));
+  ASSERT_TRUE(as_written.ok()) << as_written.status().message();
+  EXPECT_FALSE(as_written->write_into_file());
+  std::vector<std::string> notes;
+  auto streamed = BuildRecordConfig(*Parse({"-c", path, "--txt", "--stream"}), &notes);
+  ASSERT_TRUE(streamed.ok());
+  EXPECT_TRUE(streamed->write_into_file());
+  EXPECT_EQ(notes, (std::vector<std::string>{"--stream: write_into_file false -> true"}));
+  notes.clear();
+  auto discard = BuildRecordConfig(*Parse({"-c", path, "--txt", "--discard"}), &notes);
+  ASSERT_TRUE(discard.ok());
+  EXPECT_EQ(discard->buffers(0).fill_policy(), TraceConfig::BufferConfig::DISCARD);
+  EXPECT_EQ(discard->buffers(1).fill_policy(), TraceConfig::BufferConfig::DISCARD);
+  EXPECT_EQ(notes, (std::vector<std::string>{
+                       "--discard: write_into_file false -> false, every buffer's fill_policy -> DISCARD"}));
+  unlink(path.c_str());
+}
+
 TEST(RecordConfigTest, ConfigFromStandardInput) {
   const std::string path = TempConfig("duration_ms: 1234\nbuffers { size_kb: 1024 }\n");
   ASSERT_FALSE(path.empty());

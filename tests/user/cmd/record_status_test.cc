@@ -59,6 +59,32 @@ TEST(RecordStatusTest, NeverWiderThan80Columns) {
   }
 }
 
+// The file being written is named where it fits (a killed run's data is
+// there); a ring or discard session says its data is in memory.
+TEST(RecordStatusTest, NamesTheFileBeingWrittenWhereItFits) {
+  RecordStatus s;
+  s.elapsed_ms = 2000;
+  s.total_ms = 10000;
+  s.file_bytes = 1'500'000;
+  s.file_name = "trace.pftrace.recording-Ab12Cd";
+  EXPECT_EQ(FormatRecordStatus(s), "2s/10s  1.5 MB  buf 0%  lost: none  trace.pftrace.recording-Ab12Cd");
+  s.file_name = std::string(100, 'x') + ".recording-Ab12Cd";
+  const std::string line = FormatRecordStatus(s);
+  EXPECT_EQ(line.size(), kStatusLineColumns) << line;
+  EXPECT_TRUE(line.ends_with("x.recording-Ab12Cd")) << line;
+  s.kernel_lost_pages = s.bpf_dropped_records = s.smb_lost_packets = s.central_lost_chunks = 5;
+  EXPECT_LE(FormatRecordStatus(s).size(), kStatusLineColumns) << FormatRecordStatus(s);
+}
+
+TEST(RecordStatusTest, InMemorySessionsSaySo) {
+  RecordStatus s;
+  s.elapsed_ms = 2000;
+  s.in_memory = true;
+  s.buffer_fill_percent = 100;
+  s.central_lost_chunks = 40;
+  EXPECT_EQ(FormatRecordStatus(s), "2s  in memory  buf 100%  lost: central 40 chunks");
+}
+
 TEST(RecordStatusTest, ShortCounts) {
   EXPECT_EQ(ShortCount(0), "0");
   EXPECT_EQ(ShortCount(999), "999");

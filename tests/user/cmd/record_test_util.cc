@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -41,6 +43,25 @@ void RemoveTempDir(const std::string& dir) {
   rmdir(dir.c_str());
 }
 
+std::string FileBeingRecorded(const std::string& trace_path) {
+  if (access(trace_path.c_str(), F_OK) == 0) return trace_path;
+  const std::filesystem::path path(trace_path);
+  const std::string prefix = path.filename().string() + ".recording-";
+  std::string newest = trace_path;
+  std::filesystem::file_time_type newest_time;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(path.parent_path(), error)) {
+    if (!entry.path().filename().string().starts_with(prefix)) continue;
+    const auto time = entry.last_write_time(error);
+    if (error) continue;
+    if (newest == trace_path || time > newest_time) {
+      newest = entry.path().string();
+      newest_time = time;
+    }
+  }
+  return newest;
+}
+
 bool WriteMarkerUntilInFile(const std::string& marker, const std::string& trace_path,
                             uint64_t timeout_ms, ChildProcess* recorder) {
   int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(),
@@ -51,7 +72,7 @@ bool WriteMarkerUntilInFile(const std::string& marker, const std::string& trace_
   while (!seen && NowMs() < deadline && recorder->running()) {
     (void)!write(fd, marker.data(), marker.size());
     usleep(100 * 1000);
-    seen = ReadFileOr(trace_path, "").find(marker) != std::string::npos;
+    seen = ReadFileOr(FileBeingRecorded(trace_path), "").find(marker) != std::string::npos;
   }
   close(fd);
   return seen;

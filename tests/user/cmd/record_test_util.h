@@ -21,9 +21,16 @@ std::string WhyRecordTestsCannotRun(const std::string& bin_dir);
 std::string MakeTempDir(const std::string& prefix);
 void RemoveTempDir(const std::string& dir);
 
+// The file `sluice record -o trace_path` is writing now: trace_path once
+// the recording ended (renamed into place), before that the newest
+// trace_path.recording-XXXXXX (user/cmd/record_output.h); trace_path if
+// neither exists.
+std::string FileBeingRecorded(const std::string& trace_path);
+
 // Writes `marker` to tracefs' trace_marker every 100 ms until it shows up in
-// `trace_path` (the recorder streams the file, so the whole data path is
-// live then), `recorder` exits, or timeout_ms passes. True once seen.
+// the file being recorded for `trace_path` (the recorder streams it, so the
+// whole data path is live then), `recorder` exits, or timeout_ms passes.
+// True once seen.
 bool WriteMarkerUntilInFile(const std::string& marker, const std::string& trace_path,
                             uint64_t timeout_ms, ChildProcess* recorder);
 

@@ -55,6 +55,7 @@
 #include "shm/base/file_util.h"
 #include "tests/child_process_test_util.h"
 #include "tests/kernel_test_util.h"
+#include "tests/user/cmd/record_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
@@ -273,7 +274,7 @@ class ProbesFaultKernelTest : public ::testing::Test {
     while (NowMs() < deadline && rec->running()) {
       (void)!write(marker_fd_, line.data(), line.size());
       for (int i = 0; i < 10; i++) {
-        if (ReadFileOr(trace, "").find(line) != std::string::npos) return true;
+        if (ReadFileOr(testing::FileBeingRecorded(trace), "").find(line) != std::string::npos) return true;
         usleep(10 * 1000);
       }
     }
@@ -283,7 +284,9 @@ class ProbesFaultKernelTest : public ::testing::Test {
   // was committed and written by sluiced).
   bool WaitUntilInFile(const std::string& batch, uint32_t n, const std::string& trace) {
     const std::string last = prefix_ + batch + "-" + std::to_string(n - 1);
-    return WaitFor([&] { return ReadFileOr(trace, "").find(last) != std::string::npos; });
+    return WaitFor([&] {
+      return ReadFileOr(testing::FileBeingRecorded(trace), "").find(last) != std::string::npos;
+    });
   }
 
   // `sluice record --daemon` with kConfig (plus `extra`), recording when this

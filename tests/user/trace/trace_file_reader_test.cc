@@ -173,6 +173,21 @@ TEST_F(TraceFileReaderFileTest, MissingFileAndDirectoryAreOneLineErrors) {
   EXPECT_EQ(st.message().find('\n'), std::string::npos);
 }
 
+// A record that claims 4 GiB at the start of a 6 GiB sparse file: the reader
+// gives up at its record bound (memory stays bounded), says the file is valid
+// up to byte 0, and reports the file's real size.
+TEST_F(TraceFileReaderFileTest, CorruptHugeRecordInASparseFileIsBoundedAndSaysSo) {
+  const std::string path = Write("sparse", std::string("\x0a\xff\xff\xff\xff\x0f", 6));
+  ASSERT_EQ(truncate(path.c_str(), 6ll << 30), 0);
+  TraceFileSummary s;
+  Status st = ReadTraceFile(path, [](std::string_view) { ADD_FAILURE(); }, &s);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(s.packets, 0u);
+  EXPECT_EQ(s.bytes, 6ull << 30);
+  EXPECT_EQ(s.valid_bytes, 0u);
+  EXPECT_TRUE(s.truncated);
+}
+
 TEST_F(TraceFileReaderFileTest, ErrorsNameTheFile) {
   std::string path = Write("bad", "\x12junk");
   TraceFileSummary s;

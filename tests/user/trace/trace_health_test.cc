@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "perfetto/config/trace_config.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/base/file_util.h"
 
@@ -106,6 +107,120 @@ TEST(TraceHealthTest, EveryStageIsReported) {
   };
   EXPECT_EQ(RowValues(*h), want) << FormatHealthTable(*h);
   EXPECT_EQ(h->data_loss_total(), 30u + 2 + 4 + 2 + 11);
+}
+
+// The mode a trace was recorded in (its trace_config) decides what an
+// overwrite means and which stage a sequence gap is blamed on.
+TracePacket ConfigPacket(bool write_into_file,
+                         perfetto::protos::TraceConfig::BufferConfig::FillPolicy policy) {
+  TracePacket p;
+  p.mutable_trace_config()->set_write_into_file(write_into_file);
+  p.mutable_trace_config()->add_buffers()->set_fill_policy(policy);
+  return p;
+}
+
+TracePacket GapPacket(uint32_t sequence) {
+  TracePacket p;
+  p.set_trusted_packet_sequence_id(sequence);
+  p.set_previous_packet_dropped(1);
+  p.mutable_ftrace_events()->set_cpu(0);
+  return p;
+}
+
+TracePacket BufferStatsPacket(uint64_t overwritten, uint64_t discarded, uint64_t writer_loss) {
+  TracePacket p = StatsPacket();
+  auto* b = p.mutable_trace_stats()->add_buffer_stats();
+  b->set_chunks_overwritten(overwritten);
+  b->set_chunks_discarded(discarded);
+  b->set_trace_writer_packet_loss(writer_loss);
+  return p;
+}
+
+const HealthRow* FindRow(const TraceHealth& h, const std::string& name) {
+  for (const HealthRow& r : h.rows)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+TEST(TraceHealthTest, RingOverwritesAreTheFlightRecorderWorkingNotALoss) {
+  TraceBuilder t;
+  t.Add(ConfigPacket(false, perfetto::protos::TraceConfig::BufferConfig::RING_BUFFER));
+  t.Add(GapPacket(4));
+  t.Add(BufferStatsPacket(120, 0, 0));
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  const HealthRow* overwritten = FindRow(*h, "traced_buf_chunks_overwritten");
+  ASSERT_NE(overwritten, nullptr) << FormatHealthTable(*h);
+  EXPECT_EQ(overwritten->value, 120);
+  EXPECT_EQ(overwritten->severity, "info");
+  EXPECT_NE(overwritten->explanation.find("flight recorder"), std::string::npos);
+  const HealthRow* gap = FindRow(*h, "packets_dropped_before");
+  ASSERT_NE(gap, nullptr);
+  EXPECT_EQ(gap->severity, "info");
+  EXPECT_EQ(gap->source, "central buffer");
+  EXPECT_EQ(gap->explanation.find("--smb"), std::string::npos) << gap->explanation;
+  EXPECT_EQ(h->data_loss_total(), 0u);
+}
+
+TEST(TraceHealthTest, StreamedOverwritesAreALossBlamedOnTheCentralBufferNotSharedMemory) {
+  TraceBuilder t;
+  t.Add(ConfigPacket(true, perfetto::protos::TraceConfig::BufferConfig::RING_BUFFER));
+  t.Add(GapPacket(4));
+  t.Add(BufferStatsPacket(7, 0, 0));
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(FindRow(*h, "traced_buf_chunks_overwritten")->severity, "data_loss");
+  const HealthRow* gap = FindRow(*h, "packets_dropped_before");
+  ASSERT_NE(gap, nullptr) << FormatHealthTable(*h);
+  EXPECT_EQ(gap->source, "central buffer");
+  EXPECT_EQ(gap->explanation.find("--smb"), std::string::npos) << gap->explanation;
+  EXPECT_EQ(h->data_loss_total(), 7u + 1);
+}
+
+TEST(TraceHealthTest, SequenceGapsAfterSharedMemoryLossPointAtSmb) {
+  TraceBuilder t;
+  t.Add(ConfigPacket(true, perfetto::protos::TraceConfig::BufferConfig::RING_BUFFER));
+  t.Add(GapPacket(4));
+  t.Add(BufferStatsPacket(0, 0, 3));
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  const HealthRow* gap = FindRow(*h, "packets_dropped_before");
+  ASSERT_NE(gap, nullptr) << FormatHealthTable(*h);
+  EXPECT_EQ(gap->source, "producer shared memory");
+  EXPECT_NE(gap->explanation.find("--smb"), std::string::npos) << gap->explanation;
+}
+
+TEST(TraceHealthTest, DiscardInMemorySaysTheOldestDataWasKept) {
+  TraceBuilder t;
+  t.Add(ConfigPacket(false, perfetto::protos::TraceConfig::BufferConfig::DISCARD));
+  t.Add(BufferStatsPacket(0, 9, 0));
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  const HealthRow* discarded = FindRow(*h, "traced_buf_chunks_discarded");
+  ASSERT_NE(discarded, nullptr) << FormatHealthTable(*h);
+  EXPECT_EQ(discarded->severity, "data_loss");
+  EXPECT_NE(discarded->explanation.find("kept the oldest"), std::string::npos);
+  EXPECT_NE(discarded->explanation.find("--ring"), std::string::npos);
+}
+
+// A ring buffer may overwrite the start-of-trace ftrace figures: the kernel's
+// counters since boot must not be reported as this trace's losses.
+TEST(TraceHealthTest, OverwrittenFtraceStartCountsLostPagesNotBootTotals) {
+  TraceBuilder t;
+  t.Add(ConfigPacket(false, perfetto::protos::TraceConfig::BufferConfig::RING_BUFFER));
+  TracePacket lost;
+  lost.mutable_ftrace_events()->set_cpu(1);
+  lost.mutable_ftrace_events()->set_lost_events(true);
+  t.Add(lost);
+  t.Add(FtraceStatsPacket(FtraceStats::END_OF_TRACE, 5000, 7000));
+  t.Add(BufferStatsPacket(3, 0, 0));
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  auto rows = RowValues(*h);
+  EXPECT_EQ(rows.count("ftrace_cpu_overrun_delta[0]"), 0u) << FormatHealthTable(*h);
+  EXPECT_EQ(rows["ftrace_stats_start_missing"], 1);
+  EXPECT_EQ(FindRow(*h, "ftrace_bundles_after_lost_events")->severity, "data_loss");
+  EXPECT_EQ(h->data_loss_total(), 1u);
 }
 
 TEST(TraceHealthTest, TruncatedAndIncompleteTracesSaySo) {

@@ -106,43 +106,47 @@ void FtracePageEncoder::NoteError(FtraceParseStatus status, uint64_t timestamp) 
 
 void FtracePageEncoder::EncodePages(const uint8_t* pages, size_t page_count, size_t page_size,
                                     TraceWriter* writer) {
-  const FtraceHeaderFormat& format = table_->header();
-  for (size_t i = 0; i < page_count; i++) {
-    const uint8_t* page = pages + i * page_size;
-    stats_.pages++;
-    FtracePageHeader header;
-    FtraceParseStatus status = FtracePageParser::ParseHeader(format, page, page_size, &header);
-    if (status != FtraceParseStatus::kOk) {
-      if (!bundle_) BeginBundle(writer, false);
-      uint64_t ts = 0;
-      if (page_size >= format.timestamp_offset + 8)
-        memcpy(&ts, page + format.timestamp_offset, sizeof(ts));
-      NoteError(status, ts);
-      continue;
-    }
-    if (header.missed_events) {
-      stats_.lost_event_pages++;
-      if (header.missed_stored) {
-        stats_.lost_events_known += header.missed_count;
-      } else {
-        stats_.lost_event_pages_uncounted++;
-      }
-      if (bundle_) EndBundle();
-      BeginBundle(writer, true);
-    } else if (!bundle_) {
-      BeginBundle(writer, false);
-    } else if (compact_ && compact_->comm_count() > CompactSchedBuffer::kSoftMaxComms) {
-      EndBundle();
-      BeginBundle(writer, false);
-    }
-    status = EncodePage(header, page, writer);
-    if (status != FtraceParseStatus::kOk) NoteError(status, header.timestamp);
-  }
-  if (bundle_) EndBundle();
+  for (size_t i = 0; i < page_count; i++) EncodePage(pages + i * page_size, page_size, 0, writer);
+  FinishBundle();
 }
 
-FtraceParseStatus FtracePageEncoder::EncodePage(const FtracePageHeader& header,
-                                                const uint8_t* page, TraceWriter* writer) {
+size_t FtracePageEncoder::EncodePage(const uint8_t* page, size_t page_size, size_t resume_offset,
+                                     TraceWriter* writer) {
+  const FtraceHeaderFormat& format = table_->header();
+  const bool first_read = resume_offset == 0;
+  if (first_read) stats_.pages++;
+  FtracePageHeader header;
+  FtraceParseStatus status = FtracePageParser::ParseHeader(format, page, page_size, &header);
+  if (status != FtraceParseStatus::kOk) {
+    if (!bundle_) BeginBundle(writer, false);
+    uint64_t ts = 0;
+    if (page_size >= format.timestamp_offset + 8) memcpy(&ts, page + format.timestamp_offset, sizeof(ts));
+    NoteError(status, ts);
+    return 0;
+  }
+  if (header.missed_events && first_read) {
+    stats_.lost_event_pages++;
+    if (header.missed_stored) {
+      stats_.lost_events_known += header.missed_count;
+    } else {
+      stats_.lost_event_pages_uncounted++;
+    }
+    if (bundle_) EndBundle();
+    BeginBundle(writer, true);
+  } else if (!bundle_) {
+    BeginBundle(writer, false);
+  } else if (compact_ && compact_->comm_count() > CompactSchedBuffer::kSoftMaxComms) {
+    EndBundle();
+    BeginBundle(writer, false);
+  }
+  status = EncodeRecords(header, page, resume_offset, writer);
+  if (status != FtraceParseStatus::kOk) NoteError(status, header.timestamp);
+  return format.data_offset + header.data_size;
+}
+
+FtraceParseStatus FtracePageEncoder::EncodeRecords(const FtracePageHeader& header,
+                                                   const uint8_t* page, size_t resume_offset,
+                                                   TraceWriter* writer) {
   const FtraceHeaderFormat& format = table_->header();
   // One pass, with a way back: until something of this page leaves the
   // staging buffer (a flush, a big event, a compact bundle ending), all of
@@ -161,6 +165,8 @@ FtraceParseStatus FtracePageEncoder::EncodePage(const FtracePageHeader& header,
   };
   FtraceParseStatus status = FtracePageParser::ForEachRecord(
       format, header, page, [&](const FtraceRecord& r) -> bool {
+        // Written by the call that read the page up to resume_offset.
+        if (static_cast<size_t>(r.data - page) < resume_offset) return true;
         uint32_t id = 0;
         FtraceEventTranslator::ReadEventId(r, &id);  // size >= 2: checked by the parser.
         if (compact_) {

@@ -91,6 +91,20 @@ class FtracePageEncoder {
   void EncodePages(const uint8_t* pages, size_t page_count, size_t page_size,
                    TraceWriter* writer);
 
+  // The in-place form (a sub-buffer read through the ring buffer's memory
+  // mapping, ftrace_mapped_cpu_reader.h): encodes one page into the bundle
+  // being written, which stays open for the next page until FinishBundle().
+  // `resume_offset` > 0 continues a page an earlier call encoded up to that
+  // byte (the reader page the kernel kept writing into): the records before
+  // it are walked for their timestamps but not written again, and the page's
+  // missed-events flags, already counted, are not counted twice. Returns the
+  // offset where the page's data ended (data_offset + the commit it read;
+  // the offset to resume at next time), or 0 if the page header is invalid.
+  size_t EncodePage(const uint8_t* page, size_t page_size, size_t resume_offset, TraceWriter* writer);
+  void FinishBundle() {
+    if (bundle_) EndBundle();
+  }
+
   const FtraceParseStats& stats() const { return stats_; }
   const FtraceEventTranslator& translator() const { return *translator_; }
   // True if sched_switch / sched_waking are written in compact form.
@@ -106,8 +120,8 @@ class FtracePageEncoder {
   void EndBundle();
   // Encodes the records of a page whose header is valid; on a malformed
   // event header undoes the page and returns the status.
-  FtraceParseStatus EncodePage(const FtracePageHeader& header, const uint8_t* page,
-                               TraceWriter* writer);
+  FtraceParseStatus EncodeRecords(const FtracePageHeader& header, const uint8_t* page,
+                                  size_t resume_offset, TraceWriter* writer);
   struct Mark {
     uint8_t* staged_end = nullptr;
     FtraceParseStats stats;

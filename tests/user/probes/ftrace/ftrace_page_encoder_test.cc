@@ -254,6 +254,48 @@ TEST_F(FtracePageEncoderSyntheticTest, LostEventsStartANewBundle) {
   EXPECT_EQ(enc.stats().lost_event_pages_uncounted, 1u);
 }
 
+// The mapped reader's reader page, read while the kernel still writes into
+// it: the first read sees two records (commit covers them), the second the
+// same page with a third; it resumes where the first stopped. Every record
+// once, with the timestamps a whole-page read gives. (The kernel flags
+// missed events only on a page it no longer writes into.)
+TEST_F(FtracePageEncoderSyntheticTest, AResumedPageWritesOnlyTheRecordsAfterTheResumeOffset) {
+  PageBuilder first(h(), 1000);
+  first.Data(1, Switch(5, "a")).Data(2, Print("x"));
+  const size_t first_commit = first.used();  // Bytes of data.
+  auto whole = PageBuilder(h(), 1000).Data(1, Switch(5, "a")).Data(2, Print("x")).Data(4, Print("y")).Build();
+  auto partial = whole;
+  // The same bytes, with the commit of the first read (flags kept).
+  uint64_t commit = 0;
+  memcpy(&commit, partial.data() + h().commit_offset, h().commit_size);
+  commit = (commit & ~FtracePageParser::kCommitSizeMask) | first_commit;
+  memcpy(partial.data() + h().commit_offset, &commit, h().commit_size);
+
+  FtracePageEncoder enc(&table_, 0, FtraceEncodeOptions());
+  HeapTraceWriter w;
+  enc.EncodePage(partial.data(), partial.size(), 0, &w);
+  enc.EncodePage(whole.data(), whole.size(), h().data_offset + first_commit, &w);
+  enc.FinishBundle();
+  auto bundles = Bundles(w);
+  ASSERT_EQ(bundles.size(), 1u);
+  ASSERT_EQ(bundles[0].event_size(), 3);
+  EXPECT_FALSE(bundles[0].lost_events());
+  EXPECT_EQ(bundles[0].event(0).timestamp(), 1001u);
+  EXPECT_EQ(bundles[0].event(1).timestamp(), 1003u);
+  EXPECT_EQ(bundles[0].event(2).timestamp(), 1007u);
+  EXPECT_EQ(bundles[0].event(2).print().buf(), "y");
+  EXPECT_EQ(enc.stats().pages, 1u);
+  EXPECT_EQ(enc.stats().events, 3u);
+
+  // Read whole, the same events.
+  FtracePageEncoder once(&table_, 0, FtraceEncodeOptions());
+  HeapTraceWriter w2;
+  once.EncodePages(whole.data(), 1, whole.size(), &w2);
+  auto reference = Bundles(w2);
+  ASSERT_EQ(reference.size(), 1u);
+  EXPECT_EQ(reference[0].SerializeAsString(), bundles[0].SerializeAsString());
+}
+
 TEST_F(FtracePageEncoderSyntheticTest, MalformedPageIsSkippedWholeAndNoted) {
   auto good = PageBuilder(h(), 1000).Data(1, Switch(5, "a")).Build();
   // A good event followed by garbage: nothing of the page is written.

@@ -1,0 +1,255 @@
+#include "user/probes/ftrace/ftrace_mapped_cpu_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "shm/base/errno_message.h"
+
+namespace sluice {
+namespace {
+
+// The kernel's struct trace_buffer_meta (include/uapi/linux/trace_mmap.h,
+// 6.10+), declared here: Debian 12's linux-libc-dev predates it. The kernel
+// writes it; the fields are read with atomic loads (it may update them at
+// any GET_READER or page swap).
+struct TraceBufferMeta {
+  uint32_t meta_page_size;
+  uint32_t meta_struct_len;
+  uint32_t subbuf_size;
+  uint32_t nr_subbufs;
+  uint64_t reader_lost_events;
+  uint32_t reader_id;
+  uint32_t reader_read;
+  uint64_t flags;
+  uint64_t entries;
+  uint64_t overrun;
+  uint64_t read;
+  uint64_t reserved1;
+  uint64_t reserved2;
+};
+static_assert(offsetof(TraceBufferMeta, reader_lost_events) == 16);
+static_assert(offsetof(TraceBufferMeta, reader_id) == 24);
+static_assert(offsetof(TraceBufferMeta, entries) == 40);
+static_assert(sizeof(TraceBufferMeta) == 80);
+
+// _IO('R', 0x20).
+constexpr unsigned long kTraceMmapIoctlGetReader = _IO('R', 0x20);
+
+template <typename T>
+T LoadShared(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+}  // namespace
+
+FtraceMappedCpuReader::FtraceMappedCpuReader(uint32_t cpu, const FtraceHeaderFormat& header,
+                                             FtracePageEncoder* encoder, TraceWriter* writer,
+                                             DrainSignal* signal)
+    : cpu_(cpu), header_(header), encoder_(encoder), writer_(writer), signal_(signal) {}
+
+StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
+    uint32_t cpu, const std::string& trace_pipe_raw_path, const FtraceHeaderFormat& header,
+    FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused) {
+  std::unique_ptr<FtraceMappedCpuReader> r(new FtraceMappedCpuReader(cpu, header, encoder, writer, signal));
+  r->paused_.store(start_paused, std::memory_order_relaxed);
+  r->trace_fd_ = open(trace_pipe_raw_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (r->trace_fd_ < 0)
+    return Status::Error("cannot open " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + "): run sluice as root");
+  const long system_page = sysconf(_SC_PAGESIZE);
+  void* meta = mmap(nullptr, static_cast<size_t>(system_page), PROT_READ, MAP_SHARED, r->trace_fd_, 0);
+  if (meta == MAP_FAILED)
+    return Status::Error("cannot map " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) +
+                         "): the kernel has no ring buffer mapping (Linux 6.10+)");
+  r->meta_ = static_cast<const uint8_t*>(meta);
+  r->meta_length_ = static_cast<size_t>(system_page);
+  const auto* m = reinterpret_cast<const TraceBufferMeta*>(r->meta_);
+  const uint32_t meta_page_size = LoadShared(&m->meta_page_size);
+  r->subbuf_size_ = LoadShared(&m->subbuf_size);
+  r->nr_subbufs_ = LoadShared(&m->nr_subbufs);
+  if (LoadShared(&m->meta_struct_len) < sizeof(TraceBufferMeta) || meta_page_size == 0 ||
+      r->nr_subbufs_ < 2 || r->subbuf_size_ < header.data_offset + 8)
+    return Status::Error("the ring buffer mapping of " + trace_pipe_raw_path + " has a meta page this sluice does "
+                         "not understand (struct " + std::to_string(LoadShared(&m->meta_struct_len)) +
+                         " bytes, " + std::to_string(r->nr_subbufs_) + " sub-buffers of " +
+                         std::to_string(r->subbuf_size_) + " bytes)");
+  // The meta page may span several system pages: map what it says.
+  if (meta_page_size > r->meta_length_) {
+    munmap(meta, r->meta_length_);
+    r->meta_ = nullptr;
+    meta = mmap(nullptr, meta_page_size, PROT_READ, MAP_SHARED, r->trace_fd_, 0);
+    if (meta == MAP_FAILED)
+      return Status::Error("cannot map " + trace_pipe_raw_path + "'s meta page (" + ErrnoMessage(errno) + ")");
+    r->meta_ = static_cast<const uint8_t*>(meta);
+    r->meta_length_ = meta_page_size;
+  }
+  r->data_length_ = static_cast<size_t>(r->subbuf_size_) * r->nr_subbufs_;
+  void* data = mmap(nullptr, r->data_length_, PROT_READ, MAP_SHARED, r->trace_fd_, meta_page_size);
+  if (data == MAP_FAILED)
+    return Status::Error("cannot map the sub-buffers of " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + ")");
+  r->data_ = static_cast<const uint8_t*>(data);
+  r->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (r->wake_fd_ < 0) return Status::Error("cannot create an eventfd (" + ErrnoMessage(errno) + ")");
+  return r;
+}
+
+FtraceMappedCpuReader::~FtraceMappedCpuReader() {
+  StopThread();
+  if (data_) munmap(const_cast<uint8_t*>(data_), data_length_);
+  if (meta_) munmap(const_cast<uint8_t*>(meta_), meta_length_);
+  for (int fd : {trace_fd_, wake_fd_})
+    if (fd >= 0) close(fd);
+}
+
+void FtraceMappedCpuReader::StartThread() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { WorkerLoop(); });
+}
+
+void FtraceMappedCpuReader::StopThread() {
+  stop_.store(true, std::memory_order_release);
+  Kick();
+  if (thread_.joinable()) thread_.join();
+}
+
+void FtraceMappedCpuReader::Kick() {
+  if (wake_fd_ < 0) return;
+  uint64_t one = 1;
+  // EAGAIN means the counter is already non-zero: the worker wakes anyway.
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+uint64_t FtraceMappedCpuReader::RequestFlush() {
+  // Pairs with the worker's acquire load of flush_requested_.
+  const uint64_t ticket = flush_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  Kick();
+  return ticket;
+}
+
+bool FtraceMappedCpuReader::FlushDone(uint64_t ticket) const {
+  // Pairs with the worker's release store once the writer was flushed.
+  return flush_done_.load(std::memory_order_acquire) >= ticket;
+}
+
+void FtraceMappedCpuReader::SetPaused(bool paused) {
+  paused_.store(paused, std::memory_order_release);
+  Kick();
+}
+
+FtraceMappedMeta FtraceMappedCpuReader::meta() const {
+  FtraceMappedMeta out;
+  if (!meta_) return out;
+  const auto* m = reinterpret_cast<const TraceBufferMeta*>(meta_);
+  out.entries = LoadShared(&m->entries);
+  out.overrun = LoadShared(&m->overrun);
+  out.read = LoadShared(&m->read);
+  out.reader_lost_events = LoadShared(&m->reader_lost_events);
+  out.subbuf_size = subbuf_size_;
+  out.nr_subbufs = nr_subbufs_;
+  return out;
+}
+
+FtraceMappedCpuReader::ReadResult FtraceMappedCpuReader::ReadAvailable() {
+  const auto* m = reinterpret_cast<const TraceBufferMeta*>(meta_);
+  // A ring's worth at most, so a writer as fast as the reader cannot keep
+  // a flush or a stop waiting.
+  for (uint32_t n = 0; n <= nr_subbufs_; n++) {
+    if (ioctl(trace_fd_, kTraceMmapIoctlGetReader) != 0) {
+      if (errno == EINTR) continue;
+      stats_.Add(&FtraceMappedCpuReaderStats::ioctl_errors);
+      return ReadResult::kError;
+    }
+    const uint32_t id = LoadShared(&m->reader_id);
+    if (id >= nr_subbufs_) {
+      stats_.Add(&FtraceMappedCpuReaderStats::bad_reader_ids);
+      return ReadResult::kError;
+    }
+    const uint8_t* page = data_ + static_cast<size_t>(id) * subbuf_size_;
+    const bool same_page = id == current_id_;
+    const size_t resume = same_page ? current_end_ : 0;
+    // Nothing new on the page we had, or an empty page: caught up. (The
+    // encoder reads the commit again; it can only have grown.)
+    FtracePageHeader peek;
+    if (FtracePageParser::ParseHeader(header_, page, subbuf_size_, &peek) == FtraceParseStatus::kOk) {
+      const size_t end = header_.data_offset + peek.data_size;
+      if ((same_page && end <= resume) || (!same_page && peek.data_size == 0 && !peek.missed_events)) {
+        current_id_ = id;
+        current_end_ = same_page ? resume : end;
+        return ReadResult::kCaughtUp;
+      }
+    }
+    const size_t end = encoder_->EncodePage(page, subbuf_size_, resume, writer_);
+    stats_.Add(&FtraceMappedCpuReaderStats::pages);
+    if (same_page) stats_.Add(&FtraceMappedCpuReaderStats::resumed_reads);
+    if (end > resume) stats_.Add(&FtraceMappedCpuReaderStats::bytes, end - std::max(resume, size_t{header_.data_offset}));
+    current_id_ = id;
+    // An invalid header (end 0): nothing more can be read from this page.
+    current_end_ = end ? end : subbuf_size_;
+  }
+  return ReadResult::kMore;
+}
+
+void FtraceMappedCpuReader::ReadRemaining() {
+  // The worker is gone: this thread owns the encoder and the writer.
+  ReadResult result;
+  do {
+    result = ReadAvailable();
+  } while (result == ReadResult::kMore);
+  encoder_->FinishBundle();
+  PublishEncoderStats();
+}
+
+void FtraceMappedCpuReader::WorkerLoop() {
+  bool last_wake_by_kernel = false;
+  while (!stop_.load(std::memory_order_acquire)) {
+    const uint64_t ticket = flush_requested_.load(std::memory_order_acquire);
+    const bool flushing = ticket != flush_done_.load(std::memory_order_relaxed);
+    if (paused_.load(std::memory_order_acquire)) {
+      if (flushing) {
+        flush_done_.store(ticket, std::memory_order_release);
+        signal_->Notify();
+        continue;
+      }
+      WaitForWake(false);
+      continue;
+    }
+    const FtraceMappedCpuReaderStats before = stats_.Load();
+    ReadResult result = ReadAvailable();
+    if (flushing) {
+      while (result == ReadResult::kMore && !stop_.load(std::memory_order_acquire)) result = ReadAvailable();
+    }
+    encoder_->FinishBundle();
+    PublishEncoderStats();
+    if (flushing && !stop_.load(std::memory_order_acquire)) {
+      writer_->Flush();
+      flush_done_.store(ticket, std::memory_order_release);
+      signal_->Notify();
+      continue;
+    }
+    if (result == ReadResult::kMore) continue;  // A full ring's worth: go on.
+    const bool got = stats_.Load().pages != before.pages;
+    // A watermark wake-up whose read found nothing: wait for a kick once.
+    const bool poll_trace = result != ReadResult::kError && (got || !last_wake_by_kernel);
+    last_wake_by_kernel = WaitForWake(poll_trace);
+    if (last_wake_by_kernel) stats_.Add(&FtraceMappedCpuReaderStats::watermark_wakeups);
+  }
+}
+
+bool FtraceMappedCpuReader::WaitForWake(bool include_trace_fd) {
+  struct pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {trace_fd_, POLLIN, 0}};
+  const int n = poll(fds, include_trace_fd ? 2 : 1, -1);
+  stats_.Add(&FtraceMappedCpuReaderStats::wakeups);
+  if (n > 0 && (fds[0].revents & POLLIN)) {
+    uint64_t value;
+    (void)!read(wake_fd_, &value, sizeof(value));
+  }
+  return include_trace_fd && n > 0 && (fds[1].revents & POLLIN);
+}
+
+}  // namespace sluice

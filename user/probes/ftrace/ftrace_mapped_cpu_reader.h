@@ -1,0 +1,169 @@
+// FtraceMappedCpuReader: one CPU's ftrace ring buffer read in place through
+// the buffer's memory mapping (Linux 6.10+; the kernel's
+// Documentation/trace/ring-buffer-map.rst) and encoded straight into the
+// CPU's TraceWriter: no copy out of the kernel, no pipe, no page allocated
+// and freed per page as splice(2) does (ftrace_cpu_reader.h, the fallback).
+//
+//   mmap(per_cpu/cpuN/trace_pipe_raw):
+//   ┌───────────┬──────────────┬──────────────┬─────┬────────────────────┐
+//   │ meta page │ sub-buffer 0 │ sub-buffer 1 │ ... │ sub-buffer n-1     │
+//   └───────────┴──────────────┴──────────────┴─────┴────────────────────┘
+//   ioctl(TRACE_MMAP_IOCTL_GET_READER): the kernel swaps the next sub-buffer
+//   holding data into the reader's hands; meta->reader.id names it.
+//
+//   worker thread:  poll(trace_pipe_raw: buffer_percent full; eventfd: a
+//                   flush, a stop or the drain deadline, Kick())
+//                   ─▶ GET_READER ─▶ encoder.EncodePage(the sub-buffer, in
+//                   place) ─▶ ... until nothing is new ─▶ FinishBundle
+//
+// The reader page. A sub-buffer handed out by GET_READER is the reader's
+// until the next GET_READER, which may give it back to the writer: the
+// worker finishes encoding a page before it asks for the next. The writer
+// still appends to it when it is also the commit page (the reader caught up
+// with the writer); the next GET_READER then returns the same id with more
+// data. The worker remembers where it stopped (the end of the commit it
+// read) and resumes there (FtracePageEncoder::EncodePage's resume_offset).
+// The kernel counts the page as read up to the size it had at the ioctl; the
+// worker reads up to the commit it sees, never less, so nothing is read
+// twice and nothing is skipped.
+//
+// Wake-ups follow the data: the kernel wakes poll() once the buffer is
+// buffer_percent full (its watermark); the drain thread's Kick() at the
+// drain deadline, a flush or a stop wake the eventfd. No timer polls. A poll
+// that said "readable" but whose read found nothing new makes the next wait
+// ignore trace_pipe_raw until a kick (as the splice reader does), so a
+// watermark of 0 cannot spin.
+//
+// Ownership. While the worker runs it alone uses the encoder and the writer
+// handed to Create(); the caller takes them back after StopThread(). The
+// worker flushes the writer itself at the end of a flush (the caller must
+// not, the writer is not thread-safe) and publishes the encoder's stats
+// after every batch (encoder_stats(), AtomicStats).
+//
+// Flush handshake, as the splice reader's: RequestFlush() bumps
+// flush_requested_ (acq_rel) and kicks; the worker reads until caught up,
+// ends the bundle, flushes the writer, then stores flush_done_ = the ticket
+// (release; FlushDone()'s acquire pairs with it) and notifies the DrainSignal.
+//
+// Loss accounting is the page flags' (RB_MISSED_EVENTS, counted by the
+// encoder) plus the meta page's figures (meta()): entries, overrun, read and
+// the events lost at the last swap, the numbers per_cpu/cpuN/stats gives.
+//
+// What the kernel refuses while a buffer is mapped: resizing it
+// (buffer_size_kb, buffer_subbuf_size_kb: EBUSY) and snapshots. The data
+// source unmaps (destroys its readers) before it restores tracefs.
+//
+// Hot path (ReadAvailable): allocation-free; one ioctl per sub-buffer.
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_MAPPED_CPU_READER_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_MAPPED_CPU_READER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "shm/base/atomic_stats.h"
+#include "shm/base/status.h"
+#include "shm/trace_writer.h"
+#include "user/probes/ftrace/ftrace_cpu_reader.h"
+#include "user/probes/ftrace/ftrace_page_encoder.h"
+
+namespace sluice {
+
+struct FtraceMappedCpuReaderStats {
+  uint64_t pages = 0;          // Sub-buffers encoded (a resumed one once).
+  uint64_t resumed_reads = 0;  // Reads that continued the same reader page.
+  uint64_t bytes = 0;          // Event data bytes encoded.
+  uint64_t ioctl_errors = 0;   // GET_READER failures.
+  uint64_t bad_reader_ids = 0; // meta->reader.id out of range (a kernel bug).
+  uint64_t wakeups = 0;        // Worker wake-ups.
+  uint64_t watermark_wakeups = 0;  // Of those, by trace_pipe_raw (the kernel).
+};
+
+// The meta page's figures (the kernel's per-CPU ring buffer counters).
+struct FtraceMappedMeta {
+  uint64_t entries = 0;
+  uint64_t overrun = 0;
+  uint64_t read = 0;
+  uint64_t reader_lost_events = 0;  // Lost at the last reader swap.
+  uint32_t subbuf_size = 0;
+  uint32_t nr_subbufs = 0;
+};
+
+class FtraceMappedCpuReader {
+ public:
+  // Opens and maps `trace_pipe_raw_path`. Fails, with the reason, where the
+  // kernel has no mapping (before 6.10: ENODEV/EINVAL from mmap) or the
+  // sub-buffer size is not `header.page_size()`: the caller then reads with
+  // splice. `encoder`, `writer` and `signal` outlive the reader.
+  static StatusOr<std::unique_ptr<FtraceMappedCpuReader>> Create(
+      uint32_t cpu, const std::string& trace_pipe_raw_path, const FtraceHeaderFormat& header,
+      FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused = false);
+  ~FtraceMappedCpuReader();  // Stops the worker, unmaps, closes.
+  FtraceMappedCpuReader(const FtraceMappedCpuReader&) = delete;
+  FtraceMappedCpuReader& operator=(const FtraceMappedCpuReader&) = delete;
+
+  void StartThread();
+  // Wakes and joins the worker. Idempotent. Afterwards the caller owns the
+  // encoder and writer again and may call ReadRemaining().
+  void StopThread();
+  // With the worker stopped: reads everything the kernel holds, partial page
+  // included, and ends the bundle (the caller flushes the writer).
+  void ReadRemaining();
+
+  uint32_t cpu() const { return cpu_; }
+
+  // --- Control (any thread). ---
+  void Kick();
+  uint64_t RequestFlush();
+  bool FlushDone(uint64_t ticket) const;
+  void SetPaused(bool paused);
+
+  FtraceMappedCpuReaderStats stats() const { return stats_.Load(); }
+  FtraceParseStats encoder_stats() const { return encoder_stats_.Load(); }
+  FtraceMappedMeta meta() const;
+
+ private:
+  enum class ReadResult { kCaughtUp, kMore, kError };
+
+  FtraceMappedCpuReader(uint32_t cpu, const FtraceHeaderFormat& header, FtracePageEncoder* encoder,
+                        TraceWriter* writer, DrainSignal* signal);
+  void WorkerLoop();
+  // Swaps in and encodes reader pages until caught up (at most a ring's
+  // worth per call: kMore then).
+  ReadResult ReadAvailable();
+  bool WaitForWake(bool include_trace_fd);
+  void PublishEncoderStats() { encoder_stats_.Store(encoder_->stats()); }
+
+  const uint32_t cpu_;
+  const FtraceHeaderFormat header_;
+  FtracePageEncoder* const encoder_;
+  TraceWriter* const writer_;
+  DrainSignal* const signal_;
+
+  int trace_fd_ = -1;
+  int wake_fd_ = -1;
+  const uint8_t* meta_ = nullptr;  // The meta page (kernel-written).
+  size_t meta_length_ = 0;
+  const uint8_t* data_ = nullptr;  // Sub-buffer 0.
+  size_t data_length_ = 0;
+  uint32_t subbuf_size_ = 0;
+  uint32_t nr_subbufs_ = 0;
+  // The reader page last encoded and where its data ended (worker, or the
+  // caller after StopThread()).
+  uint32_t current_id_ = UINT32_MAX;
+  size_t current_end_ = 0;
+  std::thread thread_;
+
+  std::atomic<uint64_t> flush_requested_{0};
+  std::atomic<uint64_t> flush_done_{0};
+  std::atomic<bool> paused_{false};
+  std::atomic<bool> stop_{false};
+  AtomicStats<FtraceMappedCpuReaderStats> stats_;
+  AtomicStats<FtraceParseStats> encoder_stats_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_MAPPED_CPU_READER_H_
