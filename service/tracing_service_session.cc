@@ -834,6 +834,7 @@ perfetto::protos::TraceStats TracingService::GetTraceStatsLocked(TracingSession*
   faults->set_chunks_lost_being_written(s->chunks_lost_being_written);
   faults->set_chunks_lost_writer_unknown(s->chunks_lost_writer_unknown);
   faults->set_chunks_scraped(s->chunks_scraped);
+  if (s->cloned_from != 0) faults->set_snapshot_of_session(s->cloned_from);
   return st;
 }
 

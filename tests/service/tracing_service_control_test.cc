@@ -360,6 +360,7 @@ TEST_F(TracingServiceControlTest, ClonesAreFlushedRepeatableAndLeaveTheSessionWh
   EXPECT_EQ(c1.config_packets, 1);
   EXPECT_EQ(c1.stats_packets, 1);
   EXPECT_TRUE(c1.stats_last);
+  EXPECT_EQ(c1.stats.sluice_service_stats().snapshot_of_session(), first->source_id);
 
   // The source was not read by the clone: what the clone read (its own
   // stats) is still unread there.
