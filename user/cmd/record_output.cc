@@ -44,8 +44,20 @@ StatusOr<std::unique_ptr<RecordOutput>> RecordOutput::Create(const std::string& 
   return std::unique_ptr<RecordOutput>(new RecordOutput(path, std::string(name.data()), std::move(fd)));
 }
 
+StatusOr<std::unique_ptr<RecordOutput>> RecordOutput::Adopt(const std::string& path,
+                                                            const std::string& temp_path) {
+  if (path != "-" && IsDirectory(path)) return Status::Error("cannot write " + path + ": it is a directory; give a file name");
+  ScopedFd fd(open(temp_path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd.valid())
+    return Status::Error("cannot open the session's file " + temp_path + " (" + ErrnoMessage(errno) +
+                         "): it was moved or removed");
+  auto output = std::unique_ptr<RecordOutput>(new RecordOutput(path, temp_path, std::move(fd)));
+  output->adopted_ = true;
+  return output;
+}
+
 RecordOutput::~RecordOutput() {
-  if (!settled_) unlink(temp_path_.c_str());
+  if (!settled_ && !adopted_) unlink(temp_path_.c_str());
 }
 
 Status RecordOutput::Commit() {

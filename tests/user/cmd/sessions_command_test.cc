@@ -198,5 +198,53 @@ TEST_F(SessionsCommandTest, CloneRefusalsAreOneLineEach) {
   EXPECT_EQ(no_output.err, "sluice clone: no output file: give -o FILE (see sluice clone --help)\n");
 }
 
+// `sluice record --attach=KEY` on a session detached by a client that left
+// its file as `sluice record --detach` does: the run waits for the end
+// (--stop: stops it), then renames the file sluiced wrote into place.
+TEST_F(SessionsCommandTest, RecordAttachStopPutsTheDetachedSessionsFileInPlace) {
+  const std::string path = dir_ + "/detached.pftrace";
+  const std::string temp = path + ".recording-test01";
+  {
+    auto client = ConsumerIpcClient::Connect(socket());
+    ASSERT_TRUE(client.ok());
+    int fd = open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    SessionOptions options;
+    options.key = "later";
+    options.output_path = path;
+    options.output_temp_path = temp;
+    ASSERT_TRUE((*client)->EnableTracing(testing::MakeConfig(1024, "test.ds"), fd, options).ok());
+    close(fd);
+    ASSERT_TRUE((*client)->Detach("").ok());
+  }
+  Result unknown = Run({"record", "--attach=nope"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.err, "sluice record: no session 'nope' (sluice sessions lists them)\n");
+
+  Result r = Run({"record", "--attach=later", "--stop", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "sluice record: attached to session 'later' (stopping it)\n");
+  EXPECT_NE(r.out.find("trace: " + path + " ("), std::string::npos) << r.out;
+  EXPECT_FALSE(PathExists(temp));
+  auto bytes = ReadFile(path);
+  ASSERT_TRUE(bytes.ok());
+  bool ok = false;
+  std::vector<perfetto::protos::TracePacket> packets = testing::ParseTraceBytes(*bytes, &ok);
+  ASSERT_TRUE(ok);
+  ASSERT_FALSE(packets.empty());
+  EXPECT_TRUE(packets.front().has_trace_config());
+  EXPECT_TRUE(packets.back().has_trace_stats());
+  // Collected: the session is gone, and its key free again.
+  EXPECT_EQ(Run({"sessions"}).out, "no tracing sessions\n");
+}
+
+TEST_F(SessionsCommandTest, RecordAttachToASessionSomeoneHasIsRefused) {
+  StartSession("held", testing::MakeConfig(1024, "test.ds"));
+  Result r = Run({"record", "--attach=held", "--stop"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "sluice record: session 'held' is not detached: its consumer (pid " + std::to_string(getpid()) +
+                       ") has it; attach once it detached\n");
+}
+
 }  // namespace
 }  // namespace sluice
