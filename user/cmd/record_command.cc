@@ -305,32 +305,6 @@ ProbesStats ReportProbes(const Recorder* r) {
   return final_counters;
 }
 
-// An in-memory session's end: its buffers, read in slices into the file at
-// `fd`, with max_file_size_bytes as when streaming. The writer keeps the file
-// a valid trace up to its last whole packet on a write error and says so.
-Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes) {
-  ScopedFd copy(dup(fd));
-  if (!copy.valid()) return Status::Error(std::string("cannot dup the trace file's fd: ") + strerror(errno));
-  TraceFileWriter writer(std::move(copy), max_file_size_bytes);
-  std::vector<std::string> batch;
-  size_t batch_bytes = 0;
-  Status written;
-  auto write_batch = [&] {
-    if (written.ok()) written = writer.WritePackets(batch);
-    batch.clear();
-    batch_bytes = 0;
-  };
-  Status read = consumer->ReadBuffers([&](std::string_view packet) {
-    batch_bytes += packet.size();
-    batch.emplace_back(packet);
-    if (batch_bytes >= TracingService::kReadSliceBytes) write_batch();
-  });
-  write_batch();
-  if (!written.ok()) return written;
-  if (!read.ok()) return Status::Error("reading the session's buffers: " + read.message());
-  return Status::Ok();
-}
-
 // Takes the recorder down in the order its pieces depend on each other: the
 // consumer, then the probes off their connection, then the service.
 void TearDown(Recorder* r) {

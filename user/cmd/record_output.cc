@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
+#include "service/trace_file_writer.h"
+#include "service/tracing_service.h"
 #include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
 
@@ -108,6 +111,29 @@ Status RecordOutput::CopyToStdout() {
       copied += static_cast<uint64_t>(w);
     }
   }
+}
+
+Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes) {
+  ScopedFd copy(dup(fd));
+  if (!copy.valid()) return Status::Error(std::string("cannot dup the trace file's fd: ") + strerror(errno));
+  TraceFileWriter writer(std::move(copy), max_file_size_bytes);
+  std::vector<std::string> batch;
+  size_t batch_bytes = 0;
+  Status written;
+  auto write_batch = [&] {
+    if (written.ok()) written = writer.WritePackets(batch);
+    batch.clear();
+    batch_bytes = 0;
+  };
+  Status read = consumer->ReadBuffers([&](std::string_view packet) {
+    batch_bytes += packet.size();
+    batch.emplace_back(packet);
+    if (batch_bytes >= TracingService::kReadSliceBytes) write_batch();
+  });
+  write_batch();
+  if (!written.ok()) return written;
+  if (!read.ok()) return Status::Error("reading the session's buffers: " + read.message());
+  return Status::Ok();
 }
 
 }  // namespace sluice

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "service/ipc/ipc_socket.h"
+#include "service/service_endpoints.h"
 #include "shm/base/status.h"
 
 namespace sluice {
@@ -85,6 +86,11 @@ class RecordOutput {
   bool settled_ = false;  // Committed or kept: the destructor leaves the file.
   bool adopted_ = false;  // Adopt(): never removed by this object.
 };
+
+// An in-memory session's end: its buffers, read in slices into the file at
+// `fd`, with max_file_size_bytes as when streaming. The writer keeps the file
+// a valid trace up to its last whole packet on a write error and says so.
+Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes);
 
 }  // namespace sluice
 
