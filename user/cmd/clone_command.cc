@@ -1,13 +1,14 @@
 #include "user/cmd/clone_command.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <string>
 
 #include "service/ipc/consumer_ipc_client.h"
 #include "shm/base/command_line.h"
-#include "shm/base/file_util.h"
-#include "shm/base/varint.h"
 #include "user/cmd/record_config.h"
+#include "user/cmd/record_output.h"
 
 namespace sluice {
 namespace {
@@ -21,8 +22,9 @@ constexpr char kUsage[] =
     "  undisturbed, and a later clone or its stop still has everything not\n"
     "  overwritten. The session must keep its data in RING_BUFFER buffers\n"
     "  until the end (sluice record --ring), not stream it into its file.\n"
-    "  -o, --output FILE       where the snapshot goes (written whole, then\n"
-    "                          renamed over FILE)\n"
+    "  -o, --out FILE          where the snapshot goes: written beside FILE under\n"
+    "                          a temporary name, renamed over FILE once whole;\n"
+    "                          - for standard output\n"
     "  --consumer-socket PATH  sluiced's consumer socket (default /run/sluice/consumer.sock)\n"
     "Exit status: 0 written; 1 sluiced refused or the file could not be written\n"
     "(one line says why); 2 bad usage.\n";
@@ -32,7 +34,7 @@ constexpr char kUsage[] =
 int RunCloneCommand(int argc, char** argv) {
   enum { kConsumerSocket = kFirstLongOnly };
   static const struct option kOptions[] = {{"help", no_argument, nullptr, 'h'},
-                                           {"output", required_argument, nullptr, 'o'},
+                                           {"out", required_argument, nullptr, 'o'},
                                            {"consumer-socket", required_argument, nullptr, kConsumerSocket},
                                            {nullptr, 0, nullptr, 0}};
   std::string socket = RecordArgs{}.consumer_socket;
@@ -69,24 +71,30 @@ int RunCloneCommand(int argc, char** argv) {
             "sluice clone: not every producer of session '%s' answered the flush in time: the "
             "snapshot may miss what they wrote last (its TraceStats count the failed flush)\n",
             key.c_str());
-  std::string records;
-  uint64_t packets = 0;
-  Status read = consumer->ReadBuffers([&](std::string_view packet) {
-    AppendTracePacketRecord(packet, &records);
-    packets++;
-  });
+  // Nothing at -o is touched until the snapshot is whole (record_output.h).
+  auto created = RecordOutput::Create(output);
+  if (!created.ok()) {
+    (void)consumer->FreeBuffers();
+    fprintf(stderr, "sluice clone: %s\n", created.status().message().c_str());
+    return 1;
+  }
+  std::unique_ptr<RecordOutput> file = std::move(created.value());
+  Status read = ReadBuffersIntoFile(consumer, file->fd(), 0);
   (void)consumer->FreeBuffers();
   if (!read.ok()) {
-    fprintf(stderr, "sluice clone: reading the snapshot: %s\n", read.message().c_str());
+    fprintf(stderr, "sluice clone: %s\n", read.message().c_str());
+    return 1;  // ~RecordOutput removes the partial snapshot.
+  }
+  struct stat st {};
+  const uint64_t bytes = fstat(file->fd(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  if (Status committed = file->Commit(); !committed.ok()) {
+    fprintf(stderr, "sluice clone: %s\n", committed.message().c_str());
     return 1;
   }
-  if (Status written = WriteFileAtomically(output, records, 0644); !written.ok()) {
-    fprintf(stderr, "sluice clone: %s\n", written.message().c_str());
-    return 1;
-  }
-  printf("%s: snapshot of session %llu '%s': %llu packets, %zu bytes\n", output.c_str(),
-         static_cast<unsigned long long>(cloned->source_id), key.c_str(),
-         static_cast<unsigned long long>(packets), records.size());
+  // With -o - standard output carries the snapshot.
+  fprintf(file->to_stdout() ? stderr : stdout, "%s: snapshot of session %llu '%s', %llu bytes\n",
+          file->display_name().c_str(), static_cast<unsigned long long>(cloned->source_id), key.c_str(),
+          static_cast<unsigned long long>(bytes));
   return 0;
 }
 

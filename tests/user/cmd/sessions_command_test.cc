@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -156,7 +157,7 @@ TEST_F(SessionsCommandTest, CloneWritesASnapshotAndTheSessionRecordsOn) {
   for (int round = 0; round < 2; round++) {
     Result r = Run({"clone", "snap", "-o", out});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.out.rfind(out + ": snapshot of session 1 'snap': 4 packets, ", 0), 0u) << r.out;
+    EXPECT_EQ(r.out.rfind(out + ": snapshot of session 1 'snap', ", 0), 0u) << r.out;
     auto bytes = ReadFile(out);
     ASSERT_TRUE(bytes.ok());
     bool ok = false;
@@ -166,6 +167,12 @@ TEST_F(SessionsCommandTest, CloneWritesASnapshotAndTheSessionRecordsOn) {
     EXPECT_TRUE(packets.front().has_trace_config());
     EXPECT_TRUE(packets.back().has_trace_stats());
   }
+  Result to_stdout = Run({"clone", "snap", "-o", "-"});
+  ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
+  EXPECT_EQ(to_stdout.err.rfind("standard output: snapshot of session 1 'snap', ", 0), 0u) << to_stdout.err;
+  bool ok = false;
+  EXPECT_EQ(testing::ParseTraceBytes(to_stdout.out, &ok).size(), 4u);
+  EXPECT_TRUE(ok);
   Result listed = Run({"sessions"});
   EXPECT_NE(listed.out.find("session 1 'snap' (uid " + std::to_string(getuid()) + "): recording"),
             std::string::npos)
@@ -190,6 +197,8 @@ TEST_F(SessionsCommandTest, CloneRefusalsAreOneLineEach) {
   EXPECT_EQ(discarding.exit_code, 1);
   EXPECT_NE(discarding.err.find("has a DISCARD buffer"), std::string::npos) << discarding.err;
   EXPECT_FALSE(PathExists(out));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_))
+    EXPECT_FALSE(entry.path().filename().string().starts_with("x.pftrace")) << entry.path() << " left behind";
   Result no_key = Run({"clone", "-o", out});
   EXPECT_EQ(no_key.exit_code, 2);
   EXPECT_EQ(no_key.err, "sluice clone: no KEY given (sluice sessions lists them) (see sluice clone --help)\n");
