@@ -259,10 +259,22 @@ class TraceBuffer {
   // (the rest stays unmapped, MAP_NORESERVE); one memcpy of that part; one
   // allocation per sequence and a copy of its unread-chunk array (32 bytes a
   // chunk). The caller serialises it with the writers like every call here
-  // (the service holds its mutex: commits wait for the copy;
-  // docs/SERVICE.md, "Clones", has the figures). nullptr if the memory
-  // cannot be mapped.
+  // (the service holds its mutex: commits wait for the copy). nullptr if
+  // the memory cannot be mapped.
   std::unique_ptr<TraceBuffer> CloneReadOnly() const;
+  // The same into `copy`: a buffer from Create() of this one's size and
+  // policy, never written. Mapping a fresh ring and faulting it in is most
+  // of a first clone's time (the kernel finds and zeroes the pages), so the
+  // service creates and Prefault()s the copies before it takes its mutex
+  // and copies under it (docs/SERVICE.md, "Cost of a clone", has the
+  // figures). False, changing nothing, if `copy` does not fit.
+  bool CloneInto(TraceBuffer* copy) const;
+  // Faults the first `bytes` of the ring in, writable, now
+  // (MADV_POPULATE_WRITE, Linux 5.14+; else a write to each page), so that
+  // writing them later costs no page faults. Costs that much memory at once.
+  void Prefault(size_t bytes);
+  // Bytes of the ring that records cover: what a clone copies.
+  size_t used_size() const { return wrapped_ ? size_ : wptr_; }
 
   // The producer is gone: its sequences are read as in a final read from now
   // on (until it commits again). Its sequences' state is freed once read.

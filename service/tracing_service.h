@@ -417,8 +417,11 @@ class TracingService {
   // The session ended with no consumer: free it (orphaned) or, detached,
   // free its buffers and keep the rest for Attach.
   void SettleEndedSessionLocked(TracingSession* session);
-  // CloneSession's copy, once the source was flushed.
-  StatusOr<CloneResult> CloneLocked(ConsumerId consumer, TracingSessionId source, bool flushed);
+  // CloneSession's copy, once the source was flushed, into `rings`: one
+  // fresh buffer per source buffer, created and faulted in beforehand
+  // without the mutex.
+  StatusOr<CloneResult> CloneLocked(ConsumerId consumer, TracingSessionId source, bool flushed,
+                                    std::vector<std::unique_ptr<TraceBuffer>>* rings);
   SessionInfo DescribeSessionLocked(const TracingSession* session);
   TracingSession* FindSessionLocked(TracingSessionId id);
   Status StartTracingLocked(TracingSession* session);

@@ -293,18 +293,37 @@ void TracingService::CloneSession(ConsumerId consumer, const std::string& key,
   // upstream's CloneSession). A flush that times out still gives a clone:
   // its TraceStats count the failure, and the answer says so.
   const TracingSessionId source = s->id;
-  FlushLocked(s, s->flush_timeout_ms, [this, consumer, source, done](bool flushed) {
+  struct Shape {
+    size_t size;
+    TraceBuffer::FillPolicy policy;
+    size_t used;  // Now; what the flush adds is faulted in under the mutex.
+  };
+  std::vector<Shape> shapes;
+  for (BufferId b : s->buffers) {
+    const TraceBuffer& buffer = *buffers_[b].buffer;
+    shapes.push_back(Shape{buffer.size(), buffer.fill_policy(), buffer.used_size()});
+  }
+  FlushLocked(s, s->flush_timeout_ms, [this, consumer, source, shapes, done](bool flushed) {
+    // The copies' memory is mapped and faulted in here, without the mutex:
+    // for a fresh 64 MiB ring that is most of the cost (docs/SERVICE.md).
+    std::vector<std::unique_ptr<TraceBuffer>> rings;
+    for (const Shape& shape : shapes) {
+      rings.push_back(TraceBuffer::Create(shape.size, shape.policy));
+      if (rings.back()) rings.back()->Prefault(shape.used);
+    }
     StatusOr<CloneResult> result = Status::Error("");
     {
       std::lock_guard<std::mutex> lock(mu_);
-      result = CloneLocked(consumer, source, flushed);
+      result = CloneLocked(consumer, source, flushed, &rings);
     }
+    rings.clear();  // What was not used (a refusal), unmapped without the mutex.
     done(std::move(result));
   });
 }
 
 StatusOr<CloneResult> TracingService::CloneLocked(ConsumerId consumer, TracingSessionId source,
-                                                  bool flushed) {
+                                                  bool flushed,
+                                                  std::vector<std::unique_ptr<TraceBuffer>>* rings) {
   if (!consumers_.count(consumer)) return Status::Error("the consumer went away");
   if (SessionForConsumerLocked(consumer))
     return Status::Error("this consumer has a tracing session already; FreeBuffers first");
@@ -338,10 +357,15 @@ StatusOr<CloneResult> TracingService::CloneLocked(ConsumerId consumer, TracingSe
   c->chunks_lost_being_written = src->chunks_lost_being_written;
   c->chunks_lost_writer_unknown = src->chunks_lost_writer_unknown;
   c->chunks_scraped = src->chunks_scraped;
-  for (BufferId b : src->buffers) {
-    const BufferEntry& from = buffers_[b];
-    std::unique_ptr<TraceBuffer> copy = from.buffer->CloneReadOnly();
-    if (!copy || total_buffer_bytes_ + from.size_bytes > options_.max_total_buffer_bytes) {
+  // The copy holds mu_: every producer's commits wait for it. Logged, with
+  // its size, so its cost shows in sluiced's log.
+  const uint64_t copy_start_ns = BootTimeNs();
+  uint64_t copied_bytes = 0;
+  for (size_t i = 0; i < src->buffers.size(); i++) {
+    const BufferEntry& from = buffers_[src->buffers[i]];
+    std::unique_ptr<TraceBuffer> copy = i < rings->size() ? std::move((*rings)[i]) : nullptr;
+    if (!copy || !from.buffer->CloneInto(copy.get()) ||
+        total_buffer_bytes_ + from.size_bytes > options_.max_total_buffer_bytes) {
       FreeBuffersLocked(c);
       return Status::Error("cannot allocate " + std::to_string(from.size_bytes >> 10) +
                            " KiB for the clone's buffer (out of memory, or the service's buffer "
@@ -355,10 +379,14 @@ StatusOr<CloneResult> TracingService::CloneLocked(ConsumerId consumer, TracingSe
     entry.extra_abi_violations = from.extra_abi_violations;
     total_buffer_bytes_ += from.size_bytes;
     c->buffers.push_back(id);
+    copied_bytes += from.size_bytes;
   }
+  const uint64_t copy_us = (BootTimeNs() - copy_start_ns) / 1000;
   sessions_[c->id] = std::move(clone);
   Log("sluiced: session " + std::to_string(source) + " cloned into session " +
-      std::to_string(c->id) + (flushed ? "" : " (the flush timed out)"));
+      std::to_string(c->id) + " (" + std::to_string(copied_bytes >> 10) + " KiB of buffers copied in " +
+      std::to_string(copy_us / 1000) + "." + std::to_string(copy_us / 100 % 10) + " ms)" +
+      (flushed ? "" : "; the flush timed out"));
   CloneResult result;
   result.source_id = source;
   result.flushed = flushed;

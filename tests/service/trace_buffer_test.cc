@@ -1090,5 +1090,25 @@ TEST_F(TraceBufferTest, CloneOfAFullDiscardBufferKeepsRefusingNewChunks) {
   EXPECT_EQ(Read().size(), 8u);
 }
 
+TEST_F(TraceBufferTest, CloneIntoTakesOnlyAFreshBufferOfTheSameShape) {
+  Make(4096);
+  Copy(1, 1, {"a"});
+  EXPECT_EQ(tb_->used_size(), Rec({"a"}));
+  auto other_size = TraceBuffer::Create(8192, Policy::kRingBuffer);
+  auto other_policy = TraceBuffer::Create(4096, Policy::kDiscard);
+  auto used = TraceBuffer::Create(4096, Policy::kRingBuffer);
+  used->CopyChunkUntrusted(1, 1001, 1, 1, 1, 0, reinterpret_cast<const uint8_t*>(Frag("b").data()), 5);
+  EXPECT_FALSE(tb_->CloneInto(other_size.get()));
+  EXPECT_FALSE(tb_->CloneInto(other_policy.get()));
+  EXPECT_FALSE(tb_->CloneInto(used.get()));
+  auto fresh = TraceBuffer::Create(4096, Policy::kRingBuffer);
+  fresh->Prefault(fresh->size());  // Faulted in: still all Empty records.
+  ASSERT_TRUE(fresh->CheckInvariantsForTesting());
+  ASSERT_TRUE(tb_->CloneInto(fresh.get()));
+  std::swap(tb_, fresh);
+  EXPECT_EQ(ReadMarked(ReadMode::kFinal), (Strings{"!a"}));
+  std::swap(tb_, fresh);
+}
+
 }  // namespace
 }  // namespace sluice
