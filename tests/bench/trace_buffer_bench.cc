@@ -177,20 +177,23 @@ void BM_Read(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(packets_out), benchmark::Counter::kIsRate);
 }
 
-void BM_CloneReadOnly(benchmark::State& state) {
-  const size_t payload = static_cast<size_t>(state.range(0));
+// A 64 MiB RING_BUFFER that wrapped and is full of unread chunks of
+// `payload` bytes: the most a clone copies.
+std::unique_ptr<TraceBuffer> FullRing(size_t payload) {
   uint64_t packet_bytes = 0;
   const std::vector<Chunk> chunks = MakeChunks(payload, 8 << 20, &packet_bytes);
   auto tb = TraceBuffer::Create(kRingSize, TraceBuffer::FillPolicy::kRingBuffer);
   uint32_t next_id[kWriters + 1] = {};
-  size_t i = 0;
-  // Wrapped and full of unread chunks: the most a clone copies.
-  for (size_t n = 0; n < 2 * kRingSize / payload; n++) {
+  for (size_t n = 0, i = 0; n < 2 * kRingSize / payload; n++, i = (i + 1) % chunks.size()) {
     const Chunk& c = chunks[i];
-    if (++i == chunks.size()) i = 0;
     tb->CopyChunkUntrusted(1, 1000, c.writer, next_id[c.writer]++, c.count, c.flags,
                            reinterpret_cast<const uint8_t*>(c.payload.data()), c.payload.size());
   }
+  return tb;
+}
+
+void BM_CloneReadOnly(benchmark::State& state) {
+  const std::unique_ptr<TraceBuffer> tb = FullRing(static_cast<size_t>(state.range(0)));
   for (auto _ : state) {
     std::unique_ptr<TraceBuffer> clone = tb->CloneReadOnly();
     benchmark::DoNotOptimize(clone.get());
@@ -204,18 +207,7 @@ void BM_CloneReadOnly(benchmark::State& state) {
 }
 
 void BM_CloneInto(benchmark::State& state) {
-  const size_t payload = static_cast<size_t>(state.range(0));
-  uint64_t packet_bytes = 0;
-  const std::vector<Chunk> chunks = MakeChunks(payload, 8 << 20, &packet_bytes);
-  auto tb = TraceBuffer::Create(kRingSize, TraceBuffer::FillPolicy::kRingBuffer);
-  uint32_t next_id[kWriters + 1] = {};
-  size_t i = 0;
-  for (size_t n = 0; n < 2 * kRingSize / payload; n++) {
-    const Chunk& c = chunks[i];
-    if (++i == chunks.size()) i = 0;
-    tb->CopyChunkUntrusted(1, 1000, c.writer, next_id[c.writer]++, c.count, c.flags,
-                           reinterpret_cast<const uint8_t*>(c.payload.data()), c.payload.size());
-  }
+  const std::unique_ptr<TraceBuffer> tb = FullRing(static_cast<size_t>(state.range(0)));
   for (auto _ : state) {
     state.PauseTiming();
     auto copy = TraceBuffer::Create(kRingSize, TraceBuffer::FillPolicy::kRingBuffer);

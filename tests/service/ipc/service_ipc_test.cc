@@ -27,6 +27,7 @@
 #include "service/ipc/ipc_server.h"
 #include "service/ipc/producer_ipc_client.h"
 #include "service/tracing_service.h"
+#include "shm/base/file_util.h"
 #include "shm/shared_memory_arbiter.h"
 #include "sluice/ipc.pb.h"
 #include "tests/service/service_test_util.h"
@@ -624,16 +625,10 @@ TEST_F(ServiceIpcTest, DetachListCloneAttachStopOverTheSocket) {
   EXPECT_EQ(WaitExit(c), 0);
   ASSERT_TRUE(attached->FreeBuffers().ok());
 
-  std::string bytes;
-  {
-    int rfd = open(path.c_str(), O_RDONLY);
-    char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(rfd, buf, sizeof(buf))) > 0) bytes.append(buf, static_cast<size_t>(n));
-    close(rfd);
-  }
+  auto bytes = ReadFile(path);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
   bool ok = false;
-  Collected all = Collect(testing::ParseTraceBytes(bytes, &ok));
+  Collected all = Collect(testing::ParseTraceBytes(*bytes, &ok));
   EXPECT_TRUE(ok);
   EXPECT_EQ(all.seqs[std::make_pair(5u, 0u)].size(), 700u);
   EXPECT_EQ(all.stats_packets, 1);
