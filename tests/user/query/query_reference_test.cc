@@ -307,7 +307,8 @@ class QueryDataLossTest : public ::testing::TestWithParam<std::string> {
 // Every loss `sluice stats` lists, with its value; besides them only
 // Perfetto's own flags for the same losses (ftrace_cpu_has_data_loss per
 // CPU, config_write_into_file_discard, traced_flushes_failed, which Perfetto
-// counts as data loss and `sluice stats` as an error), so that the same query
+// counts as data loss and `sluice stats` as an error, perf_cpu_lost_records,
+// Perfetto's count of the BPF ring's losses), so that the same query
 // says as much as upstream's. (How sluice's rows compare with upstream's is
 // data_loss.sql in QueryReferenceTest.)
 TEST_P(QueryDataLossTest, EngineListsEveryLossSluiceStatsLists) {
@@ -324,7 +325,7 @@ TEST_P(QueryDataLossTest, EngineListsEveryLossSluiceStatsLists) {
     if (from_stats.count(row)) continue;
     std::string name = row.substr(0, row.find_first_of("[="));
     EXPECT_TRUE(name == "ftrace_cpu_has_data_loss" || name == "config_write_into_file_discard" ||
-                name == "traced_flushes_failed")
+                name == "traced_flushes_failed" || name == "perf_cpu_lost_records")
         << "sluice query lists " << row << ", which sluice stats does not: " << Describe(from_stats);
   }
 }
