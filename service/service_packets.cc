@@ -5,8 +5,11 @@
 
 #include "perfetto/common/builtin_clock.pb.h"
 #include "perfetto/config/trace_config.pb.h"
+#include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/trace/clock_snapshot.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
+#include "service/sluice_extensions.h"
+#include "sluice/service_stats.pb.h"
 
 namespace sluice {
 namespace {
@@ -52,9 +55,25 @@ std::string MakeTraceConfigPacket(const perfetto::protos::TraceConfig& config) {
   return packet.SerializeAsString();
 }
 
+std::string MakeExtensionDescriptorPacket() {
+  // The set depends only on what was compiled in: built once.
+  static const google::protobuf::FileDescriptorSet kSet = SluiceExtensionSet();
+  perfetto::protos::TracePacket packet = ServicePacket();
+  *packet.mutable_extension_descriptor()->mutable_extension_set() = kSet;
+  return packet.SerializeAsString();
+}
+
 std::string MakeTraceStatsPacket(const perfetto::protos::TraceStats& stats) {
   perfetto::protos::TracePacket packet = ServicePacket();
-  *packet.mutable_trace_stats() = stats;
+  perfetto::protos::TraceStats* out = packet.mutable_trace_stats();
+  *out = stats;
+  auto* faults = out->mutable_sluice_service_stats();
+  const uint64_t chunks_lost = faults->chunks_lost_being_written() + faults->chunks_lost_writer_unknown();
+  if (chunks_lost && out->buffer_stats_size() > 0 && !faults->has_chunks_lost_buffer()) {
+    auto* first = out->mutable_buffer_stats(0);
+    first->set_trace_writer_packet_loss(first->trace_writer_packet_loss() + chunks_lost);
+    faults->set_chunks_lost_buffer(0);
+  }
   return packet.SerializeAsString();
 }
 

@@ -1,6 +1,6 @@
 // The packets the service writes into every trace by itself: the trace
-// config, clock snapshots (at start and at end) and the TraceStats at the
-// end. They form one sequence of their own,
+// config, the descriptors of sluice's own fields, clock snapshots (at start
+// and at end) and the TraceStats at the end. They form one sequence of their own,
 // trusted_packet_sequence_id = kServicePacketSequenceId, which no producer
 // sequence uses (those start at kFirstProducerSequenceId).
 //
@@ -27,6 +27,20 @@ inline constexpr uint32_t kFirstProducerSequenceId = 2;
 // upstream's builtin ids (protos/perfetto/common/builtin_clock.proto).
 std::string MakeClockSnapshotPacket();
 std::string MakeTraceConfigPacket(const perfetto::protos::TraceConfig& config);
+
+// ExtensionDescriptor (TracePacket field 72) holding SluiceExtensionSet()
+// (service/sluice_extensions.h): written once, at the head of every trace,
+// so that upstream's tools can decode sluice's fields (docs/PROTOS.md).
+std::string MakeExtensionDescriptorPacket();
+
+// The TraceStats as the service counted them, plus the one change that lets
+// upstream's trace_processor see losses it cannot read from sluice's own
+// message: sluice_service_stats' chunks_lost_being_written +
+// chunks_lost_writer_unknown are added to the first buffer's
+// trace_writer_packet_loss (traced_buf_trace_writer_packet_loss, severity
+// data_loss, in trace_processor), and sluice_service_stats.chunks_lost_buffer
+// says so (protos/sluice/service_stats.proto). Only in the trace: the
+// consumer's GetTraceStats() keeps the service's own figures.
 std::string MakeTraceStatsPacket(const perfetto::protos::TraceStats& stats);
 
 }  // namespace sluice

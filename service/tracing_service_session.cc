@@ -649,6 +649,7 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
   const auto& builtin = s->config.builtin_data_sources();
   if (!s->header_emitted) {
     if (!builtin.disable_trace_config()) out->push_back(MakeTraceConfigPacket(s->config));
+    out->push_back(MakeExtensionDescriptorPacket());
     if (!builtin.disable_clock_snapshotting() && !s->start_clock_snapshot.empty())
       out->push_back(s->start_clock_snapshot);
     s->header_emitted = true;

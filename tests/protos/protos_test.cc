@@ -24,6 +24,8 @@
 #include "perfetto/config/data_source_config.pb.h"
 #include "perfetto/config/trace_config.pb.h"
 #include "perfetto/trace/trace.pb.h"
+#include "perfetto/trace/extension_descriptor.pb.h"
+#include "perfetto/trace/profiling/profile_packet.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/bpf.pb.h"
 #include "sluice/bpf_config.pb.h"
@@ -74,6 +76,11 @@ TEST(ProtosTest, FieldNumbersMatchUpstream) {
   static_assert(pp::TracePacket::kPreviousPacketDroppedFieldNumber == 42);
   static_assert(pp::TracePacket::kSystemInfoFieldNumber == 45);
   static_assert(pp::TracePacket::kServiceEventFieldNumber == 69);
+  static_assert(pp::TracePacket::kPerfSampleFieldNumber == 66);
+  static_assert(pp::TracePacket::kExtensionDescriptorFieldNumber == 72);
+  static_assert(pp::PerfSample::kCpuFieldNumber == 1);
+  static_assert(pp::PerfSample::kKernelRecordsLostFieldNumber == 17);
+  static_assert(pp::ExtensionDescriptor::kExtensionSetFieldNumber == 1);
   static_assert(pp::TracePacket::kCompressedPacketsFieldNumber == 50);
   static_assert(pp::TracePacket::kTimestampClockIdFieldNumber == 58);
   static_assert(pp::TracePacket::kTrustedPidFieldNumber == 79);

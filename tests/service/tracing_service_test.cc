@@ -71,6 +71,7 @@ struct TraceSummary {
   std::map<std::pair<uint32_t, uint32_t>, std::set<uint32_t>> sequence_ids;
   std::set<uint32_t> all_sequence_ids;
   int config_packets = 0;
+  int extension_descriptors = 0;
   int clock_snapshots = 0;
   int stats_packets = 0;
   int test_packets = 0;
@@ -84,6 +85,7 @@ TraceSummary Summarize(const std::vector<TracePacket>& packets) {
     const TracePacket& p = packets[i];
     if (p.has_trusted_packet_sequence_id()) s.all_sequence_ids.insert(p.trusted_packet_sequence_id());
     if (p.has_trace_config()) s.config_packets++;
+    if (p.has_extension_descriptor()) s.extension_descriptors++;
     if (p.has_clock_snapshot()) s.clock_snapshots++;
     if (p.has_trace_stats()) {
       s.stats_packets++;
@@ -129,6 +131,9 @@ TEST_F(TracingServiceTest, InProcessEndToEnd) {
   EXPECT_EQ(packets[0].trace_config().buffers(0).size_kb(), 4096u);
   TraceSummary s = Summarize(packets);
   EXPECT_EQ(s.config_packets, 1);
+  // Right after the config: the descriptors of sluice's own fields, once.
+  EXPECT_TRUE(packets[1].has_extension_descriptor());
+  EXPECT_EQ(s.extension_descriptors, 1);
   EXPECT_EQ(s.clock_snapshots, 2);
   EXPECT_EQ(s.stats_packets, 1);
   EXPECT_TRUE(s.stats_last);

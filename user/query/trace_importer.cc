@@ -29,6 +29,10 @@ constexpr uint32_t kPacketTraceConfig = 33;
 constexpr uint32_t kPacketFtraceStats = 34;
 constexpr uint32_t kPacketTraceStats = 35;
 constexpr uint32_t kPacketSystemInfo = 45;
+constexpr uint32_t kPacketPerfSample = 66;
+// PerfSample fields (protos/perfetto/trace/profiling/profile_packet.proto).
+constexpr uint32_t kPerfSampleCpu = 1;
+constexpr uint32_t kPerfSampleKernelRecordsLost = 17;
 // FtraceEventBundle fields.
 constexpr uint32_t kBundleCpu = 1;
 constexpr uint32_t kBundleEvent = 2;
@@ -147,7 +151,8 @@ void TraceImporter::OnPacket(std::string_view packet) {
   WireField f;
   sequence_ = 0;
   int64_t ts = kNullInt;  // The packet's own timestamp (process_tree's).
-  std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats;
+  std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats,
+      perf_sample;
   std::vector<std::string_view> bundles;
   while (reader.Next(&f)) {
     switch (f.number) {
@@ -177,6 +182,9 @@ void TraceImporter::OnPacket(std::string_view packet) {
         break;
       case kPacketTraceStats:
         if (f.type == WireType::kBytes) trace_stats = f.bytes;
+        break;
+      case kPacketPerfSample:
+        if (f.type == WireType::kBytes) perf_sample = f.bytes;
         break;
       default:
         break;
@@ -211,6 +219,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
     sorter_.ReleaseBlock(e.block);
   }
   if (!system_info.empty()) OnSystemInfo(system_info);
+  if (!perf_sample.empty()) OnPerfSample(perf_sample);
   if (!trace_config.empty()) OnTraceConfig(trace_config);
   if (!ftrace_stats.empty()) {
     perfetto::protos::FtraceStats stats;
@@ -229,6 +238,21 @@ void TraceImporter::OnPacket(std::string_view packet) {
         stats_->trace_stats.ParseFromArray(trace_stats.data(), static_cast<int>(trace_stats.size()));
   }
   sorter_.Drain();
+}
+
+// sluice writes PerfSample only to say that a CPU's BPF ring lost records
+// (user/probes/bpf/bpf_lost_records.h); Perfetto adds those up per CPU as
+// perf_cpu_lost_records, and so does this.
+void TraceImporter::OnPerfSample(std::string_view bytes) {
+  uint64_t cpu = 0, lost = 0;
+  ProtoWireReader reader(bytes);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.type != WireType::kVarint) continue;
+    if (f.number == kPerfSampleCpu) cpu = f.value;
+    if (f.number == kPerfSampleKernelRecordsLost) lost = f.value;
+  }
+  if (reader.ok() && lost > 0 && cpu < SchedTracker::kMaxCpus) kernel_records_lost_[static_cast<uint32_t>(cpu)] += lost;
 }
 
 void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
@@ -736,19 +760,34 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
   std::map<std::pair<std::string, int64_t>, const HealthRow*> health_rows;
   for (const HealthRow& row : health.rows) health_rows[{row.name, row.index}] = &row;
   std::set<std::pair<std::string, int64_t>> written;
+  // The chunks the service lost and added to one buffer's
+  // trace_writer_packet_loss so that Perfetto lists them (service/
+  // service_packets.h): that row is data loss even when nothing else of
+  // its figure is, and says what it holds.
+  const auto& faults = stats_->trace_stats.sluice_service_stats();
+  const bool chunks_added = stats_->has_trace_stats && faults.has_chunks_lost_buffer();
+  const uint64_t chunks_lost = faults.chunks_lost_being_written() + faults.chunks_lost_writer_unknown();
+  auto addendum = [&](const std::string& name, int64_t idx) -> std::string {
+    if (!chunks_added || name != "traced_buf_trace_writer_packet_loss" || idx != faults.chunks_lost_buffer())
+      return "";
+    return "; includes " + std::to_string(chunks_lost) +
+           " chunks lost in producer shared memory (chunks_lost_being_written + chunks_lost_writer_unknown)";
+  };
   auto emit = [&](const std::string& name, int64_t idx, int64_t value) {
     auto key = std::make_pair(name, idx == kNullInt ? int64_t{-1} : idx);
     if (!written.insert(key).second) return;
     auto it = health_rows.find(key);
     if (it == health_rows.end()) {
-      AddStat(name, idx, "info", "trace", value, "");
+      std::string added = addendum(name, idx);
+      if (!added.empty()) AddStat(name, idx, "data_loss", "trace", value, "producer shared memory: " + added.substr(2));
+      else AddStat(name, idx, "info", "trace", value, "");
       return;
     }
     const HealthRow& row = *it->second;
     // Perfetto counts a failed flush as data loss (the flush's data may be
     // missing); `sluice stats` calls it an error. The table follows Perfetto.
     std::string severity = name == "traced_flushes_failed" ? "data_loss" : row.severity;
-    AddStat(name, idx, severity, "trace", value, row.source + ": " + row.explanation);
+    AddStat(name, idx, severity, "trace", value, row.source + ": " + row.explanation + addendum(name, idx));
   };
 
   // Perfetto's names for the service's TraceStats: traced_<field> and, per
@@ -840,6 +879,11 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
   }
   // Perfetto's flag for a CPU whose kernel buffer lost events (a bundle
   // marked lost_events); the count is ftrace_cpu_overrun_delta.
+  for (const auto& [cpu, lost] : kernel_records_lost_)
+    AddStat("perf_cpu_lost_records", cpu, "data_loss", "trace", static_cast<int64_t>(lost),
+            "BPF ring buffer: records of this CPU that never reached the trace (Perfetto's name for a kernel "
+            "ring with no room; the same loss as bpf_ringbuf_dropped, plus bpf_decode_errors and "
+            "bpf_unaccounted): raise bpf_config.ringbuf_size_kb");
   for (uint32_t cpu : cpus_with_lost_events_)
     AddStat("ftrace_cpu_has_data_loss", cpu, "data_loss", "trace", 1,
             "kernel ftrace buffer: events were lost on this CPU (a page came after lost events); "

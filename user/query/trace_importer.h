@@ -19,6 +19,7 @@
 #define SLUICE_USER_QUERY_TRACE_IMPORTER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string_view>
@@ -66,6 +67,7 @@ class TraceImporter {
   void OnProcessTree(std::string_view bytes, int64_t ts);
   void OnProcessStats(std::string_view bytes);
   void OnSystemInfo(std::string_view bytes);
+  void OnPerfSample(std::string_view bytes);
   void OnTraceConfig(std::string_view bytes);
   void DispatchEvent(const SortedEvent& event, std::string_view bytes);
   void DispatchFtraceEvent(const SortedEvent& event, std::string_view bytes);
@@ -123,6 +125,7 @@ class TraceImporter {
 
   std::vector<int> config_discard_buffers_;
   std::set<uint32_t> cpus_with_lost_events_;
+  std::map<uint32_t, uint64_t> kernel_records_lost_;  // cpu -> PerfSample.kernel_records_lost, summed
   bool has_uuid_ = false;
   uint64_t head_hash_ = 0xcbf29ce484222325ull;  // FNV-1a offset basis.
   uint32_t sequence_ = 0;  // The current packet's trusted_packet_sequence_id.

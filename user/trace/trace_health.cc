@@ -1,5 +1,6 @@
 #include "user/trace/trace_health.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -135,11 +136,19 @@ struct Collector {
   void ServiceRows() {
     uint64_t central_loss = 0, smb_loss = 0;
     bool all_ring = trace_stats.buffer_stats_size() > 0;
+    const auto& faults = trace_stats.sluice_service_stats();
     for (int i = 0; i < trace_stats.buffer_stats_size(); i++) {
       const auto& b = trace_stats.buffer_stats(i);
+      // The service added its lost chunks to this figure for upstream's
+      // readers (service/service_packets.h); they have their own rows below.
+      uint64_t packet_loss = b.trace_writer_packet_loss();
+      if (faults.has_chunks_lost_buffer() && faults.chunks_lost_buffer() == static_cast<uint32_t>(i)) {
+        const uint64_t chunks = faults.chunks_lost_being_written() + faults.chunks_lost_writer_unknown();
+        packet_loss -= std::min(packet_loss, chunks);
+      }
       const char* src = "central buffer";
       central_loss += b.chunks_overwritten() + b.chunks_discarded();
-      smb_loss += b.trace_writer_packet_loss();
+      smb_loss += packet_loss;
       all_ring = all_ring && RingInMemory(i);
       if (RingInMemory(i)) {
         Row("traced_buf_chunks_overwritten", i, kInfo, src, static_cast<int64_t>(b.chunks_overwritten()),
@@ -160,12 +169,12 @@ struct Collector {
             "the central buffer (fill_policy DISCARD) was full: raise buffers.size_kb (-b) or lower "
             "file_write_period_ms");
       }
-    Row("traced_buf_patches_failed", i, kLoss, src, static_cast<int64_t>(b.patches_failed()),
+      Row("traced_buf_patches_failed", i, kLoss, src, static_cast<int64_t>(b.patches_failed()),
           "a patch arrived after its chunk left the buffer: raise buffers.size_kb or flush_period_ms");
       Row("traced_buf_abi_violations", i, kLoss, src, static_cast<int64_t>(b.abi_violations()),
           "a producer wrote malformed chunks into shared memory: a producer bug");
       Row("traced_buf_trace_writer_packet_loss", i, kLoss, "producer shared memory",
-          static_cast<int64_t>(b.trace_writer_packet_loss()),
+          static_cast<int64_t>(packet_loss),
           "a producer found its shared memory full and dropped packets: raise the shared memory "
           "size (sluice record --smb) or lower drain_period_ms");
     }
@@ -181,7 +190,6 @@ struct Collector {
       Row("traced_final_flush_failed", -1, kLoss, "service", 1,
           "the final flush timed out: the last data of some source may be missing; raise flush_timeout_ms");
     // sluice's own (TraceStats.sluice_service_stats): producer faults.
-    const auto& faults = trace_stats.sluice_service_stats();
     Row("producers_disconnected_not_reading", -1, kLoss, "service",
         faults.producers_disconnected_not_reading(),
         "producers dropped because they did not read their socket (a flush timed out unread): "

@@ -561,10 +561,16 @@ TEST_F(ServiceIpcTest, WriteIntoFileWithTheConsumersFd) {
     close(rfd);
   }
   bool ok = false;
-  Collected got = Collect(testing::ParseTraceBytes(bytes, &ok));
+  const std::vector<TracePacket> packets = testing::ParseTraceBytes(bytes, &ok);
+  Collected got = Collect(packets);
   EXPECT_TRUE(ok);
   EXPECT_EQ(got.seqs[std::make_pair(4u, 0u)].size(), 800u);
   EXPECT_EQ(got.stats_packets, 1);
+  // sluiced's file describes sluice's own fields once, as in-process
+  // traces do (service/sluice_extensions.h).
+  int descriptors = 0;
+  for (const TracePacket& p : packets) descriptors += p.has_extension_descriptor() ? 1 : 0;
+  EXPECT_EQ(descriptors, 1);
 }
 
 // Detach, list, clone twice, attach and stop, each over its own consumer

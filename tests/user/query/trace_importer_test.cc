@@ -206,6 +206,68 @@ TEST(TraceImporterTest, StatsUsePerfettoNamesAndSluiceSeverities) {
             std::vector<std::string>{"1"});
 }
 
+// A trace whose BPF ring dropped records: the data-loss rows Perfetto's
+// trace_processor shows for it (perf_cpu_lost_records per CPU, from the
+// PerfSample packets the source writes next to BpfStats, and
+// ftrace_cpu_has_data_loss for the flagged bundle), next to sluice's own.
+TEST(TraceImporterTest, BpfRingDropsAreDataLossUnderPerfettosNames) {
+  TraceBuilder trace;
+  TracePacket bundle = BundlePacket(1, 4);
+  bundle.mutable_ftrace_events()->set_lost_events(true);
+  AddEvent(bundle.mutable_ftrace_events(), 1000, 7)->mutable_print()->set_buf("x\n");
+  trace.Add(bundle);
+  TracePacket bpf;
+  bpf.set_trusted_packet_sequence_id(5);
+  auto* cpu0 = bpf.mutable_bpf_stats()->add_cpu_stats();
+  cpu0->set_cpu(0);
+  cpu0->set_dropped(7846);
+  auto* cpu1 = bpf.mutable_bpf_stats()->add_cpu_stats();
+  cpu1->set_cpu(1);
+  cpu1->set_dropped(4579);
+  trace.Add(bpf);
+  // Periodic and final reports of CPU 0 add up, as upstream adds them.
+  for (auto [cpu, lost] : {std::pair{0u, 7000u}, std::pair{1u, 4579u}, std::pair{0u, 846u}}) {
+    TracePacket p;
+    p.set_trusted_packet_sequence_id(5);
+    p.set_timestamp(2000);
+    p.mutable_perf_sample()->set_cpu(cpu);
+    p.mutable_perf_sample()->set_kernel_records_lost(lost);
+    trace.Add(p);
+  }
+  TracePacket stats;
+  stats.mutable_trace_stats()->add_buffer_stats()->set_buffer_size(4096);
+  trace.Add(stats);
+  auto engine = Open(trace.bytes);
+  ASSERT_TRUE(engine);
+  EXPECT_EQ(Rows(engine->db(), "select name, idx, severity, source, value from stats "
+                               "where severity = 'data_loss' and value != 0 order by name, idx"),
+            (std::vector<std::string>{
+                "bpf_ringbuf_dropped|0|data_loss|trace|7846", "bpf_ringbuf_dropped|1|data_loss|trace|4579",
+                "ftrace_cpu_has_data_loss|1|data_loss|trace|1", "perf_cpu_lost_records|0|data_loss|trace|7846",
+                "perf_cpu_lost_records|1|data_loss|trace|4579"}));
+}
+
+// The chunks the service lost, added to the first buffer's
+// trace_writer_packet_loss for Perfetto: data loss there, as upstream says.
+TEST(TraceImporterTest, LostChunksShowInTraceWriterPacketLossAsPerfettoSeesThem) {
+  TraceBuilder trace;
+  TracePacket stats;
+  auto* ts = stats.mutable_trace_stats();
+  ts->add_buffer_stats()->set_trace_writer_packet_loss(3);
+  ts->mutable_sluice_service_stats()->set_chunks_lost_being_written(3);
+  ts->mutable_sluice_service_stats()->set_chunks_lost_buffer(0);
+  trace.Add(stats);
+  auto engine = Open(trace.bytes);
+  ASSERT_TRUE(engine);
+  EXPECT_EQ(Rows(engine->db(), "select name, idx, severity, value from stats "
+                               "where severity = 'data_loss' and value != 0 order by name, idx"),
+            (std::vector<std::string>{"chunks_lost_being_written|NULL|data_loss|3",
+                                      "traced_buf_trace_writer_packet_loss|0|data_loss|3"}));
+  EXPECT_EQ(Rows(engine->db(), "select description like '%includes 3 chunks lost%' from stats "
+                               "where name = 'traced_buf_trace_writer_packet_loss'"),
+            std::vector<std::string>{"1"});
+}
+
 TEST(TraceImporterTest, SystemInfoAndSizeGoToMetadata) {
   TraceBuilder trace;
   TracePacket p;

@@ -223,6 +223,62 @@ TEST(TraceHealthTest, OverwrittenFtraceStartCountsLostPagesNotBootTotals) {
   EXPECT_EQ(h->data_loss_total(), 1u);
 }
 
+// The service's TraceStats packet adds its lost chunks to the first
+// buffer's trace_writer_packet_loss for upstream's readers
+// (service/service_packets.h); `sluice stats` shows them once, under their
+// own names, and the buffer's row keeps only the producer's own drops.
+TEST(TraceHealthTest, LostChunksAddedForUpstreamAreCountedOnce) {
+  TraceBuilder t;
+  TracePacket stats = StatsPacket();
+  auto* ts = stats.mutable_trace_stats();
+  ts->add_buffer_stats()->set_trace_writer_packet_loss(2 + 3 + 1);  // 2 + the chunks below
+  ts->add_buffer_stats()->set_trace_writer_packet_loss(5);
+  ts->mutable_sluice_service_stats()->set_chunks_lost_being_written(3);
+  ts->mutable_sluice_service_stats()->set_chunks_lost_writer_unknown(1);
+  ts->mutable_sluice_service_stats()->set_chunks_lost_buffer(0);
+  t.Add(stats);
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  std::map<std::string, int64_t> want = {
+      {"traced_buf_trace_writer_packet_loss[0]", 2},
+      {"traced_buf_trace_writer_packet_loss[1]", 5},
+      {"chunks_lost_being_written", 3},
+      {"chunks_lost_writer_unknown", 1},
+  };
+  EXPECT_EQ(RowValues(*h), want) << FormatHealthTable(*h);
+  EXPECT_EQ(h->data_loss_total(), 2u + 5 + 3 + 1);
+
+  // A trace written before the service added them (no chunks_lost_buffer):
+  // the buffer's figure is the producer's own.
+  ts->mutable_sluice_service_stats()->clear_chunks_lost_buffer();
+  TraceBuilder old;
+  old.Add(stats);
+  h = AnalyzeTraceBytes(old.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(RowValues(*h)["traced_buf_trace_writer_packet_loss[0]"], 6);
+}
+
+// The BPF source writes its ring's losses twice: in BpfStats (read here)
+// and as PerfSample.kernel_records_lost (read by upstream's
+// trace_processor). `sluice stats` counts them once.
+TEST(TraceHealthTest, BpfLossesAreCountedOnceThoughWrittenTwice) {
+  TraceBuilder t;
+  t.Add(StatsPacket());
+  TracePacket bpf;
+  auto* c = bpf.mutable_bpf_stats()->add_cpu_stats();
+  c->set_cpu(1);
+  c->set_dropped(11);
+  t.Add(bpf);
+  TracePacket lost;
+  lost.mutable_perf_sample()->set_cpu(1);
+  lost.mutable_perf_sample()->set_kernel_records_lost(11);
+  t.Add(lost);
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(RowValues(*h), (std::map<std::string, int64_t>{{"bpf_ringbuf_dropped[1]", 11}}));
+  EXPECT_EQ(h->data_loss_total(), 11u);
+}
+
 TEST(TraceHealthTest, TruncatedAndIncompleteTracesSaySo) {
   TraceBuilder t;
   TracePacket b;

@@ -12,10 +12,12 @@
 #include <cstring>
 #include <type_traits>
 
+#include "perfetto/trace/profiling/profile_packet.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/bpf.pb.h"
 #include "sluice/bpf_config.pb.h"
 #include "user/probes/bpf/bpf_event_decoder.h"
+#include "user/probes/bpf/bpf_lost_records.h"
 #include "user/probes/bpf/bpf_marker_files.h"
 #include "shm/base/clock.h"
 
@@ -454,8 +456,22 @@ void BpfDataSource::WriteStatsPacket(bool final_phase) {
   packet->WriteVarInt(perfetto::protos::TracePacket::kTimestampFieldNumber, BootTimeNs());
   packet->WriteBytes(protos::BpfStatsPacket::kBpfStatsFieldNumber, bytes.data(), bytes.size());
   packet.Finalize();
+  WriteLostRecordsPackets(c, final_phase);
   std::lock_guard<std::mutex> lock(mu_);
   stats_packets_++;
+}
+
+void BpfDataSource::WriteLostRecordsPackets(const BpfSourceStats& c, bool final_phase) {
+  for (const BpfLostRecords& lost : NextBpfLostRecords(c, final_phase, &lost_records_reported_)) {
+    perfetto::protos::PerfSample sample;
+    sample.set_cpu(lost.cpu);
+    sample.set_kernel_records_lost(lost.records);
+    std::string bytes = sample.SerializeAsString();
+    auto packet = stats_writer_->NewTracePacket();
+    packet->WriteVarInt(perfetto::protos::TracePacket::kTimestampFieldNumber, BootTimeNs());
+    packet->WriteBytes(perfetto::protos::TracePacket::kPerfSampleFieldNumber, bytes.data(), bytes.size());
+    packet.Finalize();
+  }
 }
 
 void BpfDataSource::FlushWriters() {

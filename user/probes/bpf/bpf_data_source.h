@@ -24,7 +24,9 @@
 // counts every record it reads (delivered). A BpfStats packet (protos/
 // sluice/bpf.proto) carries them at every Flush() and at Stop(). Stop()
 // detaches the programs first and drains until the rings are empty, so in
-// the END packet produced == delivered + dropped holds exactly.
+// the END packet produced == delivered + dropped holds exactly. Next to
+// each, PerfSample packets carry the records each CPU lost, the form
+// upstream's trace_processor reads (user/probes/bpf/bpf_lost_records.h).
 //
 // Lifecycle: Create() (checks, loads the programs; one-line errors) →
 // Start() (attaches, starts the reader) → Flush()* → Stop(). The destructor
@@ -174,6 +176,7 @@ class BpfDataSource {
   DrainResult Drain();
   void AfterDrain();
   void WriteStatsPacket(bool final_phase);
+  void WriteLostRecordsPackets(const BpfSourceStats& counters, bool final_phase);
   void FlushWriters();
   void Signal();
   BpfSourceStats ReadCountersLocked() const;
@@ -198,6 +201,9 @@ class BpfDataSource {
   std::vector<uint64_t> last_dropped_;
   uint64_t last_misses_ = 0;
   uint64_t stats_packets_ = 0;
+  // Per CPU: the lost records already written as PerfSample packets
+  // (user/probes/bpf/bpf_lost_records.h).
+  std::vector<uint64_t> lost_records_reported_;
 
   // Counted by the reader thread (owner), read by stats() from any thread;
   // relaxed, see shm/base/atomic_stats.h. Per CPU: stored after each drain

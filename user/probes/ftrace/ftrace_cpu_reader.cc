@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,7 +35,7 @@ FtraceCpuReader::FtraceCpuReader(uint32_t cpu, const FtraceCpuReaderOptions& opt
           std::clamp<uint32_t>(options.busy_poll_timeout_ms, 1, poll_timeout_ms_)),
       signal_(signal),
       pool_(new uint8_t[static_cast<size_t>(pool_pages_) * page_size_]) {
-  paused_.store(options.start_paused, std::memory_order_relaxed);
+  if (options.start_paused) control_.SetPaused(true);
 }
 
 StatusOr<std::unique_ptr<FtraceCpuReader>> FtraceCpuReader::Create(
@@ -65,16 +64,13 @@ StatusOr<std::unique_ptr<FtraceCpuReader>> FtraceCpuReader::Create(
     const long have = fcntl(r->pipe_write_, F_GETPIPE_SZ);
     r->splice_pages_ = have > 0 ? static_cast<uint32_t>(have / r->page_size_) : 0;
   }
-  r->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (r->wake_fd_ < 0) {
-    return Status::Error(std::string("cannot create an eventfd (") + std::strerror(errno) + ")");
-  }
+  SLUICE_RETURN_IF_ERROR(r->control_.Open());
   return r;
 }
 
 FtraceCpuReader::~FtraceCpuReader() {
   StopThread();
-  for (int fd : {trace_fd_, pipe_read_, pipe_write_, wake_fd_}) {
+  for (int fd : {trace_fd_, pipe_read_, pipe_write_}) {
     if (fd >= 0) close(fd);
   }
 }
@@ -84,39 +80,8 @@ void FtraceCpuReader::StartThread() {
 }
 
 void FtraceCpuReader::StopThread() {
-  stop_.store(true, std::memory_order_release);
-  Kick();
+  control_.RequestStop();
   if (thread_.joinable()) thread_.join();
-}
-
-void FtraceCpuReader::Kick() {
-  if (wake_fd_ < 0) return;
-  uint64_t one = 1;
-  // EAGAIN means the counter is already non-zero: the worker will wake anyway.
-  (void)!write(wake_fd_, &one, sizeof(one));
-}
-
-void FtraceCpuReader::DrainEventfd() {
-  uint64_t value;
-  (void)!read(wake_fd_, &value, sizeof(value));
-}
-
-uint64_t FtraceCpuReader::RequestFlush() {
-  // Pairs with the worker's acquire load of flush_requested_.
-  uint64_t ticket = flush_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
-  Kick();
-  return ticket;
-}
-
-bool FtraceCpuReader::FlushDone(uint64_t ticket) const {
-  // Pairs with the worker's release store after its last page of the flush:
-  // every page it read is then visible through head_ too.
-  return flush_done_.load(std::memory_order_acquire) >= ticket;
-}
-
-void FtraceCpuReader::SetPaused(bool paused) {
-  paused_.store(paused, std::memory_order_release);
-  Kick();
 }
 
 FtraceCpuReader::Run FtraceCpuReader::NextReady() const {
@@ -150,12 +115,12 @@ void FtraceCpuReader::WorkerLoop() {
   bool last_read_got_pages = true;
   // Whether the last poll reported trace_pipe_raw readable.
   bool last_poll_trace_readable = false;
-  while (!stop_.load(std::memory_order_acquire)) {
-    const uint64_t flush_ticket = flush_requested_.load(std::memory_order_acquire);
-    const bool flushing = flush_ticket != flush_done_.load(std::memory_order_relaxed);
-    if (paused_.load(std::memory_order_acquire)) {
+  while (!control_.stopping()) {
+    uint64_t flush_ticket = 0;
+    const bool flushing = control_.PendingFlush(&flush_ticket);
+    if (control_.paused()) {
       if (flushing) {
-        flush_done_.store(flush_ticket, std::memory_order_release);
+        control_.CompleteFlush(flush_ticket);
         signal_->Notify();
         continue;
       }
@@ -177,15 +142,15 @@ void FtraceCpuReader::WorkerLoop() {
       // Re-check after publishing the flag (see Release()).
       const uint64_t head = head_.load(std::memory_order_relaxed);
       if (head - tail_.load(std::memory_order_seq_cst) >= pool_pages_ &&
-          !stop_.load(std::memory_order_acquire)) {
+          !control_.stopping()) {
         WaitForWake(false);
       }
       waiting_for_space_.store(false, std::memory_order_relaxed);
       continue;
     }
-    if (flushing && !stop_.load(std::memory_order_acquire)) {
+    if (flushing && !control_.stopping()) {
       // Everything the kernel had is in the pool (and visible: release).
-      flush_done_.store(flush_ticket, std::memory_order_release);
+      control_.CompleteFlush(flush_ticket);
       signal_->Notify();
       continue;
     }
@@ -204,11 +169,11 @@ void FtraceCpuReader::WorkerLoop() {
 }
 
 bool FtraceCpuReader::WaitForWake(bool include_trace_fd) {
-  struct pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {trace_fd_, POLLIN, 0}};
+  struct pollfd fds[2] = {{control_.wake_fd(), POLLIN, 0}, {trace_fd_, POLLIN, 0}};
   const uint32_t timeout_ms =
       wakeups_without_pages_ < kBusyWakeups ? busy_poll_timeout_ms_ : poll_timeout_ms_;
   int n = poll(fds, include_trace_fd ? 2 : 1, static_cast<int>(timeout_ms));
-  if (n > 0 && (fds[0].revents & POLLIN)) DrainEventfd();
+  if (n > 0 && (fds[0].revents & POLLIN)) control_.DrainWakeups();
   return include_trace_fd && n > 0 && (fds[1].revents & POLLIN);
 }
 
@@ -218,7 +183,7 @@ FtraceCpuReader::ReadResult FtraceCpuReader::ReadAvailable(bool include_partial)
   constexpr int kMaxPartialReads = 4;
   int partial_reads = 0;
   for (;;) {
-    if (stop_.load(std::memory_order_acquire)) return ReadResult::kDrained;
+    if (control_.stopping()) return ReadResult::kDrained;
     const uint64_t head = head_.load(std::memory_order_relaxed);  // Our own.
     // Acquire pairs with Release(): the drain thread is done with those slots.
     const uint64_t tail = tail_.load(std::memory_order_acquire);

@@ -42,11 +42,11 @@
 // (RB_MISSED_EVENTS), which the encoder turns into lost_events. The worker
 // tells the drain thread early when the backlog reaches half the pool.
 //
-// Flush handshake (drain thread ↔ worker): RequestFlush() bumps
-// flush_requested_ (release) and kicks; the worker reads until the kernel has
-// nothing left, partial page included, then stores flush_done_ = that value
-// (release, pairs with FlushDone()'s acquire) and notifies the DrainSignal.
-// The drain thread keeps draining meanwhile, so a full pool cannot deadlock.
+// Flush handshake (drain thread ↔ worker, FtraceReaderControl): the worker
+// reads until the kernel has nothing left, partial page included, then
+// completes the flush (release; every page it read is then visible through
+// head_ too) and notifies the DrainSignal. The drain thread keeps draining
+// meanwhile, so a full pool cannot deadlock.
 //
 // Thread-safety: the worker thread owns the fds and head_; exactly one drain
 // thread calls NextReady()/Release(); the rest is callable from any thread.
@@ -63,6 +63,7 @@
 
 #include "shm/base/status.h"
 #include "shm/base/atomic_stats.h"
+#include "user/probes/ftrace/ftrace_reader_control.h"
 
 namespace sluice {
 
@@ -136,14 +137,14 @@ class FtraceCpuReader {
 
   // --- Control (any thread). ---
   // Wakes the worker to read what the kernel has (full pages).
-  void Kick();
+  void Kick() { control_.Kick(); }
   // Asks the worker to read everything, partial page included; returns the
   // ticket to pass to FlushDone().
-  uint64_t RequestFlush();
-  bool FlushDone(uint64_t ticket) const;
+  uint64_t RequestFlush() { return control_.RequestFlush(); }
+  bool FlushDone(uint64_t ticket) const { return control_.FlushDone(ticket); }
   // Tests: while paused, the worker reads nothing (flushes are acknowledged
   // without reading).
-  void SetPaused(bool paused);
+  void SetPaused(bool paused) { control_.SetPaused(paused); }
 
   FtraceCpuReaderStats stats() const;
 
@@ -159,7 +160,6 @@ class FtraceCpuReader {
   bool ReadOnePage(uint8_t* slot);
   // True if trace_pipe_raw was polled and reported readable.
   bool WaitForWake(bool include_trace_fd);
-  void DrainEventfd();
   uint8_t* Slot(uint64_t position) const {
     return pool_.get() + (position % pool_pages_) * static_cast<size_t>(page_size_);
   }
@@ -179,7 +179,7 @@ class FtraceCpuReader {
   int trace_fd_ = -1;
   int pipe_read_ = -1;
   int pipe_write_ = -1;
-  int wake_fd_ = -1;  // eventfd
+  FtraceReaderControl control_;
   std::thread thread_;
   bool saw_eof_ = false;  // A plain file (fake tree) ended: do not poll it.
 
@@ -191,10 +191,6 @@ class FtraceCpuReader {
   // (seq_cst both sides, so either Release() sees it or the worker sees the
   // new tail_).
   std::atomic<bool> waiting_for_space_{false};
-  std::atomic<uint64_t> flush_requested_{0};
-  std::atomic<uint64_t> flush_done_{0};
-  std::atomic<bool> paused_{false};
-  std::atomic<bool> stop_{false};
 
   // Counted by the worker, read anywhere (relaxed; for display).
   AtomicStats<FtraceCpuReaderStats> stats_;

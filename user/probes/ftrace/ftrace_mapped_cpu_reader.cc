@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -59,7 +58,7 @@ StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
     uint32_t cpu, const std::string& trace_pipe_raw_path, const FtraceHeaderFormat& header,
     FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused) {
   std::unique_ptr<FtraceMappedCpuReader> r(new FtraceMappedCpuReader(cpu, header, encoder, writer, signal));
-  r->paused_.store(start_paused, std::memory_order_relaxed);
+  if (start_paused) r->control_.SetPaused(true);
   r->trace_fd_ = open(trace_pipe_raw_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (r->trace_fd_ < 0)
     return Status::Error("cannot open " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + "): run sluice as root");
@@ -95,8 +94,7 @@ StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
   if (data == MAP_FAILED)
     return Status::Error("cannot map the sub-buffers of " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + ")");
   r->data_ = static_cast<const uint8_t*>(data);
-  r->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (r->wake_fd_ < 0) return Status::Error("cannot create an eventfd (" + ErrnoMessage(errno) + ")");
+  SLUICE_RETURN_IF_ERROR(r->control_.Open());
   return r;
 }
 
@@ -104,8 +102,7 @@ FtraceMappedCpuReader::~FtraceMappedCpuReader() {
   StopThread();
   if (data_) munmap(const_cast<uint8_t*>(data_), data_length_);
   if (meta_) munmap(const_cast<uint8_t*>(meta_), meta_length_);
-  for (int fd : {trace_fd_, wake_fd_})
-    if (fd >= 0) close(fd);
+  if (trace_fd_ >= 0) close(trace_fd_);
 }
 
 void FtraceMappedCpuReader::StartThread() {
@@ -113,33 +110,8 @@ void FtraceMappedCpuReader::StartThread() {
 }
 
 void FtraceMappedCpuReader::StopThread() {
-  stop_.store(true, std::memory_order_release);
-  Kick();
+  control_.RequestStop();
   if (thread_.joinable()) thread_.join();
-}
-
-void FtraceMappedCpuReader::Kick() {
-  if (wake_fd_ < 0) return;
-  uint64_t one = 1;
-  // EAGAIN means the counter is already non-zero: the worker wakes anyway.
-  (void)!write(wake_fd_, &one, sizeof(one));
-}
-
-uint64_t FtraceMappedCpuReader::RequestFlush() {
-  // Pairs with the worker's acquire load of flush_requested_.
-  const uint64_t ticket = flush_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
-  Kick();
-  return ticket;
-}
-
-bool FtraceMappedCpuReader::FlushDone(uint64_t ticket) const {
-  // Pairs with the worker's release store once the writer was flushed.
-  return flush_done_.load(std::memory_order_acquire) >= ticket;
-}
-
-void FtraceMappedCpuReader::SetPaused(bool paused) {
-  paused_.store(paused, std::memory_order_release);
-  Kick();
 }
 
 FtraceMappedMeta FtraceMappedCpuReader::meta() const {
@@ -207,12 +179,12 @@ void FtraceMappedCpuReader::ReadRemaining() {
 
 void FtraceMappedCpuReader::WorkerLoop() {
   bool last_wake_by_kernel = false;
-  while (!stop_.load(std::memory_order_acquire)) {
-    const uint64_t ticket = flush_requested_.load(std::memory_order_acquire);
-    const bool flushing = ticket != flush_done_.load(std::memory_order_relaxed);
-    if (paused_.load(std::memory_order_acquire)) {
+  while (!control_.stopping()) {
+    uint64_t ticket = 0;
+    const bool flushing = control_.PendingFlush(&ticket);
+    if (control_.paused()) {
       if (flushing) {
-        flush_done_.store(ticket, std::memory_order_release);
+        control_.CompleteFlush(ticket);
         signal_->Notify();
         continue;
       }
@@ -222,13 +194,13 @@ void FtraceMappedCpuReader::WorkerLoop() {
     const FtraceMappedCpuReaderStats before = stats_.Load();
     ReadResult result = ReadAvailable();
     if (flushing) {
-      while (result == ReadResult::kMore && !stop_.load(std::memory_order_acquire)) result = ReadAvailable();
+      while (result == ReadResult::kMore && !control_.stopping()) result = ReadAvailable();
     }
     encoder_->FinishBundle();
     PublishEncoderStats();
-    if (flushing && !stop_.load(std::memory_order_acquire)) {
+    if (flushing && !control_.stopping()) {
       writer_->Flush();
-      flush_done_.store(ticket, std::memory_order_release);
+      control_.CompleteFlush(ticket);
       signal_->Notify();
       continue;
     }
@@ -242,13 +214,10 @@ void FtraceMappedCpuReader::WorkerLoop() {
 }
 
 bool FtraceMappedCpuReader::WaitForWake(bool include_trace_fd) {
-  struct pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {trace_fd_, POLLIN, 0}};
+  struct pollfd fds[2] = {{control_.wake_fd(), POLLIN, 0}, {trace_fd_, POLLIN, 0}};
   const int n = poll(fds, include_trace_fd ? 2 : 1, -1);
   stats_.Add(&FtraceMappedCpuReaderStats::wakeups);
-  if (n > 0 && (fds[0].revents & POLLIN)) {
-    uint64_t value;
-    (void)!read(wake_fd_, &value, sizeof(value));
-  }
+  if (n > 0 && (fds[0].revents & POLLIN)) control_.DrainWakeups();
   return include_trace_fd && n > 0 && (fds[1].revents & POLLIN);
 }
 

@@ -40,10 +40,10 @@
 // not, the writer is not thread-safe) and publishes the encoder's stats
 // after every batch (encoder_stats(), AtomicStats).
 //
-// Flush handshake, as the splice reader's: RequestFlush() bumps
-// flush_requested_ (acq_rel) and kicks; the worker reads until caught up,
-// ends the bundle, flushes the writer, then stores flush_done_ = the ticket
-// (release; FlushDone()'s acquire pairs with it) and notifies the DrainSignal.
+// Flush handshake (FtraceReaderControl, as the splice reader's): the worker
+// reads until caught up, ends the bundle, flushes the writer, then completes
+// the flush (release: FlushDone()'s acquire then sees all it wrote) and
+// notifies the DrainSignal.
 //
 // Loss accounting is the page flags' (RB_MISSED_EVENTS, counted by the
 // encoder) plus the meta page's figures (meta()): entries, overrun, read and
@@ -68,6 +68,7 @@
 #include "shm/trace_writer.h"
 #include "user/probes/ftrace/ftrace_cpu_reader.h"
 #include "user/probes/ftrace/ftrace_page_encoder.h"
+#include "user/probes/ftrace/ftrace_reader_control.h"
 
 namespace sluice {
 
@@ -115,10 +116,10 @@ class FtraceMappedCpuReader {
   uint32_t cpu() const { return cpu_; }
 
   // --- Control (any thread). ---
-  void Kick();
-  uint64_t RequestFlush();
-  bool FlushDone(uint64_t ticket) const;
-  void SetPaused(bool paused);
+  void Kick() { control_.Kick(); }
+  uint64_t RequestFlush() { return control_.RequestFlush(); }
+  bool FlushDone(uint64_t ticket) const { return control_.FlushDone(ticket); }
+  void SetPaused(bool paused) { control_.SetPaused(paused); }
 
   FtraceMappedCpuReaderStats stats() const { return stats_.Load(); }
   FtraceParseStats encoder_stats() const { return encoder_stats_.Load(); }
@@ -143,7 +144,7 @@ class FtraceMappedCpuReader {
   DrainSignal* const signal_;
 
   int trace_fd_ = -1;
-  int wake_fd_ = -1;
+  FtraceReaderControl control_;
   const uint8_t* meta_ = nullptr;  // The meta page (kernel-written).
   size_t meta_length_ = 0;
   const uint8_t* data_ = nullptr;  // Sub-buffer 0.
@@ -156,10 +157,6 @@ class FtraceMappedCpuReader {
   size_t current_end_ = 0;
   std::thread thread_;
 
-  std::atomic<uint64_t> flush_requested_{0};
-  std::atomic<uint64_t> flush_done_{0};
-  std::atomic<bool> paused_{false};
-  std::atomic<bool> stop_{false};
   AtomicStats<FtraceMappedCpuReaderStats> stats_;
   AtomicStats<FtraceParseStats> encoder_stats_;
 };

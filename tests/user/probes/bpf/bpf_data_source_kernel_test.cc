@@ -107,6 +107,9 @@ struct Capture {
   std::vector<protos::BpfStats> stats;
   int bundles = 0;
   int lost_bundles = 0;
+  // PerfSample.kernel_records_lost added up per CPU, as upstream's
+  // trace_processor adds them into perf_cpu_lost_records.
+  std::map<uint32_t, uint64_t> kernel_records_lost;
 
   BpfDataSource::MakeWriter Maker() {
     return [this] {
@@ -127,6 +130,8 @@ struct Capture {
           if (b.lost_events()) lost_bundles++;
           for (const pp::FtraceEvent& e : b.event()) events.push_back({b.cpu(), e});
         }
+        if (packet.has_perf_sample())
+          kernel_records_lost[packet.perf_sample().cpu()] += packet.perf_sample().kernel_records_lost();
         protos::BpfStatsPacket sp;
         ASSERT_TRUE(sp.ParseFromString(bytes));
         if (sp.has_bpf_stats()) stats.push_back(sp.bpf_stats());
@@ -363,6 +368,7 @@ void RunPingPongAndMarkers(const BpfDataSourceOptions& options) {
   ExpectIdentity(c);
   EXPECT_EQ(c.total.dropped, 0u);
   EXPECT_EQ(c.total.decode_errors, 0u);
+  EXPECT_TRUE(cap.kernel_records_lost.empty());  // nothing lost: no PerfSample
   EXPECT_EQ(c.total.delivered, cap.events.size());
   EXPECT_GE(c.total.marker_truncated, 1u);
   const protos::BpfStats* end = cap.FinalStats();
@@ -642,6 +648,13 @@ TEST(BpfDataSourceKernelTest, StalledReaderAccountsEveryRecord) {
   for (const auto& cpu : end->cpu_stats()) {
     EXPECT_EQ(cpu.produced(), cpu.delivered() + cpu.dropped()) << "cpu " << cpu.cpu();
   }
+  // What upstream's trace_processor is told (perf_cpu_lost_records): per
+  // CPU, exactly the records the final BpfStats says were dropped.
+  std::map<uint32_t, uint64_t> dropped;
+  for (const auto& cpu : end->cpu_stats()) {
+    if (cpu.dropped() + cpu.decode_errors() > 0) dropped[cpu.cpu()] = cpu.dropped() + cpu.decode_errors();
+  }
+  EXPECT_EQ(cap.kernel_records_lost, dropped);
   EXPECT_EQ(TracefsState(), before);
 }
 

@@ -1,0 +1,50 @@
+#include "user/probes/ftrace/ftrace_reader_control.h"
+
+#include <errno.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "shm/base/errno_message.h"
+
+namespace sluice {
+
+FtraceReaderControl::~FtraceReaderControl() {
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status FtraceReaderControl::Open() {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return Status::Error("cannot create an eventfd (" + ErrnoMessage(errno) + ")");
+  return Status::Ok();
+}
+
+void FtraceReaderControl::Kick() {
+  if (wake_fd_ < 0) return;
+  uint64_t one = 1;
+  // EAGAIN means the counter is already non-zero: the worker wakes anyway.
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void FtraceReaderControl::DrainWakeups() {
+  uint64_t value;
+  (void)!read(wake_fd_, &value, sizeof(value));
+}
+
+uint64_t FtraceReaderControl::RequestFlush() {
+  // Pairs with the worker's acquire load in PendingFlush().
+  const uint64_t ticket = flush_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  Kick();
+  return ticket;
+}
+
+void FtraceReaderControl::SetPaused(bool paused) {
+  paused_.store(paused, std::memory_order_release);
+  Kick();
+}
+
+void FtraceReaderControl::RequestStop() {
+  stop_.store(true, std::memory_order_release);
+  Kick();
+}
+
+}  // namespace sluice
