@@ -163,7 +163,7 @@ TEST_F(SessionsCommandTest, CloneWritesASnapshotAndTheSessionRecordsOn) {
     bool ok = false;
     std::vector<perfetto::protos::TracePacket> packets = testing::ParseTraceBytes(*bytes, &ok);
     ASSERT_TRUE(ok);
-    ASSERT_EQ(packets.size(), 4u);  // Config, clock snapshots, TraceStats.
+    ASSERT_EQ(packets.size(), 5u);  // Config, extension descriptor, clock snapshots, TraceStats.
     EXPECT_TRUE(packets.front().has_trace_config());
     EXPECT_TRUE(packets.back().has_trace_stats());
   }
@@ -171,7 +171,7 @@ TEST_F(SessionsCommandTest, CloneWritesASnapshotAndTheSessionRecordsOn) {
   ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
   EXPECT_EQ(to_stdout.err.rfind("standard output: snapshot of session 1 'snap', ", 0), 0u) << to_stdout.err;
   bool ok = false;
-  EXPECT_EQ(testing::ParseTraceBytes(to_stdout.out, &ok).size(), 4u);
+  EXPECT_EQ(testing::ParseTraceBytes(to_stdout.out, &ok).size(), 5u);
   EXPECT_TRUE(ok);
   Result listed = Run({"sessions"});
   EXPECT_NE(listed.out.find("session 1 'snap' (uid " + std::to_string(getuid()) + "): recording"),
