@@ -15,7 +15,9 @@
 //
 //   ConsumerEndpoint (you hold)    ─────▶ EnableTracing, StartTracing,
 //     = TracingService::ConnectConsumer()     Flush, DisableTracing,
-//     or ConsumerIpcClient::Connect()         ReadBuffers, GetTraceStats
+//     or ConsumerIpcClient::Connect()         ReadBuffers, GetTraceStats,
+//                                             Detach, Attach, ListSessions,
+//                                             CloneSession
 //
 // Threads. Producer methods are called on one thread at a time, in
 // the order the service issued them: the service thread in-process, the IPC
@@ -35,12 +37,12 @@
 #include <string_view>
 #include <vector>
 
+#include "perfetto/config/trace_config.pb.h"
 #include "shm/commit_data.h"
 #include "shm/base/status.h"
 
 namespace perfetto::protos {
 class DataSourceConfig;
-class TraceConfig;
 class TraceStats;
 }  // namespace perfetto::protos
 
@@ -135,8 +137,77 @@ struct ServiceState {
 
 inline constexpr char kServiceVersion[] = "sluiced 0.1";
 
+// What a consumer gives a session besides its TraceConfig (EnableTracing).
+struct SessionOptions {
+  // Names the session for Detach, Attach, CloneSession and ListSessions
+  // (`sluice record --detach=KEY`): 1 to 64 characters of [A-Za-z0-9_.:@+-],
+  // not starting with '-'. Unique among the service's sessions, keys and
+  // unique_session_names alike. Empty: none (Detach may give one).
+  std::string key;
+  // Where the consumer puts the trace when the session ends (output_path)
+  // and the file it is written into meanwhile (output_temp_path). The
+  // service never opens them: it lists them and hands them to whoever
+  // attaches, who puts the file in place.
+  std::string output_path;
+  std::string output_temp_path;
+};
+
+// One session as ListSessions describes it (`sluice sessions`).
+struct SessionInfo {
+  enum class State { kConfigured, kStarted, kStopping, kEnded };
+  uint64_t id = 0;
+  std::string key;
+  std::string unique_session_name;
+  uint32_t owner_uid = 0;      // The uid that created it (clones: that cloned it).
+  int32_t consumer_pid = 0;    // 0: no consumer (detached, or it went away).
+  State state = State::kConfigured;
+  bool detached = false;
+  uint64_t cloned_from = 0;    // A clone: the id of the session it copies.
+  uint64_t age_ms = 0;         // Since EnableTracing (clones: since the clone).
+  uint32_t duration_ms = 0;    // From the config; 0: until stopped.
+  bool write_into_file = false;
+  std::vector<std::string> data_sources;  // Config names, each once, in order.
+  struct Buffer {
+    uint64_t size_bytes = 0;
+    bool discard = false;      // DISCARD; else RING_BUFFER.
+    uint64_t bytes_held = 0;   // Unread records now (0 once the buffers are freed).
+  };
+  std::vector<Buffer> buffers;
+  uint64_t file_bytes = 0;     // Written into its file so far (service-written files).
+  std::string output_path;     // SessionOptions.
+  std::string output_temp_path;
+  // Losses so far, summed over the buffers (TraceStats' names).
+  uint64_t chunks_overwritten = 0;
+  uint64_t chunks_discarded = 0;
+  uint64_t patches_failed = 0;
+  uint64_t abi_violations = 0;
+  uint64_t trace_writer_packet_loss = 0;
+  uint64_t flushes_failed = 0;
+  // sluice_service_stats: chunks_lost_being_written + chunks_lost_writer_unknown.
+  uint64_t chunks_lost = 0;
+  std::string error;           // It ended on this error.
+};
+
+struct SessionList {
+  std::vector<SessionInfo> sessions;  // By id.
+  uint32_t other_users = 0;  // Sessions of other uids, not listed (not root).
+};
+
+// What Attach hands the new consumer.
+struct AttachedSession {
+  SessionInfo info;
+  perfetto::protos::TraceConfig config;
+};
+
+struct CloneResult {
+  uint64_t source_id = 0;  // The session cloned.
+  bool flushed = false;    // Every producer answered the flush before the copy.
+};
+
 // The consumer's handle on the service: one tracing session at a time.
-// Destroying it frees the session (stopping it first if it runs).
+// Destroying it (the consumer going away) ends a session it did not detach
+// cleanly: it is stopped as DisableTracing does and, when the service writes
+// its file, the file is finished (trailer and all) before it is freed.
 class ConsumerEndpoint {
  public:
   virtual ~ConsumerEndpoint() = default;
@@ -144,9 +215,13 @@ class ConsumerEndpoint {
   // Creates the session. With config.write_into_file, the service writes the
   // trace to `output_fd` (dup'ed; the caller keeps its own fd), or, if
   // output_fd < 0, to config.output_path (only for root consumers and the
-  // in-process consumer). Starts at once unless config.deferred_start.
-  virtual Status EnableTracing(const perfetto::protos::TraceConfig& config,
-                               int output_fd = -1) = 0;
+  // in-process consumer). Without write_into_file the consumer reads the
+  // buffers itself; `output_fd`, if given, is where the service writes the
+  // whole trace when the session ends with no consumer to read it (detached,
+  // or the consumer went away before its first read). Starts at once unless
+  // config.deferred_start.
+  virtual Status EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd = -1,
+                               const SessionOptions& options = {}) = 0;
   virtual Status StartTracing() = 0;
   // Flushes every data source of the session; true if all answered within
   // timeout_ms (0: config.flush_timeout_ms, default 5000).
@@ -169,6 +244,32 @@ class ConsumerEndpoint {
   virtual Status FreeBuffers() = 0;
   // Producers and data sources connected now; needs no session.
   virtual StatusOr<ServiceState> QueryServiceState() = 0;
+
+  // ---- Session control (docs/SERVICE.md, "Detach, attach and clone"). ----
+  // Only the uid that created a session, or root, may attach to it or clone
+  // it; ListSessions shows other uids' sessions to root only.
+
+  // Lets the session run on without this consumer, under `key` (empty: the
+  // key given at EnableTracing). The service must be able to write its file:
+  // write_into_file, or an output_fd given at EnableTracing. Afterwards this
+  // consumer has no session (it may create another or go away).
+  virtual Status Detach(const std::string& key) = 0;
+  // Makes the detached session `key` this consumer's, as if it had created
+  // it: WaitForTracingDisabled, DisableTracing, GetTraceStats and FreeBuffers
+  // work on it. The service goes on writing its file (ReadBuffers is
+  // refused): TracingDisabled comes once the file is complete, at once for
+  // a session that ended while detached.
+  virtual StatusOr<AttachedSession> Attach(const std::string& key) = 0;
+  // The service's sessions (`sluice sessions`); needs no session.
+  virtual StatusOr<SessionList> ListSessions() = 0;
+  // Copies the running session `key` (its key or unique_session_name) into a
+  // new, ended session of this consumer's, after flushing its producers so
+  // the copy holds their data up to this call. Read it with ReadBuffers
+  // (the last read ends with its TraceStats), then FreeBuffers. The session
+  // cloned goes on recording, undisturbed. Refused for write_into_file
+  // sessions (what was written is in their file, not their buffers) and for
+  // DISCARD buffers (use RING_BUFFER for snapshots).
+  virtual StatusOr<CloneResult> CloneSession(const std::string& key) = 0;
 };
 
 }  // namespace sluice

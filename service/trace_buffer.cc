@@ -1,6 +1,7 @@
 #include "service/trace_buffer.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -198,6 +199,41 @@ std::unique_ptr<TraceBuffer> TraceBuffer::Create(size_t size_bytes, FillPolicy p
   // the TLB reach costs a page walk per page on every lap. A hint only.
   if (size >= (2u << 20)) madvise(ring, size, MADV_HUGEPAGE);
   return std::unique_ptr<TraceBuffer>(new TraceBuffer(static_cast<uint8_t*>(ring), size, policy));
+}
+
+std::unique_ptr<TraceBuffer> TraceBuffer::CloneReadOnly() const {
+  std::unique_ptr<TraceBuffer> copy = Create(size_, policy_);
+  if (!copy || !CloneInto(copy.get())) return nullptr;
+  return copy;
+}
+
+void TraceBuffer::Prefault(size_t bytes) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const size_t page_size = page > 0 ? static_cast<size_t>(page) : 4096;
+  bytes = std::min<size_t>((bytes + page_size - 1) / page_size * page_size, size_);
+  if (bytes == 0 || madvise(ring_, bytes, MADV_POPULATE_WRITE) == 0) return;
+  // Older kernels: touch each page (the ring is all zeros: Empty records).
+  for (size_t off = 0; off < bytes; off += page_size) reinterpret_cast<volatile uint8_t*>(ring_)[off] = 0;
+}
+
+bool TraceBuffer::CloneInto(TraceBuffer* copy) const {
+  if (copy->size_ != size_ || copy->policy_ != policy_ || copy->wptr_ != 0 || copy->wrapped_ ||
+      !copy->sequences_.empty())
+    return false;
+  // Past the cursor on the first lap the ring is all zeros (Empty), as the
+  // fresh mapping is: only the part in use is copied (and faulted in).
+  const uint32_t used = wrapped_ ? size_ : wptr_;
+  memcpy(copy->ring_, ring_, used);
+  copy->wptr_ = wptr_;
+  copy->wrapped_ = wrapped_;
+  copy->discard_all_ = discard_all_;
+  copy->stats_ = stats_;
+  copy->sequences_.reserve(sequences_.size());
+  for (const auto& [key, seq] : sequences_)
+    copy->sequences_.emplace(key, std::make_unique<SequenceState>(*seq));
+  // seq_cache_, read_list_ and read_index_ stay empty: they point into the
+  // copy's own sequences once it is used.
+  return true;
 }
 
 TraceBuffer::TraceBuffer(uint8_t* ring, size_t size, FillPolicy policy)

@@ -245,6 +245,37 @@ class TraceBuffer {
   bool ReadNextTracePacket(std::string* packet, PacketSequenceProperties* sequence,
                            bool* previous_packet_on_sequence_dropped);
 
+  // A copy that can be read without changing this buffer (session clones,
+  // `sluice clone`): the ring bytes in use, the index (every sequence's
+  // unread chunks, read position, fence, gap and loss state), the fill
+  // state (write cursor, wrapped, DISCARD's latch) and the stats. Reading
+  // the copy marks records Consumed in the copy's ring only, and nothing
+  // done to this buffer afterwards shows in the copy. What a read pass of
+  // this buffer has emitted is not in the copy; a pass's position is not
+  // copied (the copy starts with no pass open).
+  //
+  // Cost: a second ring of the same size, of which the part in use is
+  // written: [0, write cursor) on the first lap, all of it after a wrap
+  // (the rest stays unmapped, MAP_NORESERVE); one memcpy of that part; one
+  // allocation per sequence and a copy of its unread-chunk array (32 bytes a
+  // chunk). The caller serialises it with the writers like every call here
+  // (the service holds its mutex: commits wait for the copy). nullptr if
+  // the memory cannot be mapped.
+  std::unique_ptr<TraceBuffer> CloneReadOnly() const;
+  // The same into `copy`: a buffer from Create() of this one's size and
+  // policy, never written. Mapping a fresh ring and faulting it in is most
+  // of a first clone's time (the kernel finds and zeroes the pages), so the
+  // service creates and Prefault()s the copies before it takes its mutex
+  // and copies under it (docs/SERVICE.md, "Cost of a clone", has the
+  // figures). False, changing nothing, if `copy` does not fit.
+  bool CloneInto(TraceBuffer* copy) const;
+  // Faults the first `bytes` of the ring in, writable, now
+  // (MADV_POPULATE_WRITE, Linux 5.14+; else a write to each page), so that
+  // writing them later costs no page faults. Costs that much memory at once.
+  void Prefault(size_t bytes);
+  // Bytes of the ring that records cover: what a clone copies.
+  size_t used_size() const { return wrapped_ ? size_ : wptr_; }
+
   // The producer is gone: its sequences are read as in a final read from now
   // on (until it commits again). Its sequences' state is freed once read.
   void MarkProducerGone(ProducerId producer);

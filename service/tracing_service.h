@@ -184,9 +184,13 @@ class TracingService {
   // Whether the consumer allowlists let `peer` in; the error names its uid
   // and the sluiced options. Logs one line on a refusal.
   Status CheckConsumerAllowed(const PeerCredentials& peer);
+  // The consumer went away. A session it had (not detached) is ended as
+  // DisableTracing ends it and freed once its file, if the service writes
+  // one, is complete; a session it cloned is freed at once.
   void RemoveConsumer(ConsumerId consumer);
+  // `output_fd`: see ConsumerEndpoint::EnableTracing.
   Status EnableTracing(ConsumerId consumer, const perfetto::protos::TraceConfig& config,
-                       ScopedFd output_fd);
+                       ScopedFd output_fd, const SessionOptions& options = {});
   Status StartTracing(ConsumerId consumer);
   void Flush(ConsumerId consumer, uint32_t timeout_ms, std::function<void(bool success)> done);
   Status DisableTracing(ConsumerId consumer);
@@ -199,6 +203,16 @@ class TracingService {
                      size_t max_bytes = kReadSliceBytes);
   StatusOr<perfetto::protos::TraceStats> GetTraceStats(ConsumerId consumer);
   Status FreeBuffers(ConsumerId consumer);
+
+  // Session control (ConsumerEndpoint has the contract; the code is in
+  // tracing_service_control.cc). The consumer's peer uid is the caller's.
+  Status Detach(ConsumerId consumer, const std::string& key);
+  StatusOr<AttachedSession> Attach(ConsumerId consumer, const std::string& key);
+  SessionList ListSessions(ConsumerId consumer);
+  // Answers through `done` (on the service thread, no lock held) once the
+  // flush ended and the copy was made, or at once with the refusal.
+  void CloneSession(ConsumerId consumer, const std::string& key,
+                    std::function<void(StatusOr<CloneResult>)> done);
 
   // Shutdown: stops every session as DisableTracing would (final flush,
   // stop, trailer, file closed); AllSessionsDisabled() tells when done.
@@ -264,8 +278,28 @@ class TracingService {
 
   struct TracingSession {
     TracingSessionId id = 0;
+    // 0: none (detached, or the consumer went away: `orphaned`).
     ConsumerId consumer = 0;
     perfetto::protos::TraceConfig config;
+    // Session control (tracing_service_control.cc).
+    std::string key;         // SessionOptions.key or Detach's; "" none.
+    uid_t owner_uid = 0;     // Of the consumer that created it.
+    bool detached = false;   // Runs on for a later Attach.
+    bool orphaned = false;   // Its consumer went away: freed once written.
+    TracingSessionId cloned_from = 0;  // A clone: ended from birth, no producers.
+    uint64_t created_ms = 0;  // Boot clock.
+    std::string output_path, output_temp_path;  // SessionOptions, listed.
+    // Not write_into_file: the file the service writes when the session ends
+    // with no consumer to read it (ConsumerEndpoint::EnableTracing).
+    ScopedFd end_output;
+    // Detached once: the service writes end_output at the end even if a
+    // consumer attached since (it waits for the end, then uses the file).
+    bool service_writes_file = false;
+    uint64_t file_bytes = 0;  // `file`'s bytes written, seen on the service thread.
+    // Once a detached session ended and its file was written its buffers are
+    // freed; these stats stand in for them.
+    bool buffers_released = false;
+    std::shared_ptr<perfetto::protos::TraceStats> final_stats;
     SessionState state = SessionState::kConfigured;
     std::vector<BufferId> buffers;  // Index: TraceConfig.buffers index.
     std::map<DataSourceInstanceId, DataSourceInstance> instances;
@@ -370,6 +404,25 @@ class TracingService {
 
   // Sessions.
   TracingSession* SessionForConsumerLocked(ConsumerId consumer);
+  // The session named `key` (its key, or its unique_session_name while it
+  // runs); clones are never found. Null if none.
+  TracingSession* FindSessionByKeyLocked(const std::string& key);
+  // Why `key` cannot name a new session (bad form, or in use), or Ok.
+  Status CheckNewKeyLocked(const std::string& key, const TracingSession* except);
+  // Refuses a consumer whose uid is neither the session's owner nor root.
+  Status CheckOwnerLocked(ConsumerId consumer, const TracingSession* session,
+                          const std::string& what);
+  // The consumer went away: see RemoveConsumer.
+  void OrphanSessionLocked(TracingSession* session);
+  // The session ended with no consumer: free it (orphaned) or, detached,
+  // free its buffers and keep the rest for Attach.
+  void SettleEndedSessionLocked(TracingSession* session);
+  // CloneSession's copy, once the source was flushed, into `rings`: one
+  // fresh buffer per source buffer, created and faulted in beforehand
+  // without the mutex.
+  StatusOr<CloneResult> CloneLocked(ConsumerId consumer, TracingSessionId source, bool flushed,
+                                    std::vector<std::unique_ptr<TraceBuffer>>* rings);
+  SessionInfo DescribeSessionLocked(const TracingSession* session);
   TracingSession* FindSessionLocked(TracingSessionId id);
   Status StartTracingLocked(TracingSession* session);
   // EnableTracing's steps.
@@ -386,7 +439,11 @@ class TracingService {
   // stopping session once every instance has.
   void MarkInstanceStoppedLocked(TracingSession* session, DataSourceInstanceId id);
   void FinalizeSession(TracingSessionId id);
+  // Writes a session that ended into its file (service thread, no lock held
+  // while writing), then notifies the consumer or settles the session.
+  void WriteEndedSession(TracingSessionId id, std::shared_ptr<TraceFileWriter> file);
   void FreeSessionLocked(TracingSession* session);
+  void FreeBuffersLocked(TracingSession* session);
   void FlushLocked(TracingSession* session, uint32_t timeout_ms, std::function<void(bool)> done);
   void OnFlushAckLocked(ProducerId producer, FlushRequestId id);
   void CompleteFlushLocked(FlushRequestId id, bool success);

@@ -119,6 +119,10 @@ StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
 
 class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consumer {
  public:
+  // Flush timeouts are at most a few minutes in practice; this is the
+  // backstop for a service going away.
+  static constexpr uint32_t kCloneWaitMs = 10 * 60 * 1000;
+
   explicit InProcessConsumer(TracingService* service) : service_(service) {
     PeerCredentials self;
     self.uid = getuid();
@@ -128,7 +132,8 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
   }
   ~InProcessConsumer() override { service_->RemoveConsumer(id_); }
 
-  Status EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd) override {
+  Status EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd,
+                       const SessionOptions& options) override {
     ScopedFd fd;
     if (output_fd >= 0) {
       fd.reset(fcntl(output_fd, F_DUPFD_CLOEXEC, 0));
@@ -139,7 +144,7 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
       disabled_ = false;
       error_.clear();
     }
-    return service_->EnableTracing(id_, config, std::move(fd));
+    return service_->EnableTracing(id_, config, std::move(fd), options);
   }
   Status StartTracing() override { return service_->StartTracing(id_); }
 
@@ -182,6 +187,29 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
   }
   Status FreeBuffers() override { return service_->FreeBuffers(id_); }
   StatusOr<ServiceState> QueryServiceState() override { return service_->QueryServiceState(); }
+
+  Status Detach(const std::string& key) override { return service_->Detach(id_, key); }
+  StatusOr<AttachedSession> Attach(const std::string& key) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      disabled_ = false;
+      error_.clear();
+    }
+    return service_->Attach(id_, key);
+  }
+  StatusOr<SessionList> ListSessions() override { return service_->ListSessions(id_); }
+  StatusOr<CloneResult> CloneSession(const std::string& key) override {
+    if (service_->loop()->RunsTasksOnCurrentThread())
+      return Status::Error("ConsumerEndpoint::CloneSession called on the service thread (would deadlock)");
+    auto promise = std::make_shared<std::promise<StatusOr<CloneResult>>>();
+    std::future<StatusOr<CloneResult>> result = promise->get_future();
+    service_->CloneSession(id_, key, [promise](StatusOr<CloneResult> r) { promise->set_value(std::move(r)); });
+    // The service always answers (after the flush, which has its timeout);
+    // the margin only guards against a service being torn down.
+    if (result.wait_for(std::chrono::milliseconds(kCloneWaitMs)) != std::future_status::ready)
+      return Status::Error("the service did not answer the clone");
+    return result.get();
+  }
 
   void OnTracingDisabled(const std::string& error) override {
     std::lock_guard<std::mutex> lock(mu_);

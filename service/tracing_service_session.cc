@@ -5,7 +5,12 @@
 //   kStopping: final flush (flush_timeout_ms) ─▶ StopDataSource to every
 //   instance, wait for acks (data_source_stop_timeout_ms) ─▶ FinalizeSession:
 //   scrape SMBs, end clock snapshot, kDisabled, last file write, consumer
-//   notified ─▶ FreeBuffers / consumer gone: session and buffers destroyed.
+//   notified ─▶ FreeBuffers: session and buffers destroyed.
+//
+// Without a consumer (detached, or it went away: tracing_service_control.cc)
+// the service writes the file at the end (write_into_file, or the
+// end_output fd of a session the consumer would have read), then frees an
+// orphaned session, or a detached one's buffers (the rest waits for Attach).
 #include <fcntl.h>
 #include <regex.h>
 #include <unistd.h>
@@ -21,6 +26,7 @@
 #include "service/trace_file_writer.h"
 #include "service/tracing_service.h"
 #include "service/trusted_packet.h"
+#include "shm/base/clock.h"
 
 namespace sluice {
 namespace {
@@ -91,7 +97,7 @@ Status TracingService::CheckConsumerAllowed(const PeerCredentials& peer) {
 
 void TracingService::RemoveConsumer(ConsumerId consumer) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (TracingSession* s = SessionForConsumerLocked(consumer)) FreeSessionLocked(s);
+  if (TracingSession* s = SessionForConsumerLocked(consumer)) OrphanSessionLocked(s);
   consumers_.erase(consumer);
   consumer_peers_.erase(consumer);
   stats_.consumers_connected = consumers_.size();
@@ -122,12 +128,21 @@ uint64_t BufferBytes(const perfetto::protos::TraceConfig::BufferConfig& b) {
 
 Status TracingService::EnableTracing(ConsumerId consumer,
                                      const perfetto::protos::TraceConfig& config,
-                                     ScopedFd output_fd) {
+                                     ScopedFd output_fd, const SessionOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!consumers_.count(consumer)) return Status::Error("unknown consumer");
   if (SessionForConsumerLocked(consumer))
     return Status::Error("this consumer already has a tracing session; FreeBuffers first");
   SLUICE_RETURN_IF_ERROR(CheckTraceConfigLocked(config));
+  if (!options.key.empty()) SLUICE_RETURN_IF_ERROR(CheckNewKeyLocked(options.key, nullptr));
+  if (const std::string& name = config.unique_session_name(); !name.empty()) {
+    if (TracingSession* other = FindSessionByKeyLocked(name))
+      return Status::Error("a session named '" + name + "' exists already (session " +
+                           std::to_string(other->id) +
+                           "; unique_session_name allows one at a time): stop it or pick another name");
+    if (name == options.key)
+      return Status::Error("the key '" + name + "' is also the config's unique_session_name; drop one");
+  }
   std::shared_ptr<TraceFileWriter> file;
   if (config.write_into_file()) {
     SLUICE_ASSIGN_OR_RETURN(file, OpenTraceFileLocked(consumer, config, std::move(output_fd)));
@@ -139,6 +154,12 @@ Status TracingService::EnableTracing(ConsumerId consumer,
   s->consumer = consumer;
   s->config = config;
   s->file = std::move(file);
+  if (!s->file) s->end_output = std::move(output_fd);
+  s->key = options.key;
+  s->owner_uid = consumer_peers_[consumer].uid;
+  s->created_ms = BootTimeNs() / 1000000;
+  s->output_path = options.output_path;
+  s->output_temp_path = options.output_temp_path;
   s->next_sequence_id = kFirstProducerSequenceId;
   s->flush_timeout_ms = config.flush_timeout_ms() ? config.flush_timeout_ms() : kDefaultFlushTimeoutMs;
   SLUICE_RETURN_IF_ERROR(CreateBuffersLocked(s));
@@ -426,13 +447,23 @@ void TracingService::FinalizeSession(TracingSessionId sid) {
     // The final read starts a fresh pass (kFinal), whatever was open.
     s->read_pass_open = false;
     s->read_buffer_index = 0;
+    // No consumer to read it: the service writes the file it was given.
+    if (!s->file && (s->consumer == 0 || s->service_writes_file) && s->end_output.valid() &&
+        !s->header_emitted)
+      s->file = std::make_shared<TraceFileWriter>(std::move(s->end_output),
+                                                  s->config.max_file_size_bytes());
     if (s->file) {
       file = s->file;
-    } else {
+    } else if (s->consumer != 0) {
       NotifyConsumerLocked(s, s->disable_error);
+    } else {
+      SettleEndedSessionLocked(s);
     }
   }
-  if (!file) return;
+  if (file) WriteEndedSession(sid, std::move(file));
+}
+
+void TracingService::WriteEndedSession(TracingSessionId sid, std::shared_ptr<TraceFileWriter> file) {
   // Service thread, no lock held while writing. Nothing is committed into a
   // disabled session, so this ends.
   Status st;
@@ -460,8 +491,13 @@ void TracingService::FinalizeSession(TracingSessionId sid) {
     s->disable_error = file->FailureMessage();
   if (!st.ok() && s->disable_error.empty()) s->disable_error = st.message();
   if (!st_trailer.ok() && s->disable_error.empty()) s->disable_error = st_trailer.message();
-  s->file.reset();  // Closes the file (the last reference).
-  NotifyConsumerLocked(s, s->disable_error);
+  s->file_bytes = file->bytes_written();
+  s->file.reset();  // With `file` below, the last reference: closes the file.
+  if (s->consumer != 0) {
+    NotifyConsumerLocked(s, s->disable_error);
+  } else {
+    SettleEndedSessionLocked(s);
+  }
 }
 
 void TracingService::NotifyConsumerLocked(TracingSession* s, const std::string& error) {
@@ -493,17 +529,22 @@ void TracingService::FreeSessionLocked(TracingSession* s) {
         PostProducerCallLocked(inst.producer,
                                [iid = iid](Producer* e) { e->StopDataSource(iid); });
   }
-  for (auto& [pid, p] : producers_)
-    for (BufferId b : s->buffers) p->allowed_buffers.erase(b);
   std::vector<FlushRequestId> flushes;
   for (auto& [fid, f] : pending_flushes_)
     if (f.session == s->id) flushes.push_back(fid);
   for (FlushRequestId fid : flushes) CompleteFlushLocked(fid, false);
+  FreeBuffersLocked(s);
+  sessions_.erase(s->id);
+}
+
+void TracingService::FreeBuffersLocked(TracingSession* s) {
+  for (auto& [pid, p] : producers_)
+    for (BufferId b : s->buffers) p->allowed_buffers.erase(b);
   for (BufferId b : s->buffers) {
     total_buffer_bytes_ -= buffers_[b].size_bytes;
     buffers_.erase(b);
   }
-  sessions_.erase(s->id);
+  s->buffers.clear();
 }
 
 // ---- Flushes ------------------------------------------------------------------
@@ -667,6 +708,9 @@ Status TracingService::ReadBuffers(ConsumerId consumer, std::vector<std::string>
   if (!s) return Status::Error("no tracing session: call EnableTracing first");
   if (s->config.write_into_file())
     return Status::Error("the session writes into a file (write_into_file); read the file instead");
+  if (s->service_writes_file)
+    return Status::Error("sluiced writes this session into its file (it was detached): "
+                         "wait for its end and read the file");
   *more = ReadPacketsLocked(s, packets, nullptr, max_bytes);
   return Status::Ok();
 }
@@ -719,6 +763,7 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid) {
   std::lock_guard<std::mutex> lock(mu_);
   TracingSession* s = FindSessionLocked(sid);
   if (!s) return;
+  s->file_bytes = file->bytes_written();
   if (!st.ok()) {
     Log("sluiced: session " + std::to_string(sid) + " stopping: " + st.message());
     DisableTracingLocked(s, st.message());
@@ -740,6 +785,7 @@ StatusOr<perfetto::protos::TraceStats> TracingService::GetTraceStats(ConsumerId 
 }
 
 perfetto::protos::TraceStats TracingService::GetTraceStatsLocked(TracingSession* s) {
+  if (s->buffers_released && s->final_stats) return *s->final_stats;
   perfetto::protos::TraceStats st;
   for (BufferId b : s->buffers) {
     const BufferEntry& e = buffers_[b];
@@ -789,6 +835,7 @@ perfetto::protos::TraceStats TracingService::GetTraceStatsLocked(TracingSession*
   faults->set_chunks_lost_being_written(s->chunks_lost_being_written);
   faults->set_chunks_lost_writer_unknown(s->chunks_lost_writer_unknown);
   faults->set_chunks_scraped(s->chunks_scraped);
+  if (s->cloned_from != 0) faults->set_snapshot_of_session(s->cloned_from);
   return st;
 }
 

@@ -7,6 +7,7 @@
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/config/trace_config.pb.h"
+#include "service/ipc/session_description.h"
 #include "shm/base/errno_message.h"
 #include "sluice/ipc.pb.h"
 
@@ -96,16 +97,21 @@ Status ConsumerIpcClient::Call(protos::ConsumerToService* request, protos::Servi
   return ReadReply(request->request_id(), timeout_ms, reply);
 }
 
-Status ConsumerIpcClient::EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd) {
+Status ConsumerIpcClient::EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd,
+                                        const SessionOptions& options) {
   protos::ConsumerToService req;
-  *req.mutable_enable_tracing()->mutable_trace_config() = config;
+  auto* enable = req.mutable_enable_tracing();
+  *enable->mutable_trace_config() = config;
+  enable->set_key(options.key);
+  enable->set_output_path(options.output_path);
+  enable->set_output_temp_path(options.output_temp_path);
   protos::ServiceToConsumer reply;
   disabled_ = false;
   disabled_error_.clear();
-  bool pass_fd = config.write_into_file() && config.output_path().empty();
-  if (pass_fd && output_fd < 0)
+  if (config.write_into_file() && config.output_path().empty() && output_fd < 0)
     return Status::Error("write_into_file without output_path needs the output file's fd");
-  return Call(&req, &reply, kRequestTimeoutMs, pass_fd ? output_fd : -1);
+  if (output_fd >= 0) enable->set_has_output_fd(true);
+  return Call(&req, &reply, kRequestTimeoutMs, output_fd);
 }
 
 Status ConsumerIpcClient::StartTracing() {
@@ -189,6 +195,48 @@ Status ConsumerIpcClient::FreeBuffers() {
 }  // namespace sluice
 
 namespace sluice {
+
+Status ConsumerIpcClient::Detach(const std::string& key) {
+  protos::ConsumerToService req;
+  req.mutable_detach()->set_key(key);
+  protos::ServiceToConsumer reply;
+  return Call(&req, &reply);
+}
+
+StatusOr<AttachedSession> ConsumerIpcClient::Attach(const std::string& key) {
+  protos::ConsumerToService req;
+  req.mutable_attach()->set_key(key);
+  protos::ServiceToConsumer reply;
+  disabled_ = false;
+  disabled_error_.clear();
+  SLUICE_RETURN_IF_ERROR(Call(&req, &reply));
+  AttachedSession attached;
+  attached.info = SessionInfoFromProto(reply.attach().session());
+  attached.config = reply.attach().trace_config();
+  return attached;
+}
+
+StatusOr<SessionList> ConsumerIpcClient::ListSessions() {
+  protos::ConsumerToService req;
+  req.mutable_list_sessions();
+  protos::ServiceToConsumer reply;
+  SLUICE_RETURN_IF_ERROR(Call(&req, &reply));
+  SessionList list;
+  for (const auto& s : reply.list_sessions().sessions()) list.sessions.push_back(SessionInfoFromProto(s));
+  list.other_users = reply.list_sessions().other_users();
+  return list;
+}
+
+StatusOr<CloneResult> ConsumerIpcClient::CloneSession(const std::string& key) {
+  protos::ConsumerToService req;
+  req.mutable_clone_session()->set_key(key);
+  protos::ServiceToConsumer reply;
+  SLUICE_RETURN_IF_ERROR(Call(&req, &reply, kCloneFlushWaitMs + kRequestTimeoutMs));
+  CloneResult result;
+  result.source_id = reply.clone_session().source_session_id();
+  result.flushed = reply.clone_session().flushed();
+  return result;
+}
 
 StatusOr<ServiceState> ConsumerIpcClient::QueryServiceState() {
   protos::ConsumerToService req;

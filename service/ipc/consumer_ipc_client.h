@@ -33,7 +33,8 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   static StatusOr<std::unique_ptr<ConsumerIpcClient>> Connect(const std::string& socket_path);
   ~ConsumerIpcClient() override;
 
-  Status EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd = -1) override;
+  Status EnableTracing(const perfetto::protos::TraceConfig& config, int output_fd = -1,
+                       const SessionOptions& options = {}) override;
   Status StartTracing() override;
   StatusOr<bool> Flush(uint32_t timeout_ms = 0) override;
   Status DisableTracing() override;
@@ -42,6 +43,13 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   StatusOr<perfetto::protos::TraceStats> GetTraceStats() override;
   Status FreeBuffers() override;
   StatusOr<ServiceState> QueryServiceState() override;
+  Status Detach(const std::string& key) override;
+  StatusOr<AttachedSession> Attach(const std::string& key) override;
+  StatusOr<SessionList> ListSessions() override;
+  // Waits for the source's flush (its flush_timeout_ms, at most
+  // kCloneFlushWaitMs) on top of kRequestTimeoutMs.
+  StatusOr<CloneResult> CloneSession(const std::string& key) override;
+  static constexpr uint32_t kCloneFlushWaitMs = 60000;
 
   // The socket closed or failed: sluiced exited or was killed (or dropped
   // this connection). Nothing more will come from it.

@@ -4,6 +4,7 @@
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/config/trace_config.pb.h"
+#include "service/ipc/session_description.h"
 #include "sluice/ipc.pb.h"
 
 namespace sluice {
@@ -49,8 +50,10 @@ void IpcConsumerPort::HandleFrame(std::string_view frame) {
     channel_->Send(reply);
     return;
   }
-  // A flush is answered when it completes, a read as the consumer takes it.
+  // A flush (and a clone, which flushes first) is answered when it
+  // completes, a read as the consumer takes it.
   if (msg.msg_case() == protos::ConsumerToService::kFlush) return StartFlush(msg);
+  if (msg.msg_case() == protos::ConsumerToService::kCloneSession) return StartClone(msg);
   if (msg.msg_case() == protos::ConsumerToService::kReadBuffers) {
     reading_ = true;
     read_request_id_ = msg.request_id();
@@ -67,11 +70,34 @@ Status IpcConsumerPort::HandleRequest(const protos::ConsumerToService& msg,
                                       protos::ServiceToConsumer* reply) {
   switch (msg.msg_case()) {
     case protos::ConsumerToService::kEnableTracing: {
-      const auto& config = msg.enable_tracing().trace_config();
+      const auto& request = msg.enable_tracing();
+      const auto& config = request.trace_config();
       ScopedFd fd;
-      if (config.write_into_file() && config.output_path().empty()) fd = channel_->TakeReceivedFd();
-      SLUICE_RETURN_IF_ERROR(service_->EnableTracing(id_, config, std::move(fd)));
+      if (request.has_output_fd() || (config.write_into_file() && config.output_path().empty()))
+        fd = channel_->TakeReceivedFd();
+      SessionOptions options;
+      options.key = request.key();
+      options.output_path = request.output_path();
+      options.output_temp_path = request.output_temp_path();
+      SLUICE_RETURN_IF_ERROR(service_->EnableTracing(id_, config, std::move(fd), options));
       reply->mutable_enable_tracing();
+      return Status::Ok();
+    }
+    case protos::ConsumerToService::kDetach:
+      SLUICE_RETURN_IF_ERROR(service_->Detach(id_, msg.detach().key()));
+      reply->mutable_detach();
+      return Status::Ok();
+    case protos::ConsumerToService::kAttach: {
+      SLUICE_ASSIGN_OR_RETURN(AttachedSession attached, service_->Attach(id_, msg.attach().key()));
+      SessionInfoToProto(attached.info, reply->mutable_attach()->mutable_session());
+      *reply->mutable_attach()->mutable_trace_config() = attached.config;
+      return Status::Ok();
+    }
+    case protos::ConsumerToService::kListSessions: {
+      SessionList list = service_->ListSessions(id_);
+      auto* out = reply->mutable_list_sessions();
+      for (const SessionInfo& info : list.sessions) SessionInfoToProto(info, out->add_sessions());
+      out->set_other_users(list.other_users);
       return Status::Ok();
     }
     case protos::ConsumerToService::kStartTracing:
@@ -95,6 +121,7 @@ Status IpcConsumerPort::HandleRequest(const protos::ConsumerToService& msg,
       FillServiceState(service_->QueryServiceState(), reply->mutable_query_service_state());
       return Status::Ok();
     case protos::ConsumerToService::kFlush:        // StartFlush.
+    case protos::ConsumerToService::kCloneSession:  // StartClone.
     case protos::ConsumerToService::kReadBuffers:  // ContinueRead.
     case protos::ConsumerToService::MSG_NOT_SET:
       break;
@@ -113,6 +140,25 @@ void IpcConsumerPort::StartFlush(const protos::ConsumerToService& msg) {
     r.mutable_flush()->set_success(ok);
     channel->Send(r);
   });
+}
+
+void IpcConsumerPort::StartClone(const protos::ConsumerToService& msg) {
+  std::weak_ptr<bool> alive = alive_;
+  IpcChannel* channel = channel_;
+  uint64_t request_id = msg.request_id();
+  service_->CloneSession(id_, msg.clone_session().key(),
+                         [alive, channel, request_id](StatusOr<CloneResult> result) {
+                           if (!alive.lock()) return;
+                           protos::ServiceToConsumer r;
+                           r.set_request_id(request_id);
+                           if (!result.ok()) {
+                             r.set_error(result.status().message());
+                           } else {
+                             r.mutable_clone_session()->set_source_session_id(result->source_id);
+                             r.mutable_clone_session()->set_flushed(result->flushed);
+                           }
+                           channel->Send(r);
+                         });
 }
 
 // Sends the session's packets in frames of at most about

@@ -55,6 +55,7 @@ class IpcConsumerPort : public IpcFrameHandler, public Consumer {
   // becomes the reply's error.
   Status HandleRequest(const protos::ConsumerToService& msg, protos::ServiceToConsumer* reply);
   void StartFlush(const protos::ConsumerToService& msg);
+  void StartClone(const protos::ConsumerToService& msg);
   // ReadBuffers: sends slices until the buffers are drained or the queue is
   // full, then waits for the drain notification.
   void ContinueRead();

@@ -6,6 +6,12 @@
 //                           RING_BUFFER (every copy overwrites unread chunks).
 //   BM_Read/<payload>       BeginRead + ReadNextTracePacket of a buffer filled
 //                           with those chunks: packets out, fragments joined.
+//   BM_CloneReadOnly/<payload>  CloneReadOnly of a full (wrapped) 64 MiB ring:
+//                           map, fault in and copy. Bytes per second count
+//                           the ring.
+//   BM_CloneInto/<payload>  CloneInto a ring created and Prefault()ed
+//                           beforehand (not timed): what `sluice clone` holds
+//                           the service mutex for, per buffer.
 // <payload> is the chunk payload: 4080 (4 KiB page, one chunk) or 284 (4 KiB
 // page split in 14 chunks of 292 bytes). Packets: 100 B, with one in 10 of
 // 600 B and one in 50 of 3000 B (fragmented across chunks). Four writers,
@@ -15,6 +21,7 @@
 #include <sys/mman.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -170,9 +177,56 @@ void BM_Read(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(packets_out), benchmark::Counter::kIsRate);
 }
 
+// A 64 MiB RING_BUFFER that wrapped and is full of unread chunks of
+// `payload` bytes: the most a clone copies.
+std::unique_ptr<TraceBuffer> FullRing(size_t payload) {
+  uint64_t packet_bytes = 0;
+  const std::vector<Chunk> chunks = MakeChunks(payload, 8 << 20, &packet_bytes);
+  auto tb = TraceBuffer::Create(kRingSize, TraceBuffer::FillPolicy::kRingBuffer);
+  uint32_t next_id[kWriters + 1] = {};
+  for (size_t n = 0, i = 0; n < 2 * kRingSize / payload; n++, i = (i + 1) % chunks.size()) {
+    const Chunk& c = chunks[i];
+    tb->CopyChunkUntrusted(1, 1000, c.writer, next_id[c.writer]++, c.count, c.flags,
+                           reinterpret_cast<const uint8_t*>(c.payload.data()), c.payload.size());
+  }
+  return tb;
+}
+
+void BM_CloneReadOnly(benchmark::State& state) {
+  const std::unique_ptr<TraceBuffer> tb = FullRing(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    std::unique_ptr<TraceBuffer> clone = tb->CloneReadOnly();
+    benchmark::DoNotOptimize(clone.get());
+    state.PauseTiming();
+    if (!clone) state.SkipWithError("no memory for the clone");
+    clone.reset();
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kRingSize));
+  state.counters["unread_chunks"] = static_cast<double>(tb->stats().chunks_written - tb->stats().chunks_overwritten);
+}
+
+void BM_CloneInto(benchmark::State& state) {
+  const std::unique_ptr<TraceBuffer> tb = FullRing(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto copy = TraceBuffer::Create(kRingSize, TraceBuffer::FillPolicy::kRingBuffer);
+    copy->Prefault(tb->used_size());
+    state.ResumeTiming();
+    if (!tb->CloneInto(copy.get())) state.SkipWithError("clone refused");
+    benchmark::DoNotOptimize(copy.get());
+    state.PauseTiming();
+    copy.reset();
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kRingSize));
+}
+
 BENCHMARK(BM_Memcpy)->Arg(4080)->Arg(284);
 BENCHMARK(BM_CopyChunk)->Arg(4080)->Arg(284);
 BENCHMARK(BM_Read)->Arg(4080)->Arg(284)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CloneReadOnly)->Arg(4080)->Arg(284)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CloneInto)->Arg(4080)->Arg(284)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sluice

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -161,6 +162,12 @@ class TestProducer : public Producer {
     std::lock_guard<std::mutex> lock(mu_);
     ack_stops_ = ack;
   }
+  // Runs on every Flush before it is answered, as a data source flushes its
+  // writers (the test's writers must not be in use on another thread then).
+  void set_on_flush(std::function<void()> on_flush) {
+    std::lock_guard<std::mutex> lock(mu_);
+    on_flush_ = std::move(on_flush);
+  }
 
   bool WaitForStart(Started* out, int timeout_ms = 5000) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -202,6 +209,7 @@ class TestProducer : public Producer {
     std::lock_guard<std::mutex> lock(mu_);
     flushes++;
     cv_.notify_all();
+    if (on_flush_) on_flush_();
     if (answer_flushes_ && arbiter_) arbiter_->FlushPendingCommitData(id);
   }
   void ClearIncrementalState(const std::vector<DataSourceInstanceId>&) override {
@@ -222,6 +230,7 @@ class TestProducer : public Producer {
   std::deque<Started> starts_;
   bool answer_flushes_ = true;
   bool ack_stops_ = true;
+  std::function<void()> on_flush_;
   std::unique_ptr<ProducerEndpoint> connection_;
   std::unique_ptr<SharedMemoryArbiter> arbiter_;
 };

@@ -986,5 +986,129 @@ TEST_F(TraceBufferTest, RandomWritersInASmallRingKeepOrderAndMarkLosses) {
   EXPECT_EQ(tb_->stats().trace_writer_packet_loss, 0u);
 }
 
+// --- Clones (CloneReadOnly). ---
+
+TEST_F(TraceBufferTest, CloneReadsWhatTheOriginalHoldsAndLeavesItUnread) {
+  Make(4096);
+  Copy(1, 1, {"a", "b"});
+  Copy(1, 2, {"c", "long "}, kLast);   // "long " continues in chunk 3.
+  Copy(1, 3, {"packet"}, kFirst);
+  Copy(2, 1, {"x"});
+  Copy(2, 2, {"y", "needs "}, kPatch);  // The last fragment waits for patches.
+  Copy(3, 4, {"after a gap"});
+  Copy(3, 6, {"held"});                 // 5 may still come.
+  const TraceBufferStats before = tb_->stats();
+
+  std::unique_ptr<TraceBuffer> clone = tb_->CloneReadOnly();
+  ASSERT_NE(clone, nullptr);
+  EXPECT_EQ(clone->size(), tb_->size());
+  EXPECT_EQ(clone->fill_policy(), tb_->fill_policy());
+  ASSERT_TRUE(clone->CheckInvariantsForTesting());
+  ExpectStats(clone->stats(), before);
+
+  // The clone is read as a snapshot: final, so nothing waits.
+  std::swap(tb_, clone);
+  EXPECT_EQ(ReadMarked(ReadMode::kFinal),
+            (Strings{"!a", "b", "c", "long packet", "!x", "y", "!after a gap", "!held"}));
+  EXPECT_TRUE(Read(ReadMode::kFinal).empty());
+  std::swap(tb_, clone);
+  ASSERT_TRUE(clone->CheckInvariantsForTesting());
+
+  // The original did not move: same stats, everything still unread, the gap
+  // and the unpatched fragment still held.
+  ExpectStats(tb_->stats(), before);
+  EXPECT_EQ(ReadMarked(), (Strings{"!a", "b", "c", "long packet", "!x", "y", "!after a gap"}));
+  Copy(3, 5, {"filled"});
+  EXPECT_EQ(ReadMarked(), (Strings{"filled", "held"}));
+}
+
+TEST_F(TraceBufferTest, CloneDoesNotSeeLaterWritesReadsOrOverwrites) {
+  const std::string big(100, 'x');  // 128-byte records: 8 fill the ring.
+  Make(1024);
+  for (uint32_t id = 1; id <= 4; id++) Copy(1, id, {big + std::to_string(id)});
+  std::unique_ptr<TraceBuffer> clone = tb_->CloneReadOnly();
+  ASSERT_NE(clone, nullptr);
+  // The original goes on: read, then wrap and overwrite what the clone holds.
+  EXPECT_EQ(Read().size(), 4u);
+  for (uint32_t id = 5; id <= 14; id++) Copy(1, id, {big + std::to_string(id)});
+  EXPECT_GT(tb_->stats().write_wrap_count, 0u);
+
+  std::swap(tb_, clone);
+  Strings got;
+  for (const Packet& p : Read(ReadMode::kFinal)) got.push_back(p.data.substr(100));
+  EXPECT_EQ(got, (Strings{"1", "2", "3", "4"}));
+  EXPECT_EQ(tb_->stats().chunks_read, 4u);
+  EXPECT_EQ(tb_->stats().write_wrap_count, 0u);
+  std::swap(tb_, clone);
+
+  got.clear();
+  for (const Packet& p : Read()) got.push_back(p.data.substr(100));
+  EXPECT_EQ(got, (Strings{"7", "8", "9", "10", "11", "12", "13", "14"}));
+}
+
+TEST_F(TraceBufferTest, CloneOfAWrappedRingAfterAPartialReadStartsWhereTheReaderStopped) {
+  const std::string big(100, 'x');
+  Make(1024);
+  for (uint32_t id = 1; id <= 11; id++) Copy(1, id, {big + std::to_string(id), "tail" + std::to_string(id)});
+  ASSERT_GT(tb_->stats().chunks_overwritten, 0u);
+  // An open pass that stopped inside the oldest chunk left: its first
+  // fragment was emitted, its second not yet.
+  tb_->BeginRead();
+  std::string packet;
+  TraceBuffer::PacketSequenceProperties seq;
+  bool dropped = false;
+  ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &seq, &dropped));
+  const std::string first = packet.substr(100);
+  std::unique_ptr<TraceBuffer> clone = tb_->CloneReadOnly();
+  ASSERT_NE(clone, nullptr);
+  ASSERT_TRUE(clone->CheckInvariantsForTesting());
+  std::swap(tb_, clone);
+  Strings from_clone;
+  for (const Packet& p : Read(ReadMode::kFinal)) from_clone.push_back((p.dropped ? "!" : "") + p.data);
+  std::swap(tb_, clone);
+  // The original's pass goes on where it was, and gives what the clone gave.
+  Strings from_original;
+  while (tb_->ReadNextTracePacket(&packet, &seq, &dropped)) from_original.push_back((dropped ? "!" : "") + packet);
+  ASSERT_FALSE(from_clone.empty());
+  EXPECT_EQ(from_clone.front(), "tail" + first);
+  EXPECT_EQ(from_clone.back(), "tail11");
+  EXPECT_EQ(from_clone, from_original);
+}
+
+TEST_F(TraceBufferTest, CloneOfAFullDiscardBufferKeepsRefusingNewChunks) {
+  const std::string big(100, 'x');
+  Make(1024, Policy::kDiscard);
+  for (uint32_t id = 1; id <= 9; id++) Copy(1, id, {big});
+  ASSERT_EQ(tb_->stats().chunks_discarded, 1u);
+  std::unique_ptr<TraceBuffer> clone = tb_->CloneReadOnly();
+  ASSERT_NE(clone, nullptr);
+  std::swap(tb_, clone);
+  EXPECT_EQ(Read(ReadMode::kFinal).size(), 8u);
+  Copy(2, 1, {"new"});  // The latch is copied: DISCARD drops it.
+  EXPECT_EQ(tb_->stats().chunks_discarded, 2u);
+  std::swap(tb_, clone);
+  EXPECT_EQ(Read().size(), 8u);
+}
+
+TEST_F(TraceBufferTest, CloneIntoTakesOnlyAFreshBufferOfTheSameShape) {
+  Make(4096);
+  Copy(1, 1, {"a"});
+  EXPECT_EQ(tb_->used_size(), Rec({"a"}));
+  auto other_size = TraceBuffer::Create(8192, Policy::kRingBuffer);
+  auto other_policy = TraceBuffer::Create(4096, Policy::kDiscard);
+  auto used = TraceBuffer::Create(4096, Policy::kRingBuffer);
+  used->CopyChunkUntrusted(1, 1001, 1, 1, 1, 0, reinterpret_cast<const uint8_t*>(Frag("b").data()), 5);
+  EXPECT_FALSE(tb_->CloneInto(other_size.get()));
+  EXPECT_FALSE(tb_->CloneInto(other_policy.get()));
+  EXPECT_FALSE(tb_->CloneInto(used.get()));
+  auto fresh = TraceBuffer::Create(4096, Policy::kRingBuffer);
+  fresh->Prefault(fresh->size());  // Faulted in: still all Empty records.
+  ASSERT_TRUE(fresh->CheckInvariantsForTesting());
+  ASSERT_TRUE(tb_->CloneInto(fresh.get()));
+  std::swap(tb_, fresh);
+  EXPECT_EQ(ReadMarked(ReadMode::kFinal), (Strings{"!a"}));
+  std::swap(tb_, fresh);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -38,6 +39,15 @@ using perfetto::protos::TraceConfig;
 
 std::atomic<int> g_stop_signal{0};
 void OnStopSignal(int sig) { g_stop_signal.store(sig, std::memory_order_relaxed); }
+
+// SIGINT, SIGTERM and SIGHUP stop the session cleanly (WaitForSessionEnd).
+void InstallStopSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
 
 uint64_t NowMs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -221,7 +231,10 @@ struct Recorder {
 Status ConnectToDaemon(const RecordArgs& args, Recorder* r) {
   auto client = ConsumerIpcClient::Connect(args.consumer_socket);
   if (!client.ok()) {
-    return Status::Error(client.status().message() + "; or record without --daemon");
+    // Attaching needs the sluiced that runs the session; a new recording
+    // can do without one.
+    return Status::Error(client.status().message() +
+                         (args.attach_key.empty() ? "; or record without --daemon" : ""));
   }
   r->daemon = client.value().get();
   r->consumer = std::move(client.value());
@@ -292,32 +305,6 @@ ProbesStats ReportProbes(const Recorder* r) {
   return final_counters;
 }
 
-// An in-memory session's end: its buffers, read in slices into the file at
-// `fd`, with max_file_size_bytes as when streaming. The writer keeps the file
-// a valid trace up to its last whole packet on a write error and says so.
-Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes) {
-  ScopedFd copy(dup(fd));
-  if (!copy.valid()) return Status::Error(std::string("cannot dup the trace file's fd: ") + strerror(errno));
-  TraceFileWriter writer(std::move(copy), max_file_size_bytes);
-  std::vector<std::string> batch;
-  size_t batch_bytes = 0;
-  Status written;
-  auto write_batch = [&] {
-    if (written.ok()) written = writer.WritePackets(batch);
-    batch.clear();
-    batch_bytes = 0;
-  };
-  Status read = consumer->ReadBuffers([&](std::string_view packet) {
-    batch_bytes += packet.size();
-    batch.emplace_back(packet);
-    if (batch_bytes >= TracingService::kReadSliceBytes) write_batch();
-  });
-  write_batch();
-  if (!written.ok()) return written;
-  if (!read.ok()) return Status::Error("reading the session's buffers: " + read.message());
-  return Status::Ok();
-}
-
 // Takes the recorder down in the order its pieces depend on each other: the
 // consumer, then the probes off their connection, then the service.
 void TearDown(Recorder* r) {
@@ -331,12 +318,132 @@ void TearDown(Recorder* r) {
   r->loop_thread.reset();
 }
 
+// The end of a recording whose session is over: a fault is said in one line
+// (keeping what was recorded), else the file is compressed if asked,
+// summarised and put in place. The exit status.
+int FinishRecording(const RecordArgs& args, const std::string& error, bool service_gone,
+                    RecordOutput* output, FILE* info, const ProbesStats* counters) {
+  const std::string& name = output->path();
+  if (!error.empty()) {
+    // The service is gone (in-process: destroyed; --daemon: the session is
+    // over or sluiced is dead), so nothing writes the file any more.
+    RecordFileState file = CutToLastWholePacket(output->fd());
+    if (file.summary.packets == 0) {
+      fprintf(stderr, "sluice record: %s\n", DescribeSessionFault(name, error, service_gone, file).c_str());
+      if (!output->to_stdout() && PathExists(name))
+        fprintf(stderr, "sluice record: nothing was recorded; %s was left as it was\n", name.c_str());
+      return 1;  // ~RecordOutput removes the empty file.
+    }
+    const std::string kept = output->KeepPartial();
+    std::string line = DescribeSessionFault(kept, error, service_gone, file);
+    if (kept != name)
+      line += output->to_stdout() ? "; nothing was written to standard output"
+                                  : "; " + name + " was left as it was";
+    fprintf(stderr, "sluice record: %s\n", line.c_str());
+    PrintSummary(info, kept, kept, counters);
+    return 1;
+  }
+  output->Close();
+  if (args.compress) {
+    Status s = CompressFileInPlace(output->temp_path());
+    if (!s.ok()) fprintf(stderr, "sluice record: --compress: %s\n", s.message().c_str());
+  }
+  // Summarised before it is put in place: a trace sent to standard output
+  // cannot be read back.
+  PrintSummary(info, output->temp_path(), output->display_name(), counters);
+  if (Status committed = output->Commit(); !committed.ok()) {
+    fprintf(stderr, "sluice record: %s\n", committed.message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+// --detach: the session goes on in sluiced, which writes its file; this run
+// leaves the temporary file to it and ends.
+int DetachSession(const RecordArgs& args, RecordOutput* output, Recorder* recorder) {
+  Status detached = recorder->consumer->Detach(args.detach_key);
+  if (!detached.ok()) {
+    fprintf(stderr, "sluice record: %s\n", detached.message().c_str());
+    TearDown(recorder);  // The session was ours still: it ends.
+    return 1;
+  }
+  output->LeaveToDetachedSession();
+  recorder->daemon = nullptr;
+  recorder->consumer.reset();  // Detached: nothing to free.
+  fprintf(stderr,
+          "sluice record: session '%s' runs in sluiced, writing %s; sluice record --attach=%s "
+          "[--stop] takes it back and puts the trace at %s (sluice sessions lists it)\n",
+          args.detach_key.c_str(), output->temp_path().c_str(), args.detach_key.c_str(),
+          output->path().c_str());
+  return 0;
+}
+
+// --attach=KEY: the detached session becomes this run's, as if it had started
+// it; sluiced still writes its file, which this run puts in place at the end.
+int RunAttached(const RecordArgs& args) {
+  Recorder recorder;
+  if (Status connected = ConnectToDaemon(args, &recorder); !connected.ok()) {
+    fprintf(stderr, "sluice record: %s\n", connected.message().c_str());
+    return 1;
+  }
+  StatusOr<AttachedSession> attached = recorder.consumer->Attach(args.attach_key);
+  if (!attached.ok()) {
+    fprintf(stderr, "sluice record: %s\n", attached.status().message().c_str());
+    return 1;
+  }
+  const SessionInfo& session = attached->info;
+  const std::string path = args.output.empty() ? session.output_path : args.output;
+  if (path.empty() || session.output_temp_path.empty()) {
+    fprintf(stderr,
+            "sluice record: session '%s' was not detached by sluice record: its file is where its "
+            "client put it; attached only to %s it\n",
+            args.attach_key.c_str(), args.stop ? "stop" : "wait for");
+  }
+  std::unique_ptr<RecordOutput> output;
+  if (!path.empty() && !session.output_temp_path.empty()) {
+    auto adopted = RecordOutput::Adopt(path, session.output_temp_path);
+    if (!adopted.ok()) {
+      fprintf(stderr, "sluice record: %s\n", adopted.status().message().c_str());
+      (void)recorder.consumer->Detach("");  // Leave it as it was.
+      return 1;
+    }
+    output = std::move(adopted.value());
+  }
+  InstallStopSignalHandlers();
+  FILE* info = output && output->to_stdout() ? stderr : stdout;
+  fprintf(stderr, "sluice record: attached to session '%s' (%s)\n", args.attach_key.c_str(),
+          session.state == SessionInfo::State::kEnded ? "it ended while detached"
+          : args.stop                                 ? "stopping it"
+                                                      : "Ctrl-C stops it");
+  if (args.stop && session.state != SessionInfo::State::kEnded) {
+    if (Status stopped = recorder.consumer->DisableTracing(); !stopped.ok())
+      fprintf(stderr, "sluice record: %s\n", stopped.message().c_str());
+  }
+  FILE* live = output && !args.quiet && isatty(fileno(info)) ? info : nullptr;
+  std::string error;
+  if (output) {
+    error = WaitForSessionEnd(attached->config, live, *output, &recorder);
+  } else {
+    while (!recorder.consumer->WaitForTracingDisabled(100, &error)) {
+      if (g_stop_signal.load(std::memory_order_relaxed)) (void)recorder.consumer->DisableTracing();
+    }
+  }
+  const bool service_gone = recorder.daemon && recorder.daemon->connection_lost();
+  TearDown(&recorder);
+  if (!output) {
+    if (!error.empty()) fprintf(stderr, "sluice record: session '%s': %s\n", args.attach_key.c_str(), error.c_str());
+    return error.empty() ? 0 : 1;
+  }
+  return FinishRecording(args, error, service_gone, output.get(), info, nullptr);
+}
+
 }  // namespace
 
 int RunRecordCommand(int argc, char** argv) {
   auto parsed = ParseRecordArgs(argc, argv);
   if (!parsed.ok()) return CommandLineExit(parsed.status(), "sluice record", kRecordUsage);
   RecordArgs args = std::move(parsed.value());
+  if (!args.attach_key.empty()) return RunAttached(args);
   // What this kernel has, when tracefs is readable here (with --daemon as a
   // plain user it may not be: sluice-probes then warns about unknown names).
   std::optional<std::vector<std::string>> available;
@@ -383,11 +490,7 @@ int RunRecordCommand(int argc, char** argv) {
   std::unique_ptr<RecordOutput> output = std::move(created.value());
   // With -o - standard output carries the trace: everything else goes to stderr.
   FILE* info = output->to_stdout() ? stderr : stdout;
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  InstallStopSignalHandlers();
 
   Recorder recorder;
   Status connected = args.daemon ? ConnectToDaemon(args, &recorder) : StartInProcess(args, &recorder);
@@ -396,13 +499,23 @@ int RunRecordCommand(int argc, char** argv) {
     return 1;
   }
   // The service dups the fd of a streaming session; an in-memory one is
-  // read at the end, below.
-  Status enabled = recorder.consumer->EnableTracing(config, streaming ? output->fd() : -1);
+  // read at the end, below. sluiced gets the fd of an in-memory session
+  // too: it writes the trace there itself if this run is killed (or
+  // detaches) before the end (docs/SERVICE.md, "Detach, attach and clone").
+  SessionOptions session;
+  if (args.daemon) {
+    session.key = args.detach_key;
+    session.output_path = output->to_stdout() ? "-" : std::filesystem::absolute(output->path()).string();
+    session.output_temp_path = std::filesystem::absolute(output->temp_path()).string();
+  }
+  Status enabled =
+      recorder.consumer->EnableTracing(config, streaming || args.daemon ? output->fd() : -1, session);
   if (!enabled.ok()) {
     fprintf(stderr, "sluice record: %s\n", enabled.message().c_str());
     TearDown(&recorder);
     return 1;
   }
+  if (!args.detach_key.empty()) return DetachSession(args, output.get(), &recorder);
   if (streaming) {
     fprintf(stderr, "sluice record: writing %s (%s %s at the end)\n", output->temp_path().c_str(),
             output->to_stdout() ? "copied to" : "renamed to", output->display_name().c_str());
@@ -421,38 +534,8 @@ int RunRecordCommand(int argc, char** argv) {
   }
   ProbesStats final_counters = ReportProbes(&recorder);
   TearDown(&recorder);
-  if (!error.empty()) {
-    // The service is gone (in-process: destroyed; --daemon: the session is
-    // over or sluiced is dead), so nothing writes the file any more.
-    RecordFileState file = CutToLastWholePacket(output->fd());
-    if (file.summary.packets == 0) {
-      fprintf(stderr, "sluice record: %s\n", DescribeSessionFault(args.output, error, service_gone, file).c_str());
-      if (!output->to_stdout() && PathExists(args.output))
-        fprintf(stderr, "sluice record: nothing was recorded; %s was left as it was\n", args.output.c_str());
-      return 1;  // ~RecordOutput removes the empty file.
-    }
-    const std::string kept = output->KeepPartial();
-    std::string line = DescribeSessionFault(kept, error, service_gone, file);
-    if (kept != args.output)
-      line += output->to_stdout() ? "; nothing was written to standard output"
-                                  : "; " + args.output + " was left as it was";
-    fprintf(stderr, "sluice record: %s\n", line.c_str());
-    PrintSummary(info, kept, kept, args.daemon ? nullptr : &final_counters);
-    return 1;
-  }
-  output->Close();
-  if (args.compress) {
-    Status s = CompressFileInPlace(output->temp_path());
-    if (!s.ok()) fprintf(stderr, "sluice record: --compress: %s\n", s.message().c_str());
-  }
-  // Summarised before it is put in place: a trace sent to standard output
-  // cannot be read back.
-  PrintSummary(info, output->temp_path(), output->display_name(), args.daemon ? nullptr : &final_counters);
-  if (Status committed = output->Commit(); !committed.ok()) {
-    fprintf(stderr, "sluice record: %s\n", committed.message().c_str());
-    return 1;
-  }
-  return 0;
+  return FinishRecording(args, error, service_gone, output.get(), info,
+                         args.daemon ? nullptr : &final_counters);
 }
 
 }  // namespace sluice

@@ -49,6 +49,14 @@ const char kRecordUsage[] =
     "      --compress        zlib-compress the trace (Perfetto compressed_packets)\n"
     "      --daemon          record through a running sluiced and sluice-probes\n"
     "      --consumer-socket PATH  sluiced's consumer socket (with --daemon)\n"
+    "      --detach=KEY      (with --daemon) start the session in sluiced under KEY\n"
+    "                        and return at once; sluiced records and writes\n"
+    "                        FILE.recording-XXXXXX; --attach=KEY takes it back\n"
+    "      --attach=KEY      take over the detached session KEY (implies --daemon;\n"
+    "                        only -o, --stop, -q, --compress and --consumer-socket\n"
+    "                        go with it): wait for its end, Ctrl-C stops it, and\n"
+    "                        its file is put at -o (default: the one --detach had)\n"
+    "      --stop            with --attach: stop the session now\n"
     "  -q, --quiet           no status line\n"
     "      --list            the categories and the events behind each\n"
     "  -h, --help            this text\n"
@@ -102,6 +110,9 @@ enum {
   kStream,
   kRing,
   kDiscard,
+  kDetach,
+  kAttach,
+  kStop,
 };
 const struct option kOptions[] = {
     {"out", required_argument, nullptr, 'o'},
@@ -122,6 +133,9 @@ const struct option kOptions[] = {
     {"stream", no_argument, nullptr, kStream},
     {"ring", no_argument, nullptr, kRing},
     {"discard", no_argument, nullptr, kDiscard},
+    {"detach", required_argument, nullptr, kDetach},
+    {"attach", required_argument, nullptr, kAttach},
+    {"stop", no_argument, nullptr, kStop},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0}};
 
@@ -135,6 +149,36 @@ const std::vector<std::string>& DefaultRecordEvents() {
       "ftrace/print",             "power/cpu_frequency",      "power/cpu_idle"};
   return events;
 }
+
+namespace {
+
+// --detach, --attach and --stop: what goes with them.
+Status CheckSessionControlArgs(RecordArgs* a) {
+  if (a->stop && a->attach_key.empty())
+    return Status::Error("--stop stops a detached session: give --attach=KEY with it");
+  if (!a->detach_key.empty() && !a->attach_key.empty())
+    return Status::Error("give --detach=KEY to start a session or --attach=KEY to take one over, not both");
+  if (!a->detach_key.empty()) {
+    if (!a->daemon)
+      return Status::Error("--detach needs --daemon: a detached session runs in sluiced, which outlives "
+                           "this command (start sluiced and sluice-probes: docs/SERVICE.md)");
+    if (a->output == "-")
+      return Status::Error("--detach with -o -: standard output goes away with this command; give -o FILE");
+  }
+  if (a->attach_key.empty()) return Status::Ok();
+  // The session's config was fixed when it started.
+  const bool config_flags = !a->config_path.empty() || !a->events.empty() || !a->categories.empty() ||
+                            a->duration_set || a->buffer_set || a->kernel_buffer_set || a->smb_set ||
+                            a->bpf || a->no_compact_sched || a->mode != RecordMode::kAsConfigured ||
+                            a->list || a->allow_unknown_fields;
+  if (config_flags)
+    return Status::Error("--attach=KEY takes only -o, --stop, -q, --compress and --consumer-socket: the "
+                         "session's config was set when it started (sluice sessions shows it)");
+  a->daemon = true;
+  return Status::Ok();
+}
+
+}  // namespace
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
   RecordArgs a;
@@ -203,6 +247,9 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
         a.mode = mode;
         break;
       }
+      case kDetach: a.detach_key = v; break;
+      case kAttach: a.attach_key = v; break;
+      case kStop: a.stop = true; break;
       case 'h': return HelpRequested();
     }
     return Status::Ok();
@@ -218,6 +265,7 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
                          "sluice-probes has its own (its --smb option)");
   if (a.allow_unknown_fields && (a.config_path.empty() || !a.config_is_text))
     return Status::Error("--allow-unknown-fields applies to a text config (-c FILE --txt)");
+  SLUICE_RETURN_IF_ERROR(CheckSessionControlArgs(&a));
   return a;
 }
 
@@ -461,7 +509,7 @@ const std::set<std::string>& ImplementedTraceConfigFields() {
       "buffers", "data_sources", "builtin_data_sources", "duration_ms", "write_into_file", "output_path",
       "file_write_period_ms", "max_file_size_bytes", "flush_period_ms", "flush_timeout_ms",
       "data_source_stop_timeout_ms", "deferred_start", "incremental_state_config", "trace_uuid_msb",
-      "trace_uuid_lsb"};
+      "trace_uuid_lsb", "unique_session_name"};
   return fields;
 }
 

@@ -46,6 +46,9 @@ struct RecordArgs {
   std::vector<std::string> categories;  // atrace categories given as words: sched, freq, ...
   bool list = false;                    // --list: print the categories and exit
   RecordMode mode = RecordMode::kAsConfigured;  // --stream, --ring, --discard
+  std::string detach_key;               // --detach=KEY (needs --daemon)
+  std::string attach_key;               // --attach=KEY (implies --daemon)
+  bool stop = false;                    // --stop, with --attach
 };
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);

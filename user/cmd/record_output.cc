@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
+#include "service/trace_file_writer.h"
+#include "service/tracing_service.h"
 #include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
 
@@ -44,8 +47,20 @@ StatusOr<std::unique_ptr<RecordOutput>> RecordOutput::Create(const std::string& 
   return std::unique_ptr<RecordOutput>(new RecordOutput(path, std::string(name.data()), std::move(fd)));
 }
 
+StatusOr<std::unique_ptr<RecordOutput>> RecordOutput::Adopt(const std::string& path,
+                                                            const std::string& temp_path) {
+  if (path != "-" && IsDirectory(path)) return Status::Error("cannot write " + path + ": it is a directory; give a file name");
+  ScopedFd fd(open(temp_path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd.valid())
+    return Status::Error("cannot open the session's file " + temp_path + " (" + ErrnoMessage(errno) +
+                         "): it was moved or removed");
+  auto output = std::unique_ptr<RecordOutput>(new RecordOutput(path, temp_path, std::move(fd)));
+  output->adopted_ = true;
+  return output;
+}
+
 RecordOutput::~RecordOutput() {
-  if (!settled_) unlink(temp_path_.c_str());
+  if (!settled_ && !adopted_) unlink(temp_path_.c_str());
 }
 
 Status RecordOutput::Commit() {
@@ -96,6 +111,29 @@ Status RecordOutput::CopyToStdout() {
       copied += static_cast<uint64_t>(w);
     }
   }
+}
+
+Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes) {
+  ScopedFd copy(dup(fd));
+  if (!copy.valid()) return Status::Error(std::string("cannot dup the trace file's fd: ") + strerror(errno));
+  TraceFileWriter writer(std::move(copy), max_file_size_bytes);
+  std::vector<std::string> batch;
+  size_t batch_bytes = 0;
+  Status written;
+  auto write_batch = [&] {
+    if (written.ok()) written = writer.WritePackets(batch);
+    batch.clear();
+    batch_bytes = 0;
+  };
+  Status read = consumer->ReadBuffers([&](std::string_view packet) {
+    batch_bytes += packet.size();
+    batch.emplace_back(packet);
+    if (batch_bytes >= TracingService::kReadSliceBytes) write_batch();
+  });
+  write_batch();
+  if (!written.ok()) return written;
+  if (!read.ok()) return Status::Error("reading the session's buffers: " + read.message());
+  return Status::Ok();
 }
 
 }  // namespace sluice

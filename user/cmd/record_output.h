@@ -8,6 +8,10 @@
 //                     copied to standard output when the recording ends and
 //                     then removed (the summary and status go to stderr).
 //
+// A detached session (--detach) leaves its temporary file to sluiced, which
+// writes it; the run that attaches (--attach) adopts it and puts it in place
+// as if it had created it.
+//
 // A run that fails before it recorded anything removes its temporary file
 // and leaves the path as it was. A run that recorded and then failed (the
 // disk filled, sluiced died) keeps what it recorded: renamed into place when
@@ -22,6 +26,7 @@
 #include <string>
 
 #include "service/ipc/ipc_socket.h"
+#include "service/service_endpoints.h"
 #include "shm/base/status.h"
 
 namespace sluice {
@@ -32,7 +37,12 @@ class RecordOutput {
   // touching nothing, when the directory is missing or not writable, or
   // `path` is a directory.
   static StatusOr<std::unique_ptr<RecordOutput>> Create(const std::string& path);
-  // Removes the temporary file unless Commit() or KeepPartial() ran.
+  // The temporary file `temp_path` a --detach run created for `path`
+  // (sluiced writes it): opened to check and put in place like one this run
+  // created, but never removed by this object. Fails when it is gone.
+  static StatusOr<std::unique_ptr<RecordOutput>> Adopt(const std::string& path, const std::string& temp_path);
+  // Removes the temporary file unless Commit() or KeepPartial() ran (or it
+  // was adopted, or left to a detached session).
   ~RecordOutput();
   RecordOutput(const RecordOutput&) = delete;
   RecordOutput& operator=(const RecordOutput&) = delete;
@@ -53,6 +63,13 @@ class RecordOutput {
   // copy to standard output and remove the temporary file).
   Status Commit();
 
+  // The session was detached: the temporary file stays, unsettled, for
+  // sluiced to write and for the run that attaches to put in place.
+  void LeaveToDetachedSession() {
+    Close();
+    settled_ = true;
+  }
+
   // The recording ended on a fault after it wrote something: keeps that.
   // Renamed to path() when nothing is there (and not stdout), else left at
   // temp_path(). Returns where the data is now.
@@ -67,7 +84,13 @@ class RecordOutput {
   const std::string temp_path_;
   ScopedFd fd_;
   bool settled_ = false;  // Committed or kept: the destructor leaves the file.
+  bool adopted_ = false;  // Adopt(): never removed by this object.
 };
+
+// An in-memory session's end: its buffers, read in slices into the file at
+// `fd`, with max_file_size_bytes as when streaming. The writer keeps the file
+// a valid trace up to its last whole packet on a write error and says so.
+Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes);
 
 }  // namespace sluice
 

@@ -5,17 +5,21 @@
 #include <string>
 
 #include "shm/base/command_line.h"
+#include "user/cmd/clone_command.h"
 #include "user/cmd/doctor_command.h"
 #include "user/cmd/ftrace_formats_command.h"
 #include "user/cmd/query_command.h"
 #include "user/cmd/record_command.h"
 #include "user/cmd/report_command.h"
+#include "user/cmd/sessions_command.h"
 #include "user/cmd/stats_command.h"
 
 namespace {
 constexpr char kUsage[] =
     "usage: sluice COMMAND [ARGS]\n"
     "  record          record a trace (sluice record --help)\n"
+    "  sessions        the tracing sessions running in sluiced\n"
+    "  clone KEY       a snapshot of a running session, which records on (-o FILE)\n"
     "  stats TRACE     loss and health figures of a trace; exit 1 on data loss\n"
     "  query TRACE     SQL over a trace: -q SQL, -f FILE, a shell, --export\n"
     "  report TRACE    one screen about a trace: losses, CPU time, latency, slices\n"
@@ -55,6 +59,8 @@ int main(int argc, char** argv) {
   const int sub_argc = argc - command;
   char** sub_argv = argv + command;
   if (cmd == "record") return sluice::RunRecordCommand(sub_argc, sub_argv);
+  if (cmd == "sessions") return sluice::RunSessionsCommand(sub_argc, sub_argv);
+  if (cmd == "clone") return sluice::RunCloneCommand(sub_argc, sub_argv);
   if (cmd == "stats") return sluice::RunStatsCommand(sub_argc, sub_argv);
   if (cmd == "query") return sluice::RunQueryCommand(sub_argc, sub_argv);
   if (cmd == "report") return sluice::RunReportCommand(sub_argc, sub_argv);

@@ -289,7 +289,16 @@ struct Collector {
     // The session ended (TraceStats) but an instance never wrote its end:
     // its producer died or lost sluiced mid-trace. (A file cut short lacks
     // both, and says so in trace_stats_missing.)
-    if (health.has_trace_stats && ftrace_starts > ftrace_ends)
+    // A snapshot of a running session (sluice clone) ends before its data
+    // sources do: expected.
+    const uint64_t snapshot_of_session = trace_stats.sluice_service_stats().snapshot_of_session();
+    if (health.has_trace_stats && ftrace_starts > ftrace_ends && snapshot_of_session != 0)
+      Row("ftrace_stats_end_missing", -1, kInfo, "ftrace data source",
+          static_cast<int64_t>(ftrace_starts - ftrace_ends),
+          "a snapshot (sluice clone) of session " + std::to_string(snapshot_of_session) +
+              ", which was still running: its ftrace data sources had not ended, so kernel-side "
+              "losses after their start are not counted here");
+    else if (health.has_trace_stats && ftrace_starts > ftrace_ends)
       Row("ftrace_stats_end_missing", -1, kLoss, "ftrace data source",
           static_cast<int64_t>(ftrace_starts - ftrace_ends),
           "ftrace data sources that started but never ended: their producer died or lost sluiced "

@@ -27,6 +27,7 @@
 #include "service/ipc/ipc_server.h"
 #include "service/ipc/producer_ipc_client.h"
 #include "service/tracing_service.h"
+#include "shm/base/file_util.h"
 #include "shm/shared_memory_arbiter.h"
 #include "sluice/ipc.pb.h"
 #include "tests/service/service_test_util.h"
@@ -570,6 +571,74 @@ TEST_F(ServiceIpcTest, WriteIntoFileWithTheConsumersFd) {
   int descriptors = 0;
   for (const TracePacket& p : packets) descriptors += p.has_extension_descriptor() ? 1 : 0;
   EXPECT_EQ(descriptors, 1);
+}
+
+// Detach, list, clone twice, attach and stop, each over its own consumer
+// connection; the ring session's file is written by sluiced into the fd the
+// first consumer passed.
+TEST_F(ServiceIpcTest, DetachListCloneAttachStopOverTheSocket) {
+  const std::string path = dir_ + "/ring.pftrace";
+  {
+    auto consumer = ConnectConsumer();
+    ASSERT_TRUE(consumer);
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0);
+    SessionOptions options;
+    options.key = "over-ipc";
+    options.output_path = path;
+    options.output_temp_path = path;
+    ASSERT_TRUE(consumer->EnableTracing(Config(4096), fd, options).ok());
+    close(fd);
+    ASSERT_TRUE(consumer->Detach("").ok());
+  }  // The connection closes; the session runs on.
+  Child* c = Spawn({"SLUICE_CHILD_ROLE=good", "SLUICE_CHILD_TAG=5", "SLUICE_CHILD_PACKETS=700"});
+  ASSERT_TRUE(WaitResult(c));
+
+  auto lister = ConnectConsumer();
+  auto list = lister->ListSessions();
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  ASSERT_EQ(list->sessions.size(), 1u);
+  const SessionInfo& listed = list->sessions[0];
+  EXPECT_EQ(listed.key, "over-ipc");
+  EXPECT_TRUE(listed.detached);
+  EXPECT_EQ(listed.state, SessionInfo::State::kStarted);
+  EXPECT_EQ(listed.output_path, path);
+  ASSERT_EQ(listed.buffers.size(), 1u);
+  EXPECT_GT(listed.buffers[0].bytes_held, 700u * testing::kTestPacketBytes);
+
+  for (int round = 0; round < 2; round++) {
+    auto cloner = ConnectConsumer();
+    auto cloned = cloner->CloneSession("over-ipc");
+    ASSERT_TRUE(cloned.ok()) << cloned.status().message();
+    EXPECT_TRUE(cloned->flushed);
+    EXPECT_EQ(cloned->source_id, listed.id);
+    Collected got = Collect(testing::ReadAllPackets(cloner.get()));
+    EXPECT_EQ(got.seqs[std::make_pair(5u, 0u)].size(), 700u) << "round " << round;
+    EXPECT_EQ(got.stats_packets, 1);
+    ASSERT_TRUE(cloner->FreeBuffers().ok());
+  }
+
+  auto attached = ConnectConsumer();
+  auto info = attached->Attach("over-ipc");
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_EQ(info->config.buffers(0).size_kb(), 4096u);
+  auto twice = ConnectConsumer()->Attach("over-ipc");
+  EXPECT_FALSE(twice.ok());
+  ASSERT_TRUE(attached->DisableTracing().ok());
+  std::string error = "unset";
+  ASSERT_TRUE(attached->WaitForTracingDisabled(60000, &error));
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(WaitExit(c), 0);
+  ASSERT_TRUE(attached->FreeBuffers().ok());
+
+  auto bytes = ReadFile(path);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  bool ok = false;
+  Collected all = Collect(testing::ParseTraceBytes(*bytes, &ok));
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(all.seqs[std::make_pair(5u, 0u)].size(), 700u);
+  EXPECT_EQ(all.stats_packets, 1);
+  EXPECT_TRUE(lister->ListSessions()->sessions.empty());
 }
 
 TEST_F(ServiceIpcTest, MalformedFramesDropTheConnection) {

@@ -552,23 +552,28 @@ data_sources { config { name: "linux.system_info" } }
 // one CPU: they all travel in that CPU's sequence, in order, so what a ring
 // keeps is a suffix of them and what a discard buffer keeps a prefix.
 
-// Writes markers "<prefix><seq>" for seq in [0, n) from one thread pinned to
-// the first CPU this process may use.
-void WriteMarkersOnOneCpu(const std::string& prefix, uint32_t n) {
+// Pins the calling thread to the first CPU this process may use.
+void PinToOneCpu() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) cpu++;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
+// Writes markers "<prefix><seq>" for seq in [first, first + n) from one
+// thread pinned to the first CPU this process may use.
+void WriteMarkersOnOneCpu(const std::string& prefix, uint32_t n, uint32_t first = 0) {
   std::thread writer([&] {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
-    int cpu = 0;
-    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) cpu++;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    PinToOneCpu();
     int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
     char buf[96];
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = first; i < first + n; i++) {
       int len = snprintf(buf, sizeof(buf), "%s%u", prefix.c_str(), i);
       ASSERT_EQ(write(fd, buf, static_cast<size_t>(len)), len);
     }
@@ -761,6 +766,253 @@ TEST_F(RecordKernelTest, StreamingConfigSurvivesSigkill) {
   ExpectMarkersExactlyOnce(d, workload_.markers);
   auto health = AnalyzeTraceFile(written);
   EXPECT_TRUE(health.ok()) << health.status().message();
+}
+
+// ---------------------------------------------------------------------------
+// Sessions in sluiced (--daemon): detached and attached again, listed,
+// cloned while they record, and ended cleanly when their recorder dies.
+// Their buffers stay in sluiced until the end, so readiness is a marker that
+// shows up in a clone (a clone flushes the session's producers first).
+
+class RecordSessionsKernelTest : public RecordKernelTest {
+ protected:
+  void SetUp() override {
+    RecordKernelTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_TRUE(daemon_.Start(bin_dir_, dir_));
+  }
+  void TearDown() override {
+    if (daemon_.sluiced.running()) {
+      daemon_.probes.Terminate(testing::ScaledTimeoutMs(60000));
+      daemon_.sluiced.Terminate(testing::ScaledTimeoutMs(60000));
+      EXPECT_TRUE(daemon_.probes.exited_normally_with(0)) << daemon_.probes.Describe();
+      EXPECT_TRUE(daemon_.sluiced.exited_normally_with(0)) << daemon_.sluiced.Describe();
+    }
+    RecordKernelTest::TearDown();
+  }
+
+  // `sluice ARGS --consumer-socket S`, run to its end.
+  testing::CommandResult Sluice(std::vector<std::string> args) {
+    args.insert(args.begin(), Bin("sluice"));
+    args.insert(args.end(), {"--consumer-socket", daemon_.consumer_socket()});
+    return testing::RunToCompletion(args, dir_);
+  }
+  // Clones session `key` into `path`, decoded.
+  Decoded Clone(const std::string& key, const std::string& path) {
+    testing::CommandResult r = Sluice({"clone", key, "-o", path});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    return DecodeTrace(path, workload_.prefix);
+  }
+  // Writes the ready marker until a clone of `key` holds it: the session's
+  // data source runs and the whole path to its buffer is live.
+  bool WaitUntilCloneHoldsReadyMarker(const std::string& key) {
+    const std::string marker = workload_.prefix + "ready";
+    int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(120000);
+    bool seen = false;
+    while (!seen && NowMs() < deadline) {
+      (void)!write(fd, marker.data(), marker.size());
+      testing::CommandResult r = Sluice({"clone", key, "-o", Path("ready.pftrace")});
+      seen = r.exit_code == 0 && ReadFileOr(Path("ready.pftrace"), "").find(marker) != std::string::npos;
+      if (!seen) usleep(100 * 1000);
+    }
+    close(fd);
+    EXPECT_TRUE(seen) << "no clone of '" << key << "' held the ready marker";
+    return seen;
+  }
+  // Waits until sluiced has no session left (a dead recorder's was finished).
+  bool WaitUntilNoSessions() {
+    const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(120000);
+    while (NowMs() < deadline) {
+      if (Sluice({"sessions"}).out == "no tracing sessions\n") return true;
+      usleep(100 * 1000);
+    }
+    ADD_FAILURE() << "sluiced still has sessions: " << Sluice({"sessions"}).out;
+    return false;
+  }
+  // The session's end: sluice-probes has put tracefs back.
+  void ExpectTracefsRestored() {
+    const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
+    while (!(ReadTracefsState() == before_) && NowMs() < deadline) usleep(20 * 1000);
+    EXPECT_EQ(ReadTracefsState(), before_) << "tracefs not restored at the end of the session";
+  }
+
+  testing::SluicedAndProbes daemon_;
+};
+
+// Every seq in [first, end) exactly once, and nothing else with our prefix.
+void ExpectMarkerRange(const Decoded& d, uint32_t first, uint32_t end) {
+  ASSERT_FALSE(d.marker_count.empty()) << "no markers";
+  EXPECT_EQ(d.marker_count.begin()->first, first);
+  EXPECT_EQ(d.marker_count.rbegin()->first, end - 1);
+  EXPECT_EQ(d.marker_count.size(), end - first) << "the markers are not a gap-free range";
+  for (const auto& [seq, n] : d.marker_count) ASSERT_EQ(n, 1u) << "marker " << seq << " seen " << n << " times";
+}
+
+// `sluice record --detach` returns at once; the session is listed, cloned
+// twice (each clone holds everything written before it: the first did not
+// take anything from the session), then `--attach --stop` ends it and puts
+// the whole trace in place.
+TEST_F(RecordSessionsKernelTest, DetachListCloneTwiceAttachStop) {
+  testing::CommandResult detached =
+      Sluice({"record", "--daemon", "--detach=e2e-ring", "--ring", "-b", "8mb", "-k", "16mb", "-t", "1h", "-q",
+              "ftrace/print", "-o", Path("trace.pftrace")});
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  EXPECT_NE(detached.err.find("session 'e2e-ring' runs in sluiced, writing " + Path("trace.pftrace.recording-")),
+            std::string::npos)
+      << detached.err;
+  EXPECT_NE(access(Path("trace.pftrace").c_str(), F_OK), 0) << "nothing is in place before the end";
+  if (!WaitUntilCloneHoldsReadyMarker("e2e-ring")) return;
+
+  testing::CommandResult listed = Sluice({"sessions"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("'e2e-ring' (uid " + std::to_string(getuid()) + "): recording, detached"),
+            std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find("(8 MiB ring); linux.ftrace"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("output: " + Path("trace.pftrace")), std::string::npos) << listed.out;
+
+  WriteMarkersOnOneCpu(workload_.prefix, 3000);
+  ExpectMarkerRange(Clone("e2e-ring", Path("clone1.pftrace")), 0, 3000);
+  WriteMarkersOnOneCpu(workload_.prefix, 3000, 3000);
+  const Decoded second = Clone("e2e-ring", Path("clone2.pftrace"));
+  ExpectMarkerRange(second, 0, 6000);
+  EXPECT_TRUE(second.trace_stats && second.trace_config && second.clock_snapshot);
+  ExpectNoDataLoss(Path("clone2.pftrace"));
+
+  WriteMarkersOnOneCpu(workload_.prefix, 1000, 6000);
+  testing::CommandResult stopped = Sluice({"record", "--attach=e2e-ring", "--stop", "-q"});
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.out.find("trace: " + Path("trace.pftrace") + " ("), std::string::npos) << stopped.out;
+  EXPECT_EQ(testing::FileBeingRecorded(Path("trace.pftrace")), Path("trace.pftrace")) << "a temporary file is left";
+  const Decoded all = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(all.status.ok()) << all.status.message();
+  EXPECT_EQ(all.summary.valid_bytes, all.summary.bytes);
+  EXPECT_TRUE(all.trace_stats && all.trace_config && all.system_info);
+  ExpectMarkerRange(all, 0, 7000);
+  ExpectNoDataLoss(Path("trace.pftrace"));
+  EXPECT_EQ(Sluice({"sessions"}).out, "no tracing sessions\n");
+  ExpectTracefsRestored();
+}
+
+// Clones taken while one thread writes sequence-numbered markers: each holds
+// a gap-free run of them that reaches at least the last marker written
+// before the clone was asked for (the flush), and the session goes on
+// undisturbed: its final trace holds a gap-free suffix to the very last
+// marker, as a ring must.
+TEST_F(RecordSessionsKernelTest, ClonesDuringAWorkloadHoldGapFreeSuffixes) {
+  testing::CommandResult detached =
+      Sluice({"record", "--daemon", "--detach=e2e-busy", "--ring", "-b", "2mb", "-k", "16mb", "-t", "1h", "-q",
+              "ftrace/print", "-o", Path("trace.pftrace")});
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  if (!WaitUntilCloneHoldsReadyMarker("e2e-busy")) return;
+
+  std::atomic<uint32_t> written{0};
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    PinToOneCpu();
+    int fd = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    Pacer pacer(kMarkersPerSecondPerThread * testing::WorkloadScale());
+    char buf[96];
+    // Until the clones are done, and at least as many as a ring of 2 MiB holds.
+    for (uint32_t i = 0; !stop.load() || i < 100000; i++) {
+      int len = snprintf(buf, sizeof(buf), "%s%u", workload_.prefix.c_str(), i);
+      ASSERT_EQ(write(fd, buf, static_cast<size_t>(len)), len);
+      written.store(i + 1);
+      pacer.Tick();
+    }
+    close(fd);
+  });
+  for (int round = 0; round < 3; round++) {
+    // Some markers between clones, however slow the machine.
+    const uint32_t before_wait = written.load();
+    const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
+    while (written.load() < before_wait + 5000 && NowMs() < deadline) usleep(10 * 1000);
+    const uint32_t before = written.load();
+    const std::string name = "busy" + std::to_string(round) + ".pftrace";
+    const Decoded d = Clone("e2e-busy", Path(name.c_str()));
+    ASSERT_FALSE(d.marker_count.empty()) << "round " << round;
+    const uint32_t first = d.marker_count.begin()->first;
+    const uint32_t last = d.marker_count.rbegin()->first;
+    EXPECT_GE(last + 1, before) << "round " << round << ": the clone misses markers written before it";
+    EXPECT_LE(last + 1, written.load()) << "round " << round;
+    EXPECT_EQ(d.marker_count.size(), last - first + 1) << "round " << round << ": not gap-free";
+    for (const auto& [seq, n] : d.marker_count) ASSERT_EQ(n, 1u) << "marker " << seq;
+  }
+  stop.store(true);
+  writer.join();
+  const uint32_t total = written.load();
+
+  testing::CommandResult stopped = Sluice({"record", "--attach=e2e-busy", "--stop", "-q"});
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  const Decoded all = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(all.status.ok()) << all.status.message();
+  ASSERT_FALSE(all.marker_count.empty());
+  EXPECT_GT(all.marker_count.begin()->first, 0u) << "the ring did not wrap";
+  ExpectMarkerRange(all, all.marker_count.begin()->first, total);
+  ExpectTracefsRestored();
+}
+
+// A streaming `sluice record --daemon` killed with SIGKILL (it cannot
+// detach): sluiced ends the session as a stop would and finishes the file,
+// which stays under its temporary name, complete: every marker, TraceStats.
+TEST_F(RecordSessionsKernelTest, KilledStreamingRecorderLeavesACompleteFile) {
+  ChildProcess recorder;
+  workload_.markers = 2000;
+  workload_.rounds = 2000;
+  if (!StartAndRunWorkload({"--daemon", "--consumer-socket", daemon_.consumer_socket(), "-t", "1h", "-k", "16mb",
+                            "-q"},
+                           &recorder))
+    return;
+  recorder.Signal(SIGKILL);
+  ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(60000)));
+  if (!WaitUntilNoSessions()) return;
+  const std::string written = testing::FileBeingRecorded(Path("trace.pftrace"));
+  EXPECT_NE(written, Path("trace.pftrace")) << "nothing renamed it: its recorder is dead";
+  const Decoded d = DecodeTrace(written, workload_.prefix);
+  ExpectCompleteTrace(written, workload_, d);
+  ExpectTracefsRestored();
+}
+
+// The same for a session held in memory (--ring through a config with a
+// unique_session_name, by which it is cloned to see that it records): the
+// recorder would have read it at the end; sluiced writes it instead, into
+// the temporary file the recorder gave it.
+TEST_F(RecordSessionsKernelTest, KilledRingRecorderLeavesACompleteFile) {
+  constexpr char kConfig[] = R"(
+buffers { size_kb: 8192 fill_policy: RING_BUFFER }
+duration_ms: 3600000
+unique_session_name: "e2e-killed-ring"
+data_sources {
+  config {
+    name: "linux.ftrace"
+    ftrace_config { ftrace_events: "ftrace/print" buffer_size_kb: 16384 }
+  }
+}
+)";
+  ASSERT_TRUE(WriteTracefsFile(Path("ring.pbtx"), kConfig, O_CREAT | O_TRUNC));
+  ChildProcess recorder;
+  ASSERT_TRUE(recorder.Start({Bin("sluice"), "record", "--daemon", "--consumer-socket", daemon_.consumer_socket(),
+                              "-c", Path("ring.pbtx"), "--txt", "-q", "-o", Path("trace.pftrace")},
+                             Path("record.out"), Path("record.err")));
+  if (!WaitUntilCloneHoldsReadyMarker("e2e-killed-ring")) return;
+  WriteMarkersOnOneCpu(workload_.prefix, 4000);
+  EXPECT_TRUE(recorder.running()) << recorder.Describe();
+  recorder.Signal(SIGKILL);
+  ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(60000)));
+  if (!WaitUntilNoSessions()) return;
+  const std::string written = testing::FileBeingRecorded(Path("trace.pftrace"));
+  EXPECT_NE(written, Path("trace.pftrace"));
+  const Decoded d = DecodeTrace(written, workload_.prefix);
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  EXPECT_EQ(d.summary.valid_bytes, d.summary.bytes);
+  EXPECT_TRUE(d.trace_stats && d.trace_config);
+  ExpectMarkerRange(d, 0, 4000);
+  ExpectNoDataLoss(written);
+  ExpectTracefsRestored();
 }
 
 }  // namespace

@@ -142,6 +142,43 @@ TEST(RecordConfigTest, ParseRecordArgsErrors) {
   }
 }
 
+// --detach, --attach, --stop: what goes with what, refused before anything
+// starts with the reason.
+TEST(RecordConfigTest, SessionControlFlags) {
+  auto detach = Parse({"--daemon", "--detach=night", "-o", "x.pftrace"});
+  ASSERT_TRUE(detach.ok()) << detach.status().message();
+  EXPECT_EQ(detach->detach_key, "night");
+  auto attach = Parse({"--attach=night", "--stop", "-q", "-o", "y.pftrace"});
+  ASSERT_TRUE(attach.ok()) << attach.status().message();
+  EXPECT_EQ(attach->attach_key, "night");
+  EXPECT_TRUE(attach->stop);
+  EXPECT_TRUE(attach->daemon) << "--attach implies --daemon";
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{"--detach=k", "-o", "x"},
+       "--detach needs --daemon: a detached session runs in sluiced, which outlives this command (start "
+       "sluiced and sluice-probes: docs/SERVICE.md)"},
+      {{"--daemon", "--detach=k", "-o", "-"},
+       "--detach with -o -: standard output goes away with this command; give -o FILE"},
+      {{"--stop"}, "--stop stops a detached session: give --attach=KEY with it"},
+      {{"--daemon", "--detach=k", "--attach=k"},
+       "give --detach=KEY to start a session or --attach=KEY to take one over, not both"},
+      {{"--attach=k", "-t", "5s"},
+       "--attach=KEY takes only -o, --stop, -q, --compress and --consumer-socket: the session's config "
+       "was set when it started (sluice sessions shows it)"},
+      {{"--attach=k", "--ring"}, "--attach=KEY takes only"},
+      {{"--attach=k", "sched"}, "--attach=KEY takes only"},
+  };
+  for (const Case& c : cases) {
+    auto a = Parse(c.args);
+    ASSERT_FALSE(a.ok()) << c.args[0];
+    EXPECT_EQ(a.status().message().rfind(c.message, 0), 0u) << a.status().message();
+  }
+}
+
 TEST(RecordConfigTest, DefaultConfig) {
   auto args = Parse({"-o", "x.pftrace"});
   ASSERT_TRUE(args.ok());
@@ -562,7 +599,7 @@ TEST(RecordConfigTest, FieldsSluiceIgnoresAreNamed) {
   // A field sluice's protos do not have, as a newer Perfetto's binary config holds it.
   config->GetReflection()->MutableUnknownFields(&*config)->AddVarint(9999, 1);
   EXPECT_EQ(ConfigFieldsSluiceIgnores(*config),
-            (std::vector<std::string>{"trigger_config", "unique_session_name", "compression_type",
+            (std::vector<std::string>{"trigger_config", "compression_type",
                                       "field 9999 (unknown to sluice)", "buffers[0].transfer_on_clone"}));
 }
 

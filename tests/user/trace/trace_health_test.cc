@@ -309,6 +309,23 @@ TEST(TraceHealthTest, FtraceSourceThatNeverEndedIsALoss) {
   EXPECT_EQ(h->data_loss_total(), 1u);
 }
 
+// A snapshot of a running session (sluice clone): its ftrace source had not
+// ended, which is what a snapshot is, not a loss.
+TEST(TraceHealthTest, SnapshotOfARunningSessionLacksTheEndFiguresWithoutLoss) {
+  TraceBuilder t;
+  t.Add(FtraceStatsPacket(FtraceStats::START_OF_TRACE, 0, 0));
+  TracePacket stats = StatsPacket();
+  stats.mutable_trace_stats()->mutable_sluice_service_stats()->set_snapshot_of_session(7);
+  t.Add(stats);
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  ASSERT_EQ(h->rows.size(), 1u) << FormatHealthTable(*h);
+  EXPECT_EQ(h->rows[0].name, "ftrace_stats_end_missing");
+  EXPECT_EQ(h->rows[0].severity, "info");
+  EXPECT_NE(h->rows[0].explanation.find("snapshot (sluice clone) of session 7"), std::string::npos);
+  EXPECT_EQ(h->data_loss_total(), 0u);
+}
+
 TEST(TraceHealthTest, MalformedPacketsAreCountedNotFatal) {
   TraceBuilder t;
   AppendTracePacketRecord(std::string("\x0a\x05\x08", 3), &t.bytes);  // Bundle overruns packet.
