@@ -12,7 +12,6 @@
 // end_output fd of a session the consumer would have read), then frees an
 // orphaned session, or a detached one's buffers (the rest waits for Attach).
 #include <fcntl.h>
-#include <regex.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/config/data_source_config.pb.h"
 #include "sluice/service_stats.pb.h"
+#include "service/regex_match.h"
 #include "service/service_packets.h"
 #include "service/trace_file_writer.h"
 #include "service/tracing_service.h"
@@ -37,21 +37,6 @@ constexpr uint32_t kDefaultFileWritePeriodMs = 5000;
 constexpr uint32_t kMinFileWritePeriodMs = 100;
 constexpr uint32_t kMinPeriodicMs = 10;
 constexpr uint64_t kBufferGranularity = 4096;
-
-// Full match of `text` against a POSIX extended regex. False if the pattern
-// does not compile (*valid = false then).
-bool RegexFullMatch(const std::string& pattern, const std::string& text, bool* valid = nullptr) {
-  regex_t re;
-  std::string anchored = "^(" + pattern + ")$";
-  if (regcomp(&re, anchored.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
-    if (valid) *valid = false;
-    return false;
-  }
-  if (valid) *valid = true;
-  bool match = regexec(&re, text.c_str(), 0, nullptr, 0) == 0;
-  regfree(&re);
-  return match;
-}
 
 bool ProducerMatches(const perfetto::protos::TraceConfig::DataSource& ds,
                      const std::string& producer_name) {
