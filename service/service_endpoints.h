@@ -94,6 +94,9 @@ class Producer {
   // The service dropped this producer (too many protocol/ABI violations, or
   // the socket closed). Later calls on the connection are ignored.
   virtual void OnDisconnect(const std::string& reason) { (void)reason; }
+  // Answer to ProducerEndpoint::ActivateTriggers: how many sessions acted on
+  // the triggers (0: none waits for them, or their limits skipped them).
+  virtual void OnTriggersActivated(uint32_t sessions_triggered) { (void)sessions_triggered; }
 };
 
 // The producer's handle on the service. Destroying it disconnects: the
@@ -114,6 +117,9 @@ class ProducerEndpoint {
   virtual void NotifyDataSourceStarted(DataSourceInstanceId id) = 0;
   virtual void NotifyDataSourceStopped(DataSourceInstanceId id) = 0;
   virtual void NotifyFlushComplete(FlushRequestId id) = 0;
+  // Fires triggers (TraceConfig.trigger_config; docs/SERVICE.md,
+  // "Triggers"). Answered by Producer::OnTriggersActivated.
+  virtual void ActivateTriggers(const std::vector<std::string>& names) = 0;
 };
 
 // What the service knows right now (`sluice doctor`, `sluice stats`).
@@ -136,6 +142,12 @@ struct ServiceState {
 };
 
 inline constexpr char kServiceVersion[] = "sluiced 0.1";
+
+// How the end error of a session with START_TRACING or STOP_TRACING
+// triggers begins when none of them fired before trigger_timeout_ms: the
+// session recorded nothing worth keeping (Perfetto returns no data then
+// either). A consumer tells this outcome from a fault by this prefix.
+inline constexpr char kNoTriggerError[] = "no trigger fired";
 
 // What a consumer gives a session besides its TraceConfig (EnableTracing).
 struct SessionOptions {
@@ -233,7 +245,13 @@ class ConsumerEndpoint {
   // Waits up to timeout_ms for the session to be disabled (by
   // DisableTracing, duration_ms, max_file_size_bytes or an error). True if it
   // is; *error gets the reason when it ended on an error.
+  // Returns false early when a CLONE_SNAPSHOT trigger of the session fired
+  // (TakeCloneTriggers).
   virtual bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error = nullptr) = 0;
+  // The CLONE_SNAPSHOT triggers of the session that fired since the last
+  // call, by name, oldest first: the consumer snapshots the session once for
+  // each (CloneSession, on a connection of its own: this one has its session).
+  virtual std::vector<std::string> TakeCloneTriggers() = 0;
   // Drains the central buffers: `on_packet` gets each serialized TracePacket
   // (without the Trace field-1 record header; see AppendTracePacketRecord).
   // After the session is disabled the last read also returns the final

@@ -63,6 +63,17 @@ std::string MakeExtensionDescriptorPacket() {
   return packet.SerializeAsString();
 }
 
+std::string MakeTriggerPacket(const std::string& trigger_name, const std::string& producer_name,
+                              int32_t producer_uid, uint64_t boot_ns) {
+  perfetto::protos::TracePacket packet = ServicePacket();
+  packet.set_timestamp(boot_ns);
+  auto* trigger = packet.mutable_trigger();
+  trigger->set_trigger_name(trigger_name);
+  trigger->set_producer_name(producer_name);
+  trigger->set_trusted_producer_uid(producer_uid);
+  return packet.SerializeAsString();
+}
+
 std::string MakeTraceStatsPacket(const perfetto::protos::TraceStats& stats) {
   perfetto::protos::TracePacket packet = ServicePacket();
   perfetto::protos::TraceStats* out = packet.mutable_trace_stats();

@@ -33,6 +33,11 @@ std::string MakeTraceConfigPacket(const perfetto::protos::TraceConfig& config);
 // so that upstream's tools can decode sluice's fields (docs/PROTOS.md).
 std::string MakeExtensionDescriptorPacket();
 
+// A Trigger packet (TracePacket field 46): a trigger the session acted on,
+// timestamped (BOOTTIME) when it arrived.
+std::string MakeTriggerPacket(const std::string& trigger_name, const std::string& producer_name,
+                              int32_t producer_uid, uint64_t boot_ns);
+
 // The TraceStats as the service counted them, plus the one change that lets
 // upstream's trace_processor see losses it cannot read from sluice's own
 // message: sluice_service_stats' chunks_lost_being_written +

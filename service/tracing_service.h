@@ -147,6 +147,8 @@ class Consumer {
   virtual ~Consumer() = default;
   // The session stopped; `error` is empty on a normal stop.
   virtual void OnTracingDisabled(const std::string& error) = 0;
+  // A CLONE_SNAPSHOT trigger of the session fired (after its stop_delay_ms).
+  virtual void OnCloneTriggerHit(const std::string& trigger_name) { (void)trigger_name; }
 };
 
 class TracingService {
@@ -214,6 +216,11 @@ class TracingService {
   void CloneSession(ConsumerId consumer, const std::string& key,
                     std::function<void(StatusOr<CloneResult>)> done);
 
+  // Fires `names` for producer `producer` (tracing_service_triggers.cc):
+  // each session whose trigger_config names one acts on it. Answered with
+  // Producer::OnTriggersActivated (the number of sessions that acted).
+  void ActivateTriggers(ProducerId producer, const std::vector<std::string>& names);
+
   // Shutdown: stops every session as DisableTracing would (final flush,
   // stop, trailer, file closed); AllSessionsDisabled() tells when done.
   void DisableAllSessions();
@@ -276,6 +283,14 @@ class TracingService {
     pid_t pid = 0;
   };
 
+  // A trigger a session acted on: written into its trace as a Trigger packet.
+  struct ReceivedTrigger {
+    std::string name;
+    std::string producer_name;
+    uid_t producer_uid = 0;
+    uint64_t boot_ns = 0;
+  };
+
   struct TracingSession {
     TracingSessionId id = 0;
     // 0: none (detached, or the consumer went away: `orphaned`).
@@ -321,6 +336,11 @@ class TracingService {
     bool stop_phase = false;       // StopDataSource sent to every instance.
     bool finalize_posted = false;
     std::string disable_error;
+    // Triggers (tracing_service_triggers.cc). The session's data is held
+    // back from readers while it waits for its first START/STOP trigger.
+    std::vector<ReceivedTrigger> received_triggers;
+    size_t triggers_emitted = 0;    // Trigger packets read out so far.
+    bool trigger_stop_scheduled = false;
     // Stats.
     uint64_t flushes_requested = 0;
     uint64_t flushes_succeeded = 0;
@@ -425,6 +445,20 @@ class TracingService {
   SessionInfo DescribeSessionLocked(const TracingSession* session);
   TracingSession* FindSessionLocked(TracingSessionId id);
   Status StartTracingLocked(TracingSession* session);
+  // Triggers (tracing_service_triggers.cc).
+  Status CheckTriggerConfigLocked(const perfetto::protos::TraceConfig& config) const;
+  // EnableTracing's part for sessions with triggers: START_TRACING waits
+  // for one (deferred, ended at trigger_timeout_ms if none comes).
+  void ArmTriggerTimeoutLocked(TracingSession* session);
+  // True while readers must get nothing: a START/STOP session that received
+  // no trigger yet (its data is held back; if none comes, none is written).
+  bool WaitingForTriggerLocked(const TracingSession* session) const;
+  // Trigger packets not read out yet, appended to *out.
+  void EmitTriggerPacketsLocked(TracingSession* session, std::vector<std::string>* out);
+  // Whether the service-wide trigger history allows `trigger` once more
+  // within 24 h (max_per_24_h), and the skip_probability draw lets it pass.
+  bool TriggerAllowedLocked(const perfetto::protos::TraceConfig::TriggerConfig::Trigger& trigger,
+                            uint64_t now_ns);
   // EnableTracing's steps.
   Status CheckTraceConfigLocked(const perfetto::protos::TraceConfig& config) const;
   StatusOr<std::shared_ptr<TraceFileWriter>> OpenTraceFileLocked(
@@ -487,6 +521,9 @@ class TracingService {
   FlushRequestId last_flush_id_ = 0;
   ServiceStats stats_;
   uint64_t data_sources_seen_ = 0;
+  // Triggers acted on in the last 24 h, by name (boot clock ns): for
+  // TriggerConfig.Trigger.max_per_24_h.
+  std::map<std::string, std::vector<uint64_t>> trigger_history_;
   // Chunk copy scratch (guarded by mu_): the commit path allocates nothing.
   std::unique_ptr<uint8_t[]> scratch_;
 };

@@ -357,6 +357,7 @@ StatusOr<CloneResult> TracingService::CloneLocked(ConsumerId consumer, TracingSe
   c->chunks_lost_being_written = src->chunks_lost_being_written;
   c->chunks_lost_writer_unknown = src->chunks_lost_writer_unknown;
   c->chunks_scraped = src->chunks_scraped;
+  c->received_triggers = src->received_triggers;  // Its trace names them too.
   // The copy holds mu_: every producer's commits wait for it. Logged, with
   // its size, so its cost shows in sluiced's log.
   const uint64_t copy_start_ns = BootTimeNs();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <future>
+#include <utility>
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "service/tracing_service.h"
@@ -39,6 +40,9 @@ class TracingService::InProcessProducer : public ProducerEndpoint, public Commit
     service_->NotifyDataSourceStopped(id_, id);
   }
   void NotifyFlushComplete(FlushRequestId id) override { service_->NotifyFlushComplete(id_, id); }
+  void ActivateTriggers(const std::vector<std::string>& names) override {
+    service_->ActivateTriggers(id_, names);
+  }
 
   // CommitDataSink.
   void CommitData(const CommitDataRequest& request) override { service_->CommitData(id_, request); }
@@ -166,9 +170,14 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
 
   bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error) override {
     std::unique_lock<std::mutex> lock(mu_);
-    bool done = cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return disabled_; });
-    if (done && error) *error = error_;
-    return done;
+    cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                 [this] { return disabled_ || !clone_triggers_.empty(); });
+    if (disabled_ && error) *error = error_;
+    return disabled_;
+  }
+  std::vector<std::string> TakeCloneTriggers() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(clone_triggers_, {});
   }
 
   Status ReadBuffers(const std::function<void(std::string_view)>& on_packet) override {
@@ -217,6 +226,11 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
     error_ = error;
     cv_.notify_all();
   }
+  void OnCloneTriggerHit(const std::string& trigger_name) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    clone_triggers_.push_back(trigger_name);
+    cv_.notify_all();
+  }
 
  private:
   TracingService* const service_;
@@ -225,6 +239,7 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
   std::condition_variable cv_;
   bool disabled_ = false;
   std::string error_;
+  std::vector<std::string> clone_triggers_;  // TakeCloneTriggers.
 };
 
 std::unique_ptr<ConsumerEndpoint> TracingService::ConnectConsumer() {

@@ -149,13 +149,17 @@ Status TracingService::EnableTracing(ConsumerId consumer,
   s->flush_timeout_ms = config.flush_timeout_ms() ? config.flush_timeout_ms() : kDefaultFlushTimeoutMs;
   SLUICE_RETURN_IF_ERROR(CreateBuffersLocked(s));
   sessions_[s->id] = std::move(session);
-  if (!config.deferred_start()) return StartTracingLocked(s);
+  const bool start_trigger = config.has_trigger_config() &&
+      config.trigger_config().trigger_mode() == perfetto::protos::TraceConfig::TriggerConfig::START_TRACING;
+  if (config.has_trigger_config()) ArmTriggerTimeoutLocked(s);
+  if (!config.deferred_start() && !start_trigger) return StartTracingLocked(s);
   return Status::Ok();
 }
 
 // What the service refuses before it allocates anything: no or too many
 // buffers, more memory than it allows, bad target buffers or regexes.
 Status TracingService::CheckTraceConfigLocked(const perfetto::protos::TraceConfig& config) const {
+  SLUICE_RETURN_IF_ERROR(CheckTriggerConfigLocked(config));
   if (config.buffers_size() == 0)
     return Status::Error("the trace config has no buffers {}; add one (e.g. size_kb: 65536)");
   if (static_cast<uint32_t>(config.buffers_size()) > options_.max_buffers_per_session)
@@ -250,7 +254,11 @@ Status TracingService::StartTracingLocked(TracingSession* s) {
   }
   const TracingSessionId sid = s->id;
   const auto& c = s->config;
-  if (c.duration_ms() > 0) {
+  // With STOP_TRACING and CLONE_SNAPSHOT triggers, trigger_timeout_ms ends
+  // the session (ArmTriggerTimeoutLocked), as in Perfetto.
+  const bool trigger_timeout_ends = c.has_trigger_config() &&
+      c.trigger_config().trigger_mode() != perfetto::protos::TraceConfig::TriggerConfig::START_TRACING;
+  if (c.duration_ms() > 0 && !trigger_timeout_ends) {
     PostDelayedTask(
         [this, sid] {
           std::lock_guard<std::mutex> lock(mu_);
@@ -632,6 +640,9 @@ void TracingService::PeriodicClearIncrementalState(TracingSessionId sid) {
 bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::string>* out,
                                        std::vector<std::string>* trailer, size_t max_bytes) {
   const auto& builtin = s->config.builtin_data_sources();
+  // A session waiting for its START/STOP trigger holds its data back; if
+  // none comes, nothing at all is written (not even the header).
+  if (WaitingForTriggerLocked(s)) return false;
   if (!s->header_emitted) {
     if (!builtin.disable_trace_config()) out->push_back(MakeTraceConfigPacket(s->config));
     out->push_back(MakeExtensionDescriptorPacket());
@@ -639,6 +650,7 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
       out->push_back(s->start_clock_snapshot);
     s->header_emitted = true;
   }
+  EmitTriggerPacketsLocked(s, out);
   size_t bytes = 0;
   std::string packet;
   while (s->read_buffer_index < s->buffers.size()) {

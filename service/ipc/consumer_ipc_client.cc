@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include <chrono>
+#include <utility>
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/config/trace_config.pb.h"
@@ -49,6 +50,7 @@ StatusOr<bool> ConsumerIpcClient::ReadOneFrame(uint32_t timeout_ms,
         broken_ = true;
         return Status::Error("sluiced sent a message this consumer cannot parse");
       }
+      if (msg->has_clone_trigger_hit()) clone_triggers_.push_back(msg->clone_trigger_hit().trigger_name());
       if (msg->has_tracing_disabled()) {
         disabled_ = true;
         disabled_error_ = msg->tracing_disabled().error();
@@ -138,7 +140,7 @@ Status ConsumerIpcClient::DisableTracing() {
 
 bool ConsumerIpcClient::WaitForTracingDisabled(uint32_t timeout_ms, std::string* error) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (!disabled_) {
+  while (!disabled_ && clone_triggers_.empty()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                     deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return false;
@@ -150,8 +152,13 @@ bool ConsumerIpcClient::WaitForTracingDisabled(uint32_t timeout_ms, std::string*
       disabled_error_ = got.status().message();
     }
   }
+  if (!disabled_) return false;  // A clone trigger came first.
   if (error) *error = disabled_error_;
   return true;
+}
+
+std::vector<std::string> ConsumerIpcClient::TakeCloneTriggers() {
+  return std::exchange(clone_triggers_, {});
 }
 
 Status ConsumerIpcClient::ReadBuffers(const std::function<void(std::string_view)>& on_packet) {

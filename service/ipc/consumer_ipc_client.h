@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "service/ipc/ipc_frame.h"
 #include "service/ipc/ipc_socket.h"
@@ -39,6 +40,7 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   StatusOr<bool> Flush(uint32_t timeout_ms = 0) override;
   Status DisableTracing() override;
   bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error = nullptr) override;
+  std::vector<std::string> TakeCloneTriggers() override;
   Status ReadBuffers(const std::function<void(std::string_view packet)>& on_packet) override;
   StatusOr<perfetto::protos::TraceStats> GetTraceStats() override;
   Status FreeBuffers() override;
@@ -73,6 +75,8 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   uint64_t last_request_id_ = 0;
   bool disabled_ = false;
   std::string disabled_error_;
+  // CloneTriggerHit notifications read on the way, for TakeCloneTriggers.
+  std::vector<std::string> clone_triggers_;
   bool broken_ = false;
   bool connection_lost_ = false;
 };

@@ -245,6 +245,13 @@ void IpcConsumerPort::FillServiceState(const ServiceState& st,
   r->set_service_version(st.service_version);
 }
 
+void IpcConsumerPort::OnCloneTriggerHit(const std::string& trigger_name) {
+  protos::ServiceToConsumer msg;
+  msg.set_request_id(0);
+  msg.mutable_clone_trigger_hit()->set_trigger_name(trigger_name);
+  channel_->Send(msg);
+}
+
 void IpcConsumerPort::OnTracingDisabled(const std::string& error) {
   protos::ServiceToConsumer msg;
   msg.set_request_id(0);

@@ -122,6 +122,11 @@ void IpcProducerPort::HandleRequest(const protos::ProducerToService& msg) {
       flush_frames_.erase(msg.notify_flush_complete().flush_request_id());
       connection_->NotifyFlushComplete(msg.notify_flush_complete().flush_request_id());
       return;
+    case protos::ProducerToService::kActivateTriggers: {
+      const auto& names = msg.activate_triggers().trigger_names();
+      connection_->ActivateTriggers(std::vector<std::string>(names.begin(), names.end()));
+      return;
+    }
     case protos::ProducerToService::MSG_NOT_SET:
       Violation("empty message");
       return;
@@ -187,6 +192,12 @@ void IpcProducerPort::ClearIncrementalState(const std::vector<DataSourceInstance
   protos::ServiceToProducer msg;
   auto* m = msg.mutable_clear_incremental_state();
   for (DataSourceInstanceId i : instances) m->add_data_source_ids(i);
+  channel_->Send(msg);
+}
+
+void IpcProducerPort::OnTriggersActivated(uint32_t sessions_triggered) {
+  protos::ServiceToProducer msg;
+  msg.mutable_activate_triggers_response()->set_sessions_triggered(sessions_triggered);
   channel_->Send(msg);
 }
 

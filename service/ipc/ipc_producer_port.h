@@ -62,6 +62,7 @@ class IpcProducerPort : public IpcFrameHandler, public Producer {
   void ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) override;
   void OnFlushTimeout(FlushRequestId id) override;
   void OnDisconnect(const std::string& reason) override;
+  void OnTriggersActivated(uint32_t sessions_triggered) override;
   // IpcFrameHandler: the connection's output queue is full.
   void OnPeerNotReading() override;
 

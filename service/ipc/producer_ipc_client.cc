@@ -144,6 +144,9 @@ void ProducerIpcClient::ReceiveLoop() {
               std::vector<DataSourceInstanceId>(ids_msg.begin(), ids_msg.end()));
           break;
         }
+        case protos::ServiceToProducer::kActivateTriggersResponse:
+          endpoint_->OnTriggersActivated(msg.activate_triggers_response().sessions_triggered());
+          break;
         default:
           break;  // Newer service: ignore what we do not know.
       }
@@ -188,6 +191,13 @@ void ProducerIpcClient::NotifyDataSourceStopped(DataSourceInstanceId id) {
 void ProducerIpcClient::NotifyFlushComplete(FlushRequestId id) {
   protos::ProducerToService msg;
   msg.mutable_notify_flush_complete()->set_flush_request_id(id);
+  Send(msg);
+}
+
+void ProducerIpcClient::ActivateTriggers(const std::vector<std::string>& names) {
+  protos::ProducerToService msg;
+  for (const std::string& name : names) msg.mutable_activate_triggers()->add_trigger_names(name);
+  msg.mutable_activate_triggers();  // Set even when `names` is empty.
   Send(msg);
 }
 

@@ -58,6 +58,7 @@ class ProducerIpcClient : public ProducerEndpoint, public CommitDataSink {
   void NotifyDataSourceStarted(DataSourceInstanceId id) override;
   void NotifyDataSourceStopped(DataSourceInstanceId id) override;
   void NotifyFlushComplete(FlushRequestId id) override;
+  void ActivateTriggers(const std::vector<std::string>& names) override;
 
   // CommitDataSink.
   void CommitData(const CommitDataRequest& request) override;

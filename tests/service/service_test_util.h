@@ -223,11 +223,33 @@ class TestProducer : public Producer {
     disconnect_reason = reason;
     cv_.notify_all();
   }
+  void OnTriggersActivated(uint32_t sessions_triggered) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    trigger_answers_.push_back(sessions_triggered);
+    cv_.notify_all();
+  }
+
+  // Fires `names` and waits for the service's answer: the number of
+  // sessions that acted on them (-1: no answer).
+  int FireTriggers(const std::vector<std::string>& names, int timeout_ms = 60000) {
+    size_t before;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      before = trigger_answers_.size();
+    }
+    connection()->ActivateTriggers(names);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                      [&] { return trigger_answers_.size() > before; }))
+      return -1;
+    return static_cast<int>(trigger_answers_[before]);
+  }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Started> starts_;
+  std::vector<uint32_t> trigger_answers_;
   bool answer_flushes_ = true;
   bool ack_stops_ = true;
   std::function<void()> on_flush_;

@@ -88,5 +88,14 @@ TEST(IpcProducerProtocolTest, WriterEventsTravelAsFields8And9) {
   EXPECT_EQ(GetWriterEvent(protos::ProducerToService()).kind, WriterEvent::kNone);
 }
 
+// Fields 8 and 9 travel outside ipc.proto's oneof: a message added to it
+// must not take their numbers (activate_triggers once did, and writer
+// registrations then parsed as triggers).
+TEST(IpcProducerProtocolTest, WriterEventFieldNumbersAreFreeInTheEnvelope) {
+  const auto* envelope = protos::ProducerToService::descriptor();
+  EXPECT_EQ(envelope->FindFieldByNumber(kRegisterTraceWriterField), nullptr);
+  EXPECT_EQ(envelope->FindFieldByNumber(kUnregisterTraceWriterField), nullptr);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -641,6 +641,49 @@ TEST_F(ServiceIpcTest, DetachListCloneAttachStopOverTheSocket) {
   EXPECT_TRUE(lister->ListSessions()->sessions.empty());
 }
 
+// ActivateTriggers and its answer over the producer socket, CloneTriggerHit
+// over the consumer socket, and the Trigger packet naming the producer.
+TEST_F(ServiceIpcTest, TriggersOverTheSockets) {
+  using TriggerConfig = perfetto::protos::TraceConfig::TriggerConfig;
+  auto with_trigger = [](TriggerConfig::TriggerMode mode, const std::string& name) {
+    auto config = Config(256);
+    auto* triggers = config.mutable_trigger_config();
+    triggers->set_trigger_mode(mode);
+    triggers->set_trigger_timeout_ms(600000);
+    triggers->add_triggers()->set_name(name);
+    return config;
+  };
+  auto snapshots = ConnectConsumer();
+  SessionOptions options;
+  options.key = "snap-session";
+  ASSERT_TRUE(snapshots->EnableTracing(with_trigger(TriggerConfig::CLONE_SNAPSHOT, "snap"), -1, options).ok());
+  auto stopping = ConnectConsumer();
+  ASSERT_TRUE(stopping->EnableTracing(with_trigger(TriggerConfig::STOP_TRACING, "halt")).ok());
+
+  testing::TestProducer trigger_app;
+  auto client = ProducerIpcClient::Connect(producer_socket(), &trigger_app, ProducerOptions{"ipc-trigger", 0, 0});
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  trigger_app.Attach(std::move(client.value()));
+  EXPECT_EQ(trigger_app.FireTriggers({"nobody"}), 0);
+  EXPECT_EQ(trigger_app.FireTriggers({"snap", "halt"}), 2);
+
+  EXPECT_FALSE(snapshots->WaitForTracingDisabled(60000));  // Returns at the trigger.
+  EXPECT_EQ(snapshots->TakeCloneTriggers(), std::vector<std::string>{"snap"});
+  std::string error = "unset";
+  ASSERT_TRUE(stopping->WaitForTracingDisabled(60000, &error));
+  EXPECT_EQ(error, "");
+  int triggers = 0;
+  for (const TracePacket& p : testing::ReadAllPackets(stopping.get())) {
+    if (!p.has_trigger()) continue;
+    triggers++;
+    EXPECT_EQ(p.trigger().trigger_name(), "halt");
+    EXPECT_EQ(p.trigger().producer_name(), "ipc-trigger");
+    EXPECT_EQ(p.trigger().trusted_producer_uid(), static_cast<int32_t>(getuid()));
+  }
+  EXPECT_EQ(triggers, 1);
+  trigger_app.Detach();
+}
+
 TEST_F(ServiceIpcTest, MalformedFramesDropTheConnection) {
   auto send_raw = [&](const std::string& path, const std::string& bytes) {
     auto sock = ConnectUnixSocket(path);
