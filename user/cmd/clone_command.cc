@@ -1,14 +1,11 @@
 #include "user/cmd/clone_command.h"
 
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <string>
 
-#include "service/ipc/consumer_ipc_client.h"
 #include "shm/base/command_line.h"
 #include "user/cmd/record_config.h"
-#include "user/cmd/record_output.h"
+#include "user/cmd/session_snapshot.h"
 
 namespace sluice {
 namespace {
@@ -55,46 +52,20 @@ int RunCloneCommand(int argc, char** argv) {
   if (parsed.ok() && output.empty()) parsed = Status::Error("no output file: give -o FILE");
   if (!parsed.ok()) return CommandLineExit(parsed, "sluice clone", kUsage);
 
-  auto client = ConsumerIpcClient::Connect(socket);
-  if (!client.ok()) {
-    fprintf(stderr, "sluice clone: %s\n", client.status().message().c_str());
+  StatusOr<SessionSnapshot> snapshot = WriteSessionSnapshot(socket, key, output);
+  if (!snapshot.ok()) {
+    fprintf(stderr, "sluice clone: %s\n", snapshot.status().message().c_str());
     return 1;
   }
-  ConsumerIpcClient* consumer = client->get();
-  auto cloned = consumer->CloneSession(key);
-  if (!cloned.ok()) {
-    fprintf(stderr, "sluice clone: %s\n", cloned.status().message().c_str());
-    return 1;
-  }
-  if (!cloned->flushed)
+  if (!snapshot->flushed)
     fprintf(stderr,
             "sluice clone: not every producer of session '%s' answered the flush in time: the "
             "snapshot may miss what they wrote last (its TraceStats count the failed flush)\n",
             key.c_str());
-  // Nothing at -o is touched until the snapshot is whole (record_output.h).
-  auto created = RecordOutput::Create(output);
-  if (!created.ok()) {
-    (void)consumer->FreeBuffers();
-    fprintf(stderr, "sluice clone: %s\n", created.status().message().c_str());
-    return 1;
-  }
-  std::unique_ptr<RecordOutput> file = std::move(created.value());
-  Status read = ReadBuffersIntoFile(consumer, file->fd(), 0);
-  (void)consumer->FreeBuffers();
-  if (!read.ok()) {
-    fprintf(stderr, "sluice clone: %s\n", read.message().c_str());
-    return 1;  // ~RecordOutput removes the partial snapshot.
-  }
-  struct stat st {};
-  const uint64_t bytes = fstat(file->fd(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-  if (Status committed = file->Commit(); !committed.ok()) {
-    fprintf(stderr, "sluice clone: %s\n", committed.message().c_str());
-    return 1;
-  }
   // With -o - standard output carries the snapshot.
-  fprintf(file->to_stdout() ? stderr : stdout, "%s: snapshot of session %llu '%s', %llu bytes\n",
-          file->display_name().c_str(), static_cast<unsigned long long>(cloned->source_id), key.c_str(),
-          static_cast<unsigned long long>(bytes));
+  fprintf(snapshot->to_stdout ? stderr : stdout, "%s: snapshot of session %llu '%s', %llu bytes\n",
+          snapshot->display_name.c_str(), static_cast<unsigned long long>(snapshot->source_id),
+          key.c_str(), static_cast<unsigned long long>(snapshot->bytes));
   return 0;
 }
 

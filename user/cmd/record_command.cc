@@ -27,6 +27,7 @@
 #include "user/cmd/record_fault.h"
 #include "user/cmd/record_output.h"
 #include "user/cmd/record_status.h"
+#include "user/cmd/session_snapshot.h"
 #include "user/probes/probes_producer.h"
 #include "user/probes/tracefs.h"
 #include "user/trace/trace_file_reader.h"
@@ -226,7 +227,29 @@ struct Recorder {
   std::unique_ptr<ProducerEndpoint> producer_connection;
   std::unique_ptr<ConsumerEndpoint> consumer;
   ConsumerIpcClient* daemon = nullptr;  // --daemon: `consumer`, to ask if sluiced went away.
+  // CLONE_SNAPSHOT triggers: the session's key, sluiced's consumer socket,
+  // and the snapshots' names (FILE.1, FILE.2, ...).
+  std::string clone_key;
+  std::string consumer_socket;
+  std::string snapshot_base;
+  uint32_t snapshots = 0;
 };
+
+// A CLONE_SNAPSHOT trigger fired: the session is cloned into the next
+// FILE.N, on a consumer connection of its own (this one holds the session).
+void WriteTriggerSnapshot(const std::string& trigger, FILE* live, Recorder* r) {
+  const std::string path = r->snapshot_base + "." + std::to_string(++r->snapshots);
+  StatusOr<SessionSnapshot> snapshot = WriteSessionSnapshot(r->consumer_socket, r->clone_key, path);
+  if (live) fputs("\n", live);
+  if (!snapshot.ok()) {
+    fprintf(stderr, "sluice record: trigger '%s': no snapshot: %s\n", trigger.c_str(),
+            snapshot.status().message().c_str());
+    return;
+  }
+  fprintf(stderr, "sluice record: trigger '%s': snapshot written to %s (%llu bytes%s)\n",
+          trigger.c_str(), path.c_str(), static_cast<unsigned long long>(snapshot->bytes),
+          snapshot->flushed ? "" : "; a producer missed the flush, its last data may be missing");
+}
 
 Status ConnectToDaemon(const RecordArgs& args, Recorder* r) {
   auto client = ConsumerIpcClient::Connect(args.consumer_socket);
@@ -269,6 +292,7 @@ std::string WaitForSessionEnd(const TraceConfig& config, FILE* live, const Recor
   std::string error;
   for (;;) {
     if (r->consumer->WaitForTracingDisabled(live ? 250 : 100, &error)) break;
+    for (const std::string& trigger : r->consumer->TakeCloneTriggers()) WriteTriggerSnapshot(trigger, live, r);
     if (!stop_sent && g_stop_signal.load(std::memory_order_relaxed)) {
       stop_sent = true;
       if (live) fputs("\nstopping: final flush...\n", live);
@@ -478,6 +502,22 @@ int RunRecordCommand(int argc, char** argv) {
   for (const std::string& field : ConfigFieldsSluiceIgnores(config))
     fprintf(stderr, "sluice record: config field %s is not implemented by sluice: ignored\n", field.c_str());
   const bool streaming = config.write_into_file();
+  using TriggerConfig = TraceConfig::TriggerConfig;
+  const TriggerConfig& triggers = config.trigger_config();
+  const bool snapshot_on_trigger =
+      config.has_trigger_config() &&
+      (triggers.trigger_mode() == TriggerConfig::CLONE_SNAPSHOT ||
+       (triggers.trigger_mode() == TriggerConfig::STOP_TRACING && triggers.use_clone_snapshot_if_available()));
+  if (config.has_trigger_config() && !args.daemon) {
+    fprintf(stderr, "sluice record: the config's trigger_config needs sluiced: record with --daemon "
+                    "(sluice trigger reaches sessions through sluiced)\n");
+    return 2;
+  }
+  if (snapshot_on_trigger && args.output == "-") {
+    fprintf(stderr, "sluice record: CLONE_SNAPSHOT triggers write FILE.1, FILE.2, ...: give -o FILE, "
+                    "not -o -\n");
+    return 2;
+  }
   config.clear_output_path();  // The recorder's file is given to the service as an fd.
   if (streaming) PrepareStreaming(&config);
 
@@ -507,6 +547,14 @@ int RunRecordCommand(int argc, char** argv) {
     session.key = args.detach_key;
     session.output_path = output->to_stdout() ? "-" : std::filesystem::absolute(output->path()).string();
     session.output_temp_path = std::filesystem::absolute(output->temp_path()).string();
+    if (snapshot_on_trigger) {
+      // Snapshots clone the session by name: it needs one.
+      if (session.key.empty() && config.unique_session_name().empty())
+        session.key = "sluice-record-" + std::to_string(getpid());
+      recorder.clone_key = session.key.empty() ? config.unique_session_name() : session.key;
+      recorder.consumer_socket = args.consumer_socket;
+      recorder.snapshot_base = output->path();
+    }
   }
   Status enabled =
       recorder.consumer->EnableTracing(config, streaming || args.daemon ? output->fd() : -1, session);
@@ -528,6 +576,13 @@ int RunRecordCommand(int argc, char** argv) {
   FILE* live = !args.quiet && isatty(fileno(info)) ? info : nullptr;
   std::string error = WaitForSessionEnd(config, live, *output, &recorder);
   const bool service_gone = recorder.daemon && recorder.daemon->connection_lost();
+  if (error.starts_with(kNoTriggerError)) {
+    // Not a fault: the trigger the session waited for never came.
+    TearDown(&recorder);
+    fprintf(stderr, "sluice record: %s; %s was %s\n", error.c_str(), output->display_name().c_str(),
+            output->to_stdout() ? "not written to" : "not written");
+    return 3;  // ~RecordOutput removes the temporary file.
+  }
   if (!streaming && !service_gone) {
     Status read = ReadBuffersIntoFile(recorder.consumer.get(), output->fd(), config.max_file_size_bytes());
     if (!read.ok() && error.empty()) error = read.message();

@@ -57,6 +57,11 @@ const char kRecordUsage[] =
     "                        go with it): wait for its end, Ctrl-C stops it, and\n"
     "                        its file is put at -o (default: the one --detach had)\n"
     "      --stop            with --attach: stop the session now\n"
+    "  Triggers (-c config's trigger_config; with --daemon): `sluice trigger NAME`\n"
+    "  starts (START_TRACING) or stops (STOP_TRACING) the session, or snapshots it\n"
+    "  (CLONE_SNAPSHOT: each trigger writes FILE.1, FILE.2, ...). If no START or\n"
+    "  STOP trigger fires within trigger_timeout_ms, nothing is written and the\n"
+    "  exit status is 3.\n"
     "  -q, --quiet           no status line\n"
     "      --list            the categories and the events behind each\n"
     "  -h, --help            this text\n"
@@ -509,7 +514,7 @@ const std::set<std::string>& ImplementedTraceConfigFields() {
       "buffers", "data_sources", "builtin_data_sources", "duration_ms", "write_into_file", "output_path",
       "file_write_period_ms", "max_file_size_bytes", "flush_period_ms", "flush_timeout_ms",
       "data_source_stop_timeout_ms", "deferred_start", "incremental_state_config", "trace_uuid_msb",
-      "trace_uuid_lsb", "unique_session_name"};
+      "trace_uuid_lsb", "unique_session_name", "trigger_config"};
   return fields;
 }
 

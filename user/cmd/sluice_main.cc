@@ -13,6 +13,7 @@
 #include "user/cmd/report_command.h"
 #include "user/cmd/sessions_command.h"
 #include "user/cmd/stats_command.h"
+#include "user/cmd/trigger_command.h"
 
 namespace {
 constexpr char kUsage[] =
@@ -20,6 +21,7 @@ constexpr char kUsage[] =
     "  record          record a trace (sluice record --help)\n"
     "  sessions        the tracing sessions running in sluiced\n"
     "  clone KEY       a snapshot of a running session, which records on (-o FILE)\n"
+    "  trigger NAME... fire triggers: start, stop or snapshot sessions waiting for them\n"
     "  stats TRACE     loss and health figures of a trace; exit 1 on data loss\n"
     "  query TRACE     SQL over a trace: -q SQL, -f FILE, a shell, --export\n"
     "  report TRACE    one screen about a trace: losses, CPU time, latency, slices\n"
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   if (cmd == "record") return sluice::RunRecordCommand(sub_argc, sub_argv);
   if (cmd == "sessions") return sluice::RunSessionsCommand(sub_argc, sub_argv);
   if (cmd == "clone") return sluice::RunCloneCommand(sub_argc, sub_argv);
+  if (cmd == "trigger") return sluice::RunTriggerCommand(sub_argc, sub_argv);
   if (cmd == "stats") return sluice::RunStatsCommand(sub_argc, sub_argv);
   if (cmd == "query") return sluice::RunQueryCommand(sub_argc, sub_argv);
   if (cmd == "report") return sluice::RunReportCommand(sub_argc, sub_argv);

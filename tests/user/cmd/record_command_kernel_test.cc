@@ -216,6 +216,7 @@ struct Decoded {
   bool trace_stats = false, clock_snapshot = false, system_info = false,
        trace_config = false, process_tree = false, bpf_stats = false;
   uint64_t ftrace_events = 0;
+  std::vector<std::string> triggers;  // Trigger packets' names, in file order.
 };
 
 void AddPrint(const std::string& prefix, std::string buf, Decoded* d) {
@@ -247,6 +248,7 @@ Decoded DecodeTrace(const std::string& path, const std::string& prefix) {
         d.system_info |= p.has_system_info();
         d.trace_config |= p.has_trace_config();
         d.bpf_stats |= p.has_bpf_stats();
+        if (p.has_trigger()) d.triggers.push_back(p.trigger().trigger_name());
         if (p.has_process_tree()) {
           d.process_tree = true;
           for (const auto& t : p.process_tree().threads()) d.comms.insert(t.name());
@@ -1012,6 +1014,140 @@ data_sources {
   EXPECT_TRUE(d.trace_stats && d.trace_config);
   ExpectMarkerRange(d, 0, 4000);
   ExpectNoDataLoss(written);
+  ExpectTracefsRestored();
+}
+
+// ---------------------------------------------------------------------------
+// Triggers (TraceConfig.trigger_config) fired with `sluice trigger`.
+
+// A config recording ftrace/print into an 8 MiB ring, named `name` (so the
+// tests can clone it for readiness), with one trigger of `mode` named `name`.
+std::string TriggerConfigText(const std::string& name, const std::string& mode, uint32_t timeout_ms) {
+  return R"(
+buffers { size_kb: 8192 fill_policy: RING_BUFFER }
+unique_session_name: ")" + name + R"("
+data_sources {
+  config {
+    name: "linux.ftrace"
+    ftrace_config { ftrace_events: "ftrace/print" buffer_size_kb: 16384 }
+  }
+}
+trigger_config {
+  trigger_mode: )" + mode + R"(
+  trigger_timeout_ms: )" + std::to_string(timeout_ms) + R"(
+  triggers { name: ")" + name + R"(" }
+}
+)";
+}
+
+class RecordTriggersKernelTest : public RecordSessionsKernelTest {
+ protected:
+  // `sluice record --daemon -c CONFIG` in the background, writing trace.pftrace.
+  bool StartRecorder(const std::string& config_text, ChildProcess* recorder) {
+    if (!WriteTracefsFile(Path("trigger.pbtx"), config_text, O_CREAT | O_TRUNC)) return false;
+    return recorder->Start({Bin("sluice"), "record", "--daemon", "--consumer-socket", daemon_.consumer_socket(),
+                            "-c", Path("trigger.pbtx"), "--txt", "-q", "-o", Path("trace.pftrace")},
+                           Path("record.out"), Path("record.err"));
+  }
+  testing::CommandResult Trigger(const std::string& name) {
+    return testing::RunToCompletion(
+        {Bin("sluice"), "trigger", name, "--producer-socket", daemon_.producer_socket()}, dir_);
+  }
+};
+
+// STOP_TRACING: the session records from the start; the trigger stops it and
+// the trace holds everything written before, and the trigger itself.
+TEST_F(RecordTriggersKernelTest, StopTracingTriggerEndsTheRecordingWithEverythingBeforeIt) {
+  ChildProcess recorder;
+  ASSERT_TRUE(StartRecorder(TriggerConfigText("e2e-stop", "STOP_TRACING", 3600000), &recorder));
+  if (!WaitUntilCloneHoldsReadyMarker("e2e-stop")) return;
+  WriteMarkersOnOneCpu(workload_.prefix, 3000);
+  testing::CommandResult fired = Trigger("e2e-stop");
+  EXPECT_EQ(fired.exit_code, 0) << fired.err;
+  EXPECT_NE(fired.out.find("e2e-stop: 1 session acted on it"), std::string::npos) << fired.out;
+  ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(120000))) << recorder.Describe();
+  EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
+  const Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  EXPECT_EQ(d.triggers, std::vector<std::string>{"e2e-stop"});
+  ExpectMarkerRange(d, 0, 3000);
+  ExpectNoDataLoss(Path("trace.pftrace"));
+  ExpectTracefsRestored();
+}
+
+// START_TRACING: nothing runs until the trigger (tracefs is untouched), then
+// the session records what comes after it until it is stopped.
+TEST_F(RecordTriggersKernelTest, StartTracingTriggerStartsTheRecording) {
+  ChildProcess recorder;
+  ASSERT_TRUE(StartRecorder(TriggerConfigText("e2e-start", "START_TRACING", 3600000), &recorder));
+  // The session exists once sluice sessions lists it; it waits.
+  const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
+  while (Sluice({"sessions"}).out.find("'e2e-start'") == std::string::npos && NowMs() < deadline)
+    usleep(50 * 1000);
+  ASSERT_NE(Sluice({"sessions"}).out.find("'e2e-start'"), std::string::npos) << recorder.Describe();
+  EXPECT_EQ(ReadTracefsState(), before_) << "a START_TRACING session enabled events before its trigger";
+  WriteMarkersOnOneCpu(workload_.prefix, 500, 100000);  // Before the trigger: not recorded.
+  testing::CommandResult fired = Trigger("e2e-start");
+  EXPECT_EQ(fired.exit_code, 0) << fired.err;
+  EXPECT_NE(fired.out.find("e2e-start: 1 session acted on it"), std::string::npos) << fired.out;
+  if (!WaitUntilCloneHoldsReadyMarker("e2e-start")) return;
+  WriteMarkersOnOneCpu(workload_.prefix, 2000);
+  recorder.Signal(SIGINT);
+  ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(120000))) << recorder.Describe();
+  EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
+  const Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  EXPECT_EQ(d.triggers, std::vector<std::string>{"e2e-start"});
+  ExpectMarkerRange(d, 0, 2000);
+  ExpectNoDataLoss(Path("trace.pftrace"));
+  ExpectTracefsRestored();
+}
+
+// A START_TRACING session whose trigger never comes: nothing is written,
+// an existing file stays as it was, and the exit status says so.
+TEST_F(RecordTriggersKernelTest, NoTriggerWithinTheTimeoutWritesNothing) {
+  ASSERT_TRUE(WriteTracefsFile(Path("trace.pftrace"), "keep me", O_CREAT | O_TRUNC));
+  ChildProcess recorder;
+  ASSERT_TRUE(StartRecorder(TriggerConfigText("e2e-never", "START_TRACING", 300), &recorder));
+  ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(120000))) << recorder.Describe();
+  EXPECT_TRUE(recorder.exited_normally_with(3)) << recorder.Describe();
+  EXPECT_NE(recorder.Stderr().find("no trigger fired: none of the session's triggers (e2e-never) fired "
+                                   "within trigger_timeout_ms (300 ms); nothing was recorded; " +
+                                   Path("trace.pftrace") + " was not written"),
+            std::string::npos)
+      << recorder.Stderr();
+  EXPECT_EQ(ReadFileOr(Path("trace.pftrace"), ""), "keep me");
+  EXPECT_EQ(testing::FileBeingRecorded(Path("trace.pftrace")), Path("trace.pftrace")) << "a temporary file is left";
+  EXPECT_EQ(ReadTracefsState(), before_);
+}
+
+// CLONE_SNAPSHOT: each trigger writes FILE.N, a snapshot holding everything
+// up to it; the session records on until it is stopped.
+TEST_F(RecordTriggersKernelTest, CloneSnapshotTriggerWritesASnapshotAndRecordsOn) {
+  ChildProcess recorder;
+  ASSERT_TRUE(StartRecorder(TriggerConfigText("e2e-snap", "CLONE_SNAPSHOT", 3600000), &recorder));
+  if (!WaitUntilCloneHoldsReadyMarker("e2e-snap")) return;
+  WriteMarkersOnOneCpu(workload_.prefix, 2000);
+  testing::CommandResult fired = Trigger("e2e-snap");
+  EXPECT_EQ(fired.exit_code, 0) << fired.err;
+  const std::string snapshot = Path("trace.pftrace") + ".1";
+  const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(120000);
+  while (recorder.Stderr().find("snapshot written to " + snapshot) == std::string::npos && NowMs() < deadline &&
+         recorder.running())
+    usleep(50 * 1000);
+  ASSERT_NE(recorder.Stderr().find("snapshot written to " + snapshot), std::string::npos) << recorder.Describe();
+  const Decoded snap = DecodeTrace(snapshot, workload_.prefix);
+  ASSERT_TRUE(snap.status.ok()) << snap.status.message();
+  EXPECT_EQ(snap.triggers, std::vector<std::string>{"e2e-snap"});
+  ExpectMarkerRange(snap, 0, 2000);
+  WriteMarkersOnOneCpu(workload_.prefix, 1000, 2000);
+  recorder.Signal(SIGINT);
+  ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(120000))) << recorder.Describe();
+  EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
+  const Decoded all = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(all.status.ok()) << all.status.message();
+  EXPECT_EQ(all.triggers, std::vector<std::string>{"e2e-snap"});
+  ExpectMarkerRange(all, 0, 3000);
   ExpectTracefsRestored();
 }
 

@@ -599,7 +599,7 @@ TEST(RecordConfigTest, FieldsSluiceIgnoresAreNamed) {
   // A field sluice's protos do not have, as a newer Perfetto's binary config holds it.
   config->GetReflection()->MutableUnknownFields(&*config)->AddVarint(9999, 1);
   EXPECT_EQ(ConfigFieldsSluiceIgnores(*config),
-            (std::vector<std::string>{"trigger_config", "compression_type",
+            (std::vector<std::string>{"compression_type",
                                       "field 9999 (unknown to sluice)", "buffers[0].transfer_on_clone"}));
 }
 

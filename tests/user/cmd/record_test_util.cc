@@ -81,13 +81,13 @@ bool WriteMarkerUntilInFile(const std::string& marker, const std::string& trace_
 bool SluicedAndProbes::Start(const std::string& bin_dir, const std::string& dir) {
   dir_ = dir;
   if (!sluiced.Start({bin_dir + "/sluiced", "--foreground", "--producer-socket",
-                      dir + "/producer.sock", "--consumer-socket", consumer_socket()},
+                      producer_socket(), "--consumer-socket", consumer_socket()},
                      dir + "/sluiced.out", dir + "/sluiced.err")) {
     ADD_FAILURE() << "cannot start " << bin_dir << "/sluiced";
     return false;
   }
   // sluice-probes retries until sluiced listens.
-  if (!probes.Start({bin_dir + "/sluice-probes", "--producer-socket", dir + "/producer.sock"},
+  if (!probes.Start({bin_dir + "/sluice-probes", "--producer-socket", producer_socket()},
                     dir + "/probes.out", dir + "/probes.err")) {
     ADD_FAILURE() << "cannot start " << bin_dir << "/sluice-probes";
     return false;

@@ -41,6 +41,7 @@ struct SluicedAndProbes {
   // sluiced logs the probes' connection. False, with a gtest failure that shows both outputs, if not.
   bool Start(const std::string& bin_dir, const std::string& dir);
   std::string consumer_socket() const { return dir_ + "/consumer.sock"; }
+  std::string producer_socket() const { return dir_ + "/producer.sock"; }
 
   ChildProcess sluiced, probes;
 
