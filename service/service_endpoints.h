@@ -99,6 +99,17 @@ class Producer {
   virtual void OnTriggersActivated(uint32_t sessions_triggered) { (void)sessions_triggered; }
 };
 
+// A producer that runs no data source (`sluice trigger`, benchmarks): the
+// service never asks it to, and its answers are no-ops.
+class ProducerWithoutDataSources : public Producer {
+ public:
+  void SetupDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
+  void StartDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
+  void StopDataSource(DataSourceInstanceId) override {}
+  void Flush(FlushRequestId, const std::vector<DataSourceInstanceId>&) override {}
+  void ClearIncrementalState(const std::vector<DataSourceInstanceId>&) override {}
+};
+
 // The producer's handle on the service. Destroying it disconnects: the
 // service scrapes the Complete chunks left in the SMB into the trace.
 class ProducerEndpoint {

@@ -26,14 +26,7 @@
 namespace sluice {
 namespace {
 
-class NullEndpoint : public Producer {
- public:
-  void SetupDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
-  void StartDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
-  void StopDataSource(DataSourceInstanceId) override {}
-  void Flush(FlushRequestId, const std::vector<DataSourceInstanceId>&) override {}
-  void ClearIncrementalState(const std::vector<DataSourceInstanceId>&) override {}
-};
+using NullEndpoint = ProducerWithoutDataSources;
 
 // A service with one producer and one session whose 64 MiB ring buffer takes
 // the producer's data source.

@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gtest/gtest.h"
 #include "perfetto/config/data_source_config.pb.h"
 #include "perfetto/config/trace_config.pb.h"
 #include "perfetto/trace/trace.pb.h"
@@ -80,6 +81,13 @@ bool WaitUntil(Pred pred, int timeout_ms = 60000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
+}
+
+// [begin, end): the packet numbers a test expects, in order.
+inline std::vector<uint32_t> SeqRange(uint32_t begin, uint32_t end) {
+  std::vector<uint32_t> out;
+  for (uint32_t i = begin; i < end; i++) out.push_back(i);
+  return out;
 }
 
 inline perfetto::protos::TraceConfig MakeConfig(uint32_t buffer_kb, const std::string& ds_name,
@@ -150,6 +158,22 @@ class TestProducer : public Producer {
     }
     arbiter.reset();
     connection.reset();
+  }
+  // Connects to `service` (a TracingService) as `name` and, unless
+  // `data_source` is empty, registers it (will_notify_on_stop).
+  template <typename Service>
+  ::testing::AssertionResult ConnectTo(Service* service, const std::string& name,
+                                       const std::string& data_source = "test.ds") {
+    auto conn = service->ConnectProducer(this, ProducerOptions{name, 0, 0});
+    if (!conn.ok()) return ::testing::AssertionFailure() << conn.status().message();
+    Attach(std::move(conn.value()));
+    if (!data_source.empty()) {
+      DataSourceDescriptor d;
+      d.name = data_source;
+      d.will_notify_on_stop = true;
+      connection()->RegisterDataSource(d);
+    }
+    return ::testing::AssertionSuccess();
   }
   ProducerEndpoint* connection() { return connection_.get(); }
   SharedMemoryArbiter* arbiter() { return arbiter_.get(); }

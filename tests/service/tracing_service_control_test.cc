@@ -24,6 +24,7 @@ using perfetto::protos::TraceConfig;
 using perfetto::protos::TracePacket;
 using testing::MakeConfig;
 using testing::ReadAllPackets;
+using testing::SeqRange;
 using testing::TestPacketId;
 using testing::TestProducer;
 using testing::WaitUntil;
@@ -56,12 +57,6 @@ Contents Summarize(const std::vector<TracePacket>& packets) {
     }
   }
   return c;
-}
-
-std::vector<uint32_t> Range(uint32_t begin, uint32_t end) {
-  std::vector<uint32_t> out;
-  for (uint32_t i = begin; i < end; i++) out.push_back(i);
-  return out;
 }
 
 // A consumer the test drives by hand with chosen credentials (another
@@ -103,13 +98,7 @@ class TracingServiceControlTest : public ::testing::Test {
   void SetUp() override {
     loop_thread_ = std::make_unique<EventLoopThread>();
     service_ = std::make_unique<TracingService>(loop_thread_->loop());
-    auto conn = service_->ConnectProducer(&producer_, ProducerOptions{"test-producer", 0, 0});
-    ASSERT_TRUE(conn.ok()) << conn.status().message();
-    producer_.Attach(std::move(conn.value()));
-    DataSourceDescriptor d;
-    d.name = "test.ds";
-    d.will_notify_on_stop = true;
-    producer_.connection()->RegisterDataSource(d);
+    ASSERT_TRUE(producer_.ConnectTo(service_.get(), "test-producer"));
     char path[] = "/tmp/sluice-control-test-XXXXXX";
     output_fd_ = mkstemp(path);
     ASSERT_GE(output_fd_, 0);
@@ -218,7 +207,7 @@ TEST_F(TracingServiceControlTest, DetachedStreamingSessionRunsOnAndAttachStopsIt
   EXPECT_TRUE(Sessions().empty());
 
   Contents file = OutputFile();
-  EXPECT_EQ(file.seqs[0], Range(0, 200));
+  EXPECT_EQ(file.seqs[0], SeqRange(0, 200));
   EXPECT_EQ(file.config_packets, 1);
   EXPECT_EQ(file.stats_packets, 1);
   EXPECT_TRUE(file.stats_last);
@@ -243,7 +232,7 @@ TEST_F(TracingServiceControlTest, DetachedRingSessionEndsAloneIsWrittenAndWaitsF
   EXPECT_TRUE(ended.detached);
   EXPECT_GT(ended.file_bytes, 50u * testing::kTestPacketBytes);
   Contents file = OutputFile();
-  EXPECT_EQ(file.seqs[0], Range(0, 50));
+  EXPECT_EQ(file.seqs[0], SeqRange(0, 50));
   EXPECT_TRUE(file.stats_last);
   // Its buffers are freed; the key stays taken until someone collects it.
   auto other = service_->ConnectConsumer();
@@ -288,7 +277,7 @@ TEST_F(TracingServiceControlTest, AttachedRingSessionIsStillWrittenByTheServiceA
   EXPECT_EQ(error, "");
   // Told once the file is complete.
   Contents file = OutputFile();
-  EXPECT_EQ(file.seqs[0], Range(0, 60));
+  EXPECT_EQ(file.seqs[0], SeqRange(0, 60));
   EXPECT_TRUE(file.stats_last);
   ASSERT_TRUE(attached->FreeBuffers().ok());
   EXPECT_TRUE(Sessions().empty());
@@ -303,7 +292,7 @@ TEST_F(TracingServiceControlTest, ConsumerGoneWithoutDetachEndsTheStreamingSessi
   }  // Gone without Detach (a killed `sluice record --daemon`).
   ASSERT_TRUE(WaitUntil([&] { return Sessions().empty(); }));
   Contents file = OutputFile();
-  EXPECT_EQ(file.seqs[0], Range(0, 120));  // Flushed at the stop: nothing lost.
+  EXPECT_EQ(file.seqs[0], SeqRange(0, 120));  // Flushed at the stop: nothing lost.
   EXPECT_EQ(file.stats_packets, 1);
   EXPECT_TRUE(file.stats_last);
   EXPECT_EQ(file.stats.final_flush_outcome(), perfetto::protos::TraceStats::FINAL_FLUSH_SUCCEEDED);
@@ -318,7 +307,7 @@ TEST_F(TracingServiceControlTest, ConsumerGoneWithoutDetachWritesTheRingSessionI
   }
   ASSERT_TRUE(WaitUntil([&] { return Sessions().empty(); }));
   Contents file = OutputFile();
-  EXPECT_EQ(file.seqs[0], Range(0, 80));
+  EXPECT_EQ(file.seqs[0], SeqRange(0, 80));
   EXPECT_TRUE(file.stats_last);
 }
 
@@ -330,7 +319,7 @@ TEST_F(TracingServiceControlTest, ConsumerGoneAfterItReadTheRingSessionLeavesIts
   std::string error;
   ASSERT_TRUE(consumer->DisableTracing().ok());
   ASSERT_TRUE(consumer->WaitForTracingDisabled(60000, &error));
-  EXPECT_EQ(Summarize(ReadAllPackets(consumer.get())).seqs[0], Range(0, 10));
+  EXPECT_EQ(Summarize(ReadAllPackets(consumer.get())).seqs[0], SeqRange(0, 10));
   consumer.reset();  // Read, not freed: the reader owns the file.
   ASSERT_TRUE(WaitUntil([&] { return Sessions().empty(); }));
   auto bytes = ReadFile(output_path_);
@@ -356,7 +345,7 @@ TEST_F(TracingServiceControlTest, ClonesAreFlushedRepeatableAndLeaveTheSessionWh
   std::vector<TracePacket> clone1 = ReadAllPackets(cloner.get());
   ASSERT_TRUE(cloner->FreeBuffers().ok());
   Contents c1 = Summarize(clone1);
-  EXPECT_EQ(c1.seqs[0], Range(0, 50));
+  EXPECT_EQ(c1.seqs[0], SeqRange(0, 50));
   EXPECT_EQ(c1.config_packets, 1);
   EXPECT_EQ(c1.stats_packets, 1);
   EXPECT_TRUE(c1.stats_last);
@@ -377,7 +366,7 @@ TEST_F(TracingServiceControlTest, ClonesAreFlushedRepeatableAndLeaveTheSessionWh
   ASSERT_TRUE(second.ok()) << second.status().message();
   Contents c2 = Summarize(ReadAllPackets(cloner.get()));
   ASSERT_TRUE(cloner->FreeBuffers().ok());
-  EXPECT_EQ(c2.seqs[0], Range(0, 120));
+  EXPECT_EQ(c2.seqs[0], SeqRange(0, 120));
   EXPECT_EQ(c2.sequence_id[0], c1.sequence_id[0]);
 
   Write(120, 150);
@@ -385,7 +374,7 @@ TEST_F(TracingServiceControlTest, ClonesAreFlushedRepeatableAndLeaveTheSessionWh
   ASSERT_TRUE(owner->DisableTracing().ok());
   ASSERT_TRUE(owner->WaitForTracingDisabled(60000, &error));
   Contents all = Summarize(ReadAllPackets(owner.get()));
-  EXPECT_EQ(all.seqs[0], Range(0, 150));
+  EXPECT_EQ(all.seqs[0], SeqRange(0, 150));
   EXPECT_EQ(all.sequence_id[0], c1.sequence_id[0]);  // Same trusted ids as the clones.
   EXPECT_TRUE(all.stats_last);
 }
@@ -400,7 +389,7 @@ TEST_F(TracingServiceControlTest, CloneOfAWrappedRingHoldsAGapFreeSuffix) {
   Contents c = Summarize(ReadAllPackets(cloner.get()));
   const std::vector<uint32_t>& got = c.seqs[0];
   ASSERT_FALSE(got.empty());
-  EXPECT_EQ(got, Range(got.front(), 2000));
+  EXPECT_EQ(got, SeqRange(got.front(), 2000));
   EXPECT_GT(got.front(), 0u);
   EXPECT_GT(c.stats.buffer_stats(0).chunks_overwritten(), 0u);
 }
@@ -414,7 +403,7 @@ TEST_F(TracingServiceControlTest, CloneOfADetachedSessionByItsUniqueSessionName)
   Write(0, 5);
   auto cloner = service_->ConnectConsumer();
   ASSERT_TRUE(cloner->CloneSession("by-name").ok());
-  EXPECT_EQ(Summarize(ReadAllPackets(cloner.get())).seqs[0], Range(0, 5));
+  EXPECT_EQ(Summarize(ReadAllPackets(cloner.get())).seqs[0], SeqRange(0, 5));
   // unique_session_name: a second session of that name is refused.
   auto second = service_->ConnectConsumer();
   Status refused = second->EnableTracing(config);

@@ -22,6 +22,7 @@ using perfetto::protos::TraceConfig;
 using perfetto::protos::TracePacket;
 using testing::MakeConfig;
 using testing::ReadAllPackets;
+using testing::SeqRange;
 using testing::TestPacketId;
 using testing::TestProducer;
 using testing::WaitUntil;
@@ -56,32 +57,18 @@ std::vector<const perfetto::protos::Trigger*> Triggers(const std::vector<TracePa
   return triggers;
 }
 
-std::vector<uint32_t> Range(uint32_t begin, uint32_t end) {
-  std::vector<uint32_t> out;
-  for (uint32_t i = begin; i < end; i++) out.push_back(i);
-  return out;
-}
-
 class TracingServiceTriggersTest : public ::testing::Test {
  protected:
   void SetUp() override {
     loop_thread_ = std::make_unique<EventLoopThread>();
     service_ = std::make_unique<TracingService>(loop_thread_->loop());
-    auto conn = service_->ConnectProducer(&producer_, ProducerOptions{"test-producer", 0, 0});
-    ASSERT_TRUE(conn.ok()) << conn.status().message();
-    producer_.Attach(std::move(conn.value()));
-    DataSourceDescriptor d;
-    d.name = "test.ds";
-    d.will_notify_on_stop = true;
-    producer_.connection()->RegisterDataSource(d);
+    ASSERT_TRUE(producer_.ConnectTo(service_.get(), "test-producer"));
     // The writer's chunk goes out when the service flushes, as a data
     // source's would.
     producer_.set_on_flush([this] {
       if (writer_) writer_->Flush();
     });
-    auto trigger_conn = service_->ConnectProducer(&trigger_app_, ProducerOptions{"trigger-app", 0, 0});
-    ASSERT_TRUE(trigger_conn.ok()) << trigger_conn.status().message();
-    trigger_app_.Attach(std::move(trigger_conn.value()));
+    ASSERT_TRUE(trigger_app_.ConnectTo(service_.get(), "trigger-app", ""));
   }
   void TearDown() override {
     producer_.set_on_flush(nullptr);
@@ -132,7 +119,7 @@ TEST_F(TracingServiceTriggersTest, StartTracingWaitsForItsTriggerThenRecordsAndN
   ASSERT_TRUE(consumer->WaitForTracingDisabled(60000, &error));
   EXPECT_EQ(error, "");
   std::vector<TracePacket> packets = ReadAllPackets(consumer.get());
-  EXPECT_EQ(TestPacketSeqs(packets), Range(0, 40));
+  EXPECT_EQ(TestPacketSeqs(packets), SeqRange(0, 40));
   auto triggers = Triggers(packets);
   ASSERT_EQ(triggers.size(), 1u);
   EXPECT_EQ(triggers[0]->trigger_name(), "go");
@@ -164,7 +151,7 @@ TEST_F(TracingServiceTriggersTest, StopTracingHoldsItsDataBackAndStopsAfterTheSt
   ASSERT_TRUE(consumer->WaitForTracingDisabled(60000, &error));
   EXPECT_EQ(error, "");
   std::vector<TracePacket> packets = ReadAllPackets(consumer.get());
-  EXPECT_EQ(TestPacketSeqs(packets), Range(0, 30));
+  EXPECT_EQ(TestPacketSeqs(packets), SeqRange(0, 30));
   ASSERT_EQ(Triggers(packets).size(), 1u);
   EXPECT_EQ(Triggers(packets)[0]->trigger_name(), "stop");
   EXPECT_TRUE(packets.back().has_trace_stats());
@@ -214,7 +201,7 @@ TEST_F(TracingServiceTriggersTest, CloneSnapshotTellsTheConsumerAndTheCloneNames
   auto cloned = cloner->CloneSession("snapshots");
   ASSERT_TRUE(cloned.ok()) << cloned.status().message();
   std::vector<TracePacket> snapshot = ReadAllPackets(cloner.get());
-  EXPECT_EQ(TestPacketSeqs(snapshot), Range(0, 20));
+  EXPECT_EQ(TestPacketSeqs(snapshot), SeqRange(0, 20));
   ASSERT_EQ(Triggers(snapshot).size(), 1u);
   EXPECT_EQ(Triggers(snapshot)[0]->trigger_name(), "snap");
   // The session records on.

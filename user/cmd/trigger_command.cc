@@ -31,13 +31,8 @@ constexpr uint32_t kAnswerTimeoutMs = 30000;
 
 // The producer side of the connection: it runs no data source, it only
 // waits for the answer to ActivateTriggers.
-class TriggerProducer : public Producer {
+class TriggerProducer : public ProducerWithoutDataSources {
  public:
-  void SetupDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
-  void StartDataSource(DataSourceInstanceId, const perfetto::protos::DataSourceConfig&) override {}
-  void StopDataSource(DataSourceInstanceId) override {}
-  void Flush(FlushRequestId, const std::vector<DataSourceInstanceId>&) override {}
-  void ClearIncrementalState(const std::vector<DataSourceInstanceId>&) override {}
   void OnDisconnect(const std::string& reason) override {
     std::lock_guard<std::mutex> lock(mu_);
     disconnect_reason_ = reason.empty() ? "the connection closed" : reason;
