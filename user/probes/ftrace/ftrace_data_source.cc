@@ -20,9 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kDefaultDrainPeriodMs = 100;
 constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
-// Pages per FtraceEventBundle at most, so one packet stays well below the
-// central buffer's chunk budget (32 x 4 KiB pages ~ 100 KiB of protos).
-constexpr size_t kMaxPagesPerBundle = 32;
 // A worker that does not finish a flush in this time is reported, not awaited.
 constexpr auto kFlushTimeout = std::chrono::seconds(10);
 
@@ -227,7 +224,7 @@ void FtraceDataSource::DrainCpu(CpuState* state) {
   for (;;) {
     FtraceCpuReader::Run run = reader->NextReady();
     if (run.count == 0) break;
-    const size_t count = std::min(run.count, kMaxPagesPerBundle);
+    const size_t count = std::min(run.count, FtracePageEncoder::kMaxPagesPerBundle);
     state->encoder->EncodePages(run.pages, count, page_size_, state->writer.get());
     reader->Release(count);
   }
