@@ -565,12 +565,14 @@ TEST_P(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
   ASSERT_EQ(rmdir(dir.c_str()), 0);
 }
 
-using FtraceDataSourceAutoKernelTest = FtraceKernelTestBase;
+// The read modes whose outcome depends on the kernel: each case checks what
+// this kernel must give, with or without the mapping.
+using FtraceDataSourceReadModeKernelTest = FtraceKernelTestBase;
 
 // The default read mode (AUTO) maps every CPU where the kernel maps ring
 // buffers, with no warning, and reads with splice where it does not, also
 // without one; the trace says which.
-TEST_F(FtraceDataSourceAutoKernelTest, AutoMapsWhereTheKernelCan) {
+TEST_F(FtraceDataSourceReadModeKernelTest, AutoMapsWhereTheKernelCan) {
   const bool maps = testing::KernelMapsRingBuffers();
   perfetto::protos::FtraceConfig config;
   config.add_ftrace_events("ftrace/print");
@@ -604,6 +606,39 @@ TEST_F(FtraceDataSourceAutoKernelTest, AutoMapsWhereTheKernelCan) {
   }
   EXPECT_EQ(said, reading);
   ds->reset();
+}
+
+// MAPPED maps every CPU where the kernel can; where it cannot (before 6.10)
+// the data source does not start, and says in one line which CPU, why, and
+// the fix; tracefs is left as found (TearDown) and the instance removed.
+TEST_F(FtraceDataSourceReadModeKernelTest, MappedStartsOrSaysWhyNotAndTheFix) {
+  const bool maps = testing::KernelMapsRingBuffers();
+  const std::string instance = UniqueName("forced");
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("ftrace/print");
+  config.set_buffer_size_kb(64);
+  config.set_instance_name(instance);
+  config.set_ring_buffer_read_mode(sluice::protos::FTRACE_READ_MODE_MAPPED);
+  testing::WriterCollector collector;
+  {
+    auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+    ASSERT_TRUE(ds.ok()) << ds.status().message();
+    Status started = (*ds)->Start();
+    if (maps) {
+      ASSERT_TRUE(started.ok()) << started.message();
+      EXPECT_EQ((*ds)->stats().splice_cpus, 0u);
+      (*ds)->Stop();
+    } else {
+      ASSERT_FALSE(started.ok());
+      std::printf("[   INFO   ] %s\n", started.message().c_str());
+      EXPECT_EQ(started.message().find('\n'), std::string::npos);
+      EXPECT_EQ(started.message().rfind("cpu ", 0), 0u) << started.message();
+      EXPECT_NE(started.message().find("the kernel has no ring buffer mapping (Linux 6.10+)"), std::string::npos)
+          << started.message();
+      EXPECT_NE(started.message().find("--ftrace-read=auto"), std::string::npos) << started.message();
+    }
+  }
+  EXPECT_NE(access((std::string(kTracefs) + "/instances/" + instance).c_str(), F_OK), 0);
 }
 
 }  // namespace
