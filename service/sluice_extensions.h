@@ -1,14 +1,16 @@
 // sluice's own fields in upstream Perfetto's messages, described for readers
 // that do not know them.
 //
-// sluice writes three fields upstream's schema does not have, all numbered
+// sluice writes five fields upstream's schema does not have, all numbered
 // 60000 and up so that they can never meet an upstream field
 // (docs/PROTOS.md, "sluice's fields in upstream messages"):
 //
 //   perfetto.protos.TracePacket.bpf_stats              60002  sluice.protos.BpfStats
 //   perfetto.protos.TraceStats.sluice_service_stats    60003  sluice.protos.ServiceSessionStats
+//   perfetto.protos.FtraceCpuStats.sluice_read_path    60005  sluice.protos.FtraceReadPath (enum)
 //   perfetto.protos.DataSourceConfig.bpf_config        60001  sluice.protos.BpfConfig
-//                        (inside the TraceConfig the service writes into every trace)
+//   perfetto.protos.FtraceConfig.ring_buffer_read_mode 60004  sluice.protos.FtraceReadMode (enum)
+//                        (the last two inside the TraceConfig the service writes into every trace)
 //
 // Every trace carries them described once, in an ExtensionDescriptor packet
 // (TracePacket field 72, service/service_packets.h): a FileDescriptorSet that
@@ -21,7 +23,7 @@
 //   ...
 //
 // Nothing is hand-written: the fields are found by walking the compiled-in
-// descriptors from TracePacket, so a fourth field is described as soon as
+// descriptors from TracePacket, so a sixth field is described as soon as
 // it is declared.
 //
 // Upstream's trace_processor takes the set in (v58.2 checked) and refuses

@@ -37,4 +37,17 @@ StatusOr<std::vector<uint32_t>> ReadCpuList(const std::string& path) {
   return cpus;
 }
 
+std::string FormatCpuList(const std::vector<uint32_t>& cpus) {
+  std::string text;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t end = i;
+    while (end + 1 < cpus.size() && cpus[end + 1] == cpus[end] + 1) end++;
+    if (!text.empty()) text += ',';
+    text += std::to_string(cpus[i]);
+    if (end > i) text += "-" + std::to_string(cpus[end]);
+    i = end + 1;
+  }
+  return text;
+}
+
 }  // namespace sluice

@@ -21,6 +21,10 @@ StatusOr<std::vector<uint32_t>> ParseCpuList(std::string_view text);
 // ParseCpuList of the file at `path`.
 StatusOr<std::vector<uint32_t>> ReadCpuList(const std::string& path);
 
+// The list in that format, runs of consecutive CPUs as ranges: {0,1,2,5} ->
+// "0-2,5". `cpus` sorted and unique, as ParseCpuList returns them.
+std::string FormatCpuList(const std::vector<uint32_t>& cpus);
+
 }  // namespace sluice
 
 #endif  // SLUICE_SHM_BASE_CPU_LIST_H_

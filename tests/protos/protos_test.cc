@@ -170,6 +170,8 @@ TEST(ProtosTest, FieldNumbersMatchUpstream) {
   static_assert(pp::DataSourceConfig::kBpfConfigFieldNumber == 60001);
   static_assert(pp::TracePacket::kBpfStatsFieldNumber == 60002);
   static_assert(pp::TraceStats::kSluiceServiceStatsFieldNumber == 60003);
+  static_assert(pp::FtraceConfig::kRingBufferReadModeFieldNumber == 60004);
+  static_assert(pp::FtraceCpuStats::kSluiceReadPathFieldNumber == 60005);
   static_assert(
       static_cast<int>(sluice::protos::BpfStatsPacket::kBpfStatsFieldNumber) ==
       static_cast<int>(pp::TracePacket::kBpfStatsFieldNumber));

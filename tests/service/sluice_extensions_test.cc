@@ -21,6 +21,7 @@
 #include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/bpf.pb.h"
 #include "sluice/bpf_config.pb.h"
+#include "sluice/ftrace.pb.h"
 #include "sluice/service_stats.pb.h"
 
 namespace sluice {
@@ -61,6 +62,8 @@ TEST(SluiceExtensionsTest, FindsEverySluiceFieldOfUpstreamMessages) {
   for (const FieldDescriptor* f : SluiceFieldsInUpstreamMessages())
     found.push_back(f->containing_type()->full_name() + "." + f->name() + "=" + std::to_string(f->number()));
   EXPECT_EQ(found, (std::vector<std::string>{"perfetto.protos.DataSourceConfig.bpf_config=60001",
+                                             "perfetto.protos.FtraceConfig.ring_buffer_read_mode=60004",
+                                             "perfetto.protos.FtraceCpuStats.sluice_read_path=60005",
                                              "perfetto.protos.TracePacket.bpf_stats=60002",
                                              "perfetto.protos.TraceStats.sluice_service_stats=60003"}));
   // Nothing declared in protos/perfetto/ with such a number escapes the walk
@@ -104,28 +107,40 @@ TEST(SluiceExtensionsTest, SetParsesBackIntoOneExtensionPerField) {
     const char* name;
     int number;
     const char* extendee;
+    FieldDescriptor::Type kind;
     const char* type;
   };
   const Expected expected[] = {
-      {"sluice.protos.bpf_config", 60001, "perfetto.protos.DataSourceConfig", "sluice.protos.BpfConfig"},
-      {"sluice.protos.bpf_stats", 60002, "perfetto.protos.TracePacket", "sluice.protos.BpfStats"},
-      {"sluice.protos.sluice_service_stats", 60003, "perfetto.protos.TraceStats",
+      {"sluice.protos.bpf_config", 60001, "perfetto.protos.DataSourceConfig", FieldDescriptor::TYPE_MESSAGE,
+       "sluice.protos.BpfConfig"},
+      {"sluice.protos.bpf_stats", 60002, "perfetto.protos.TracePacket", FieldDescriptor::TYPE_MESSAGE,
+       "sluice.protos.BpfStats"},
+      {"sluice.protos.sluice_service_stats", 60003, "perfetto.protos.TraceStats", FieldDescriptor::TYPE_MESSAGE,
        "sluice.protos.ServiceSessionStats"},
+      {"sluice.protos.ring_buffer_read_mode", 60004, "perfetto.protos.FtraceConfig", FieldDescriptor::TYPE_ENUM,
+       "sluice.protos.FtraceReadMode"},
+      {"sluice.protos.sluice_read_path", 60005, "perfetto.protos.FtraceCpuStats", FieldDescriptor::TYPE_ENUM,
+       "sluice.protos.FtraceReadPath"},
   };
   const auto* file = set.pool().FindFileByName(kSluiceExtensionsFileName);
   ASSERT_NE(file, nullptr);
-  EXPECT_EQ(file->extension_count(), 3);
+  EXPECT_EQ(file->extension_count(), 5);
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
     const FieldDescriptor* ext = set.pool().FindExtensionByName(e.name);
     ASSERT_NE(ext, nullptr);
     EXPECT_TRUE(ext->is_extension());
     EXPECT_EQ(ext->number(), e.number);
-    EXPECT_EQ(ext->type(), FieldDescriptor::TYPE_MESSAGE);
+    EXPECT_EQ(ext->type(), e.kind);
     EXPECT_EQ(ext->label(), FieldDescriptor::LABEL_OPTIONAL);
     EXPECT_EQ(ext->containing_type()->full_name(), e.extendee);
-    ASSERT_NE(ext->message_type(), nullptr);
-    EXPECT_EQ(ext->message_type()->full_name(), e.type);
+    if (e.kind == FieldDescriptor::TYPE_MESSAGE) {
+      ASSERT_NE(ext->message_type(), nullptr);
+      EXPECT_EQ(ext->message_type()->full_name(), e.type);
+    } else {
+      ASSERT_NE(ext->enum_type(), nullptr);
+      EXPECT_EQ(ext->enum_type()->full_name(), e.type);
+    }
     EXPECT_EQ(ext->containing_oneof(), nullptr);
   }
 }
@@ -142,6 +157,16 @@ TEST(SluiceExtensionsTest, DescribedMessagesAreTheCompiledInOnes) {
       EXPECT_EQ(described->field(i)->name(), generated->field(i)->name());
       EXPECT_EQ(described->field(i)->number(), generated->field(i)->number());
       EXPECT_EQ(described->field(i)->type(), generated->field(i)->type());
+    }
+  }
+  for (const auto* generated : {protos::FtraceReadMode_descriptor(), protos::FtraceReadPath_descriptor()}) {
+    SCOPED_TRACE(generated->full_name());
+    const auto* described = set.pool().FindEnumTypeByName(generated->full_name());
+    ASSERT_NE(described, nullptr);
+    ASSERT_EQ(described->value_count(), generated->value_count());
+    for (int i = 0; i < generated->value_count(); i++) {
+      EXPECT_EQ(described->value(i)->name(), generated->value(i)->name());
+      EXPECT_EQ(described->value(i)->number(), generated->value(i)->number());
     }
   }
 }

@@ -46,6 +46,11 @@ const char kRecordUsage[] =
     "                        does not know (configs for a newer Perfetto), not fail\n"
     "      --bpf             collect the events BPF supports with the BPF source\n"
     "      --no-compact-sched  write sched_switch/sched_waking as full events\n"
+    "      --ftrace-read=MODE  how ftrace reads each CPU's kernel buffer: auto\n"
+    "                        (default: in place through the buffer's memory\n"
+    "                        mapping where the kernel has it, Linux 6.10+, and\n"
+    "                        with splice elsewhere), mapped (fail where it\n"
+    "                        cannot map) or splice\n"
     "      --compress        zlib-compress the trace (Perfetto compressed_packets)\n"
     "      --daemon          record through a running sluiced and sluice-probes\n"
     "      --consumer-socket PATH  sluiced's consumer socket (with --daemon)\n"
@@ -118,6 +123,7 @@ enum {
   kDetach,
   kAttach,
   kStop,
+  kFtraceRead,
 };
 const struct option kOptions[] = {
     {"out", required_argument, nullptr, 'o'},
@@ -141,6 +147,7 @@ const struct option kOptions[] = {
     {"detach", required_argument, nullptr, kDetach},
     {"attach", required_argument, nullptr, kAttach},
     {"stop", no_argument, nullptr, kStop},
+    {"ftrace-read", required_argument, nullptr, kFtraceRead},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0}};
 
@@ -174,7 +181,8 @@ Status CheckSessionControlArgs(RecordArgs* a) {
   // The session's config was fixed when it started.
   const bool config_flags = !a->config_path.empty() || !a->events.empty() || !a->categories.empty() ||
                             a->duration_set || a->buffer_set || a->kernel_buffer_set || a->smb_set ||
-                            a->bpf || a->no_compact_sched || a->mode != RecordMode::kAsConfigured ||
+                            a->bpf || a->no_compact_sched || a->ftrace_read_set ||
+                            a->mode != RecordMode::kAsConfigured ||
                             a->list || a->allow_unknown_fields;
   if (config_flags)
     return Status::Error("--attach=KEY takes only -o, --stop, -q, --compress and --consumer-socket: the "
@@ -239,6 +247,13 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
       case 'q': a.quiet = true; break;
       case kCompress: a.compress = true; break;
       case kNoCompactSched: a.no_compact_sched = true; break;
+      case kFtraceRead:
+        if (v == "auto") a.ftrace_read_mode = sluice::protos::FTRACE_READ_MODE_AUTO;
+        else if (v == "mapped") a.ftrace_read_mode = sluice::protos::FTRACE_READ_MODE_MAPPED;
+        else if (v == "splice") a.ftrace_read_mode = sluice::protos::FTRACE_READ_MODE_SPLICE;
+        else return Status::Error(arg.name + ": '" + v + "' is not a read mode: give auto, mapped or splice");
+        a.ftrace_read_set = true;
+        break;
       case kList: a.list = true; break;
       case kAllowUnknownFields: a.allow_unknown_fields = true; break;
       case kStream:
@@ -339,6 +354,19 @@ Status ApplyFlagsToConfig(const RecordArgs& args, TraceConfig* config, std::vect
     }
     if (!applied) return Status::Error("-k: the config has no linux.ftrace or linux.bpf data source to size");
   }
+  if (args.ftrace_read_set) {
+    bool applied = false;
+    for (auto& source : *config->mutable_data_sources()) {
+      auto* ds = source.mutable_config();
+      if (ds->name() != "linux.ftrace") continue;
+      note("--ftrace-read: " + ds->name() + " ftrace_config.ring_buffer_read_mode " +
+           sluice::protos::FtraceReadMode_Name(ds->ftrace_config().ring_buffer_read_mode()) + " -> " +
+           sluice::protos::FtraceReadMode_Name(args.ftrace_read_mode));
+      ds->mutable_ftrace_config()->set_ring_buffer_read_mode(args.ftrace_read_mode);
+      applied = true;
+    }
+    if (!applied) return Status::Error("--ftrace-read: the config has no linux.ftrace data source to read");
+  }
   if (args.mode != RecordMode::kAsConfigured) {
     const char* flag = args.mode == RecordMode::kStream ? "--stream" : args.mode == RecordMode::kRing ? "--ring" : "--discard";
     note(std::string(flag) + ": write_into_file " + (config->write_into_file() ? "true" : "false") + " -> " +
@@ -401,7 +429,10 @@ StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args, std::vector<std:
     for (const std::string& c : args.categories) ftrace->add_atrace_categories(c);
     ftrace->set_buffer_size_kb(args.kernel_buffer_kb);
     ftrace->mutable_compact_sched()->set_enabled(!args.no_compact_sched);
+    if (args.ftrace_read_set) ftrace->set_ring_buffer_read_mode(args.ftrace_read_mode);
   }
+  if (args.ftrace_read_set && ftrace_events.empty() && args.categories.empty())
+    return Status::Error("--ftrace-read: nothing is recorded through ftrace (--bpf takes every event given)");
   if (!bpf_events.empty()) {
     auto* ds = config.add_data_sources()->mutable_config();
     ds->set_name("linux.bpf");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "perfetto/config/trace_config.pb.h"
+#include "sluice/ftrace.pb.h"
 #include "shm/base/status.h"
 
 namespace sluice {
@@ -41,6 +42,9 @@ struct RecordArgs {
   bool quiet = false;
   bool compress = false;
   bool no_compact_sched = false;
+  // --ftrace-read: FtraceConfig.ring_buffer_read_mode of linux.ftrace.
+  sluice::protos::FtraceReadMode ftrace_read_mode = sluice::protos::FTRACE_READ_MODE_AUTO;
+  bool ftrace_read_set = false;
   std::string consumer_socket = "/run/sluice/consumer.sock";
   std::vector<std::string> events;      // "group/name", "group/*" or a bare event name
   std::vector<std::string> categories;  // atrace categories given as words: sched, freq, ...
@@ -56,7 +60,8 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
 // The TraceConfig that `args` stand for: the file given with -c ("-": stdin;
 // parse errors, unknown fields included, name line and column), or the
 // default config built from the flags. With -c, the flags that change a
-// config (-t, -b, -k, --stream/--ring/--discard) are applied on top of it,
+// config (-t, -b, -k, --ftrace-read, --stream/--ring/--discard) are applied
+// on top of it,
 // each with a line in `notes` saying what it replaced; --bpf is refused (the
 // config says which sources run).
 StatusOr<perfetto::protos::TraceConfig> BuildRecordConfig(const RecordArgs& args,

@@ -10,7 +10,9 @@
 #include "perfetto/config/trace_config.pb.h"
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
+#include "shm/base/cpu_list.h"
 #include "sluice/bpf.pb.h"
+#include "sluice/ftrace.pb.h"
 #include "sluice/service_stats.pb.h"
 #include "user/trace/trace_packet_scan.h"
 
@@ -109,6 +111,11 @@ struct Collector {
     FileRows();
     ServiceRows();
     FtraceRows();
+    const FtraceStats* paths = health.has_ftrace_stats_end ? &ftrace_end : has_ftrace_start ? &ftrace_start : nullptr;
+    if (paths) {
+      for (const auto& c : paths->cpu_stats())
+        if (c.has_sluice_read_path()) health.ftrace_read_paths[static_cast<uint32_t>(c.cpu())] = c.sluice_read_path();
+    }
     if (has_bpf) BpfRows();
   }
 
@@ -368,6 +375,22 @@ std::string FormatHealthTable(const TraceHealth& h) {
   }
   if (h.rows.empty()) out << "(no losses, no errors)\n";
   return out.str();
+}
+
+std::string FormatFtraceReadPaths(const TraceHealth& h) {
+  std::map<int, std::vector<uint32_t>> cpus_by_path;
+  for (const auto& [cpu, path] : h.ftrace_read_paths) cpus_by_path[path].push_back(cpu);
+  std::string text;
+  for (const auto& [path, cpus] : cpus_by_path) {
+    const char* name = path == sluice::protos::FTRACE_READ_PATH_MAPPED   ? "mapped"
+                       : path == sluice::protos::FTRACE_READ_PATH_SPLICE ? "splice"
+                       : path == sluice::protos::FTRACE_READ_PATH_MAPPED_AND_SPLICE
+                           ? "mapped and splice (the CPU went offline and back)"
+                           : "not read";
+    text += (text.empty() ? "ftrace read path: " : "; ") + std::string(name) +
+            (cpus.size() == 1 ? " on CPU " : " on CPUs ") + FormatCpuList(cpus);
+  }
+  return text.empty() ? text : text + "\n";
 }
 
 }  // namespace sluice

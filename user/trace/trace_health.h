@@ -33,6 +33,11 @@ struct TraceHealth {
   uint64_t sequences = 0;
   bool has_trace_stats = false;
   bool has_ftrace_stats_end = false;
+  // How the ftrace source read each CPU's kernel buffer: CPU ->
+  // sluice.protos.FtraceReadPath (FtraceCpuStats.sluice_read_path, from the
+  // end-of-trace FtraceStats, or the start's in a trace without an end).
+  // Empty for traces without it (upstream's, older sluice's).
+  std::map<uint32_t, int> ftrace_read_paths;
   uint64_t data_loss_total() const;
 };
 
@@ -55,6 +60,10 @@ StatusOr<TraceHealth> AnalyzeTraceBytes(std::string_view bytes);
 
 // Prints the table (name, idx, severity, source, value) with explanations.
 std::string FormatHealthTable(const TraceHealth& health);
+
+// "ftrace read path: mapped on CPUs 0-3; splice on CPU 4\n", or "" when the
+// trace does not say.
+std::string FormatFtraceReadPaths(const TraceHealth& health);
 
 }  // namespace sluice
 

@@ -41,6 +41,15 @@ TEST(CpuListTest, ReadNamesTheFile) {
   EXPECT_FALSE(ReadCpuList(path).ok());
 }
 
+TEST(CpuListTest, FormatMakesRangesAndParsesBack) {
+  EXPECT_EQ(FormatCpuList({}), "");
+  EXPECT_EQ(FormatCpuList({3}), "3");
+  EXPECT_EQ(FormatCpuList({0, 1}), "0-1");
+  EXPECT_EQ(FormatCpuList({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
+  const std::vector<uint32_t> cpus = {0, 2, 3, 4, 9, 63, 64};
+  EXPECT_EQ(*ParseCpuList(FormatCpuList(cpus)), cpus);
+}
+
 TEST(CpuListTest, ThisMachinesOnlineList) {
   auto cpus = ReadCpuList(kOnlineCpusPath);
   ASSERT_TRUE(cpus.ok()) << cpus.status().message();

@@ -403,6 +403,16 @@ class RecordKernelTest : public ::testing::Test {
         << recorder->Stderr();
   }
 
+  // The line `sluice stats` prints about how each CPU's ftrace buffer was
+  // read ("ftrace read path: ..."), or "" (with a failure) if none.
+  std::string StatsReadPathLine() {
+    testing::CommandResult r = testing::RunToCompletion({Bin("sluice"), "stats", Path("trace.pftrace")}, dir_);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    const size_t at = r.out.find("ftrace read path: ");
+    EXPECT_NE(at, std::string::npos) << r.out;
+    return at == std::string::npos ? "" : r.out.substr(at, r.out.find('\n', at) - at);
+  }
+
   // `sluice record MODE -b 1mb` of kOneCpuMarkers markers from one CPU,
   // stopped once they are written, decoded into *d. False (with a failure)
   // if it did not record or the trace has none of the markers.
@@ -416,6 +426,32 @@ class RecordKernelTest : public ::testing::Test {
 
 TEST_F(RecordKernelTest, DefaultConfigInProcessZeroLossBuffersHoldWorkload) {
   RecordUntilWorkloadDone({});
+  // The default reads each CPU in place where the kernel maps ring buffers.
+  const std::string line = StatsReadPathLine();
+  if (testing::KernelMapsRingBuffers()) {
+    EXPECT_EQ(line.rfind("ftrace read path: mapped on CPU", 0), 0u) << line;
+    EXPECT_EQ(line.find("splice"), std::string::npos) << line;
+  } else {
+    EXPECT_EQ(line.rfind("ftrace read path: splice on CPU", 0), 0u) << line;
+  }
+}
+
+// --ftrace-read forces either path; the trace (and `sluice stats`) says
+// which one each CPU used, and the workload arrives whole either way.
+TEST_F(RecordKernelTest, FtraceReadSpliceZeroLossBuffersHoldWorkload) {
+  RecordUntilWorkloadDone({"--ftrace-read=splice"});
+  const std::string line = StatsReadPathLine();
+  EXPECT_EQ(line.rfind("ftrace read path: splice on CPU", 0), 0u) << line;
+  EXPECT_EQ(line.find("mapped"), std::string::npos) << line;
+}
+
+TEST_F(RecordKernelTest, FtraceReadMappedZeroLossBuffersHoldWorkload) {
+  if (!testing::KernelMapsRingBuffers())
+    SLUICE_KERNEL_SKIP("this kernel does not map ring buffers (Linux 6.10+): --ftrace-read=mapped cannot run");
+  RecordUntilWorkloadDone({"--ftrace-read=mapped"});
+  const std::string line = StatsReadPathLine();
+  EXPECT_EQ(line.rfind("ftrace read path: mapped on CPU", 0), 0u) << line;
+  EXPECT_EQ(line.find("splice"), std::string::npos) << line;
 }
 
 TEST_F(RecordKernelTest, BpfMarkersExactlyOnceZeroLossBuffersHoldWorkload) {

@@ -520,6 +520,64 @@ TEST(RecordConfigTest, FlagsOnAConfigAreAppliedAndSaidOrRefused) {
   EXPECT_NE(smb.status().message().find("sluice-probes has its own"), std::string::npos);
 }
 
+// --ftrace-read sets how the ftrace source reads the kernel's buffers: on
+// the default config, on every linux.ftrace source of a config file (said in
+// a note), and refused where there is nothing to read or no such mode.
+TEST(RecordConfigTest, FtraceReadModeFlag) {
+  const DataSourceConfig* ftrace = nullptr;
+  auto defaults = BuildRecordConfig(*Parse({"-o", "x"}));
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  ASSERT_NE(ftrace = FindSource(*defaults, "linux.ftrace"), nullptr);
+  EXPECT_FALSE(ftrace->ftrace_config().has_ring_buffer_read_mode()) << "AUTO unless asked";
+  const std::pair<const char*, sluice::protos::FtraceReadMode> modes[] = {
+      {"auto", sluice::protos::FTRACE_READ_MODE_AUTO},
+      {"mapped", sluice::protos::FTRACE_READ_MODE_MAPPED},
+      {"splice", sluice::protos::FTRACE_READ_MODE_SPLICE}};
+  for (const auto& [word, mode] : modes) {
+    auto args = Parse({"-o", "x", std::string("--ftrace-read=") + word});
+    ASSERT_TRUE(args.ok()) << args.status().message();
+    auto config = BuildRecordConfig(*args);
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    ASSERT_NE(ftrace = FindSource(*config, "linux.ftrace"), nullptr);
+    EXPECT_TRUE(ftrace->ftrace_config().has_ring_buffer_read_mode());
+    EXPECT_EQ(ftrace->ftrace_config().ring_buffer_read_mode(), mode) << word;
+  }
+
+  const std::string path = TempConfig(
+      "buffers { size_kb: 1024 }\n"
+      "data_sources { config { name: \"linux.ftrace\" ftrace_config { ftrace_events: \"sched/sched_switch\" "
+      "ring_buffer_read_mode: FTRACE_READ_MODE_MAPPED } } }\n");
+  ASSERT_FALSE(path.empty());
+  auto as_written = BuildRecordConfig(*Parse({"-c", path, "--txt"}));
+  ASSERT_TRUE(as_written.ok()) << as_written.status().message();
+  EXPECT_EQ(FindSource(*as_written, "linux.ftrace")->ftrace_config().ring_buffer_read_mode(),
+            sluice::protos::FTRACE_READ_MODE_MAPPED);
+  std::vector<std::string> notes;
+  auto config = BuildRecordConfig(*Parse({"-c", path, "--txt", "--ftrace-read", "splice"}), &notes);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(FindSource(*config, "linux.ftrace")->ftrace_config().ring_buffer_read_mode(),
+            sluice::protos::FTRACE_READ_MODE_SPLICE);
+  EXPECT_EQ(notes, (std::vector<std::string>{"--ftrace-read: linux.ftrace ftrace_config.ring_buffer_read_mode "
+                                             "FTRACE_READ_MODE_MAPPED -> FTRACE_READ_MODE_SPLICE"}));
+  unlink(path.c_str());
+
+  const std::string no_ftrace = TempConfig("buffers { size_kb: 1024 }\n");
+  auto refused = BuildRecordConfig(*Parse({"-c", no_ftrace, "--txt", "--ftrace-read=splice"}));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "--ftrace-read: the config has no linux.ftrace data source to read");
+  unlink(no_ftrace.c_str());
+  auto bpf_only = BuildRecordConfig(*Parse({"-o", "x", "--bpf", "ftrace/print", "--ftrace-read=splice"}));
+  ASSERT_FALSE(bpf_only.ok());
+  EXPECT_EQ(bpf_only.status().message(),
+            "--ftrace-read: nothing is recorded through ftrace (--bpf takes every event given)");
+  auto bad = Parse({"--ftrace-read=mmap"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "--ftrace-read: 'mmap' is not a read mode: give auto, mapped or splice");
+  auto attach = Parse({"--attach=k", "--ftrace-read=splice"});
+  ASSERT_FALSE(attach.ok());
+  EXPECT_EQ(attach.status().message().rfind("--attach=KEY takes only", 0), 0u);
+}
+
 // Without -c the trace streams into the file; --ring and --discard keep the
 // buffer in memory with their fill policy, and are written at the end.
 TEST(RecordConfigTest, ModesSetWriteIntoFileAndFillPolicy) {

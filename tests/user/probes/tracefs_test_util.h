@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -106,6 +107,24 @@ inline void RestoreTracefsState(const TracefsState& saved,
   }
   EXPECT_TRUE(
       WriteTracefsFile(dir + "/tracing_on", std::string(TrimWhitespace(saved.tracing_on))));
+}
+
+// True if this kernel maps per-CPU ring buffers into user space (Linux
+// 6.10+; what sluice's mapped read path needs): the meta page of
+// per_cpu/cpu<cpu>/trace_pipe_raw under `dir` can be mapped. Unmapped at
+// once; while mapped the kernel refuses to resize that buffer, so call it
+// with the kernel-test lock held, as every kernel test runs.
+inline bool KernelMapsRingBuffers(const std::string& dir = std::string(Tracefs::kDefaultRoot),
+                                  uint32_t cpu = 0) {
+  const int fd = open((dir + "/per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw").c_str(),
+                      O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* meta = mmap(nullptr, page, PROT_READ, MAP_SHARED, fd, 0);
+  const bool maps = meta != MAP_FAILED;
+  if (maps) munmap(meta, page);
+  close(fd);
+  return maps;
 }
 
 }  // namespace sluice::testing

@@ -10,6 +10,7 @@
 #include "perfetto/config/trace_config.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/base/file_util.h"
+#include "sluice/ftrace.pb.h"
 
 namespace sluice {
 namespace {
@@ -221,6 +222,50 @@ TEST(TraceHealthTest, OverwrittenFtraceStartCountsLostPagesNotBootTotals) {
   EXPECT_EQ(rows["ftrace_stats_start_missing"], 1);
   EXPECT_EQ(FindRow(*h, "ftrace_bundles_after_lost_events")->severity, "data_loss");
   EXPECT_EQ(h->data_loss_total(), 1u);
+}
+
+// Each CPU's read path (FtraceCpuStats.sluice_read_path) comes from the
+// end-of-trace figures, or the start's when the end is missing, grouped by
+// path for `sluice stats`; a trace that does not say prints nothing.
+TEST(TraceHealthTest, FtraceReadPathsPerCpu) {
+  auto with_paths = [](FtraceStats::Phase phase, sluice::protos::FtraceReadPath cpu0,
+                       sluice::protos::FtraceReadPath cpu1) {
+    TracePacket p = FtraceStatsPacket(phase, 0, 0);
+    p.mutable_ftrace_stats()->mutable_cpu_stats(0)->set_sluice_read_path(cpu0);
+    p.mutable_ftrace_stats()->mutable_cpu_stats(1)->set_sluice_read_path(cpu1);
+    auto* c2 = p.mutable_ftrace_stats()->add_cpu_stats();  // Offline: no path.
+    c2->set_cpu(2);
+    auto* c3 = p.mutable_ftrace_stats()->add_cpu_stats();
+    c3->set_cpu(3);
+    c3->set_sluice_read_path(cpu0);
+    return p;
+  };
+  TraceBuilder t;
+  t.Add(with_paths(FtraceStats::START_OF_TRACE, sluice::protos::FTRACE_READ_PATH_MAPPED,
+                   sluice::protos::FTRACE_READ_PATH_SPLICE));
+  TraceBuilder started = t;
+  t.Add(with_paths(FtraceStats::END_OF_TRACE, sluice::protos::FTRACE_READ_PATH_MAPPED,
+                   sluice::protos::FTRACE_READ_PATH_MAPPED_AND_SPLICE));
+  t.Add(StatsPacket());
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->ftrace_read_paths, (std::map<uint32_t, int>{{0, sluice::protos::FTRACE_READ_PATH_MAPPED},
+                                                           {1, sluice::protos::FTRACE_READ_PATH_MAPPED_AND_SPLICE},
+                                                           {3, sluice::protos::FTRACE_READ_PATH_MAPPED}}));
+  EXPECT_EQ(FormatFtraceReadPaths(*h),
+            "ftrace read path: mapped on CPUs 0,3; mapped and splice (the CPU went offline and back) on CPU 1\n");
+  EXPECT_TRUE(h->rows.empty()) << FormatHealthTable(*h);
+
+  h = AnalyzeTraceBytes(started.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(FormatFtraceReadPaths(*h), "ftrace read path: mapped on CPUs 0,3; splice on CPU 1\n");
+
+  TraceBuilder upstream;
+  upstream.Add(FtraceStatsPacket(FtraceStats::END_OF_TRACE, 0, 0));
+  h = AnalyzeTraceBytes(upstream.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_TRUE(h->ftrace_read_paths.empty());
+  EXPECT_EQ(FormatFtraceReadPaths(*h), "");
 }
 
 // The service's TraceStats packet adds its lost chunks to the first

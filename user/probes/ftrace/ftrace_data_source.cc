@@ -20,9 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kDefaultDrainPeriodMs = 100;
 constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
-// Pages per FtraceEventBundle at most, so one packet stays well below the
-// central buffer's chunk budget (32 x 4 KiB pages ~ 100 KiB of protos).
-constexpr size_t kMaxPagesPerBundle = 32;
 // A worker that does not finish a flush in this time is reported, not awaited.
 constexpr auto kFlushTimeout = std::chrono::seconds(10);
 
@@ -34,6 +31,7 @@ FtraceDataSource::FtraceDataSource(const perfetto::protos::FtraceConfig& config,
     : config_(config), make_writer_(std::move(make_writer)), options_(options) {
   drain_period_ms_ = config.drain_period_ms() == 0 ? kDefaultDrainPeriodMs
                                                   : std::min(config.drain_period_ms(), kMaxDrainPeriodMs);
+  read_mode_ = config.ring_buffer_read_mode();
   paused_.store(options.start_reading_paused, std::memory_order_relaxed);
 }
 
@@ -147,7 +145,6 @@ Status FtraceDataSource::Start() {
 
   stats_cpus_ = tracefs_->ListPerCpuDirs();
   stats_writer_ = make_writer_();
-  WriteStats(FtraceStats::START_OF_TRACE);
 
   std::vector<uint32_t> online;
   if (auto cpus = tracefs_->ReadOnlineCpus(); cpus.ok()) {
@@ -155,20 +152,23 @@ Status FtraceDataSource::Start() {
   } else {
     online = stats_cpus_;
   }
+  // The readers first (their threads later), so that START says how each
+  // CPU is read.
   size_t started_readers = 0;
   Status first_error;
   for (uint32_t cpu : online) {
-    Status rs = StartReader(cpu);
+    Status rs = StartReader(cpu, false);
     if (rs.ok()) {
       started_readers++;
     } else if (first_error.ok()) {
       first_error = rs;
     }
   }
-  if (started_readers == 0) {
-    for (auto& state : cpus_) {
-      if (state && state->reader) state->reader->StopThread();
-    }
+  const bool must_map = read_mode_ == sluice::protos::FTRACE_READ_MODE_MAPPED;
+  if (started_readers == 0 || (must_map && !first_error.ok())) {
+    // Unmapped before the restore: the kernel refuses to resize a mapped
+    // buffer.
+    DestroyReaders();
     controller_->Restore();
     return first_error.ok() ? Status::Error("no online CPU has a per_cpu/cpuN/trace_pipe_raw in " +
                                             tracefs_->dir() + ": is this tracefs?")
@@ -178,12 +178,86 @@ Status FtraceDataSource::Start() {
     std::lock_guard<std::mutex> lock(warnings_mutex_);
     warnings_.push_back(first_error.message());
   }
+  WriteStats(FtraceStats::START_OF_TRACE);
+  for (auto& state : cpus_) {
+    if (state) state->StartThread();
+  }
   started_ = true;
   drain_thread_ = std::thread([this] { DrainThreadMain(); });
   return Status::Ok();
 }
 
-Status FtraceDataSource::StartReader(uint32_t cpu) {
+void FtraceDataSource::DestroyReaders() {
+  std::lock_guard<std::mutex> lock(readers_mutex_);
+  cpus_.clear();
+}
+
+void FtraceDataSource::CpuState::StartThread() {
+  if (reader) reader->StartThread();
+  if (mapped) mapped->StartThread();
+}
+
+void FtraceDataSource::CpuState::StopThread() {
+  if (reader) reader->StopThread();
+  if (mapped) mapped->StopThread();
+}
+
+void FtraceDataSource::CpuState::Kick() {
+  if (reader) reader->Kick();
+  if (mapped) mapped->Kick();
+}
+
+uint64_t FtraceDataSource::CpuState::RequestFlush() {
+  return mapped ? mapped->RequestFlush() : reader->RequestFlush();
+}
+
+bool FtraceDataSource::CpuState::FlushDone(uint64_t ticket) const {
+  return mapped ? mapped->FlushDone(ticket) : reader->FlushDone(ticket);
+}
+
+void FtraceDataSource::CpuState::SetPaused(bool paused) {
+  if (reader) reader->SetPaused(paused);
+  if (mapped) mapped->SetPaused(paused);
+}
+
+Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
+  CpuState* state;
+  {
+    std::lock_guard<std::mutex> lock(readers_mutex_);
+    if (cpu >= cpus_.size()) cpus_.resize(cpu + 1);
+    std::unique_ptr<CpuState>& slot = cpus_[cpu];
+    if (!slot) {
+      // First time this CPU is seen: its writer and encoder live to the end.
+      slot = std::make_unique<CpuState>();
+      slot->cpu = cpu;
+      slot->writer = make_writer_();
+      slot->encoder = std::make_unique<FtracePageEncoder>(&formats_, cpu, encode_options_);
+    }
+    state = slot.get();
+  }
+  if (read_mode_ != sluice::protos::FTRACE_READ_MODE_SPLICE) {
+    bool no_mapping = false;
+    auto mapped = MapReader(state, &no_mapping);
+    if (mapped.ok()) {
+      if (start_thread) (*mapped)->StartThread();
+      std::lock_guard<std::mutex> lock(readers_mutex_);
+      state->mapped = std::move(mapped).value();
+      state->read_paths |= kReadMapped;
+      return Status::Ok();
+    }
+    if (read_mode_ == sluice::protos::FTRACE_READ_MODE_MAPPED)
+      return Status::Error("cpu " + std::to_string(cpu) + ": " + mapped.status().message() +
+                           "; ring_buffer_read_mode is FTRACE_READ_MODE_MAPPED (sluice record "
+                           "--ftrace-read=mapped): use AUTO (--ftrace-read=auto) to read with splice "
+                           "where the kernel has no mapping");
+    // AUTO: splice instead. Expected where the kernel has no mapping; said
+    // once where it has one that failed.
+    if (!no_mapping && !mapping_failure_warned_) {
+      mapping_failure_warned_ = true;
+      AddWarning("cpu " + std::to_string(cpu) + ": " + mapped.status().message() +
+                 ": reading it with splice instead");
+    }
+  }
   FtraceCpuReaderOptions reader_options;
   reader_options.page_size = page_size_;
   reader_options.pool_pages = std::max<uint32_t>(8, options_.pool_bytes_per_cpu / page_size_);
@@ -193,32 +267,38 @@ Status FtraceDataSource::StartReader(uint32_t cpu) {
       std::unique_ptr<FtraceCpuReader> reader,
       FtraceCpuReader::Create(cpu, tracefs_->PerCpuPath(cpu, "trace_pipe_raw"), reader_options,
                               &signal_));
-  reader->StartThread();
+  if (start_thread) reader->StartThread();
   std::lock_guard<std::mutex> lock(readers_mutex_);
-  if (cpu >= cpus_.size()) cpus_.resize(cpu + 1);
-  std::unique_ptr<CpuState>& slot = cpus_[cpu];
-  if (!slot) {
-    // First time this CPU is seen: its writer and encoder live to the end.
-    slot = std::make_unique<CpuState>();
-    slot->cpu = cpu;
-    slot->writer = make_writer_();
-    slot->encoder = std::make_unique<FtracePageEncoder>(&formats_, cpu, encode_options_);
-  }
-  slot->reader = std::move(reader);
+  state->reader = std::move(reader);
+  state->read_paths |= kReadSplice;
   return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceDataSource::MapReader(CpuState* state,
+                                                                             bool* no_mapping) {
+  return FtraceMappedCpuReader::Create(state->cpu, tracefs_->PerCpuPath(state->cpu, "trace_pipe_raw"),
+                                       formats_.header(), state->encoder.get(), state->writer.get(),
+                                       &signal_, paused_.load(std::memory_order_relaxed), no_mapping);
 }
 
 void FtraceDataSource::StopReader(CpuState* state) {
   FlushReaders({state});
-  state->reader->StopThread();
-  DrainCpu(state);
+  state->StopThread();
+  // The worker is gone: this thread owns the encoder and writer again.
+  if (state->mapped) {
+    state->mapped->ReadRemaining();
+  } else {
+    DrainCpu(state);
+  }
   RetireReader(state);
 }
 
 void FtraceDataSource::RetireReader(CpuState* state) {
-  AccumulateStats(&state->retired_reader_stats, state->reader->stats());
+  if (state->reader) AccumulateStats(&state->retired_reader_stats, state->reader->stats());
+  if (state->mapped) AccumulateStats(&state->retired_mapped_stats, state->mapped->stats());
   std::lock_guard<std::mutex> lock(readers_mutex_);
   state->reader.reset();
+  state->mapped.reset();  // Unmaps.
 }
 
 void FtraceDataSource::DrainCpu(CpuState* state) {
@@ -227,7 +307,7 @@ void FtraceDataSource::DrainCpu(CpuState* state) {
   for (;;) {
     FtraceCpuReader::Run run = reader->NextReady();
     if (run.count == 0) break;
-    const size_t count = std::min(run.count, kMaxPagesPerBundle);
+    const size_t count = std::min(run.count, FtracePageEncoder::kMaxPagesPerBundle);
     state->encoder->EncodePages(run.pages, count, page_size_, state->writer.get());
     reader->Release(count);
   }
@@ -243,7 +323,7 @@ void FtraceDataSource::DrainAll() {
 void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
   std::vector<std::pair<CpuState*, uint64_t>> tickets;
   for (CpuState* s : states) {
-    if (s->reader) tickets.emplace_back(s, s->reader->RequestFlush());
+    if (s->has_reader()) tickets.emplace_back(s, s->RequestFlush());
   }
   const auto deadline = Clock::now() + kFlushTimeout;
   for (;;) {
@@ -251,7 +331,8 @@ void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
     for (auto& [s, ticket] : tickets) {
       // Check before draining: pages of a finished flush are then all in
       // the pool (FlushDone()'s acquire), and the drain below takes them.
-      if (!s->reader->FlushDone(ticket)) all_done = false;
+      // (A mapped worker has encoded and flushed them itself.)
+      if (!s->FlushDone(ticket)) all_done = false;
     }
     for (auto& [s, ticket] : tickets) DrainCpu(s);
     if (all_done || abandoned_.load(std::memory_order_relaxed)) break;
@@ -290,7 +371,10 @@ void FtraceDataSource::DrainThreadMain() {
         if (s) all.push_back(s.get());
       }
       FlushReaders(all);
-      for (CpuState* s : all) s->writer->Flush();
+      // A mapped worker flushed its writer itself, and still owns it.
+      for (CpuState* s : all) {
+        if (!s->mapped) s->writer->Flush();
+      }
       flush_seen = requested;
       {
         std::lock_guard<std::mutex> lock(api_mutex_);
@@ -302,8 +386,10 @@ void FtraceDataSource::DrainThreadMain() {
     }
     if (Clock::now() >= next_tick) {
       next_tick = std::max(next_tick + period, Clock::now());
+      // The drain deadline: a mapped worker also reads a buffer that never
+      // reached its watermark.
       for (auto& s : cpus_) {
-        if (s && s->reader) s->reader->Kick();
+        if (s) s->Kick();
       }
       HandleHotplug();
     }
@@ -320,11 +406,11 @@ void FtraceDataSource::HandleHotplug() {
     is_online[cpu] = true;
   }
   for (auto& s : cpus_) {
-    if (s && s->reader && (s->cpu >= is_online.size() || !is_online[s->cpu])) StopReader(s.get());
+    if (s && s->has_reader() && (s->cpu >= is_online.size() || !is_online[s->cpu])) StopReader(s.get());
   }
   for (uint32_t cpu : *online) {
-    if (cpu < cpus_.size() && cpus_[cpu] && cpus_[cpu]->reader) continue;
-    Status st = StartReader(cpu);
+    if (cpu < cpus_.size() && cpus_[cpu] && cpus_[cpu]->has_reader()) continue;
+    Status st = StartReader(cpu, true);
     if (!st.ok()) {
       std::lock_guard<std::mutex> lock(warnings_mutex_);
       if (warnings_.size() < 64) warnings_.push_back("cpu " + std::to_string(cpu) + ": " + st.message());
@@ -354,17 +440,23 @@ void FtraceDataSource::Stop() {
   controller_->DisableEvents();
   RequestDrainFlush(true);
   drain_thread_.join();
-  // The drain thread is gone: this thread owns the encoders and writers now.
+  // The drain thread is gone; once each worker is, this thread owns the
+  // encoders and writers.
   for (auto& s : cpus_) {
-    if (!s || !s->reader) continue;
-    s->reader->StopThread();
-    DrainCpu(s.get());
+    if (!s || !s->has_reader()) continue;
+    s->StopThread();
+    if (s->mapped) {
+      s->mapped->ReadRemaining();  // What came after the final flush.
+    } else {
+      DrainCpu(s.get());
+    }
     s->writer->Flush();
   }
   PublishCounters();
-  // Close every trace_pipe_raw: an instance with open files cannot be removed.
+  // Unmap and close every trace_pipe_raw: the kernel refuses to resize a
+  // mapped buffer, and an instance with open files cannot be removed.
   for (auto& s : cpus_) {
-    if (!s || !s->reader) continue;
+    if (!s || !s->has_reader()) continue;
     RetireReader(s.get());
   }
   WriteStats(FtraceStats::END_OF_TRACE);
@@ -385,10 +477,11 @@ FtraceAbandonStats FtraceDataSource::Abandon() {
   signal_.Notify();
   drain_thread_.join();
   for (auto& s : cpus_) {
-    if (!s || !s->reader) continue;
-    s->reader->StopThread();
-    lost.pages_read_not_sent += s->reader->ReadyPages();
-    RetireReader(s.get());  // Closes trace_pipe_raw: the instance can go.
+    if (!s || !s->has_reader()) continue;
+    s->StopThread();
+    // A mapped worker keeps nothing back: what it read is in its writer.
+    if (s->reader) lost.pages_read_not_sent += s->reader->ReadyPages();
+    RetireReader(s.get());  // Unmaps and closes: tracefs can be restored, the instance can go.
   }
   PublishCounters();
   for (uint32_t cpu : stats_cpus_) {
@@ -408,7 +501,7 @@ void FtraceDataSource::SetReadingPausedForTesting(bool paused) {
   paused_.store(paused, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(readers_mutex_);
   for (auto& s : cpus_) {
-    if (s && s->reader) s->reader->SetPaused(paused);
+    if (s) s->SetPaused(paused);
   }
 }
 
@@ -416,7 +509,8 @@ void FtraceDataSource::PublishCounters() {
   FtraceSourceStats c;
   for (auto& s : cpus_) {
     if (!s) continue;
-    const FtraceParseStats& p = s->encoder->stats();
+    // A running mapped worker owns the encoder: its published copy.
+    const FtraceParseStats p = s->mapped ? s->mapped->encoder_stats() : s->encoder->stats();
     c.events += p.events;
     c.bundles += p.bundles;
     c.lost_event_pages += p.lost_event_pages;
@@ -426,10 +520,14 @@ void FtraceDataSource::PublishCounters() {
     c.unknown_event_ids += p.unknown_event_ids;
     FtraceCpuReaderStats r = s->retired_reader_stats;
     if (s->reader) AccumulateStats(&r, s->reader->stats());
-    c.pages += r.pages;
-    c.bytes += r.bytes;
-    c.read_errors += r.read_errors;
+    FtraceMappedCpuReaderStats m = s->retired_mapped_stats;
+    if (s->mapped) AccumulateStats(&m, s->mapped->stats());
+    c.pages += r.pages + m.pages;
+    c.bytes += r.bytes + m.bytes;
+    c.read_errors += r.read_errors + m.ioctl_errors + m.bad_reader_ids;
     c.pool_full += r.pool_full;
+    c.mapped_cpus += s->mapped ? 1 : 0;
+    c.splice_cpus += s->reader ? 1 : 0;
   }
   stats_.Store(c);
 }
@@ -440,7 +538,7 @@ std::vector<uint32_t> FtraceDataSource::ReadingCpusForTesting() const {
   std::lock_guard<std::mutex> lock(readers_mutex_);
   std::vector<uint32_t> cpus;
   for (const auto& s : cpus_) {
-    if (s && s->reader) cpus.push_back(s->cpu);
+    if (s && s->has_reader()) cpus.push_back(s->cpu);
   }
   return cpus;
 }
@@ -460,6 +558,8 @@ void FtraceDataSource::WriteStats(int phase) {
     if (!stats.ok()) continue;
     packet->BeginNested(FtraceStats::kCpuStatsFieldNumber);
     WriteFtraceCpuStatsFields(*stats, packet.writer());
+    if (cpu < cpus_.size() && cpus_[cpu] && cpus_[cpu]->read_paths != 0)
+      packet->WriteVarInt(perfetto::protos::FtraceCpuStats::kSluiceReadPathFieldNumber, cpus_[cpu]->read_paths);
     packet->EndNested();
   }
   if (!controller_->atrace_errors().empty()) {

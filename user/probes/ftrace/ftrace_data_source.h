@@ -1,25 +1,49 @@
 // FtraceDataSource: the `linux.ftrace` data source. Ties tracefs control
-// (FtraceController), one page reader per CPU (FtraceCpuReader), the page
-// encoder (FtracePageEncoder) and the TraceWriters together.
+// (FtraceController), one reader per CPU, the page encoder
+// (FtracePageEncoder) and the TraceWriters together.
+//
+// Two readers, chosen per CPU by FtraceConfig.ring_buffer_read_mode
+// (sluice/ftrace.proto; `sluice record --ftrace-read`):
+//   - mapped (FtraceMappedCpuReader, Linux 6.10+): the worker reads the
+//     CPU's ring buffer in place through its memory mapping and encodes
+//     straight into the CPU's writer; it owns that encoder and writer while
+//     it runs, flushes the writer itself and publishes the encoder's stats;
+//   - splice (FtraceCpuReader, every kernel): the worker moves whole pages
+//     into a pool; the drain thread encodes them.
+//   AUTO (the default) maps where the kernel offers the mapping and splices
+//   on the CPUs where it does not (a warning only when the mapping exists
+//   but failed); MAPPED fails Start() if a CPU cannot be mapped, naming the
+//   cause; SPLICE never maps. Each CPU's path is in the trace
+//   (FtraceCpuStats.sluice_read_path at start and end; `sluice stats`).
 //
 //   Start()  ─ controller: buffer size, trace_clock=boot, events, tracing_on
+//            ─ a reader per online CPU (mapped or splice)
 //            ─ FtraceStats{phase: START_OF_TRACE} on the stats writer
-//            ─ a reader + worker thread per online CPU, and the drain thread
+//            ─ the readers' worker threads, and the drain thread
 //
-//   drain thread (owns every encoder and per-CPU writer):
+//   drain thread (owns every splice CPU's encoder and writer):
 //     every drain_period_ms, or early when a CPU's pool is half full:
-//       kick the workers; for each CPU: pool pages ─▶ encoder ─▶ its writer
+//       kick the workers (mapped ones read and encode on their own);
+//       for each splice CPU: pool pages ─▶ encoder ─▶ its writer
 //       each period also: re-read the online CPUs, start/stop readers
 //
 //   Flush()  ─ the drain thread has every worker read what the kernel holds
-//              (partial pages too), encodes it, flushes every writer; the
-//              caller waits for that
+//              (partial pages too), encodes the splice CPUs' pages, flushes
+//              their writers (mapped workers flush their own); the caller
+//              waits for that
 //   Stop()   ─ disable our events (others' stay), final Flush(), join the
-//              threads, FtraceStats{phase: END_OF_TRACE}, restore tracefs,
-//              rmdir the instance if we made it
+//              threads, read what is left, FtraceStats{phase: END_OF_TRACE},
+//              unmap and close, restore tracefs, rmdir the instance if we
+//              made it
 //   Abandon() ─ the service is gone, nothing more can be delivered: disable
-//              our events, stop the threads without a final drain, restore
-//              tracefs, rmdir; returns what was not delivered
+//              our events, stop the threads without a final drain, unmap,
+//              restore tracefs, rmdir; returns what was not delivered
+//
+// Mapped buffers and tracefs. While a CPU's buffer is mapped the kernel
+// refuses to resize it (buffer_size_kb, buffer_subbuf_size_kb: EBUSY) and to
+// allocate a snapshot (EBUSY). So every reader is destroyed (unmapped,
+// closed) before the controller restores tracefs: in Stop(), Abandon(), a
+// Start() that fails half-way, and the destructor.
 //
 // State file. With options.tracefs_state_dir set, what the controller changes
 // in tracefs (and the instance, before Create() makes it) is saved there
@@ -27,10 +51,12 @@
 // sluice-probes, `sluice-probes --cleanup` or `sluice record` puts it back
 // (user/probes/tracefs_state_file.h, user/probes/tracefs_cleanup.h).
 //
-// Writers. make_writer() is called once per CPU (at Start() for the CPUs
-// online then, from the drain thread for CPUs that come online later) and
-// once for the stats packets. Each per-CPU writer is used only by the drain
-// thread, the stats writer only by the thread calling Start()/Stop().
+// Writers. make_writer() is called once for the stats packets and once per
+// CPU (at Start() for the CPUs online then, from the drain thread for CPUs
+// that come online later). A CPU's writer and encoder are used by its mapped
+// worker while one runs, otherwise by the drain thread (by the thread in
+// Stop()/Abandon() once the drain thread is gone); the stats writer only by
+// the thread calling Start()/Stop().
 //
 // Loss accounting, all of it visible in the trace:
 //   - kernel overwrote events before we read them: FtraceCpuStats.overrun
@@ -38,8 +64,9 @@
 //   - kernel refused events (no-overwrite mode): dropped_events;
 //   - pages the encoder could not parse: FtraceStats.ftrace_parse_errors and
 //     FtraceError entries in the bundles;
-//   - user space never drops a page: a full pool stops the reader, so the
-//     backlog stays in (or overruns) the kernel buffer, where it is counted.
+//   - user space never drops a page: a full pool stops the splice reader,
+//     and the mapped reader holds only the one reader page, so the backlog
+//     stays in (or overruns) the kernel buffer, where it is counted.
 //
 // Thread-safety: Start(), Flush() and Stop() are called from one thread (the
 // producer's); stats() from any.
@@ -57,12 +84,14 @@
 #include <vector>
 
 #include "perfetto/config/ftrace/ftrace_config.pb.h"
+#include "sluice/ftrace.pb.h"
 #include "shm/base/atomic_stats.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
 #include "user/probes/ftrace/ftrace_controller.h"
 #include "user/probes/ftrace/ftrace_cpu_reader.h"
 #include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_mapped_cpu_reader.h"
 #include "user/probes/ftrace/ftrace_page_encoder.h"
 #include "user/probes/tracefs.h"
 #include "user/probes/tracefs_state_file.h"
@@ -106,7 +135,9 @@ struct FtraceSourceStats {
   uint64_t parse_errors = 0;       // Malformed pages skipped.
   uint64_t unknown_event_ids = 0;  // Records of events we have no format for.
   uint64_t pool_full = 0;          // Times a reader waited for pool space.
-  uint64_t read_errors = 0;        // splice/read errors.
+  uint64_t read_errors = 0;        // splice/read errors; GET_READER failures.
+  uint64_t mapped_cpus = 0;        // CPUs read through the mapping now.
+  uint64_t splice_cpus = 0;        // CPUs read with splice now.
 };
 
 class FtraceDataSource {
@@ -149,19 +180,44 @@ class FtraceDataSource {
   std::vector<uint32_t> ReadingCpusForTesting() const;
 
  private:
+  // FtraceCpuStats.sluice_read_path: a bit per way a CPU was read.
+  static constexpr uint32_t kReadMapped = sluice::protos::FTRACE_READ_PATH_MAPPED;
+  static constexpr uint32_t kReadSplice = sluice::protos::FTRACE_READ_PATH_SPLICE;
+  static_assert((kReadMapped | kReadSplice) == sluice::protos::FTRACE_READ_PATH_MAPPED_AND_SPLICE);
+
   struct CpuState {
     uint32_t cpu = 0;
+    // Declared before the readers: a mapped worker uses them until its
+    // reader is destroyed.
     std::unique_ptr<TraceWriter> writer;
     std::unique_ptr<FtracePageEncoder> encoder;
-    std::unique_ptr<FtraceCpuReader> reader;  // Null while the CPU is offline.
-    FtraceCpuReaderStats retired_reader_stats;  // Of readers already stopped.
+    // At most one of the two; both null while the CPU is offline.
+    std::unique_ptr<FtraceCpuReader> reader;          // splice
+    std::unique_ptr<FtraceMappedCpuReader> mapped;    // in place
+    FtraceCpuReaderStats retired_reader_stats;        // Of readers already stopped.
+    FtraceMappedCpuReaderStats retired_mapped_stats;
+    uint32_t read_paths = 0;                          // kReadMapped | kReadSplice used.
+
+    bool has_reader() const { return reader || mapped; }
+    // The running reader's control side (either kind).
+    void StartThread();
+    void StopThread();
+    void Kick();
+    uint64_t RequestFlush();
+    bool FlushDone(uint64_t ticket) const;
+    void SetPaused(bool paused);
   };
 
   FtraceDataSource(const perfetto::protos::FtraceConfig& config,
                    std::function<std::unique_ptr<TraceWriter>()> make_writer,
                    const FtraceDataSourceOptions& options);
 
-  Status StartReader(uint32_t cpu);  // Drain thread or Start().
+  // Drain thread or Start(): a reader for `cpu` as the read mode says,
+  // with its worker running if `start_thread`.
+  Status StartReader(uint32_t cpu, bool start_thread);
+  // The mapped reader for `state`, or why there is none (*no_mapping: the
+  // kernel or the file has no mapping at all).
+  StatusOr<std::unique_ptr<FtraceMappedCpuReader>> MapReader(CpuState* state, bool* no_mapping);
   void StopReader(CpuState* state);  // Drain thread: final read, join.
   // Keeps the stopped reader's stats and destroys it (closing its fds).
   void RetireReader(CpuState* state);
@@ -179,11 +235,17 @@ class FtraceDataSource {
   void AddWarning(const std::string& warning);
   // Asks the drain thread for a flush (final: then it exits) and waits.
   void RequestDrainFlush(bool final);
+  // Destroys every CPU's state (unmapping and closing its reader) when
+  // Start() fails half-way.
+  void DestroyReaders();
 
   perfetto::protos::FtraceConfig config_;
   std::function<std::unique_ptr<TraceWriter>()> make_writer_;
   FtraceDataSourceOptions options_;
   uint32_t drain_period_ms_ = 100;
+  sluice::protos::FtraceReadMode read_mode_ = sluice::protos::FTRACE_READ_MODE_AUTO;
+  // A mapping that exists but failed was reported (once per instance).
+  bool mapping_failure_warned_ = false;
 
   std::unique_ptr<TracefsStateFile> state_file_;  // Before tracefs_: it outlives the controller.
   std::unique_ptr<Tracefs> tracefs_;

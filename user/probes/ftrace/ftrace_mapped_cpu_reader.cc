@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -42,6 +43,15 @@ static_assert(sizeof(TraceBufferMeta) == 80);
 // _IO('R', 0x20).
 constexpr unsigned long kTraceMmapIoctlGetReader = _IO('R', 0x20);
 
+// include/uapi/linux/magic.h. /sys/kernel/debug/tracing is tracefs too
+// (automounted) since 4.1; a kernel with the mapping always has it.
+constexpr long kTracefsMagic = 0x74726163;
+
+// mmap's answers of a kernel (or a file) without the ring buffer mapping:
+// no mmap file operation (ENODEV), or one that refuses this file (EINVAL,
+// EOPNOTSUPP).
+bool IsNoMappingErrno(int err) { return err == ENODEV || err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP; }
+
 template <typename T>
 T LoadShared(const T* p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
@@ -56,17 +66,32 @@ FtraceMappedCpuReader::FtraceMappedCpuReader(uint32_t cpu, const FtraceHeaderFor
 
 StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
     uint32_t cpu, const std::string& trace_pipe_raw_path, const FtraceHeaderFormat& header,
-    FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused) {
+    FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused,
+    bool* no_mapping) {
+  if (no_mapping) *no_mapping = false;
   std::unique_ptr<FtraceMappedCpuReader> r(new FtraceMappedCpuReader(cpu, header, encoder, writer, signal));
   if (start_paused) r->control_.SetPaused(true);
   r->trace_fd_ = open(trace_pipe_raw_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (r->trace_fd_ < 0)
     return Status::Error("cannot open " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + "): run sluice as root");
+  struct statfs fs;
+  if (fstatfs(r->trace_fd_, &fs) != 0 || fs.f_type != kTracefsMagic) {
+    if (no_mapping) *no_mapping = true;
+    return Status::Error("cannot map " + trace_pipe_raw_path + ": not a tracefs file, so there is no ring buffer mapping");
+  }
   const long system_page = sysconf(_SC_PAGESIZE);
   void* meta = mmap(nullptr, static_cast<size_t>(system_page), PROT_READ, MAP_SHARED, r->trace_fd_, 0);
-  if (meta == MAP_FAILED)
-    return Status::Error("cannot map " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) +
-                         "): the kernel has no ring buffer mapping (Linux 6.10+)");
+  if (meta == MAP_FAILED) {
+    const int err = errno;
+    if (IsNoMappingErrno(err)) {
+      if (no_mapping) *no_mapping = true;
+      return Status::Error("cannot map " + trace_pipe_raw_path + " (" + ErrnoMessage(err) +
+                           "): the kernel has no ring buffer mapping (Linux 6.10+)");
+    }
+    return Status::Error("cannot map " + trace_pipe_raw_path + " (" + ErrnoMessage(err) + ")" +
+                         (err == EBUSY ? ": the kernel maps no buffer of an instance with a snapshot allocated"
+                                       : ""));
+  }
   r->meta_ = static_cast<const uint8_t*>(meta);
   r->meta_length_ = static_cast<size_t>(system_page);
   const auto* m = reinterpret_cast<const TraceBufferMeta*>(r->meta_);

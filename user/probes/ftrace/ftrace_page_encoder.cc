@@ -83,6 +83,7 @@ void FtracePageEncoder::BeginBundle(TraceWriter* writer, bool lost_events) {
     }
   }
   stats_.bundles++;
+  bundle_pages_ = 0;
 }
 
 void FtracePageEncoder::EndBundle() {
@@ -135,10 +136,12 @@ size_t FtracePageEncoder::EncodePage(const uint8_t* page, size_t page_size, size
     BeginBundle(writer, true);
   } else if (!bundle_) {
     BeginBundle(writer, false);
-  } else if (compact_ && compact_->comm_count() > CompactSchedBuffer::kSoftMaxComms) {
+  } else if ((first_read && bundle_pages_ >= kMaxPagesPerBundle) ||
+             (compact_ && compact_->comm_count() > CompactSchedBuffer::kSoftMaxComms)) {
     EndBundle();
     BeginBundle(writer, false);
   }
+  if (first_read) bundle_pages_++;
   status = EncodeRecords(header, page, resume_offset, writer);
   if (status != FtraceParseStatus::kOk) NoteError(status, header.timestamp);
   return format.data_offset + header.data_size;

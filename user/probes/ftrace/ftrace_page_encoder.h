@@ -10,6 +10,10 @@
 //   - a page whose header says events were missed (RB_MISSED_EVENTS) starts
 //     a new bundle with lost_events = true (the first page of a call does
 //     not split: it just marks the call's bundle);
+//   - a bundle holds kMaxPagesPerBundle pages at most, so that one packet
+//     stays far below the central buffer's size whichever reader feeds the
+//     encoder (the mapped reader encodes up to a whole ring between two
+//     FinishBundle() calls);
 //   - with compact_sched, a bundle also ends when its columns fill up or, at
 //     a page boundary, when it interned more than kSoftMaxComms comms.
 // Every bundle carries previous_bundle_end_timestamp: the timestamp of the
@@ -70,6 +74,10 @@ struct FtraceParseStats {
 
 class FtracePageEncoder {
  public:
+  // Pages per FtraceEventBundle at most: 32 x 4 KiB pages are ~100 KiB of
+  // protos, well below the central buffer's chunk budget.
+  static constexpr size_t kMaxPagesPerBundle = 32;
+
   // `table` must outlive the encoder. Builds its own translator.
   FtracePageEncoder(const FtraceFormatTable* table, uint32_t cpu, FtraceEncodeOptions options);
   // Shares `translator` (and its table), which must outlive the encoder:
@@ -165,6 +173,8 @@ class FtracePageEncoder {
   // Timestamp of the last event written on this CPU: while a bundle is being
   // begun, that of the previous bundle's last event.
   uint64_t last_event_ts_ = 0;
+  // Pages begun in the bundle being written (a resumed page counts once).
+  size_t bundle_pages_ = 0;
   FtraceParseStats stats_;
 };
 

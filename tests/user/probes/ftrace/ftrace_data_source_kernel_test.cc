@@ -1,17 +1,30 @@
 // FtraceDataSource on the real kernel (root, tracefs).
 //
+// Every case runs once per read path (FtraceConfig.ring_buffer_read_mode):
+// MAPPED, each CPU's ring buffer read in place through its memory mapping
+// (Linux 6.10+; skipped, saying so, on kernels without it), and SPLICE. Both
+// must give the same answers, and the FtraceStats at start and end say which
+// path each CPU used.
+//
 // What is checked:
 //   - Lossless: 100,000 sequence-numbered trace_marker lines from two threads
 //     (plus sched_switch) come out exactly once each, with the writer's tid
 //     as pid, boot-clock timestamps inside the write window, timestamps
 //     non-decreasing per CPU, and zero losses reported anywhere.
 //   - Flush(): what was written before Flush() is in the writers when it
-//     returns, including the partial last page (read(2) fallback).
+//     returns, including the partial last page (read(2) on the splice path,
+//     the reader page the kernel still writes into on the mapped path), over
+//     several rounds, each continuing the page the last one read in part;
+//     nothing twice at the end.
 //   - Lossy: a tiny buffer and a paused reader. The lines missing equal the
 //     kernel's overrun (END minus START, all CPUs). Only ftrace/print is
 //     active in that instance, so overrun counts only our lines. The page
 //     flags agree: bundles after a loss carry lost_events, and the missed
-//     counts stored in the pages add up to the same number.
+//     counts stored in the pages add up to the same number; `sluice stats`
+//     (TraceHealth) reports exactly the lines missing as data loss.
+//   - Overruns after a partial read: a reader that has read part of a page
+//     is paused while the buffer overruns; the lines read before are all
+//     there once, and the lines missing after equal the overrun exactly.
 //   - The root instance once (where apps' trace_marker writes land).
 //   - tracefs is left as found: tracing_on, buffer_size_kb, trace_clock,
 //     set_event, instances, compared before and after every test. One kernel
@@ -43,16 +56,21 @@
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/trace_packet.pb.h"
+#include "shm/base/cpu_list.h"
+#include "shm/base/varint.h"
 #include "shm/trace_writer.h"
 #include "tests/kernel_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
 #include "tests/user/probes/ftrace/ftrace_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/probes/tracefs.h"
+#include "user/trace/trace_health.h"
 #include "shm/base/clock.h"
 
 namespace sluice {
 namespace {
+
+using sluice::protos::FtraceReadMode;
 
 constexpr char kTracefs[] = "/sys/kernel/tracing";
 
@@ -100,6 +118,7 @@ struct Analysis {
   uint64_t bundles = 0;
   bool have_start = false, have_end = false;
   perfetto::protos::FtraceStats start, end;
+  std::string trace;  // Every packet, as a trace file holds them.
 
   uint64_t Missing() const {
     return static_cast<uint64_t>(std::count(seen.begin(), seen.end(), 0u));
@@ -131,6 +150,7 @@ Analysis Analyze(const std::vector<std::vector<perfetto::protos::TracePacket>>& 
   for (const auto& packets : writers) {
     uint64_t last_ts = 0;
     for (const auto& p : packets) {
+      AppendTracePacketRecord(p.SerializeAsString(), &a.trace);
       if (p.has_ftrace_stats()) {
         if (p.ftrace_stats().phase() == perfetto::protos::FtraceStats::START_OF_TRACE) {
           a.have_start = true;
@@ -167,7 +187,8 @@ std::string UniqueName(const char* what) {
   return std::string("sluice_test_") + what + "_" + std::to_string(getpid());
 }
 
-class FtraceDataSourceKernelTest : public ::testing::Test {
+// Root and tracefs, and tracefs left as found.
+class FtraceKernelTestBase : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) SLUICE_KERNEL_SKIP("needs root to control tracefs");
@@ -190,8 +211,67 @@ class FtraceDataSourceKernelTest : public ::testing::Test {
   testing::TracefsState before_;
 };
 
-TEST_F(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
-  perfetto::protos::FtraceConfig config;
+// Each case once per read path.
+class FtraceDataSourceKernelTest : public FtraceKernelTestBase,
+                                   public ::testing::WithParamInterface<FtraceReadMode> {
+ protected:
+  void SetUp() override {
+    FtraceKernelTestBase::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (GetParam() == sluice::protos::FTRACE_READ_MODE_MAPPED && !testing::KernelMapsRingBuffers())
+      SLUICE_KERNEL_SKIP("this kernel does not map ring buffers (Linux 6.10+): no mapped read path");
+  }
+  // A config that reads the way this run of the case does.
+  perfetto::protos::FtraceConfig Config() {
+    perfetto::protos::FtraceConfig config;
+    config.set_ring_buffer_read_mode(GetParam());
+    return config;
+  }
+  // Every online CPU says, at start and end, that it was read this run's
+  // way, and `sluice stats` says so.
+  void ExpectReadPaths(const Analysis& a) {
+    auto online = ReadCpuList(kOnlineCpusPath);
+    ASSERT_TRUE(online.ok()) << online.status().message();
+    const int want = GetParam() == sluice::protos::FTRACE_READ_MODE_MAPPED ? sluice::protos::FTRACE_READ_PATH_MAPPED
+                                                                           : sluice::protos::FTRACE_READ_PATH_SPLICE;
+    for (const auto* stats : {&a.start, &a.end}) {
+      ASSERT_GE(stats->cpu_stats_size(), 1);
+      for (const auto& c : stats->cpu_stats()) {
+        if (std::find(online->begin(), online->end(), c.cpu()) == online->end()) continue;
+        EXPECT_EQ(c.sluice_read_path(), want) << "cpu " << c.cpu();
+      }
+    }
+    auto health = AnalyzeTraceBytes(a.trace);
+    ASSERT_TRUE(health.ok()) << health.status().message();
+    EXPECT_NE(FormatFtraceReadPaths(*health).find(want == sluice::protos::FTRACE_READ_PATH_MAPPED ? "mapped on CPU"
+                                                                                                  : "splice on CPU"),
+              std::string::npos)
+        << FormatFtraceReadPaths(*health);
+  }
+  // `sluice stats` on the trace reports `lost` events lost, all of them as
+  // the kernel's overrun.
+  void ExpectReportedLoss(const Analysis& a, uint64_t lost) {
+    auto health = AnalyzeTraceBytes(a.trace);
+    ASSERT_TRUE(health.ok()) << health.status().message();
+    uint64_t overrun = 0;
+    for (const HealthRow& r : health->rows)
+      if (r.name == "ftrace_cpu_overrun_delta") overrun += static_cast<uint64_t>(r.value);
+    EXPECT_EQ(overrun, lost) << FormatHealthTable(*health);
+    EXPECT_EQ(health->data_loss_total(), lost) << FormatHealthTable(*health);
+  }
+};
+
+std::string ReadModeName(const ::testing::TestParamInfo<FtraceReadMode>& info) {
+  return info.param == sluice::protos::FTRACE_READ_MODE_MAPPED ? "Mapped" : "Splice";
+}
+
+INSTANTIATE_TEST_SUITE_P(ReadPaths, FtraceDataSourceKernelTest,
+                         ::testing::Values(sluice::protos::FTRACE_READ_MODE_MAPPED,
+                                           sluice::protos::FTRACE_READ_MODE_SPLICE),
+                         ReadModeName);
+
+TEST_P(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
+  perfetto::protos::FtraceConfig config = Config();
   config.add_ftrace_events("sched/sched_switch");
   config.add_ftrace_events("ftrace/print");
   // Big enough to hold the whole run even if the readers never got a CPU
@@ -247,13 +327,14 @@ TEST_F(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
   EXPECT_TRUE(a.end.unknown_ftrace_events().empty());
   EXPECT_TRUE(a.end.failed_ftrace_events().empty());
   EXPECT_TRUE((*ds)->warnings().empty()) << (*ds)->warnings()[0];
+  ExpectReadPaths(a);
   ds->reset();
 }
 
 // The reader alone: the kernel buffer holds 100,000 markers written while
 // reading was paused; Stop() then reads, parses and encodes all of them.
-TEST_F(FtraceDataSourceKernelTest, DrainThroughputFromFullBuffer) {
-  perfetto::protos::FtraceConfig config;
+TEST_P(FtraceDataSourceKernelTest, DrainThroughputFromFullBuffer) {
+  perfetto::protos::FtraceConfig config = Config();
   config.add_ftrace_events("ftrace/print");
   config.set_buffer_size_kb(16384);
   config.set_instance_name(UniqueName("throughput"));
@@ -283,8 +364,12 @@ TEST_F(FtraceDataSourceKernelTest, DrainThroughputFromFullBuffer) {
   ds->reset();
 }
 
-TEST_F(FtraceDataSourceKernelTest, FlushReturnsPartialPages) {
-  perfetto::protos::FtraceConfig config;
+// Rounds far smaller than a page, each flushed: every flush must return the
+// partial page (read(2) on the splice path; on the mapped path the reader
+// page the kernel keeps writing into, which the next round's flush
+// continues), and at the end nothing is there twice.
+TEST_P(FtraceDataSourceKernelTest, FlushReturnsPartialPages) {
+  perfetto::protos::FtraceConfig config = Config();
   config.add_ftrace_events("ftrace/print");
   config.set_buffer_size_kb(1024);
   config.set_drain_period_ms(60 * 1000);  // Only Flush() and Stop() drain.
@@ -294,24 +379,32 @@ TEST_F(FtraceDataSourceKernelTest, FlushReturnsPartialPages) {
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   ASSERT_TRUE((*ds)->Start().ok());
 
-  MarkerRun run;
-  run.tag = "sluice-" + std::to_string(getpid()) + "-flush";
-  run.threads = 1;
-  run.per_thread = 10;  // Far less than a page: only read(2) returns it.
-  WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
-  (*ds)->Flush();
-  Analysis a = Analyze(collector.PacketsByWriter(), run);
-  EXPECT_EQ(a.Missing(), 0u) << "Flush() did not return the partial page";
+  std::vector<MarkerRun> runs;
+  for (uint32_t markers : {10u, 1u, 40u, 3u, 120u}) {
+    MarkerRun& run = runs.emplace_back();
+    run.tag = "sluice-" + std::to_string(getpid()) + "-flush" + std::to_string(runs.size());
+    run.threads = 1;
+    run.per_thread = markers;
+    WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
+    (*ds)->Flush();
+    Analysis a = Analyze(collector.PacketsByWriter(), run);
+    EXPECT_EQ(a.Missing(), 0u) << "Flush() did not return the partial page, round " << runs.size();
+    EXPECT_EQ(a.Duplicated(), 0u) << "round " << runs.size();
+  }
 
   (*ds)->Stop();
-  a = Analyze(collector.PacketsByWriter(), run);
-  EXPECT_EQ(a.Missing(), 0u);
-  EXPECT_EQ(a.Duplicated(), 0u);
+  for (const MarkerRun& run : runs) {
+    Analysis a = Analyze(collector.PacketsByWriter(), run);
+    EXPECT_EQ(a.Missing(), 0u) << run.tag;
+    EXPECT_EQ(a.Duplicated(), 0u) << run.tag;
+    EXPECT_EQ(a.non_monotonic, 0u) << run.tag;
+    if (&run == &runs.back()) ExpectReadPaths(a);
+  }
   ds->reset();
 }
 
-TEST_F(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
-  perfetto::protos::FtraceConfig config;
+TEST_P(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
+  perfetto::protos::FtraceConfig config = Config();
   // Only print in this instance: overrun then counts nothing but our lines.
   config.add_ftrace_events("ftrace/print");
   config.set_buffer_size_kb(32);  // 8 pages per CPU.
@@ -359,11 +452,63 @@ TEST_F(FtraceDataSourceKernelTest, TinyBufferLossesEqualKernelOverrun) {
   } else {
     EXPECT_LE(counters.lost_events_known, a.Missing());
   }
+  ExpectReportedLoss(a, a.Missing());
+  ExpectReadPaths(a);
   ds->reset();
 }
 
-TEST_F(FtraceDataSourceKernelTest, RootInstance) {
-  perfetto::protos::FtraceConfig config;
+// The reader has read part of a page (a flush), then is paused while the
+// buffer overruns several times over: the lines read before the pause are
+// there once each, the lines missing after equal the kernel's overrun
+// exactly, and the loss `sluice stats` reports is that number. On the
+// mapped path the reader page it read in part stays its own (outside the
+// ring) while the ring overruns, and is continued, not read again.
+TEST_P(FtraceDataSourceKernelTest, OverrunsAfterAPartialReadAreCountedExactly) {
+  perfetto::protos::FtraceConfig config = Config();
+  config.add_ftrace_events("ftrace/print");
+  config.set_buffer_size_kb(32);  // 8 pages per CPU.
+  config.set_drain_period_ms(60 * 1000);  // Only Flush() and Stop() drain.
+  config.set_instance_name(UniqueName("overrun"));
+  testing::WriterCollector collector;
+  auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->Start().ok());
+
+  MarkerRun before;
+  before.tag = "sluice-" + std::to_string(getpid()) + "-before";
+  before.threads = 1;
+  before.per_thread = 25;  // Part of one page.
+  WriteMarkers((*ds)->tracefs().Path("trace_marker"), &before);
+  (*ds)->Flush();
+  ASSERT_EQ(Analyze(collector.PacketsByWriter(), before).Missing(), 0u);
+
+  (*ds)->SetReadingPausedForTesting(true);
+  MarkerRun lossy;
+  lossy.tag = "sluice-" + std::to_string(getpid()) + "-overrun";
+  lossy.per_thread = 10000;  // ~1 MB of records into 32 KiB per CPU.
+  WriteMarkers((*ds)->tracefs().Path("trace_marker"), &lossy);
+  (*ds)->SetReadingPausedForTesting(false);
+  (*ds)->Stop();
+
+  Analysis a = Analyze(collector.PacketsByWriter(), before);
+  EXPECT_EQ(a.Missing(), 0u);
+  EXPECT_EQ(a.Duplicated(), 0u);
+  Analysis b = Analyze(collector.PacketsByWriter(), lossy);
+  ASSERT_TRUE(b.have_start && b.have_end);
+  std::printf("[   INFO   ] %u written while paused, %" PRIu64 " missing; kernel overrun delta %" PRIu64 "\n",
+              lossy.total(), b.Missing(), b.OverrunDelta());
+  EXPECT_GT(b.Missing(), 0u) << "the buffer was meant to overflow";
+  EXPECT_EQ(b.Duplicated(), 0u);
+  EXPECT_EQ(b.non_monotonic, 0u);
+  EXPECT_EQ(b.Missing(), b.OverrunDelta());
+  EXPECT_GE(b.lost_bundles, 1u);
+  ExpectReportedLoss(b, b.Missing());
+  ExpectReadPaths(b);
+  ds->reset();
+}
+
+TEST_P(FtraceDataSourceKernelTest, RootInstance) {
+  perfetto::protos::FtraceConfig config = Config();
   config.add_ftrace_events("print");  // Name alone; resolves to ftrace/print.
   config.add_ftrace_events("no_such_group/no_such_event");
   config.set_buffer_size_kb(4096);
@@ -386,10 +531,11 @@ TEST_F(FtraceDataSourceKernelTest, RootInstance) {
   ASSERT_TRUE(a.have_end);
   ASSERT_EQ(a.end.unknown_ftrace_events_size(), 1);
   EXPECT_EQ(a.end.unknown_ftrace_events(0), "no_such_group/no_such_event");
+  ExpectReadPaths(a);
   ds->reset();
 }
 
-TEST_F(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
+TEST_P(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
   const std::string instance = UniqueName("shared");
   const std::string dir = std::string(kTracefs) + "/instances/" + instance;
   ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
@@ -397,7 +543,7 @@ TEST_F(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
   const std::string clock_before = testing::ReadFileOr(dir + "/trace_clock");
   const std::string size_before = testing::ReadFileOr(dir + "/buffer_size_kb");
   {
-    perfetto::protos::FtraceConfig config;
+    perfetto::protos::FtraceConfig config = Config();
     config.add_ftrace_events("sched/sched_wakeup");
     config.add_ftrace_events("sched/sched_switch");
     config.set_buffer_size_kb(512);
@@ -417,6 +563,82 @@ TEST_F(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
   EXPECT_EQ(testing::ReadFileOr(dir + "/buffer_size_kb"), size_before);
   ASSERT_TRUE(Tracefs::WritePath(dir + "/events/sched/sched_wakeup/enable", "0").ok());
   ASSERT_EQ(rmdir(dir.c_str()), 0);
+}
+
+// The read modes whose outcome depends on the kernel: each case checks what
+// this kernel must give, with or without the mapping.
+using FtraceDataSourceReadModeKernelTest = FtraceKernelTestBase;
+
+// The default read mode (AUTO) maps every CPU where the kernel maps ring
+// buffers, with no warning, and reads with splice where it does not, also
+// without one; the trace says which.
+TEST_F(FtraceDataSourceReadModeKernelTest, AutoMapsWhereTheKernelCan) {
+  const bool maps = testing::KernelMapsRingBuffers();
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("ftrace/print");
+  config.set_buffer_size_kb(256);
+  config.set_instance_name(UniqueName("auto"));
+  testing::WriterCollector collector;
+  auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->Start().ok());
+  MarkerRun run;
+  run.tag = "sluice-" + std::to_string(getpid()) + "-auto";
+  run.per_thread = 1000;
+  WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
+  (*ds)->Flush();
+  const FtraceSourceStats counters = (*ds)->stats();
+  const size_t reading = (*ds)->ReadingCpusForTesting().size();
+  EXPECT_EQ(counters.mapped_cpus, maps ? reading : 0u);
+  EXPECT_EQ(counters.splice_cpus, maps ? 0u : reading);
+  (*ds)->Stop();
+  Analysis a = Analyze(collector.PacketsByWriter(), run);
+  EXPECT_EQ(a.Missing(), 0u);
+  EXPECT_EQ(a.Duplicated(), 0u);
+  EXPECT_TRUE((*ds)->warnings().empty()) << (*ds)->warnings()[0];
+  ASSERT_TRUE(a.have_end);
+  size_t said = 0;
+  for (const auto& c : a.end.cpu_stats()) {
+    if (!c.has_sluice_read_path()) continue;
+    said++;
+    EXPECT_EQ(c.sluice_read_path(),
+              maps ? sluice::protos::FTRACE_READ_PATH_MAPPED : sluice::protos::FTRACE_READ_PATH_SPLICE);
+  }
+  EXPECT_EQ(said, reading);
+  ds->reset();
+}
+
+// MAPPED maps every CPU where the kernel can; where it cannot (before 6.10)
+// the data source does not start, and says in one line which CPU, why, and
+// the fix; tracefs is left as found (TearDown) and the instance removed.
+TEST_F(FtraceDataSourceReadModeKernelTest, MappedStartsOrSaysWhyNotAndTheFix) {
+  const bool maps = testing::KernelMapsRingBuffers();
+  const std::string instance = UniqueName("forced");
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("ftrace/print");
+  config.set_buffer_size_kb(64);
+  config.set_instance_name(instance);
+  config.set_ring_buffer_read_mode(sluice::protos::FTRACE_READ_MODE_MAPPED);
+  testing::WriterCollector collector;
+  {
+    auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+    ASSERT_TRUE(ds.ok()) << ds.status().message();
+    Status started = (*ds)->Start();
+    if (maps) {
+      ASSERT_TRUE(started.ok()) << started.message();
+      EXPECT_EQ((*ds)->stats().splice_cpus, 0u);
+      (*ds)->Stop();
+    } else {
+      ASSERT_FALSE(started.ok());
+      std::printf("[   INFO   ] %s\n", started.message().c_str());
+      EXPECT_EQ(started.message().find('\n'), std::string::npos);
+      EXPECT_EQ(started.message().rfind("cpu ", 0), 0u) << started.message();
+      EXPECT_NE(started.message().find("the kernel has no ring buffer mapping (Linux 6.10+)"), std::string::npos)
+          << started.message();
+      EXPECT_NE(started.message().find("--ftrace-read=auto"), std::string::npos) << started.message();
+    }
+  }
+  EXPECT_NE(access((std::string(kTracefs) + "/instances/" + instance).c_str(), F_OK), 0);
 }
 
 }  // namespace

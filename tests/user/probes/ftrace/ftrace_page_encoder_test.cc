@@ -296,6 +296,30 @@ TEST_F(FtracePageEncoderSyntheticTest, AResumedPageWritesOnlyTheRecordsAfterTheR
   EXPECT_EQ(reference[0].SerializeAsString(), bundles[0].SerializeAsString());
 }
 
+// However many pages go into one open bundle (the mapped reader encodes up
+// to a whole ring before FinishBundle()), a bundle holds kMaxPagesPerBundle
+// pages at most; a resumed page does not count again; nothing is lost at the
+// splits and each bundle says where the previous one ended.
+TEST_F(FtracePageEncoderSyntheticTest, ABundleHoldsAtMostMaxPagesPerBundle) {
+  constexpr size_t kMax = FtracePageEncoder::kMaxPagesPerBundle;
+  FtracePageEncoder enc(&table_, 0, FtraceEncodeOptions());
+  HeapTraceWriter w;
+  for (size_t i = 0; i < 2 * kMax + 1; i++) {
+    auto page = PageBuilder(h(), 1000 * (i + 1)).Data(1, Print("p" + std::to_string(i))).Build();
+    const size_t end = enc.EncodePage(page.data(), page.size(), 0, &w);
+    if (i == 0) enc.EncodePage(page.data(), page.size(), end, &w);  // Resumed: nothing new.
+  }
+  enc.FinishBundle();
+  auto bundles = Bundles(w);
+  ASSERT_EQ(bundles.size(), 3u);
+  EXPECT_EQ(static_cast<size_t>(bundles[0].event_size()), kMax);
+  EXPECT_EQ(static_cast<size_t>(bundles[1].event_size()), kMax);
+  EXPECT_EQ(bundles[2].event_size(), 1);
+  EXPECT_EQ(bundles[1].previous_bundle_end_timestamp(), bundles[0].event(kMax - 1).timestamp());
+  EXPECT_EQ(bundles[2].event(0).print().buf(), "p" + std::to_string(2 * kMax));
+  EXPECT_EQ(enc.stats().pages, 2 * kMax + 1);
+}
+
 TEST_F(FtracePageEncoderSyntheticTest, MalformedPageIsSkippedWholeAndNoted) {
   auto good = PageBuilder(h(), 1000).Data(1, Switch(5, "a")).Build();
   // A good event followed by garbage: nothing of the page is written.
