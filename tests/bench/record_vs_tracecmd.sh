@@ -2,21 +2,31 @@
 # sluice record vs trace-cmd record on the same workload (root).
 #
 #   tests/bench/record_vs_tracecmd.sh            # from the project root
-#   DURATION=10 REPS=3 SWITCH="--switch 1 --switch-freq 320000" MARKER_RATE=20000 \
-#     tests/bench/record_vs_tracecmd.sh                 # the defaults, spelled out
+#   DURATION=10 REPS=5 RATES="moderate max" tests/bench/record_vs_tracecmd.sh   # the defaults
+#   RATES=custom SWITCH="--switch 1 --switch-freq 320000" MARKER_RATE=20000 \
+#     tests/bench/record_vs_tracecmd.sh                 # a workload of your own
 #
-# Workload (the same for every run): stress-ng's context-switch stressor
-# (pipe ping-pong between two processes: sched_switch + sched_waking) for
+# Workload (the same for every run of a rate): stress-ng's context-switch
+# stressor (pipe ping-pong between processes: sched_switch + sched_waking) for
 # DURATION seconds, plus a small C program writing MARKER_RATE numbered
-# trace_marker lines per second (ftrace/print). Runs, REPS times each:
-#   none      the workload alone (tracefs untouched): its baseline speed
-#   sluice    build/sluice record -k 1mb sched/sched_switch sched/sched_waking ftrace/print
-#             (default compact_sched; plus the process_stats and system_info
-#             sources sluice record always adds)
-#   trace-cmd trace-cmd record -b 1024 -e sched:sched_switch -e sched:sched_waking
-#             (ftrace/print has no enable switch: trace_marker lines are
-#             always recorded while tracing is on)
-# Both recorders start 2 s before the workload and stop 2 s after it.
+# trace_marker lines per second (ftrace/print). The rates:
+#   moderate  --switch 1 --switch-freq 40000, 10000 markers/s: about 0.1-0.2 M
+#             events/s, what busy servers and phones produce
+#   max       --switch 2 uncapped, 20000 markers/s: the most this machine makes
+#   custom    SWITCH and MARKER_RATE as given
+# Runs, REPS times each, in turn (so a drift of the machine hits all alike):
+#   none             the workload alone (tracefs untouched): its baseline speed
+#   sluice-mapped    build/sluice record --ftrace-read=mapped -k 1mb
+#                    sched/sched_switch sched/sched_waking ftrace/print
+#                    (default compact_sched; plus the process_stats and
+#                    system_info sources sluice record always adds)
+#   sluice-splice    the same with --ftrace-read=splice
+#   sluice           the same with sluice's default (auto)
+#   trace-cmd        trace-cmd record -b 1024 -e sched:sched_switch -e sched:sched_waking
+#                    (zstd at the end, its default; ftrace/print has no enable
+#                    switch: trace_marker lines are recorded while tracing is on)
+#   trace-cmd-nocomp the same with --compression none
+# Every recorder starts 2 s before the workload and stops 2 s after it.
 #
 # Reported per run: events in the file and the achieved rate during the
 # workload, events lost, the recorder's own CPU time (user+sys of the whole
@@ -38,15 +48,12 @@
 set -u
 
 DURATION=${DURATION:-10}
-REPS=${REPS:-3}
-# One pipe ping-pong pair capped at 320k round trips/s: about 1 M events/s
-# (sched_switch + sched_waking) on this 2-CPU machine when it can keep up.
-SWITCH=${SWITCH:---switch 1 --switch-freq 320000}
-MARKER_RATE=${MARKER_RATE:-20000}
+REPS=${REPS:-5}
+RATES=${RATES:-moderate max}
 KBUF_KB=${KBUF_KB:-1024}
 BUILD_DIR=${BUILD_DIR:-build}
 SLUICE=${SLUICE:-$BUILD_DIR/sluice}
-MODES=${MODES:-none sluice trace-cmd}
+MODES=${MODES:-none sluice-mapped sluice-splice trace-cmd trace-cmd-nocomp}
 T=/sys/kernel/tracing
 WORK=$(mktemp -d /tmp/sluice-bench.XXXXXX)
 
@@ -139,16 +146,22 @@ run() {
   local mode=$1 rep=$2 dir="$WORK/$1-$2" rec_pid=
   mkdir -p "$dir"
   local rec_secs=$((DURATION + 4))
+  local read_mode=() compression=()
   case $mode in
-    sluice)
+    sluice-mapped) read_mode=(--ftrace-read=mapped) ;;
+    sluice-splice) read_mode=(--ftrace-read=splice) ;;
+    trace-cmd-nocomp) compression=(--compression none) ;;
+  esac
+  case $mode in
+    sluice*)
       /usr/bin/time -f "%e %U %S" -o "$dir/time" \
-        "$SLUICE" record -o "$dir/trace.pftrace" -t ${rec_secs}s -k ${KBUF_KB}kb -q \
+        "$SLUICE" record "${read_mode[@]}" -o "$dir/trace.pftrace" -t ${rec_secs}s -k ${KBUF_KB}kb -q \
         sched/sched_switch sched/sched_waking ftrace/print >"$dir/rec.out" 2>"$dir/rec.err" &
       rec_pid=$! ;;
-    trace-cmd)
+    trace-cmd*)
       /usr/bin/time -f "%e %U %S" -o "$dir/time" \
         unshare --mount --propagation private "$WORK/tcwrap.sh" \
-        trace-cmd record -b $KBUF_KB -e sched:sched_switch -e sched:sched_waking \
+        trace-cmd record "${compression[@]}" -b $KBUF_KB -e sched:sched_switch -e sched:sched_waking \
         -o "$dir/trace.dat" sleep $rec_secs >"$dir/rec.out" 2>"$dir/rec.err" &
       rec_pid=$! ;;
   esac
@@ -171,12 +184,12 @@ run() {
   local ctxt_rate=$(( (ctxt1 - ctxt0) / DURATION ))
   local events=0 lost=0 bytes=0 raw=0 u=0 s=0 elapsed=0
   case $mode in
-    sluice)
+    sluice*)
       "$SLUICE" stats "$dir/trace.pftrace" >"$dir/stats.out" 2>&1
       events=$(sed -n 's/.* \([0-9]*\) ftrace events.*/\1/p' "$dir/stats.out" | head -1)
       lost=$(sed -n 's/^data loss: \([0-9]*\).*/\1/p' "$dir/stats.out")
       bytes=$(stat -c %s "$dir/trace.pftrace") ;;
-    trace-cmd)
+    trace-cmd*)
       trace-cmd report --stat -i "$dir/trace.dat" >"$dir/stats.out" 2>&1
       events=$(awk '/^read events:/{s+=$3} END{print s+0}' "$dir/stats.out")
       lost=$(awk '/^overrun:/{s+=$2} /^commit overrun:/{s+=$3} /^dropped events:/{s+=$3} END{print s+0}' "$dir/stats.out")
@@ -190,11 +203,11 @@ run() {
       -v u=${u:-0} -v s=${s:-0} -v win=$(( win1 - win0 )) -v hz=$HZ -v dur=$DURATION \
       -v bogo=${bogo:-0} -v bogo_cpu=${bogo_cpu:-0} -v rc=$rec_rc -v ctxt=$ctxt_rate -v mk="$(cat "$dir/markers.out")" 'BEGIN {
     if (mode == "none") {
-      printf "%-9s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f\n", mode, rep, ctxt, mk, bogo, bogo_cpu
+      printf "%-16s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f\n", mode, rep, ctxt, mk, bogo, bogo_cpu
       exit
     }
     cpu = u + s; wcpu = win / hz
-    printf "%-9s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f  events %9d (%.2f M/s)  lost %d  cpu %.2f s (workload window %.2f s) = %.3f s/M (window %.3f)  %.1f B/ev  rc %d\n",
+    printf "%-16s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f  events %9d (%.2f M/s)  lost %d  cpu %.2f s (workload window %.2f s) = %.3f s/M (window %.3f)  %.1f B/ev  rc %d\n",
       mode, rep, ctxt, mk, bogo, bogo_cpu, ev, ev / dur / 1e6, lost, cpu, wcpu, ev ? cpu / (ev / 1e6) : 0,
       ev ? wcpu / (ev / 1e6) : 0, ev ? bytes / ev : 0, rc
     if (raw > 0 && ev) printf "          (trace-cmd data before its compression: %.1f B/ev)\n", raw / ev
@@ -202,21 +215,14 @@ run() {
   restore_tracefs
 }
 
-echo "# $(date -u +%FT%TZ)  $(uname -r)  $(nproc) CPUs  load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# workload: stress-ng $SWITCH -t ${DURATION}s + $MARKER_RATE markers/s; kernel buffer ${KBUF_KB} KiB/CPU"
-for rep in $(seq 1 "$REPS"); do
-  for mode in $MODES; do
-    run "$mode" "$rep" | tee -a "$WORK/results"
-  done
-done
-echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-
-# Medians per mode, and the slowdown against `none`.
-awk '
+# Medians per mode, and the slowdown against `none` (the workload alone).
+print_medians() {
+awk -v rate="$MEDIANS_OF" '
   $1 ~ /^\(/ { next }
   { mode = $1
     for (i = 2; i <= NF; i++) {
       if ($i == "ops/s") bogo[mode, ++nb[mode]] = $(i + 1)
+      if ($i == "ctxt/s") ctxt[mode, ++nx[mode]] = $(i + 1)
       if ($i == "per-cpu-s") bcpu[mode, ++nc[mode]] = $(i + 1)
       if ($i == "events") ev[mode, ++ne[mode]] = $(i + 1)
       if ($i == "lost") lost[mode, ++nl[mode]] = $(i + 1)
@@ -232,16 +238,40 @@ awk '
   }
   END {
     base = median(bogo, "none", nb["none"]); cbase = median(bcpu, "none", nc["none"])
-    print "# medians"
+    print "# medians, rate " rate " (the machine with no tracer: " median(ctxt, "none", nx["none"]) " context switches/s)"
     for (m in modes) {
       b = median(bogo, m, nb[m]); c = median(bcpu, m, nc[m])
       if (m == "none") {
-        printf "%-9s bogo ops/s %10.0f  per workload CPU s %10.0f\n", m, b, c
+        printf "%-16s bogo ops/s %10.0f  per workload CPU s %10.0f\n", m, b, c
         continue
       }
-      printf "%-9s bogo ops/s %10.0f (%+.1f%%)  per workload CPU s %10.0f (%+.1f%%)  events %9.0f  lost %d  %.3f CPU s per M events (%.3f in the workload window)  %.1f bytes/event\n",
+      printf "%-16s bogo ops/s %10.0f (%+.1f%%)  per workload CPU s %10.0f (%+.1f%%)  events %9.0f  lost %d  %.3f CPU s per M events (%.3f in the workload window)  %.1f bytes/event\n",
         m, b, base ? 100 * (b - base) / base : 0, c, cbase ? 100 * (c - cbase) / cbase : 0,
         median(ev, m, ne[m]), median(lost, m, nl[m]), median(spm, m, ns[m]),
         median(wspm, m, nw[m]), median(bpe, m, np[m])
     }
-  }' "$WORK/results"
+  }' "$1"
+}
+
+set_rate() {
+  case $1 in
+    moderate) SWITCH="--switch 1 --switch-freq 40000"; MARKER_RATE=10000 ;;
+    max) SWITCH="--switch 2"; MARKER_RATE=20000 ;;
+    custom) SWITCH=${SWITCH:?RATES=custom needs SWITCH}; MARKER_RATE=${MARKER_RATE:-20000} ;;
+    *) die "unknown rate $1 (moderate, max, custom)" ;;
+  esac
+}
+
+echo "# $(date -u +%FT%TZ)  $(uname -r)  $(nproc) CPUs  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for rate in $RATES; do
+  set_rate "$rate"
+  : > "$WORK/results"
+  echo "# rate $rate: stress-ng $SWITCH -t ${DURATION}s + $MARKER_RATE markers/s; kernel buffer ${KBUF_KB} KiB/CPU"
+  for rep in $(seq 1 "$REPS"); do
+    for mode in $MODES; do
+      run "$mode" "$rep" | tee -a "$WORK/results"
+    done
+  done
+  echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  MEDIANS_OF="$rate" print_medians "$WORK/results"
+done
