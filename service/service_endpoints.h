@@ -209,6 +209,9 @@ struct SessionInfo {
   // sluice_service_stats: chunks_lost_being_written + chunks_lost_writer_unknown.
   uint64_t chunks_lost = 0;
   std::string error;           // It ended on this error.
+  // Its triggers (trigger_config), in words: "waiting for a START_TRACING
+  // trigger (go), up to 10m00s", "STOP_TRACING trigger 'bug' received"; "" none.
+  std::string triggers;
 };
 
 struct SessionList {

@@ -453,6 +453,8 @@ class TracingService {
   // True while readers must get nothing: a START/STOP session that received
   // no trigger yet (its data is held back; if none comes, none is written).
   bool WaitingForTriggerLocked(const TracingSession* session) const;
+  // The session's triggers in words, for SessionInfo.triggers.
+  std::string DescribeTriggersLocked(const TracingSession* session) const;
   // Trigger packets not read out yet, appended to *out.
   void EmitTriggerPacketsLocked(TracingSession* session, std::vector<std::string>* out);
   // Whether the service-wide trigger history allows `trigger` once more

@@ -190,6 +190,7 @@ SessionInfo TracingService::DescribeSessionLocked(const TracingSession* s) {
   info.age_ms = now_ms > s->created_ms ? now_ms - s->created_ms : 0;
   info.duration_ms = s->config.duration_ms();
   info.write_into_file = s->config.write_into_file();
+  info.triggers = DescribeTriggersLocked(s);
   for (const auto& ds : s->config.data_sources()) {
     const std::string& name = ds.config().name();
     if (std::find(info.data_sources.begin(), info.data_sources.end(), name) == info.data_sources.end())

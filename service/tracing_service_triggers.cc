@@ -121,6 +121,19 @@ bool TracingService::WaitingForTriggerLocked(const TracingSession* s) const {
          s->received_triggers.empty();
 }
 
+std::string TracingService::DescribeTriggersLocked(const TracingSession* s) const {
+  if (!s->config.has_trigger_config()) return "";
+  const TriggerConfig& tc = s->config.trigger_config();
+  const std::string mode = TriggerConfig::TriggerMode_Name(EffectiveTriggerMode(s->config));
+  if (s->received_triggers.empty())
+    return "waiting for a " + mode + " trigger (" + TriggerNames(tc) + ") for up to " +
+           std::to_string(tc.trigger_timeout_ms()) + " ms from its start";
+  std::string names;
+  for (const ReceivedTrigger& t : s->received_triggers)
+    names += (names.empty() ? "'" : ", '") + t.name + "' from " + t.producer_name;
+  return mode + ": " + std::to_string(s->received_triggers.size()) + " received (" + names + ")";
+}
+
 void TracingService::EmitTriggerPacketsLocked(TracingSession* s, std::vector<std::string>* out) {
   for (; s->triggers_emitted < s->received_triggers.size(); s->triggers_emitted++) {
     const ReceivedTrigger& t = s->received_triggers[s->triggers_emitted];

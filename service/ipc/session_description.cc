@@ -37,6 +37,7 @@ void SessionInfoToProto(const SessionInfo& info, protos::SessionDescription* out
   out->set_flushes_failed(info.flushes_failed);
   out->set_chunks_lost(info.chunks_lost);
   out->set_error(info.error);
+  out->set_triggers(info.triggers);
 }
 
 SessionInfo SessionInfoFromProto(const protos::SessionDescription& in) {
@@ -71,6 +72,7 @@ SessionInfo SessionInfoFromProto(const protos::SessionDescription& in) {
   info.trace_writer_packet_loss = in.trace_writer_packet_loss();
   info.flushes_failed = in.flushes_failed();
   info.chunks_lost = in.chunks_lost();
+  info.triggers = in.triggers();
   info.error = in.error();
   return info;
 }

@@ -107,12 +107,14 @@ TEST_F(TracingServiceTriggersTest, StartTracingWaitsForItsTriggerThenRecordsAndN
   // Set up, not started: no data source runs until the trigger.
   ASSERT_EQ(Sessions().size(), 1u);
   EXPECT_EQ(Sessions()[0].state, SessionInfo::State::kConfigured);
+  EXPECT_EQ(Sessions()[0].triggers, "waiting for a START_TRACING trigger (go) for up to 600000 ms from its start");
   EXPECT_EQ(trigger_app_.FireTriggers({"other"}), 0);
   EXPECT_EQ(Sessions()[0].state, SessionInfo::State::kConfigured);
 
   EXPECT_EQ(trigger_app_.FireTriggers({"other", "go"}), 1);
   WaitForStartAndWriter();
   EXPECT_EQ(Sessions()[0].state, SessionInfo::State::kStarted);
+  EXPECT_EQ(Sessions()[0].triggers, "START_TRACING: 1 received ('go' from trigger-app)");
   Write(0, 40);
   ASSERT_TRUE(consumer->DisableTracing().ok());
   std::string error = "unset";

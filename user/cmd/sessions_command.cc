@@ -51,7 +51,7 @@ std::string Headline(const SessionInfo& s) {
   if (s.cloned_from) line += ", a clone of session " + std::to_string(s.cloned_from);
   line += " (uid " + std::to_string(s.owner_uid) + "): ";
   switch (s.state) {
-    case SessionInfo::State::kConfigured: line += "not started"; break;
+    case SessionInfo::State::kConfigured: line += s.triggers.empty() ? "not started" : "waiting"; break;
     case SessionInfo::State::kStarted: line += "recording"; break;
     case SessionInfo::State::kStopping: line += "stopping"; break;
     case SessionInfo::State::kEnded: line += "ended"; break;
@@ -125,7 +125,9 @@ std::string FormatSessionList(const SessionList& list) {
   std::string out;
   if (list.sessions.empty()) out += "no tracing sessions\n";
   for (const SessionInfo& s : list.sessions) {
-    out += Headline(s) + "\n" + ConfigLine(s) + "\n" + FillLine(s) + "\n" + LossLine(s) + "\n";
+    out += Headline(s) + "\n" + ConfigLine(s) + "\n";
+    if (!s.triggers.empty()) out += "  triggers: " + s.triggers + "\n";
+    out += FillLine(s) + "\n" + LossLine(s) + "\n";
     if (std::string output = OutputLine(s); !output.empty()) out += output + "\n";
     if (!s.error.empty()) out += "  ended on: " + s.error + "\n";
   }

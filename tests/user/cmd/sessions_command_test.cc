@@ -67,6 +67,20 @@ TEST(FormatSessionListTest, OneBlockPerSession) {
             "  losses so far: none\n"
             "(2 sessions of other users not listed: run as root to see them)\n");
   EXPECT_EQ(FormatSessionList(SessionList{}), "no tracing sessions\n");
+
+  SessionInfo waiting;
+  waiting.id = 5;
+  waiting.key = "on-bug";
+  waiting.state = SessionInfo::State::kConfigured;
+  waiting.consumer_pid = 78;
+  waiting.buffers = {{8ull << 20, false, 0}};
+  waiting.triggers = "waiting for a START_TRACING trigger (bug) for up to 600000 ms from its start";
+  EXPECT_EQ(FormatSessionList(SessionList{{waiting}, 0}),
+            "session 5 'on-bug' (uid 0): waiting, attached to pid 78, 0s\n"
+            "  config: 1 buffer (8 MiB ring); written at the end\n"
+            "  triggers: waiting for a START_TRACING trigger (bug) for up to 600000 ms from its start\n"
+            "  buffers: 0 KiB of 8 MiB held (0%)\n"
+            "  losses so far: none\n");
 }
 
 class SessionsCommandTest : public ::testing::Test {
