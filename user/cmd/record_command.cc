@@ -454,6 +454,16 @@ int RunAttached(const RecordArgs& args) {
   }
   const bool service_gone = recorder.daemon && recorder.daemon->connection_lost();
   TearDown(&recorder);
+  if (error.starts_with(kNoTriggerError)) {
+    // Not a fault: the session waited for a trigger that never came, and
+    // sluiced wrote nothing into its file (an empty one is removed).
+    struct stat st {};
+    if (output && stat(output->temp_path().c_str(), &st) == 0 && st.st_size == 0)
+      unlink(output->temp_path().c_str());
+    fprintf(stderr, "sluice record: session '%s': %s%s\n", args.attach_key.c_str(), error.c_str(),
+            output ? ("; " + output->display_name() + " was not written").c_str() : "");
+    return 3;
+  }
   if (!output) {
     if (!error.empty()) fprintf(stderr, "sluice record: session '%s': %s\n", args.attach_key.c_str(), error.c_str());
     return error.empty() ? 0 : 1;

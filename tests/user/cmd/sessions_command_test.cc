@@ -261,6 +261,41 @@ TEST_F(SessionsCommandTest, RecordAttachStopPutsTheDetachedSessionsFileInPlace) 
   EXPECT_EQ(Run({"sessions"}).out, "no tracing sessions\n");
 }
 
+// A detached START_TRACING session whose trigger never came: sluiced wrote
+// nothing, and the run that attaches says so (exit 3), removes the empty
+// temporary file and leaves the path as it was.
+TEST_F(SessionsCommandTest, RecordAttachToASessionThatGotNoTriggerExits3) {
+  const std::string path = dir_ + "/waiting.pftrace";
+  const std::string temp = path + ".recording-test02";
+  ASSERT_TRUE(WriteFileAtomically(path, "keep me").ok());
+  {
+    auto client = ConsumerIpcClient::Connect(socket());
+    ASSERT_TRUE(client.ok());
+    int fd = open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    SessionOptions options;
+    options.key = "on-bug";
+    options.output_path = path;
+    options.output_temp_path = temp;
+    perfetto::protos::TraceConfig config = testing::MakeConfig(1024, "test.ds");
+    auto* triggers = config.mutable_trigger_config();
+    triggers->set_trigger_mode(perfetto::protos::TraceConfig::TriggerConfig::START_TRACING);
+    triggers->set_trigger_timeout_ms(200);
+    triggers->add_triggers()->set_name("bug");
+    ASSERT_TRUE((*client)->EnableTracing(config, fd, options).ok());
+    close(fd);
+    ASSERT_TRUE((*client)->Detach("").ok());
+  }
+  Result r = Run({"record", "--attach=on-bug", "-q"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("sluice record: session 'on-bug': no trigger fired: none of the session's triggers (bug) "
+                       "fired within trigger_timeout_ms (200 ms); nothing was recorded; " + path + " was not written"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(PathExists(temp));
+  EXPECT_EQ(ReadFile(path).value_or(""), "keep me");
+}
+
 TEST_F(SessionsCommandTest, RecordAttachToASessionSomeoneHasIsRefused) {
   StartSession("held", testing::MakeConfig(1024, "test.ds"));
   Result r = Run({"record", "--attach=held", "--stop"});
