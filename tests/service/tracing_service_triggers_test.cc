@@ -167,9 +167,13 @@ TEST_F(TracingServiceTriggersTest, StreamingStopTracingWithoutItsTriggerWritesNo
   config.set_write_into_file(true);
   config.set_file_write_period_ms(100);
   auto consumer = service_->ConnectConsumer();
+  // The trigger timeout may end the session (its final flush) while this
+  // thread writes: the writer is flushed here, never by the service's flush.
+  producer_.set_on_flush(nullptr);
   ASSERT_TRUE(consumer->EnableTracing(config, fd).ok());
   WaitForStartAndWriter();
   Write(0, 30);
+  writer_->Flush();
   std::string error;
   ASSERT_TRUE(consumer->WaitForTracingDisabled(60000, &error));
   EXPECT_TRUE(error.starts_with(kNoTriggerError)) << error;
