@@ -108,6 +108,26 @@ class SessionsCommandTest : public ::testing::Test {
   }
   std::string socket() const { return dir_ + "/consumer.sock"; }
 
+  // A session `key` started and detached as `sluice record --detach` leaves
+  // it: sluiced writes `temp`, which the run that attaches puts at `path`.
+  ::testing::AssertionResult StartDetached(const std::string& key, const perfetto::protos::TraceConfig& config,
+                                           const std::string& path, const std::string& temp) {
+    auto client = ConsumerIpcClient::Connect(socket());
+    if (!client.ok()) return ::testing::AssertionFailure() << client.status().message();
+    int fd = open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return ::testing::AssertionFailure() << "cannot create " << temp;
+    SessionOptions options;
+    options.key = key;
+    options.output_path = path;
+    options.output_temp_path = temp;
+    Status enabled = (*client)->EnableTracing(config, fd, options);
+    close(fd);
+    if (!enabled.ok()) return ::testing::AssertionFailure() << enabled.message();
+    Status detached = (*client)->Detach("");
+    if (!detached.ok()) return ::testing::AssertionFailure() << detached.message();
+    return ::testing::AssertionSuccess();
+  }
+
   // A session of this process's uid, held open by a consumer connection.
   ConsumerIpcClient* StartSession(const std::string& key, perfetto::protos::TraceConfig config) {
     auto client = ConsumerIpcClient::Connect(socket());
@@ -227,19 +247,7 @@ TEST_F(SessionsCommandTest, CloneRefusalsAreOneLineEach) {
 TEST_F(SessionsCommandTest, RecordAttachStopPutsTheDetachedSessionsFileInPlace) {
   const std::string path = dir_ + "/detached.pftrace";
   const std::string temp = path + ".recording-test01";
-  {
-    auto client = ConsumerIpcClient::Connect(socket());
-    ASSERT_TRUE(client.ok());
-    int fd = open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0);
-    SessionOptions options;
-    options.key = "later";
-    options.output_path = path;
-    options.output_temp_path = temp;
-    ASSERT_TRUE((*client)->EnableTracing(testing::MakeConfig(1024, "test.ds"), fd, options).ok());
-    close(fd);
-    ASSERT_TRUE((*client)->Detach("").ok());
-  }
+  ASSERT_TRUE(StartDetached("later", testing::MakeConfig(1024, "test.ds"), path, temp));
   Result unknown = Run({"record", "--attach=nope"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_EQ(unknown.err, "sluice record: no session 'nope' (sluice sessions lists them)\n");
@@ -268,24 +276,12 @@ TEST_F(SessionsCommandTest, RecordAttachToASessionThatGotNoTriggerExits3) {
   const std::string path = dir_ + "/waiting.pftrace";
   const std::string temp = path + ".recording-test02";
   ASSERT_TRUE(WriteFileAtomically(path, "keep me").ok());
-  {
-    auto client = ConsumerIpcClient::Connect(socket());
-    ASSERT_TRUE(client.ok());
-    int fd = open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0);
-    SessionOptions options;
-    options.key = "on-bug";
-    options.output_path = path;
-    options.output_temp_path = temp;
-    perfetto::protos::TraceConfig config = testing::MakeConfig(1024, "test.ds");
-    auto* triggers = config.mutable_trigger_config();
-    triggers->set_trigger_mode(perfetto::protos::TraceConfig::TriggerConfig::START_TRACING);
-    triggers->set_trigger_timeout_ms(200);
-    triggers->add_triggers()->set_name("bug");
-    ASSERT_TRUE((*client)->EnableTracing(config, fd, options).ok());
-    close(fd);
-    ASSERT_TRUE((*client)->Detach("").ok());
-  }
+  perfetto::protos::TraceConfig config = testing::MakeConfig(1024, "test.ds");
+  auto* triggers = config.mutable_trigger_config();
+  triggers->set_trigger_mode(perfetto::protos::TraceConfig::TriggerConfig::START_TRACING);
+  triggers->set_trigger_timeout_ms(200);
+  triggers->add_triggers()->set_name("bug");
+  ASSERT_TRUE(StartDetached("on-bug", config, path, temp));
   Result r = Run({"record", "--attach=on-bug", "-q"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("sluice record: session 'on-bug': no trigger fired: none of the session's triggers (bug) "
