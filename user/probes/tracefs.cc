@@ -285,7 +285,8 @@ StatusOr<TracefsBufferSize> ParseBufferSize(std::string_view text) {
   size_t paren = v.find(" (expanded: ");
   if (paren != std::string_view::npos) {
     std::string_view inner = v.substr(paren + std::strlen(" (expanded: "));
-    if (inner.empty() || inner.back() != ')' || !ParseU32(inner.substr(0, inner.size() - 1), &size.kb)) {
+    if (inner.empty() || inner.back() != ')' || !ParseU32(inner.substr(0, inner.size() - 1), &size.kb) ||
+        !ParseU32(v.substr(0, paren), &size.unexpanded_kb)) {
       return Status::Error("malformed buffer size '" + std::string(v) + "'");
     }
     size.expanded = false;
@@ -293,6 +294,11 @@ StatusOr<TracefsBufferSize> ParseBufferSize(std::string_view text) {
   }
   if (!ParseU32(v, &size.kb)) return Status::Error("malformed buffer size '" + std::string(v) + "'");
   return size;
+}
+
+bool StayedAtBootSize(const TracefsBufferSize& before, const TracefsBufferSize& after) {
+  return !before.expanded && !before.per_cpu_differs && after.expanded && !after.per_cpu_differs &&
+         after.kb == before.unexpanded_kb && after.kb != before.kb;
 }
 
 std::vector<std::string> ParseAvailableEvents(std::string_view text) {

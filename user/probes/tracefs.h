@@ -72,6 +72,8 @@ struct TracefsBufferSize {
   // "7 (expanded: 1408)" until the first event is enabled; the expansion is
   // one-way (the kernel offers no way back), so restore writes `kb`.
   bool expanded = true;
+  // Not expanded: the size the buffer has until then (the "7").
+  uint32_t unexpanded_kb = 0;
   bool per_cpu_differs = false;  // "X": read per_cpu/cpuN/buffer_size_kb.
   std::string text;              // Verbatim, trimmed.
 };
@@ -169,6 +171,11 @@ std::string ParseSelectedTraceClock(std::string_view text);
 std::vector<std::string> ParseTraceClocks(std::string_view text);
 // buffer_size_kb text -> TracefsBufferSize. Error on malformed input.
 StatusOr<TracefsBufferSize> ParseBufferSize(std::string_view text);
+// True if a buffer that read "7 (expanded: 1408)" (`before`) now reads "7"
+// (`after`): the kernel counts it as expanded, yet it kept its boot size.
+// Before 6.6 the flag is kernel-wide and an instance resize sets it (see
+// FtraceController).
+bool StayedAtBootSize(const TracefsBufferSize& before, const TracefsBufferSize& after);
 // available_events text ("group:name" lines) -> "group/name".
 std::vector<std::string> ParseAvailableEvents(std::string_view text);
 

@@ -30,6 +30,7 @@ TEST(TracefsParseTest, BufferSize) {
   EXPECT_EQ(unexpanded->kb, 1408u);
   EXPECT_FALSE(unexpanded->expanded);
   EXPECT_EQ(unexpanded->text, "7 (expanded: 1408)");
+  EXPECT_EQ(unexpanded->unexpanded_kb, 7u);
 
   auto differs = ParseBufferSize("X\n");
   ASSERT_TRUE(differs.ok());
@@ -38,6 +39,17 @@ TEST(TracefsParseTest, BufferSize) {
   EXPECT_FALSE(ParseBufferSize("").ok());
   EXPECT_FALSE(ParseBufferSize("7 (expanded: )").ok());
   EXPECT_FALSE(ParseBufferSize("lots").ok());
+}
+
+// The kernel-wide expansion flag before 6.6: an instance resize sets it, and a
+// never-used root keeps its boot size (FtraceController expands it then).
+TEST(TracefsParseTest, StayedAtBootSize) {
+  const TracefsBufferSize before = *ParseBufferSize("7 (expanded: 1408)");
+  EXPECT_TRUE(StayedAtBootSize(before, *ParseBufferSize("7")));
+  EXPECT_FALSE(StayedAtBootSize(before, *ParseBufferSize("7 (expanded: 1408)")));  // 6.6+: untouched.
+  EXPECT_FALSE(StayedAtBootSize(before, *ParseBufferSize("1408")));  // Expanded by someone.
+  EXPECT_FALSE(StayedAtBootSize(before, *ParseBufferSize("X")));
+  EXPECT_FALSE(StayedAtBootSize(*ParseBufferSize("7"), *ParseBufferSize("7")));  // Set to 7 on purpose.
 }
 
 TEST(TracefsParseTest, AvailableEvents) {

@@ -214,11 +214,17 @@ Status FtraceController::ApplyBufferSize(const TracefsBufferSize& found) {
     changes_.buffer_size_kb_found = found.kb;
   }
   Persist();
+  StatusOr<TracefsBufferSize> root_found = Status::Error("the root instance itself");
+  if (!fs.is_root_instance()) {
+    StatusOr<std::string> text = ReadFile(fs.RootPath("buffer_size_kb"));
+    root_found = text.ok() ? ParseBufferSize(*text) : StatusOr<TracefsBufferSize>(text.status());
+  }
   Status st = fs.WriteBufferSizeKb(config_.buffer_size_kb);
   if (!st.ok()) {
     return Status::Error("cannot set the ftrace buffer to " + std::to_string(config_.buffer_size_kb) +
                          " KiB per CPU (" + st.message() + "): lower buffer_size_kb");
   }
+  if (root_found.ok() && !root_found->expanded) ExpandRootLeftAtItsBootSize(*root_found);
   // The kernel rounds to whole pages: what it shows now is what the undo
   // compares with to know the size is still ours.
   if (auto now = fs.ReadBufferSize(); now.ok() && !now->per_cpu_differs) {
@@ -226,6 +232,31 @@ Status FtraceController::ApplyBufferSize(const TracefsBufferSize& found) {
     Persist();
   }
   return Status::Ok();
+}
+
+// Linux before 6.6 (Debian 12's 6.1) keeps the "expanded" flag for the whole
+// tracing system, not per instance: the instance resize just made sets it,
+// and the kernel will never
+// grow a root buffer that was still at its boot size: it now reads "7" (KiB
+// per CPU), not "7 (expanded: 1408)", and the next tool to trace in the root
+// (trace-cmd, an app's trace_marker writes) would get almost no room. 6.6
+// made the flag per instance, and the root stays as it was. Writing
+// the size the root was waiting for is what its first enabled event would
+// have done; the root is not ours to restore afterwards (the expansion is
+// one-way, and "1408" is what the kernel would show by then anyway).
+void FtraceController::ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root_found) {
+  const std::string path = tracefs_->RootPath("buffer_size_kb");
+  StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return;
+  StatusOr<TracefsBufferSize> now = ParseBufferSize(*text);
+  if (!now.ok() || !StayedAtBootSize(root_found, *now)) return;
+  Status st = Tracefs::WritePath(path, std::to_string(root_found.kb));
+  if (!st.ok()) {
+    Warn("resizing instance " + tracefs_->instance_name() + " left the never-used root buffer at its boot size (" +
+         std::to_string(now->kb) + " KiB per CPU) and it could not be expanded to " +
+         std::to_string(root_found.kb) + " KiB (" + st.message() + "): write " + std::to_string(root_found.kb) +
+         " to " + path);
+  }
 }
 
 Status FtraceController::ApplyClock(const std::string& found) {

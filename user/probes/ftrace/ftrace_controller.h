@@ -31,7 +31,10 @@
 // warning; the trace goes on. Two kernel effects cannot be undone and are documented
 // rather than hidden: changing trace_clock or resizing clears the buffer, and
 // the root buffer's one-way expansion ("7 (expanded: 1408)") happens as soon
-// as any event is enabled.
+// as any event is enabled. Kernels before 6.6 keep one expansion flag for
+// all instances and set it when an instance is resized: a never-used root buffer
+// then stays at its boot size for good; resizing an instance expands such a
+// root to the size it was waiting for, as its first event would have.
 //
 // Why boot clock: the BPF data source timestamps with bpf_ktime_get_boot_ns(),
 // so both sources interleave in one timeline and match Perfetto's default
@@ -156,6 +159,7 @@ class FtraceController {
   Status ApplyConfig();
   StatusOr<std::vector<std::string>> ResolveEvents(bool wants_atrace);
   Status ApplyBufferSize(const TracefsBufferSize& found);
+  void ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root_found);
   Status ApplyClock(const std::string& found);
   // Saves changes_ to the state file, if there is one.
   void Persist();
