@@ -2,7 +2,8 @@
 # Installs the Debian packages sluice needs, only those missing, with one message.
 #   mk/ensure-deps.sh build   what `make` needs
 #   mk/ensure-deps.sh bench   plus what the benchmarks compare against
-#   mk/ensure-deps.sh vm      plus what vm-tests need
+#   mk/ensure-deps.sh vm      plus what vm-tests need: QEMU for VM_ARCH
+#                             (x86_64 or arm64), busybox-static, cpio
 #   mk/ensure-deps.sh package plus what `make deb` and its check need
 #   mk/ensure-deps.sh arm64   plus what `make ARCH=arm64` needs: the aarch64
 #                             cross compiler and the :arm64 -dev packages of the
@@ -16,7 +17,8 @@ build_pkgs=(g++ make clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-
             libtraceevent-dev libsqlite3-dev libedit-dev libsystemd-dev help2man
             chromium-headless-shell)
 bench_pkgs=(trace-cmd stress-ng)
-vm_pkgs=(qemu-system-x86 busybox-static cpio)
+if [ "${VM_ARCH:-x86_64}" = arm64 ]; then qemu_pkg=qemu-system-arm; else qemu_pkg=qemu-system-x86; fi
+vm_pkgs=("$qemu_pkg" busybox-static cpio)
 package_pkgs=(dpkg-dev lintian systemd)
 arm64_pkgs=(g++-aarch64-linux-gnu libc6:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
             libprotobuf-dev:arm64 libsqlite3-dev:arm64 libedit-dev:arm64
@@ -31,16 +33,30 @@ case "${1:-build}" in
   all) want+=("${bench_pkgs[@]}" "${vm_pkgs[@]}" "${package_pkgs[@]}") ;;
   *) echo "ensure-deps: unknown set '$1' (build, bench, vm, package, arm64, all)" >&2; exit 2 ;;
 esac
-missing=()
-for p in "${want[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-done
+find_missing() {
+  missing=()
+  for p in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+  done
+}
+find_missing
 [ ${#missing[@]} -eq 0 ] && exit 0
-echo "sluice: installing missing Debian packages: ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then
   echo "sluice: cannot install packages as $(id -un): run 'sudo apt-get install ${missing[*]}' or run make as root" >&2
   exit 1
 fi
+# Two makes on a fresh machine (`make run` in one terminal and `make test` in
+# another, or CI beside a load build) would both run apt-get, and the second
+# fails on apt's lock. The second waits here instead, then installs only what
+# the first did not.
+exec {lock_fd}>/run/lock/sluice-ensure-deps.lock
+if ! flock -n "$lock_fd"; then
+  echo "sluice: waiting for another sluice build that is installing packages"
+  flock "$lock_fd"
+  find_missing
+  [ ${#missing[@]} -eq 0 ] && exit 0
+fi
+echo "sluice: installing missing Debian packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 if [ "${1:-build}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
   echo "sluice: adding arm64 as a foreign dpkg architecture (dpkg --add-architecture arm64)"
@@ -65,8 +81,10 @@ if [ -n "$(dpkg --audit 2>/dev/null)" ]; then
   echo "sluice: finishing packages a previous install left unconfigured (dpkg --configure -a)"
   dpkg --configure -a >/dev/null || true
 fi
-apt-get update -qq >/dev/null
-if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+# Other apt users (unattended-upgrades, an admin) are waited for, not failed on.
+apt_wait=(-o DPkg::Lock::Timeout=600)
+apt-get "${apt_wait[@]}" update -qq >/dev/null
+if ! apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
   echo "sluice: apt-get install ${missing[*]} failed; see 'dpkg --audit' and run make again" >&2
   exit 1
 fi

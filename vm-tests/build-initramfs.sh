@@ -35,7 +35,7 @@ if [ "$vm_arch" = x86_64 ] && [ -x "$busybox" ] && ldd "$busybox" >/dev/null 2>&
   echo "build-initramfs: $busybox is dynamically linked; install busybox-static" >&2
   exit 1
 fi
-[ -x "$busybox" ] || { echo "build-initramfs: no busybox; run vm-tests/ensure-deps.sh" >&2; exit 1; }
+[ -x "$busybox" ] || { echo "build-initramfs: no busybox; run mk/ensure-deps.sh vm" >&2; exit 1; }
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/sluice-initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT

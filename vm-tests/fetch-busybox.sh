@@ -3,7 +3,7 @@
 #
 # usage: vm-tests/fetch-busybox.sh
 # x86_64 (default): the host's /bin/busybox (Debian's busybox-static, which
-# vm-tests/ensure-deps.sh installs). arm64: Debian's busybox-static:arm64,
+# mk/ensure-deps.sh vm installs). arm64: Debian's busybox-static:arm64,
 # which cannot be installed beside the amd64 one (it is not Multi-Arch:
 # same), so its .deb is downloaded into VM_CACHE/debs/ (apt-get download,
 # once; arm64 must be a foreign dpkg architecture) and unpacked into

@@ -22,7 +22,7 @@ fi
 export VM_OUT=${VM_OUT:-build/vm-tests}
 mkdir -p "$VM_OUT"
 
-bash "$here/ensure-deps.sh" || exit 1
+bash "$here/../mk/ensure-deps.sh" vm || exit 1
 if [ "${VM_REQUIRE_SLUICE:-0}" = 1 ]; then
   guest_build=${VM_GUEST_BUILD_DIR:-${BUILD_DIR:-build}}
   for b in sluice sluice-probes sluiced; do

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 kernel=${SELFTEST_KERNEL:-debian-6.12}
 base=${VM_OUT:-build/vm-tests}/selftest
 mkdir -p "$base"
-bash "$here/ensure-deps.sh" || exit 1
+bash "$here/../mk/ensure-deps.sh" vm || exit 1
 
 export BUILD_DIR=$here/selftest VM_INITRAMFS=$base/initramfs.cpio.gz
 bash "$here/build-initramfs.sh" "$VM_INITRAMFS" || exit 1
