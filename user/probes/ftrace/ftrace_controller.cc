@@ -235,15 +235,14 @@ Status FtraceController::ApplyBufferSize(const TracefsBufferSize& found) {
 }
 
 // Linux before 6.6 (Debian 12's 6.1) keeps the "expanded" flag for the whole
-// tracing system, not per instance: the instance resize just made sets it,
-// and the kernel will never
-// grow a root buffer that was still at its boot size: it now reads "7" (KiB
-// per CPU), not "7 (expanded: 1408)", and the next tool to trace in the root
-// (trace-cmd, an app's trace_marker writes) would get almost no room. 6.6
-// made the flag per instance, and the root stays as it was. Writing
-// the size the root was waiting for is what its first enabled event would
-// have done; the root is not ours to restore afterwards (the expansion is
-// one-way, and "1408" is what the kernel would show by then anyway).
+// tracing system, not per instance: the instance resize just made sets it, and
+// the kernel will never grow a root buffer that was still at its boot size: it
+// now reads "7" (KiB per CPU), not "7 (expanded: 1408)", and the next tool to
+// trace in the root (trace-cmd, an app's trace_marker writes) would get almost
+// no room. 6.6 made the flag per instance, and the root stays as it was.
+// Writing the size the root was waiting for is what its first enabled event
+// would have done; the root is not ours to restore afterwards (the expansion
+// is one-way, and "1408" is what the kernel would show by then anyway).
 void FtraceController::ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root_found) {
   const std::string path = tracefs_->RootPath("buffer_size_kb");
   StatusOr<std::string> text = ReadFile(path);
