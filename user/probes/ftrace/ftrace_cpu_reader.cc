@@ -31,6 +31,8 @@ FtraceCpuReader::FtraceCpuReader(uint32_t cpu, const FtraceCpuReaderOptions& opt
       pool_pages_(std::max<uint32_t>(options.pool_pages, 2)),
       splice_pages_(std::max<uint32_t>(options.splice_pages, 1)),
       poll_timeout_ms_(std::max<uint32_t>(options.poll_timeout_ms, 1)),
+      busy_poll_timeout_ms_(
+          std::clamp<uint32_t>(options.busy_poll_timeout_ms, 1, poll_timeout_ms_)),
       signal_(signal),
       pool_(new uint8_t[static_cast<size_t>(pool_pages_) * page_size_]) {
   if (options.start_paused) control_.SetPaused(true);
@@ -128,6 +130,11 @@ void FtraceCpuReader::WorkerLoop() {
     const uint64_t pages_before = head_.load(std::memory_order_relaxed);
     const ReadResult result = ReadAvailable(flushing);
     last_read_got_pages = head_.load(std::memory_order_relaxed) != pages_before;
+    if (last_read_got_pages) {
+      wakeups_without_pages_ = 0;
+    } else if (wakeups_without_pages_ < kBusyWakeups) {
+      wakeups_without_pages_++;
+    }
     if (result == ReadResult::kPoolFull) {
       stats_.Add(&FtraceCpuReaderStats::pool_full);
       signal_->Notify();
@@ -163,7 +170,9 @@ void FtraceCpuReader::WorkerLoop() {
 
 bool FtraceCpuReader::WaitForWake(bool include_trace_fd) {
   struct pollfd fds[2] = {{control_.wake_fd(), POLLIN, 0}, {trace_fd_, POLLIN, 0}};
-  int n = poll(fds, include_trace_fd ? 2 : 1, static_cast<int>(poll_timeout_ms_));
+  const uint32_t timeout_ms =
+      wakeups_without_pages_ < kBusyWakeups ? busy_poll_timeout_ms_ : poll_timeout_ms_;
+  int n = poll(fds, include_trace_fd ? 2 : 1, static_cast<int>(timeout_ms));
   if (n > 0 && (fds[0].revents & POLLIN)) control_.DrainWakeups();
   return include_trace_fd && n > 0 && (fds[1].revents & POLLIN);
 }

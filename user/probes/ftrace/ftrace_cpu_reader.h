@@ -24,12 +24,14 @@
 // its eventfd, which the drain thread writes to: every drain period (a
 // "kick", so that a slowly filling buffer is read each period), when a flush
 // is requested, when pool space is freed while the worker waits for it, and
-// at stop. So stopping never waits on the kernel. No timer polls while the
-// CPU produces: the watermark wakes the worker with half the buffer still
-// free. (A 4 ms busy poll used to back it up; measured without it, zero loss
-// held at ~1 M events/s with 1 MiB per CPU, and the moderate rate cost a
-// third less: docs/PERFORMANCE.md.) poll_timeout_ms only bounds a sleep in
-// case a wake-up is missed.
+// at stop. So stopping never waits on the kernel. While its CPU produces
+// (pages read within the last kBusyWakeups wakeups) the poll also times out
+// after busy_poll_timeout_ms, so a buffer is never left alone for a whole
+// drain period at high rates; an idle CPU's worker sleeps the drain period.
+// (Taken out once, on one day's zero-loss runs; on a slower day the watermark
+// alone lost events at the highest rate in 9 of 14 runs, because this worker
+// and the drain thread are two stages that each wait for a CPU the workload
+// saturates: docs/PERFORMANCE.md. The mapped reader, one stage, holds without.)
 //
 // The pool is a single-producer/single-consumer ring of `pool_pages` slots of
 // `page_size` bytes, allocated once: the steady state does not allocate.
@@ -88,7 +90,14 @@ struct FtraceCpuReaderOptions {
   uint32_t page_size = 4096;    // Sub-buffer size (header_page data offset + size).
   uint32_t pool_pages = 256;    // Pool slots; 1 MiB with 4 KiB pages.
   uint32_t splice_pages = 16;   // Pages per splice() call at most.
-  uint32_t poll_timeout_ms = 100;  // Worker's fallback wakeup (see above).
+  uint32_t poll_timeout_ms = 100;  // Worker's fallback wakeup when idle.
+  // Fallback wakeup while its CPU is producing: the worker got pages within
+  // the last kBusyWakeups wakeups. Relying on trace_pipe_raw's buffer_percent
+  // wake-up alone lost data: at ~1 M events/s a 1 MiB buffer fills in 10-25
+  // ms, and the kernel's poll sometimes reports nothing while the CPU
+  // overruns (docs/PERFORMANCE.md). trace-cmd reads every 1 ms; a few ms
+  // costs ~200 wakeups/s per busy CPU.
+  uint32_t busy_poll_timeout_ms = 4;
   bool start_paused = false;    // Tests: start without reading.
 };
 
@@ -164,6 +173,10 @@ class FtraceCpuReader {
   const uint32_t pool_pages_;
   uint32_t splice_pages_;
   const uint32_t poll_timeout_ms_;
+  const uint32_t busy_poll_timeout_ms_;
+  // Wakeups since the last one that got pages (worker thread only).
+  static constexpr uint32_t kBusyWakeups = 25;
+  uint32_t wakeups_without_pages_ = kBusyWakeups;
   DrainSignal* const signal_;
   std::unique_ptr<uint8_t[]> pool_;
 
