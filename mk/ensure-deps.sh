@@ -49,7 +49,9 @@ fi
 # another, or CI beside a load build) would both run apt-get, and the second
 # fails on apt's lock. The second waits here instead, then installs only what
 # the first did not.
-exec {lock_fd}>/run/lock/sluice-ensure-deps.lock
+lock_dir=/run/lock
+[ -d "$lock_dir" ] || lock_dir=/tmp  # Minimal containers may lack /run/lock.
+exec {lock_fd}>"$lock_dir/sluice-ensure-deps.lock"
 if ! flock -n "$lock_fd"; then
   echo "sluice: waiting for another sluice build that is installing packages"
   flock "$lock_fd"
