@@ -92,10 +92,9 @@ struct FtraceCpuReaderOptions {
   uint32_t splice_pages = 16;   // Pages per splice() call at most.
   uint32_t poll_timeout_ms = 100;  // Worker's fallback wakeup when idle.
   // Fallback wakeup while its CPU is producing: the worker got pages within
-  // the last kBusyWakeups wakeups. Relying on trace_pipe_raw's buffer_percent
-  // wake-up alone lost data: at ~1 M events/s a 1 MiB buffer fills in 10-25
-  // ms, and the kernel's poll sometimes reports nothing while the CPU
-  // overruns (docs/PERFORMANCE.md). trace-cmd reads every 1 ms; a few ms
+  // the last kBusyWakeups wakeups. Why the buffer_percent wake-up alone is
+  // not enough on this path: the comment at the top. At ~1 M events/s a
+  // 1 MiB buffer fills in 10-25 ms; trace-cmd reads every 1 ms; a few ms
   // costs ~200 wakeups/s per busy CPU.
   uint32_t busy_poll_timeout_ms = 4;
   bool start_paused = false;    // Tests: start without reading.
