@@ -26,7 +26,10 @@
 #                    (zstd at the end, its default; ftrace/print has no enable
 #                    switch: trace_marker lines are recorded while tracing is on)
 #   trace-cmd-nocomp the same with --compression none
-# Every recorder starts 2 s before the workload and stops 2 s after it.
+# Every recorder starts 2 s before the workload and is stopped when the
+# workload is done (sluice by SIGINT; trace-cmd by ending the `sleep` it
+# records around), so a workload slowed by the recorder is still recorded
+# to its end.
 #
 # Reported per run: events in the file and the achieved rate during the
 # workload, events lost, the recorder's own CPU time (user+sys of the whole
@@ -141,11 +144,24 @@ tree_ticks() {
 }
 HZ=$(getconf CLK_TCK)
 
+# stop_recorder MODE TIME_PID: the recorder is /usr/bin/time's child (time
+# itself ignores SIGINT while it waits).
+stop_recorder() {
+  local recorder
+  recorder=$(pgrep -P "$2" | head -1)
+  [ -n "$recorder" ] || return 0
+  case $1 in
+    sluice*) kill -INT "$recorder" ;;
+    trace-cmd*) pkill -INT -x sleep -P "$recorder" ;;
+  esac
+}
+
 # run MODE REP -> one result line on stdout
 run() {
   local mode=$1 rep=$2 dir="$WORK/$1-$2" rec_pid=
   mkdir -p "$dir"
-  local rec_secs=$((DURATION + 4))
+  # A bound only: the recorder is stopped when the workload is done.
+  local rec_secs=$((DURATION + 600))
   local read_mode=() compression=()
   case $mode in
     sluice-mapped) read_mode=(--ftrace-read=mapped) ;;
@@ -177,7 +193,10 @@ run() {
   ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
   [ -n "$rec_pid" ] && win1=$(tree_ticks $rec_pid)
   local rec_rc=0
-  if [ -n "$rec_pid" ]; then wait $rec_pid; rec_rc=$?; fi
+  if [ -n "$rec_pid" ]; then
+    stop_recorder $mode $rec_pid
+    wait $rec_pid; rec_rc=$?
+  fi
   local bogo bogo_cpu
   bogo=$(awk '/metrc:.* switch +[0-9]/{print $(NF-1); exit}' "$dir/stress.out")
   bogo_cpu=$(awk '/metrc:.* switch +[0-9]/{print $NF; exit}' "$dir/stress.out")
