@@ -272,7 +272,6 @@ void ProbesProducer::AbandonOnTaskThread(const std::string& reason,
   for (Instance& inst : abandoned) {
     if (!inst.ftrace) continue;
     FtraceAbandonStats l = inst.ftrace->Abandon();
-    lost.pages_read_not_sent += l.pages_read_not_sent;
     lost.kernel_unread_events += l.kernel_unread_events;
     restored.push_back(inst.ftrace->controller()->restore_report().Summary());
   }
@@ -291,7 +290,6 @@ void ProbesProducer::AbandonOnTaskThread(const std::string& reason,
   if (!restored.empty()) {
     line += "; tracefs restored " + std::to_string(ms.count()) + " ms after noticing (" +
             Join(restored, "; ") + "); not delivered: " +
-            std::to_string(lost.pages_read_not_sent) + " pages read from the kernel, " +
             std::to_string(lost.kernel_unread_events) + " events left in the kernel buffer";
   }
   Warn(line);

@@ -180,7 +180,7 @@ Status FtraceDataSource::Start() {
   }
   WriteStats(FtraceStats::START_OF_TRACE);
   for (auto& state : cpus_) {
-    if (state) state->StartThread();
+    if (state && state->worker()) state->worker()->StartThread();
   }
   started_ = true;
   drain_thread_ = std::thread([this] { DrainThreadMain(); });
@@ -190,34 +190,6 @@ Status FtraceDataSource::Start() {
 void FtraceDataSource::DestroyReaders() {
   std::lock_guard<std::mutex> lock(readers_mutex_);
   cpus_.clear();
-}
-
-void FtraceDataSource::CpuState::StartThread() {
-  if (reader) reader->StartThread();
-  if (mapped) mapped->StartThread();
-}
-
-void FtraceDataSource::CpuState::StopThread() {
-  if (reader) reader->StopThread();
-  if (mapped) mapped->StopThread();
-}
-
-void FtraceDataSource::CpuState::Kick() {
-  if (reader) reader->Kick();
-  if (mapped) mapped->Kick();
-}
-
-uint64_t FtraceDataSource::CpuState::RequestFlush() {
-  return mapped ? mapped->RequestFlush() : reader->RequestFlush();
-}
-
-bool FtraceDataSource::CpuState::FlushDone(uint64_t ticket) const {
-  return mapped ? mapped->FlushDone(ticket) : reader->FlushDone(ticket);
-}
-
-void FtraceDataSource::CpuState::SetPaused(bool paused) {
-  if (reader) reader->SetPaused(paused);
-  if (mapped) mapped->SetPaused(paused);
 }
 
 Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
@@ -260,13 +232,12 @@ Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
   }
   FtraceCpuReaderOptions reader_options;
   reader_options.page_size = page_size_;
-  reader_options.pool_pages = std::max<uint32_t>(8, options_.pool_bytes_per_cpu / page_size_);
-  reader_options.poll_timeout_ms = drain_period_ms_;
+  if (buffer_pages_per_cpu_ != 0) reader_options.max_pages_per_read = buffer_pages_per_cpu_;
   reader_options.start_paused = paused_.load(std::memory_order_relaxed);
   SLUICE_ASSIGN_OR_RETURN(
       std::unique_ptr<FtraceCpuReader> reader,
       FtraceCpuReader::Create(cpu, tracefs_->PerCpuPath(cpu, "trace_pipe_raw"), reader_options,
-                              &signal_));
+                              state->encoder.get(), state->writer.get(), &signal_));
   if (start_thread) reader->StartThread();
   std::lock_guard<std::mutex> lock(readers_mutex_);
   state->reader = std::move(reader);
@@ -283,13 +254,9 @@ StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceDataSource::MapReader(Cpu
 
 void FtraceDataSource::StopReader(CpuState* state) {
   FlushReaders({state});
-  state->StopThread();
+  state->worker()->StopThread();
   // The worker is gone: this thread owns the encoder and writer again.
-  if (state->mapped) {
-    state->mapped->ReadRemaining();
-  } else {
-    DrainCpu(state);
-  }
+  state->worker()->ReadRemaining();
   RetireReader(state);
 }
 
@@ -301,40 +268,17 @@ void FtraceDataSource::RetireReader(CpuState* state) {
   state->mapped.reset();  // Unmaps.
 }
 
-void FtraceDataSource::DrainCpu(CpuState* state) {
-  FtraceCpuReader* reader = state->reader.get();
-  if (reader == nullptr) return;
-  for (;;) {
-    FtraceCpuReader::Run run = reader->NextReady();
-    if (run.count == 0) break;
-    const size_t count = std::min(run.count, FtracePageEncoder::kMaxPagesPerBundle);
-    state->encoder->EncodePages(run.pages, count, page_size_, state->writer.get());
-    reader->Release(count);
-  }
-}
-
-void FtraceDataSource::DrainAll() {
-  for (auto& state : cpus_) {
-    if (state) DrainCpu(state.get());
-  }
-  PublishCounters();
-}
-
 void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
   std::vector<std::pair<CpuState*, uint64_t>> tickets;
   for (CpuState* s : states) {
-    if (s->has_reader()) tickets.emplace_back(s, s->RequestFlush());
+    if (s->worker()) tickets.emplace_back(s, s->worker()->RequestFlush());
   }
   const auto deadline = Clock::now() + kFlushTimeout;
   for (;;) {
     bool all_done = true;
     for (auto& [s, ticket] : tickets) {
-      // Check before draining: pages of a finished flush are then all in
-      // the pool (FlushDone()'s acquire), and the drain below takes them.
-      // (A mapped worker has encoded and flushed them itself.)
-      if (!s->FlushDone(ticket)) all_done = false;
+      if (!s->worker()->FlushDone(ticket)) all_done = false;
     }
-    for (auto& [s, ticket] : tickets) DrainCpu(s);
     if (all_done || abandoned_.load(std::memory_order_relaxed)) break;
     if (Clock::now() > deadline) {
       std::lock_guard<std::mutex> lock(warnings_mutex_);
@@ -370,11 +314,7 @@ void FtraceDataSource::DrainThreadMain() {
       for (auto& s : cpus_) {
         if (s) all.push_back(s.get());
       }
-      FlushReaders(all);
-      // A mapped worker flushed its writer itself, and still owns it.
-      for (CpuState* s : all) {
-        if (!s->mapped) s->writer->Flush();
-      }
+      FlushReaders(all);  // Each worker flushed its writer itself.
       flush_seen = requested;
       {
         std::lock_guard<std::mutex> lock(api_mutex_);
@@ -386,14 +326,14 @@ void FtraceDataSource::DrainThreadMain() {
     }
     if (Clock::now() >= next_tick) {
       next_tick = std::max(next_tick + period, Clock::now());
-      // The drain deadline: a mapped worker also reads a buffer that never
-      // reached its watermark.
+      // The drain deadline: a worker also reads a buffer that never reached
+      // its watermark.
       for (auto& s : cpus_) {
-        if (s) s->Kick();
+        if (s && s->worker()) s->worker()->Kick();
       }
       HandleHotplug();
+      PublishCounters();
     }
-    DrainAll();
   }
 }
 
@@ -406,10 +346,10 @@ void FtraceDataSource::HandleHotplug() {
     is_online[cpu] = true;
   }
   for (auto& s : cpus_) {
-    if (s && s->has_reader() && (s->cpu >= is_online.size() || !is_online[s->cpu])) StopReader(s.get());
+    if (s && s->worker() && (s->cpu >= is_online.size() || !is_online[s->cpu])) StopReader(s.get());
   }
   for (uint32_t cpu : *online) {
-    if (cpu < cpus_.size() && cpus_[cpu] && cpus_[cpu]->has_reader()) continue;
+    if (cpu < cpus_.size() && cpus_[cpu] && cpus_[cpu]->worker()) continue;
     Status st = StartReader(cpu, true);
     if (!st.ok()) {
       std::lock_guard<std::mutex> lock(warnings_mutex_);
@@ -443,20 +383,16 @@ void FtraceDataSource::Stop() {
   // The drain thread is gone; once each worker is, this thread owns the
   // encoders and writers.
   for (auto& s : cpus_) {
-    if (!s || !s->has_reader()) continue;
-    s->StopThread();
-    if (s->mapped) {
-      s->mapped->ReadRemaining();  // What came after the final flush.
-    } else {
-      DrainCpu(s.get());
-    }
+    if (!s || !s->worker()) continue;
+    s->worker()->StopThread();
+    s->worker()->ReadRemaining();  // What came after the final flush.
     s->writer->Flush();
   }
   PublishCounters();
   // Unmap and close every trace_pipe_raw: the kernel refuses to resize a
   // mapped buffer, and an instance with open files cannot be removed.
   for (auto& s : cpus_) {
-    if (!s || !s->has_reader()) continue;
+    if (!s || !s->worker()) continue;
     RetireReader(s.get());
   }
   WriteStats(FtraceStats::END_OF_TRACE);
@@ -477,10 +413,8 @@ FtraceAbandonStats FtraceDataSource::Abandon() {
   signal_.Notify();
   drain_thread_.join();
   for (auto& s : cpus_) {
-    if (!s || !s->has_reader()) continue;
-    s->StopThread();
-    // A mapped worker keeps nothing back: what it read is in its writer.
-    if (s->reader) lost.pages_read_not_sent += s->reader->ReadyPages();
+    if (!s || !s->worker()) continue;
+    s->worker()->StopThread();  // What it read is in its writer, undeliverable now.
     RetireReader(s.get());  // Unmaps and closes: tracefs can be restored, the instance can go.
   }
   PublishCounters();
@@ -501,7 +435,7 @@ void FtraceDataSource::SetReadingPausedForTesting(bool paused) {
   paused_.store(paused, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(readers_mutex_);
   for (auto& s : cpus_) {
-    if (s) s->SetPaused(paused);
+    if (s && s->worker()) s->worker()->SetPaused(paused);
   }
 }
 
@@ -509,8 +443,8 @@ void FtraceDataSource::PublishCounters() {
   FtraceSourceStats c;
   for (auto& s : cpus_) {
     if (!s) continue;
-    // A running mapped worker owns the encoder: its published copy.
-    const FtraceParseStats p = s->mapped ? s->mapped->encoder_stats() : s->encoder->stats();
+    // A running worker owns the encoder: its published copy.
+    const FtraceParseStats p = s->worker() ? s->worker()->encoder_stats() : s->encoder->stats();
     c.events += p.events;
     c.bundles += p.bundles;
     c.lost_event_pages += p.lost_event_pages;
@@ -525,7 +459,6 @@ void FtraceDataSource::PublishCounters() {
     c.pages += r.pages + m.pages;
     c.bytes += r.bytes + m.bytes;
     c.read_errors += r.read_errors + m.ioctl_errors + m.bad_reader_ids;
-    c.pool_full += r.pool_full;
     c.mapped_cpus += s->mapped ? 1 : 0;
     c.splice_cpus += s->reader ? 1 : 0;
   }
@@ -538,7 +471,7 @@ std::vector<uint32_t> FtraceDataSource::ReadingCpusForTesting() const {
   std::lock_guard<std::mutex> lock(readers_mutex_);
   std::vector<uint32_t> cpus;
   for (const auto& s : cpus_) {
-    if (s && s->has_reader()) cpus.push_back(s->cpu);
+    if (s && s->worker()) cpus.push_back(s->cpu);
   }
   return cpus;
 }

@@ -4,16 +4,17 @@
 //
 // Two readers, chosen per CPU by FtraceConfig.ring_buffer_read_mode
 // (sluice/ftrace.proto; `sluice record --ftrace-read`):
-//   - mapped (FtraceMappedCpuReader, Linux 6.10+): the worker reads the
-//     CPU's ring buffer in place through its memory mapping and encodes
-//     straight into the CPU's writer; it owns that encoder and writer while
-//     it runs, flushes the writer itself and publishes the encoder's stats;
-//   - splice (FtraceCpuReader, every kernel): the worker moves whole pages
-//     into a pool; the drain thread encodes them.
-//   AUTO (the default) maps where the kernel offers the mapping and splices
-//   on the CPUs where it does not (a warning only when the mapping exists
-//   but failed); MAPPED fails Start() if a CPU cannot be mapped, naming the
-//   cause; SPLICE never maps. Each CPU's path is in the trace
+//   - mapped (FtraceMappedCpuReader, Linux 6.10+): in place, through the
+//     CPU's ring buffer mapping;
+//   - splice (FtraceCpuReader, every kernel): splice(2), read(2) for the
+//     partial page.
+//   Either way the CPU's worker thread (FtraceReaderWorker) reads and
+//   encodes straight into the CPU's writer; it owns that encoder and writer
+//   while it runs, flushes the writer itself and publishes the encoder's
+//   stats. AUTO (the default) maps where the kernel offers the mapping and
+//   splices on the CPUs where it does not (a warning only when the mapping
+//   exists but failed); MAPPED fails Start() if a CPU cannot be mapped,
+//   naming the cause; SPLICE never maps. Each CPU's path is in the trace
 //   (FtraceCpuStats.sluice_read_path at start and end; `sluice stats`).
 //
 //   Start()  ─ controller: buffer size, trace_clock=boot, events, tracing_on
@@ -21,16 +22,14 @@
 //            ─ FtraceStats{phase: START_OF_TRACE} on the stats writer
 //            ─ the readers' worker threads, and the drain thread
 //
-//   drain thread (owns every splice CPU's encoder and writer):
-//     every drain_period_ms, or early when a CPU's pool is half full:
-//       kick the workers (mapped ones read and encode on their own);
-//       for each splice CPU: pool pages ─▶ encoder ─▶ its writer
-//       each period also: re-read the online CPUs, start/stop readers
+//   drain thread (reads no pages itself):
+//     every drain_period_ms: kick the workers, so that a buffer that never
+//       reaches its watermark is read too; re-read the online CPUs,
+//       start/stop readers; publish the counters
 //
 //   Flush()  ─ the drain thread has every worker read what the kernel holds
-//              (partial pages too), encodes the splice CPUs' pages, flushes
-//              their writers (mapped workers flush their own); the caller
-//              waits for that
+//              (partial pages too) and flush its writer; the caller waits
+//              for that
 //   Stop()   ─ disable our events (others' stay), final Flush(), join the
 //              threads, read what is left, FtraceStats{phase: END_OF_TRACE},
 //              unmap and close, restore tracefs, rmdir the instance if we
@@ -53,10 +52,10 @@
 //
 // Writers. make_writer() is called once for the stats packets and once per
 // CPU (at Start() for the CPUs online then, from the drain thread for CPUs
-// that come online later). A CPU's writer and encoder are used by its mapped
-// worker while one runs, otherwise by the drain thread (by the thread in
-// Stop()/Abandon() once the drain thread is gone); the stats writer only by
-// the thread calling Start()/Stop().
+// that come online later). A CPU's writer and encoder are used by its worker
+// while one runs, otherwise by the thread that stopped it (the drain thread
+// for a CPU going offline, Stop()/Abandon() at the end); the stats writer
+// only by the thread calling Start()/Stop().
 //
 // Loss accounting, all of it visible in the trace:
 //   - kernel overwrote events before we read them: FtraceCpuStats.overrun
@@ -64,9 +63,9 @@
 //   - kernel refused events (no-overwrite mode): dropped_events;
 //   - pages the encoder could not parse: FtraceStats.ftrace_parse_errors and
 //     FtraceError entries in the bundles;
-//   - user space never drops a page: a full pool stops the splice reader,
-//     and the mapped reader holds only the one reader page, so the backlog
-//     stays in (or overruns) the kernel buffer, where it is counted.
+//   - user space never drops a page: a worker encodes what it read before
+//     it reads more, so the backlog stays in (or overruns) the kernel
+//     buffer, where it is counted.
 //
 // Thread-safety: Start(), Flush() and Stop() are called from one thread (the
 // producer's); stats() from any.
@@ -105,8 +104,6 @@ struct FtraceDataSourceOptions {
   std::string cpu_online_path = "/sys/devices/system/cpu/online";
   // Android detection and the atrace runner (tests substitute them).
   FtraceControlOptions control;
-  // Per-CPU page pool in bytes (rounded to whole pages, at least 8 pages).
-  uint32_t pool_bytes_per_cpu = 1u << 20;
   // Tests: start with the readers paused (nothing is read from the kernel
   // until SetReadingPausedForTesting(false) or Stop()).
   bool start_reading_paused = false;
@@ -116,12 +113,12 @@ struct FtraceDataSourceOptions {
 
 // What Abandon() could not deliver.
 struct FtraceAbandonStats {
-  uint64_t pages_read_not_sent = 0;  // Read from the kernel, still in the pools.
   uint64_t kernel_unread_events = 0;  // Left in the kernel buffer (per_cpu/cpuN/stats entries).
 };
 
-// Totals so far, for `sluice record`'s status line. Updated by the drain
-// thread after each drain (relaxed; a snapshot, not a consistent cut).
+// Totals so far, for `sluice record`'s status line. Published by the drain
+// thread every drain period and after a flush (relaxed; a snapshot, not a
+// consistent cut).
 struct FtraceSourceStats {
   uint64_t events = 0;             // Events written into the trace.
   uint64_t pages = 0;              // Pages read from the kernel.
@@ -134,7 +131,6 @@ struct FtraceSourceStats {
   uint64_t lost_event_pages_uncounted = 0;
   uint64_t parse_errors = 0;       // Malformed pages skipped.
   uint64_t unknown_event_ids = 0;  // Records of events we have no format for.
-  uint64_t pool_full = 0;          // Times a reader waited for pool space.
   uint64_t read_errors = 0;        // splice/read errors; GET_READER failures.
   uint64_t mapped_cpus = 0;        // CPUs read through the mapping now.
   uint64_t splice_cpus = 0;        // CPUs read with splice now.
@@ -198,14 +194,11 @@ class FtraceDataSource {
     FtraceMappedCpuReaderStats retired_mapped_stats;
     uint32_t read_paths = 0;                          // kReadMapped | kReadSplice used.
 
-    bool has_reader() const { return reader || mapped; }
-    // The running reader's control side (either kind).
-    void StartThread();
-    void StopThread();
-    void Kick();
-    uint64_t RequestFlush();
-    bool FlushDone(uint64_t ticket) const;
-    void SetPaused(bool paused);
+    // The running reader (either kind), or null.
+    FtraceReaderWorker* worker() const {
+      if (mapped) return mapped.get();
+      return reader.get();
+    }
   };
 
   FtraceDataSource(const perfetto::protos::FtraceConfig& config,
@@ -218,13 +211,11 @@ class FtraceDataSource {
   // The mapped reader for `state`, or why there is none (*no_mapping: the
   // kernel or the file has no mapping at all).
   StatusOr<std::unique_ptr<FtraceMappedCpuReader>> MapReader(CpuState* state, bool* no_mapping);
-  void StopReader(CpuState* state);  // Drain thread: final read, join.
+  void StopReader(CpuState* state);  // Drain thread: flush, join, final read.
   // Keeps the stopped reader's stats and destroys it (closing its fds).
   void RetireReader(CpuState* state);
   void DrainThreadMain();
-  void DrainAll();
-  void DrainCpu(CpuState* state);
-  // Has every reader in `states` read everything, draining meanwhile.
+  // Has every reader in `states` read everything and flush its writer.
   void FlushReaders(const std::vector<CpuState*>& states);
   void HandleHotplug();
   void PublishCounters();
@@ -282,7 +273,7 @@ class FtraceDataSource {
   mutable std::mutex warnings_mutex_;
   std::vector<std::string> warnings_;
 
-  // Published by the drain thread after each drain; read by stats().
+  // Published by the drain thread; read by stats().
   AtomicStats<FtraceSourceStats> stats_;
 };
 

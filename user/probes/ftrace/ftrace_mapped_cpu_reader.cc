@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/vfs.h>
@@ -62,7 +61,7 @@ T LoadShared(const T* p) {
 FtraceMappedCpuReader::FtraceMappedCpuReader(uint32_t cpu, const FtraceHeaderFormat& header,
                                              FtracePageEncoder* encoder, TraceWriter* writer,
                                              DrainSignal* signal)
-    : cpu_(cpu), header_(header), encoder_(encoder), writer_(writer), signal_(signal) {}
+    : FtraceReaderWorker(cpu, encoder, writer, signal), header_(header) {}
 
 StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
     uint32_t cpu, const std::string& trace_pipe_raw_path, const FtraceHeaderFormat& header,
@@ -70,7 +69,7 @@ StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
     bool* no_mapping) {
   if (no_mapping) *no_mapping = false;
   std::unique_ptr<FtraceMappedCpuReader> r(new FtraceMappedCpuReader(cpu, header, encoder, writer, signal));
-  if (start_paused) r->control_.SetPaused(true);
+  if (start_paused) r->SetPaused(true);
   r->trace_fd_ = open(trace_pipe_raw_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (r->trace_fd_ < 0)
     return Status::Error("cannot open " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + "): run sluice as root");
@@ -119,24 +118,16 @@ StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
   if (data == MAP_FAILED)
     return Status::Error("cannot map the sub-buffers of " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + ")");
   r->data_ = static_cast<const uint8_t*>(data);
-  SLUICE_RETURN_IF_ERROR(r->control_.Open());
+  r->set_trace_fd(r->trace_fd_);
+  SLUICE_RETURN_IF_ERROR(r->OpenControl());
   return r;
 }
 
 FtraceMappedCpuReader::~FtraceMappedCpuReader() {
-  StopThread();
+  StopThread();  // Before the mapping goes: the worker reads it.
   if (data_) munmap(const_cast<uint8_t*>(data_), data_length_);
   if (meta_) munmap(const_cast<uint8_t*>(meta_), meta_length_);
   if (trace_fd_ >= 0) close(trace_fd_);
-}
-
-void FtraceMappedCpuReader::StartThread() {
-  if (!thread_.joinable()) thread_ = std::thread([this] { WorkerLoop(); });
-}
-
-void FtraceMappedCpuReader::StopThread() {
-  control_.RequestStop();
-  if (thread_.joinable()) thread_.join();
 }
 
 FtraceMappedMeta FtraceMappedCpuReader::meta() const {
@@ -152,7 +143,7 @@ FtraceMappedMeta FtraceMappedCpuReader::meta() const {
   return out;
 }
 
-FtraceMappedCpuReader::ReadResult FtraceMappedCpuReader::ReadAvailable() {
+FtraceMappedCpuReader::ReadResult FtraceMappedCpuReader::ReadAvailable(bool /*flushing*/, bool* got_data) {
   const auto* m = reinterpret_cast<const TraceBufferMeta*>(meta_);
   // A ring's worth at most, so a writer as fast as the reader cannot keep
   // a flush or a stop waiting.
@@ -181,7 +172,8 @@ FtraceMappedCpuReader::ReadResult FtraceMappedCpuReader::ReadAvailable() {
         return ReadResult::kCaughtUp;
       }
     }
-    const size_t end = encoder_->EncodePage(page, subbuf_size_, resume, writer_);
+    const size_t end = encoder()->EncodePage(page, subbuf_size_, resume, writer());
+    *got_data = true;
     stats_.Add(&FtraceMappedCpuReaderStats::pages);
     if (same_page) stats_.Add(&FtraceMappedCpuReaderStats::resumed_reads);
     if (end > resume) stats_.Add(&FtraceMappedCpuReaderStats::bytes, end - std::max(resume, size_t{header_.data_offset}));
@@ -190,60 +182,6 @@ FtraceMappedCpuReader::ReadResult FtraceMappedCpuReader::ReadAvailable() {
     current_end_ = end ? end : subbuf_size_;
   }
   return ReadResult::kMore;
-}
-
-void FtraceMappedCpuReader::ReadRemaining() {
-  // The worker is gone: this thread owns the encoder and the writer.
-  ReadResult result;
-  do {
-    result = ReadAvailable();
-  } while (result == ReadResult::kMore);
-  encoder_->FinishBundle();
-  PublishEncoderStats();
-}
-
-void FtraceMappedCpuReader::WorkerLoop() {
-  bool last_wake_by_kernel = false;
-  while (!control_.stopping()) {
-    uint64_t ticket = 0;
-    const bool flushing = control_.PendingFlush(&ticket);
-    if (control_.paused()) {
-      if (flushing) {
-        control_.CompleteFlush(ticket);
-        signal_->Notify();
-        continue;
-      }
-      WaitForWake(false);
-      continue;
-    }
-    const FtraceMappedCpuReaderStats before = stats_.Load();
-    ReadResult result = ReadAvailable();
-    if (flushing) {
-      while (result == ReadResult::kMore && !control_.stopping()) result = ReadAvailable();
-    }
-    encoder_->FinishBundle();
-    PublishEncoderStats();
-    if (flushing && !control_.stopping()) {
-      writer_->Flush();
-      control_.CompleteFlush(ticket);
-      signal_->Notify();
-      continue;
-    }
-    if (result == ReadResult::kMore) continue;  // A full ring's worth: go on.
-    const bool got = stats_.Load().pages != before.pages;
-    // A watermark wake-up whose read found nothing: wait for a kick once.
-    const bool poll_trace = result != ReadResult::kError && (got || !last_wake_by_kernel);
-    last_wake_by_kernel = WaitForWake(poll_trace);
-    if (last_wake_by_kernel) stats_.Add(&FtraceMappedCpuReaderStats::watermark_wakeups);
-  }
-}
-
-bool FtraceMappedCpuReader::WaitForWake(bool include_trace_fd) {
-  struct pollfd fds[2] = {{control_.wake_fd(), POLLIN, 0}, {trace_fd_, POLLIN, 0}};
-  const int n = poll(fds, include_trace_fd ? 2 : 1, -1);
-  stats_.Add(&FtraceMappedCpuReaderStats::wakeups);
-  if (n > 0 && (fds[0].revents & POLLIN)) control_.DrainWakeups();
-  return include_trace_fd && n > 0 && (fds[1].revents & POLLIN);
 }
 
 }  // namespace sluice

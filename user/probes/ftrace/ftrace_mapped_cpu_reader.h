@@ -11,10 +11,8 @@
 //   ioctl(TRACE_MMAP_IOCTL_GET_READER): the kernel swaps the next sub-buffer
 //   holding data into the reader's hands; meta->reader.id names it.
 //
-//   worker thread:  poll(trace_pipe_raw: buffer_percent full; eventfd: a
-//                   flush, a stop or the drain deadline, Kick())
-//                   ─▶ GET_READER ─▶ encoder.EncodePage(the sub-buffer, in
-//                   place) ─▶ ... until nothing is new ─▶ FinishBundle
+//   worker (FtraceReaderWorker): GET_READER ─▶ encoder.EncodePage(the
+//   sub-buffer, in place) ─▶ ... until nothing is new
 //
 // The reader page. A sub-buffer handed out by GET_READER is the reader's
 // until the next GET_READER, which may give it back to the writer: the
@@ -27,23 +25,8 @@
 // worker reads up to the commit it sees, never less, so nothing is read
 // twice and nothing is skipped.
 //
-// Wake-ups follow the data: the kernel wakes poll() once the buffer is
-// buffer_percent full (its watermark); the drain thread's Kick() at the
-// drain deadline, a flush or a stop wake the eventfd. No timer polls. A poll
-// that said "readable" but whose read found nothing new makes the next wait
-// ignore trace_pipe_raw until a kick (as the splice reader does), so a
-// watermark of 0 cannot spin.
-//
-// Ownership. While the worker runs it alone uses the encoder and the writer
-// handed to Create(); the caller takes them back after StopThread(). The
-// worker flushes the writer itself at the end of a flush (the caller must
-// not, the writer is not thread-safe) and publishes the encoder's stats
-// after every batch (encoder_stats(), AtomicStats).
-//
-// Flush handshake (FtraceReaderControl, as the splice reader's): the worker
-// reads until caught up, ends the bundle, flushes the writer, then completes
-// the flush (release: FlushDone()'s acquire then sees all it wrote) and
-// notifies the DrainSignal.
+// Wake-ups, ownership of the encoder and writer, and the flush handshake
+// are the worker's (ftrace_reader_worker.h), shared with the splice reader.
 //
 // Loss accounting is the page flags' (RB_MISSED_EVENTS, counted by the
 // encoder) plus the meta page's figures (meta()): entries, overrun, read and
@@ -57,18 +40,15 @@
 #ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_MAPPED_CPU_READER_H_
 #define SLUICE_USER_PROBES_FTRACE_FTRACE_MAPPED_CPU_READER_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "shm/base/atomic_stats.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
-#include "user/probes/ftrace/ftrace_cpu_reader.h"
 #include "user/probes/ftrace/ftrace_page_encoder.h"
-#include "user/probes/ftrace/ftrace_reader_control.h"
+#include "user/probes/ftrace/ftrace_reader_worker.h"
 
 namespace sluice {
 
@@ -78,8 +58,6 @@ struct FtraceMappedCpuReaderStats {
   uint64_t bytes = 0;          // Event data bytes encoded.
   uint64_t ioctl_errors = 0;   // GET_READER failures.
   uint64_t bad_reader_ids = 0; // meta->reader.id out of range (a kernel bug).
-  uint64_t wakeups = 0;        // Worker wake-ups.
-  uint64_t watermark_wakeups = 0;  // Of those, by trace_pipe_raw (the kernel).
 };
 
 // The meta page's figures (the kernel's per-CPU ring buffer counters).
@@ -92,7 +70,7 @@ struct FtraceMappedMeta {
   uint32_t nr_subbufs = 0;
 };
 
-class FtraceMappedCpuReader {
+class FtraceMappedCpuReader : public FtraceReaderWorker {
  public:
   // Opens and maps `trace_pipe_raw_path`. Fails, with the reason, where the
   // kernel has no mapping (before 6.10: ENODEV/EINVAL from mmap; a boot-
@@ -108,50 +86,21 @@ class FtraceMappedCpuReader {
       uint32_t cpu, const std::string& trace_pipe_raw_path, const FtraceHeaderFormat& header,
       FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused = false,
       bool* no_mapping = nullptr);
-  ~FtraceMappedCpuReader();  // Stops the worker, unmaps, closes.
-  FtraceMappedCpuReader(const FtraceMappedCpuReader&) = delete;
-  FtraceMappedCpuReader& operator=(const FtraceMappedCpuReader&) = delete;
-
-  void StartThread();
-  // Wakes and joins the worker. Idempotent. Afterwards the caller owns the
-  // encoder and writer again and may call ReadRemaining().
-  void StopThread();
-  // With the worker stopped: reads everything the kernel holds, partial page
-  // included, and ends the bundle (the caller flushes the writer).
-  void ReadRemaining();
-
-  uint32_t cpu() const { return cpu_; }
-
-  // --- Control (any thread). ---
-  void Kick() { control_.Kick(); }
-  uint64_t RequestFlush() { return control_.RequestFlush(); }
-  bool FlushDone(uint64_t ticket) const { return control_.FlushDone(ticket); }
-  void SetPaused(bool paused) { control_.SetPaused(paused); }
+  ~FtraceMappedCpuReader() override;  // Stops the worker, unmaps, closes.
 
   FtraceMappedCpuReaderStats stats() const { return stats_.Load(); }
-  FtraceParseStats encoder_stats() const { return encoder_stats_.Load(); }
   FtraceMappedMeta meta() const;
 
  private:
-  enum class ReadResult { kCaughtUp, kMore, kError };
-
   FtraceMappedCpuReader(uint32_t cpu, const FtraceHeaderFormat& header, FtracePageEncoder* encoder,
                         TraceWriter* writer, DrainSignal* signal);
-  void WorkerLoop();
   // Swaps in and encodes reader pages until caught up (at most a ring's
-  // worth per call: kMore then).
-  ReadResult ReadAvailable();
-  bool WaitForWake(bool include_trace_fd);
-  void PublishEncoderStats() { encoder_stats_.Store(encoder_->stats()); }
+  // worth per call: kMore then). The commit of the reader page is read
+  // whether or not `flushing`.
+  ReadResult ReadAvailable(bool flushing, bool* got_data) override;
 
-  const uint32_t cpu_;
   const FtraceHeaderFormat header_;
-  FtracePageEncoder* const encoder_;
-  TraceWriter* const writer_;
-  DrainSignal* const signal_;
-
   int trace_fd_ = -1;
-  FtraceReaderControl control_;
   const uint8_t* meta_ = nullptr;  // The meta page (kernel-written).
   size_t meta_length_ = 0;
   const uint8_t* data_ = nullptr;  // Sub-buffer 0.
@@ -162,10 +111,8 @@ class FtraceMappedCpuReader {
   // caller after StopThread()).
   uint32_t current_id_ = UINT32_MAX;
   size_t current_end_ = 0;
-  std::thread thread_;
 
   AtomicStats<FtraceMappedCpuReaderStats> stats_;
-  AtomicStats<FtraceParseStats> encoder_stats_;
 };
 
 }  // namespace sluice

@@ -1,17 +1,23 @@
 // FtraceCpuReader against a plain file standing in for trace_pipe_raw
-// (splice and read work on both). The kernel behaviour (full pages only from
-// splice, partial pages from read, poll watermarks) is covered by
-// ftrace_data_source_kernel_test.cc.
+// (splice and read work on both), holding pages captured on 6.18
+// (tests/data/ftrace/) and encoded with that kernel's formats. The kernel
+// behaviour (full pages only from splice, partial pages from read, poll
+// watermarks) is covered by ftrace_data_source_kernel_test.cc with
+// --ftrace-read=splice.
 #include "user/probes/ftrace/ftrace_cpu_reader.h"
 
 #include <chrono>
-#include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "shm/trace_writer.h"
 #include "tests/user/probes/fake_tracefs.h"
+#include "tests/user/probes/ftrace/ftrace_test_util.h"
+#include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_page_encoder.h"
 
 namespace sluice {
 namespace {
@@ -20,157 +26,152 @@ using Clock = std::chrono::steady_clock;
 // How long a wait on a condition may take before the test fails: long
 // enough for a busy machine, only ever reached when something is broken.
 constexpr auto kConditionTimeout = std::chrono::seconds(60);
-constexpr uint32_t kPage = 4096;
-
-std::vector<uint8_t> MakePages(uint64_t count, size_t tail_bytes = 0) {
-  std::vector<uint8_t> bytes(count * kPage + tail_bytes);
-  for (uint64_t i = 0; i * kPage < bytes.size(); i++) {
-    uint64_t tag = i + 1;
-    std::memcpy(bytes.data() + i * kPage, &tag, sizeof(tag));
-    const size_t end = std::min<size_t>(bytes.size(), (i + 1) * kPage);
-    for (size_t b = i * kPage + 8; b < end; b++) bytes[b] = static_cast<uint8_t>(i ^ b);
-  }
-  return bytes;
-}
-
-// Drains `reader` until `want` pages arrived or kConditionTimeout passed;
-// checks tags.
-std::vector<uint64_t> DrainPages(FtraceCpuReader* reader, DrainSignal* signal, size_t want) {
-  std::vector<uint64_t> tags;
-  const auto deadline = Clock::now() + kConditionTimeout;
-  while (tags.size() < want && Clock::now() < deadline) {
-    FtraceCpuReader::Run run = reader->NextReady();
-    if (run.count == 0) {
-      signal->WaitFor(10);
-      continue;
-    }
-    for (size_t i = 0; i < run.count; i++) {
-      uint64_t tag;
-      std::memcpy(&tag, run.pages + i * kPage, sizeof(tag));
-      tags.push_back(tag);
-    }
-    reader->Release(run.count);
-  }
-  return tags;
-}
 
 class FtraceCpuReaderTest : public ::testing::Test {
  protected:
+  void SetUp() override {
+    formats_ = testing::LoadTreeOrDie(testing::kTreeHost);
+    page_size_ = formats_.header().page_size();
+    const testing::CapturedPages captured =
+        testing::LoadCapturedPages("tests/data/ftrace/sluice_capture_light_cpu0.hex");
+    ASSERT_GE(captured.page_count(page_size_), 2u);
+    // Copies of the capture make a file of more pages than one batch.
+    for (int i = 0; i < kCopies; i++)
+      bytes_.insert(bytes_.end(), captured.bytes.begin(), captured.bytes.end());
+    expected_events_ = kCopies * captured.text.size();
+    encoder_ = std::make_unique<FtracePageEncoder>(&formats_, 0, FtraceEncodeOptions{});
+  }
   std::string WriteFile(const std::vector<uint8_t>& bytes) {
     fake_.WriteBytes("trace_pipe_raw", bytes);
     return fake_.Path("trace_pipe_raw");
   }
+  FtraceCpuReaderOptions Options() const {
+    FtraceCpuReaderOptions options;
+    options.page_size = page_size_;
+    return options;
+  }
+  std::unique_ptr<FtraceCpuReader> Create(const std::string& path, const FtraceCpuReaderOptions& options) {
+    auto reader = FtraceCpuReader::Create(0, path, options, encoder_.get(), &writer_, &signal_);
+    EXPECT_TRUE(reader.ok()) << reader.status().message();
+    return reader.ok() ? std::move(reader).value() : nullptr;
+  }
+  // Asks for a flush and waits for it; true if it completed.
+  bool Flush(FtraceCpuReader* reader) {
+    const uint64_t ticket = reader->RequestFlush();
+    const auto deadline = Clock::now() + kConditionTimeout;
+    while (!reader->FlushDone(ticket) && Clock::now() < deadline) signal_.WaitFor(10);
+    return reader->FlushDone(ticket);
+  }
+  size_t pages() const { return bytes_.size() / page_size_; }
+
   testing::FakeTracefs fake_;
+  FtraceFormatTable formats_;
+  uint32_t page_size_ = 0;
+  static constexpr int kCopies = 5;
+  std::vector<uint8_t> bytes_;
+  size_t expected_events_ = 0;
+  std::unique_ptr<FtracePageEncoder> encoder_;
+  HeapTraceWriter writer_;
   DrainSignal signal_;
 };
 
-TEST_F(FtraceCpuReaderTest, ReadsEveryPageInOrderThroughASmallPool) {
-  const std::string path = WriteFile(MakePages(50));
-  FtraceCpuReaderOptions options;
-  options.page_size = kPage;
-  options.pool_pages = 8;
+TEST_F(FtraceCpuReaderTest, EncodesEveryCapturedEventThroughASmallBatch) {
+  FtraceCpuReaderOptions options = Options();
   options.splice_pages = 3;
-  auto reader = FtraceCpuReader::Create(0, path, options, &signal_);
-  ASSERT_TRUE(reader.ok()) << reader.status().message();
-  (*reader)->StartThread();
-  // Let the worker fill the pool first, so that it must wait for space.
-  const auto deadline = Clock::now() + kConditionTimeout;
-  while ((*reader)->ReadyPages() < 8 && Clock::now() < deadline) signal_.WaitFor(10);
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ((*reader)->ReadyPages(), 8u);  // Full, and not overfilled.
-  std::vector<uint64_t> tags = DrainPages(reader->get(), &signal_, 50);
-  ASSERT_EQ(tags.size(), 50u);
-  for (uint64_t i = 0; i < 50; i++) EXPECT_EQ(tags[i], i + 1);
-  (*reader)->StopThread();
-  const FtraceCpuReaderStats stats = (*reader)->stats();
-  EXPECT_EQ(stats.pages, 50u);
-  EXPECT_EQ(stats.bytes, 50u * kPage);
+  auto reader = Create(WriteFile(bytes_), options);
+  ASSERT_TRUE(reader);
+  reader->StartThread();
+  ASSERT_TRUE(Flush(reader.get()));
+  // The worker encoded, ended its bundle and published before completing.
+  EXPECT_EQ(reader->encoder_stats().events, expected_events_);
+  EXPECT_EQ(reader->encoder_stats().parse_errors, 0u);
+  EXPECT_GT(writer_.packets().size(), 0u);
+  reader->StopThread();
+  const FtraceCpuReaderStats stats = reader->stats();
+  EXPECT_EQ(stats.pages, pages());
+  EXPECT_EQ(stats.bytes, bytes_.size());
   EXPECT_EQ(stats.read_errors, 0u);
-  EXPECT_GT(stats.pool_full, 0u);  // 50 pages through 8 slots.
+  EXPECT_EQ(encoder_->stats().pages, pages());
 }
 
-TEST_F(FtraceCpuReaderTest, PageContentsSurviveTheRing) {
-  const std::vector<uint8_t> bytes = MakePages(20);
-  const std::string path = WriteFile(bytes);
-  FtraceCpuReaderOptions options;
-  options.page_size = kPage;
-  options.pool_pages = 6;
-  auto reader = FtraceCpuReader::Create(0, path, options, &signal_);
-  ASSERT_TRUE(reader.ok());
-  (*reader)->StartThread();
-  std::vector<uint8_t> got;
-  const auto deadline = Clock::now() + kConditionTimeout;
-  while (got.size() < bytes.size() && Clock::now() < deadline) {
-    FtraceCpuReader::Run run = (*reader)->NextReady();
-    if (run.count == 0) {
-      signal_.WaitFor(10);
-      continue;
-    }
-    got.insert(got.end(), run.pages, run.pages + run.count * kPage);
-    (*reader)->Release(run.count);
-  }
-  EXPECT_TRUE(got == bytes);
+TEST_F(FtraceCpuReaderTest, AFlushLongerThanOneReadStillReadsEverything) {
+  FtraceCpuReaderOptions options = Options();
+  options.splice_pages = 1;
+  options.max_pages_per_read = 1;  // Every read returns kMore.
+  auto reader = Create(WriteFile(bytes_), options);
+  ASSERT_TRUE(reader);
+  reader->StartThread();
+  ASSERT_TRUE(Flush(reader.get()));
+  EXPECT_EQ(reader->encoder_stats().events, expected_events_);
 }
 
-TEST_F(FtraceCpuReaderTest, ShortLastPageIsZeroFilled) {
-  std::vector<uint8_t> bytes = MakePages(2, 100);
-  const std::string path = WriteFile(bytes);
-  FtraceCpuReaderOptions options;
-  options.page_size = kPage;
-  auto reader = FtraceCpuReader::Create(0, path, options, &signal_);
-  ASSERT_TRUE(reader.ok());
-  (*reader)->StartThread();
-  const uint64_t ticket = (*reader)->RequestFlush();
-  std::vector<uint64_t> tags = DrainPages(reader->get(), &signal_, 3);
-  ASSERT_EQ(tags.size(), 3u);
-  EXPECT_EQ(tags[2], 3u);
-  const auto deadline = Clock::now() + kConditionTimeout;
-  while (!(*reader)->FlushDone(ticket) && Clock::now() < deadline) signal_.WaitFor(10);
-  EXPECT_TRUE((*reader)->FlushDone(ticket));
+TEST_F(FtraceCpuReaderTest, ReadOnlyWhenThePipeCannotHoldAPage) {
+  FtraceCpuReaderOptions options = Options();
+  options.splice_pages = 0;  // read(2) throughout, as when pipe-max-size is too small.
+  auto reader = Create(WriteFile(bytes_), options);
+  ASSERT_TRUE(reader);
+  reader->StartThread();
+  ASSERT_TRUE(Flush(reader.get()));
+  EXPECT_EQ(reader->encoder_stats().events, expected_events_);
+  EXPECT_EQ(reader->stats().pages, pages());
+}
+
+TEST_F(FtraceCpuReaderTest, ShortLastPageIsReadWhole) {
+  std::vector<uint8_t> bytes(bytes_.begin(), bytes_.begin() + 2 * page_size_ + 100);
+  auto reader = Create(WriteFile(bytes), Options());
+  ASSERT_TRUE(reader);
+  reader->StartThread();
+  ASSERT_TRUE(Flush(reader.get()));
+  reader->StopThread();
+  EXPECT_EQ(reader->stats().pages, 3u);
+  EXPECT_EQ(reader->stats().bytes, bytes.size());
 }
 
 TEST_F(FtraceCpuReaderTest, PausedReadsNothingAndAcknowledgesFlush) {
-  const std::string path = WriteFile(MakePages(4));
-  FtraceCpuReaderOptions options;
-  options.page_size = kPage;
+  FtraceCpuReaderOptions options = Options();
   options.start_paused = true;
-  auto reader = FtraceCpuReader::Create(0, path, options, &signal_);
-  ASSERT_TRUE(reader.ok());
-  (*reader)->StartThread();
-  const uint64_t ticket = (*reader)->RequestFlush();
-  const auto deadline = Clock::now() + kConditionTimeout;
-  while (!(*reader)->FlushDone(ticket) && Clock::now() < deadline) signal_.WaitFor(10);
-  EXPECT_TRUE((*reader)->FlushDone(ticket));
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  EXPECT_EQ((*reader)->ReadyPages(), 0u);
-  (*reader)->SetPaused(false);
-  EXPECT_EQ(DrainPages(reader->get(), &signal_, 4).size(), 4u);
+  auto reader = Create(WriteFile(bytes_), options);
+  ASSERT_TRUE(reader);
+  reader->StartThread();
+  ASSERT_TRUE(Flush(reader.get()));
+  EXPECT_EQ(reader->stats().pages, 0u);
+  reader->SetPaused(false);
+  ASSERT_TRUE(Flush(reader.get()));
+  EXPECT_EQ(reader->stats().pages, pages());
 }
 
-TEST_F(FtraceCpuReaderTest, StopDoesNotWaitForThePollTimeout) {
-  const std::string path = WriteFile({});
-  FtraceCpuReaderOptions options;
-  options.page_size = kPage;
-  options.poll_timeout_ms = 60 * 1000;
-  auto reader = FtraceCpuReader::Create(0, path, options, &signal_);
-  ASSERT_TRUE(reader.ok());
-  (*reader)->StartThread();
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const auto start = Clock::now();
-  (*reader)->StopThread();
-  // Half the poll timeout: a stop that waited for the poll would take all of
-  // it, while a busy machine may delay a prompt one by seconds.
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
+TEST_F(FtraceCpuReaderTest, ReadRemainingAfterStopReadsWhatTheWorkerLeft) {
+  FtraceCpuReaderOptions options = Options();
+  options.start_paused = true;
+  auto reader = Create(WriteFile(bytes_), options);
+  ASSERT_TRUE(reader);
+  reader->StartThread();
+  reader->StopThread();
+  EXPECT_EQ(reader->stats().pages, 0u);
+  reader->ReadRemaining();  // This thread owns the encoder now.
+  EXPECT_EQ(reader->stats().pages, pages());
+  EXPECT_EQ(encoder_->stats().events, expected_events_);
+  EXPECT_EQ(reader->encoder_stats().events, expected_events_);
+}
+
+TEST_F(FtraceCpuReaderTest, StopWakesAWorkerWithNothingToRead) {
+  auto reader = Create(WriteFile({}), Options());
+  ASSERT_TRUE(reader);
+  reader->StartThread();
+  ASSERT_TRUE(Flush(reader.get()));  // The worker is up and back in poll().
+  // The worker sleeps without a timeout: only the stop's wake-up ends this
+  // (a lost wake-up would hang the test, and the harness reports it).
+  reader->StopThread();
+  EXPECT_GE(reader->wake_stats().wakeups, 1u);
 }
 
 TEST_F(FtraceCpuReaderTest, CreateErrors) {
-  FtraceCpuReaderOptions options;
-  options.page_size = kPage;
-  auto missing = FtraceCpuReader::Create(0, fake_.Path("nope"), options, &signal_);
+  auto missing = FtraceCpuReader::Create(0, fake_.Path("nope"), Options(), encoder_.get(), &writer_, &signal_);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos);
+  FtraceCpuReaderOptions options = Options();
   options.page_size = 3;
-  EXPECT_FALSE(FtraceCpuReader::Create(0, WriteFile({}), options, &signal_).ok());
+  EXPECT_FALSE(FtraceCpuReader::Create(0, WriteFile({}), options, encoder_.get(), &writer_, &signal_).ok());
 }
 
 TEST(DrainSignalTest, NotifyWakesWaiterAndIsConsumed) {

@@ -1,0 +1,93 @@
+#include "user/probes/ftrace/ftrace_reader_worker.h"
+
+#include <poll.h>
+
+#include <chrono>
+#include <utility>
+
+namespace sluice {
+
+void DrainSignal::Notify() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_ = true;
+  }
+  cv_.notify_one();
+}
+
+bool DrainSignal::WaitFor(uint32_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return pending_; });
+  return std::exchange(pending_, false);
+}
+
+FtraceReaderWorker::FtraceReaderWorker(uint32_t cpu, FtracePageEncoder* encoder, TraceWriter* writer,
+                                       DrainSignal* signal)
+    : cpu_(cpu), encoder_(encoder), writer_(writer), signal_(signal) {}
+
+FtraceReaderWorker::~FtraceReaderWorker() { StopThread(); }
+
+void FtraceReaderWorker::StartThread() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { WorkerLoop(); });
+}
+
+void FtraceReaderWorker::StopThread() {
+  control_.RequestStop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void FtraceReaderWorker::ReadRemaining() {
+  // The worker is gone: this thread owns the encoder and the writer.
+  bool got = false;
+  while (ReadAvailable(true, &got) == ReadResult::kMore) {
+  }
+  encoder_->FinishBundle();
+  PublishEncoderStats();
+}
+
+void FtraceReaderWorker::WorkerLoop() {
+  bool last_wake_by_kernel = false;
+  while (!control_.stopping()) {
+    uint64_t ticket = 0;
+    const bool flushing = control_.PendingFlush(&ticket);
+    if (control_.paused()) {
+      if (flushing) {
+        writer_->Flush();  // What it encoded before the pause.
+        control_.CompleteFlush(ticket);
+        signal_->Notify();
+        continue;
+      }
+      WaitForWake(false);
+      continue;
+    }
+    bool got = false;
+    ReadResult result = ReadAvailable(flushing, &got);
+    if (flushing) {
+      while (result == ReadResult::kMore && !control_.stopping()) result = ReadAvailable(true, &got);
+    }
+    encoder_->FinishBundle();
+    PublishEncoderStats();
+    if (flushing && !control_.stopping()) {
+      writer_->Flush();
+      control_.CompleteFlush(ticket);
+      signal_->Notify();
+      continue;
+    }
+    if (result == ReadResult::kMore) continue;  // A ring's worth: go on.
+    const bool poll_trace = result != ReadResult::kError && (got || !last_wake_by_kernel);
+    last_wake_by_kernel = WaitForWake(poll_trace);
+  }
+}
+
+bool FtraceReaderWorker::WaitForWake(bool include_trace_fd) {
+  struct pollfd fds[2] = {{control_.wake_fd(), POLLIN, 0}, {trace_fd_, POLLIN, 0}};
+  const bool poll_trace = include_trace_fd && trace_fd_ >= 0;
+  const int n = poll(fds, poll_trace ? 2 : 1, -1);
+  if (n > 0 && (fds[0].revents & POLLIN)) control_.DrainWakeups();
+  const bool by_kernel = poll_trace && n > 0 && (fds[1].revents & POLLIN);
+  wake_stats_.Add(&FtraceReaderWakeStats::wakeups);
+  if (by_kernel) wake_stats_.Add(&FtraceReaderWakeStats::watermark_wakeups);
+  return by_kernel;
+}
+
+}  // namespace sluice

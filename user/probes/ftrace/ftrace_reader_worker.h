@@ -1,0 +1,154 @@
+// FtraceReaderWorker: the worker thread of one CPU's ftrace reader, which
+// reads the CPU's ring buffer and encodes it straight into the CPU's
+// TraceWriter: one stage, no hand-off to another thread. The two ways of
+// reading are subclasses (they implement ReadAvailable()):
+//   - FtraceMappedCpuReader: in place, through the buffer's memory mapping
+//     (Linux 6.10+);
+//   - FtraceCpuReader: splice(2) (read(2) for partial pages), every kernel.
+//
+//   worker thread:  poll(trace_pipe_raw: buffer_percent full;
+//                        eventfd: Kick() at the drain deadline, a flush, a stop)
+//                   ─▶ ReadAvailable(): pages ─▶ encoder ─▶ writer
+//                   ─▶ FinishBundle, publish the encoder's stats
+//
+// Wake-ups follow the data: the kernel wakes poll() once the buffer is
+// buffer_percent full (its watermark); the driver's Kick() at the drain
+// deadline, a flush or a stop wake the eventfd. No timer polls. A poll that
+// said "readable" but whose read found nothing new makes the next wait
+// ignore trace_pipe_raw until a kick, so a watermark of 0 (readable at any
+// data, while splice hands out only full pages) cannot spin, nor can a
+// plain file at its end (tests), which poll() always calls readable.
+//
+// Why one stage. The splice reader used to copy pages into a pool that a
+// second thread (the data source's drain thread) encoded. On a machine whose
+// CPUs the workload saturates, each stage waits for a CPU in turn, and at
+// the highest rate the buffer overran unless the worker also polled every
+// 4 ms (docs/PERFORMANCE.md). Reading and encoding on one thread, as the
+// mapped reader always did, needs one scheduling slot per batch.
+//
+// Ownership. While the worker runs it alone uses the encoder and the writer
+// handed to the constructor; the caller takes them back after StopThread()
+// (and may then call ReadRemaining()). The worker flushes the writer itself
+// at the end of a flush (the writer is not thread-safe) and publishes the
+// encoder's stats after every batch (encoder_stats(), AtomicStats).
+//
+// Flush handshake (FtraceReaderControl): the worker reads until the kernel
+// has nothing left, partial page included, ends the bundle, flushes the
+// writer, then completes the flush (release: FlushDone()'s acquire then sees
+// everything it wrote) and notifies the DrainSignal.
+//
+// Subclasses call StopThread() first thing in their destructor: the worker
+// calls their ReadAvailable() until it is joined.
+#ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
+#define SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "shm/base/atomic_stats.h"
+#include "shm/base/status.h"
+#include "shm/trace_writer.h"
+#include "user/probes/ftrace/ftrace_page_encoder.h"
+#include "user/probes/ftrace/ftrace_reader_control.h"
+
+namespace sluice {
+
+// Wakes the thread that drives the readers (a flush done). Notify() takes a
+// mutex, so workers call it at most once per flush, never per page.
+class DrainSignal {
+ public:
+  void Notify();
+  // Waits until Notify() or `timeout_ms`; returns true if notified. Clears
+  // the notification.
+  bool WaitFor(uint32_t timeout_ms);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool pending_ = false;
+};
+
+struct FtraceReaderWakeStats {
+  uint64_t wakeups = 0;            // Worker wake-ups.
+  uint64_t watermark_wakeups = 0;  // Of those, by trace_pipe_raw (the kernel).
+};
+
+class FtraceReaderWorker {
+ public:
+  virtual ~FtraceReaderWorker();
+  FtraceReaderWorker(const FtraceReaderWorker&) = delete;
+  FtraceReaderWorker& operator=(const FtraceReaderWorker&) = delete;
+
+  void StartThread();
+  // Wakes and joins the worker. Idempotent. Afterwards the caller owns the
+  // encoder and writer again.
+  void StopThread();
+  // With the worker stopped: reads everything the kernel holds, partial page
+  // included, and ends the bundle (the caller flushes the writer).
+  void ReadRemaining();
+
+  uint32_t cpu() const { return cpu_; }
+
+  // --- Control (any thread). ---
+  // Wakes the worker to read what the kernel has.
+  void Kick() { control_.Kick(); }
+  // Asks the worker to read everything, partial page included, and flush its
+  // writer; returns the ticket to pass to FlushDone().
+  uint64_t RequestFlush() { return control_.RequestFlush(); }
+  bool FlushDone(uint64_t ticket) const { return control_.FlushDone(ticket); }
+  // Tests: while paused, the worker reads nothing (flushes are acknowledged
+  // without reading).
+  void SetPaused(bool paused) { control_.SetPaused(paused); }
+
+  // The encoder's stats as of the worker's last batch (the encoder's own
+  // once the worker is stopped and ReadRemaining() ran).
+  FtraceParseStats encoder_stats() const { return encoder_stats_.Load(); }
+  FtraceReaderWakeStats wake_stats() const { return wake_stats_.Load(); }
+
+ protected:
+  enum class ReadResult {
+    kCaughtUp,  // The kernel has nothing more (or only a partial page, unless flushing).
+    kMore,      // Stopped after a ring's worth: call again.
+    kError,     // The read failed (counted by the subclass).
+  };
+
+  FtraceReaderWorker(uint32_t cpu, FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal);
+  // Subclass Create(): opens the wake-up eventfd.
+  Status OpenControl() { return control_.Open(); }
+  // The fd poll() waits on for the kernel's watermark; set by the subclass
+  // before StartThread().
+  void set_trace_fd(int fd) { trace_fd_ = fd; }
+
+  // Reads what the kernel holds and encodes it into encoder()/writer(),
+  // without ending the bundle; sets *got_data if it encoded anything new.
+  // `flushing`: partial pages too. Stops with kMore after about a ring's
+  // worth, so that a writer as fast as the reader cannot keep a flush or a
+  // stop waiting.
+  virtual ReadResult ReadAvailable(bool flushing, bool* got_data) = 0;
+
+  FtracePageEncoder* encoder() const { return encoder_; }
+  TraceWriter* writer() const { return writer_; }
+
+ private:
+  void WorkerLoop();
+  // Returns true if trace_pipe_raw was polled and reported readable.
+  bool WaitForWake(bool include_trace_fd);
+  void PublishEncoderStats() { encoder_stats_.Store(encoder_->stats()); }
+
+  const uint32_t cpu_;
+  FtracePageEncoder* const encoder_;
+  TraceWriter* const writer_;
+  DrainSignal* const signal_;
+  int trace_fd_ = -1;  // Owned by the subclass.
+  FtraceReaderControl control_;
+  std::thread thread_;
+
+  AtomicStats<FtraceParseStats> encoder_stats_;
+  AtomicStats<FtraceReaderWakeStats> wake_stats_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
