@@ -200,7 +200,14 @@ class TracingService {
   // *packets, about `max_bytes` of them; *more says that more may follow:
   // call again (the service mutex is released in between, so commits go on).
   // Not for write_into_file sessions.
-  static constexpr size_t kReadSliceBytes = 4u << 20;
+  //
+  // A slice is small because producers wait on the service mutex while it
+  // is read: an in-process producer (`sluice record`) commits under it from
+  // its ftrace readers. A 4 MiB slice held it ~50 ms, and 0.7-4.8 s when the
+  // reading thread was preempted on a machine the workload saturated (700 ms
+  // wall for 22 ms of CPU, 6 involuntary switches), long enough for 1 MiB
+  // kernel buffers to overrun (docs/PERFORMANCE.md, 2026-11-27).
+  static constexpr size_t kReadSliceBytes = 256u << 10;
   Status ReadBuffers(ConsumerId consumer, std::vector<std::string>* packets, bool* more,
                      size_t max_bytes = kReadSliceBytes);
   StatusOr<perfetto::protos::TraceStats> GetTraceStats(ConsumerId consumer);
