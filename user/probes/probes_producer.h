@@ -22,7 +22,7 @@
 //     put tracefs back: Connect() first restores what dead owners left
 //     (user/probes/tracefs_cleanup.h), before any data source registers.
 //     sluiced keeps what was committed (it scrapes the SMB on disconnect);
-//     what was still in the kernel buffer, the page pools or a chunk being
+//     what was still in the kernel buffer or a chunk being
 //     written is lost, and the cleanup's line says how many events the
 //     kernel buffer held.
 //   - The service goes away (OnDisconnect: sluiced died or dropped us): the

@@ -14,7 +14,7 @@
 //     session. What it had committed (batch A, seen in the file) is in the
 //     final file exactly once: sluiced keeps it and the session goes on
 //     without the probes until it is stopped. Lost: whatever was still in the
-//     kernel buffer, the page pools or a chunk being written; the trace says
+//     kernel buffer or a chunk being written; the trace says
 //     a source died (ftrace_stats_end_missing) and `sluice-probes --cleanup`
 //     restores tracefs to the snapshot, saying how many unread events the
 //     kernel buffer held. BPF programs of the dead probes are gone (the
