@@ -93,7 +93,6 @@ class FtraceCpuReader : public FtraceReaderWorker {
   int trace_fd_ = -1;
   int pipe_read_ = -1;
   int pipe_write_ = -1;
-  bool saw_eof_ = false;  // A plain file (a test tree) ended.
 
   AtomicStats<FtraceCpuReaderStats> stats_;
 };
