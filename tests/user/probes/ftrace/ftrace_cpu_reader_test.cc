@@ -55,6 +55,14 @@ class FtraceCpuReaderTest : public ::testing::Test {
     EXPECT_TRUE(reader.ok()) << reader.status().message();
     return reader.ok() ? std::move(reader).value() : nullptr;
   }
+  // A worker started on the whole capture, reading nothing until unpaused.
+  std::unique_ptr<FtraceCpuReader> StartPaused() {
+    FtraceCpuReaderOptions options = Options();
+    options.start_paused = true;
+    auto reader = Create(WriteFile(bytes_), options);
+    if (reader) reader->StartThread();
+    return reader;
+  }
   // Asks for a flush and waits for it; true if it completed.
   bool Flush(FtraceCpuReader* reader) {
     const uint64_t ticket = reader->RequestFlush();
@@ -128,11 +136,8 @@ TEST_F(FtraceCpuReaderTest, ShortLastPageIsReadWhole) {
 }
 
 TEST_F(FtraceCpuReaderTest, PausedReadsNothingAndAcknowledgesFlush) {
-  FtraceCpuReaderOptions options = Options();
-  options.start_paused = true;
-  auto reader = Create(WriteFile(bytes_), options);
+  auto reader = StartPaused();
   ASSERT_TRUE(reader);
-  reader->StartThread();
   ASSERT_TRUE(Flush(reader.get()));
   EXPECT_EQ(reader->stats().pages, 0u);
   reader->SetPaused(false);
@@ -141,11 +146,8 @@ TEST_F(FtraceCpuReaderTest, PausedReadsNothingAndAcknowledgesFlush) {
 }
 
 TEST_F(FtraceCpuReaderTest, ReadRemainingAfterStopReadsWhatTheWorkerLeft) {
-  FtraceCpuReaderOptions options = Options();
-  options.start_paused = true;
-  auto reader = Create(WriteFile(bytes_), options);
+  auto reader = StartPaused();
   ASSERT_TRUE(reader);
-  reader->StartThread();
   reader->StopThread();
   EXPECT_EQ(reader->stats().pages, 0u);
   reader->ReadRemaining();  // This thread owns the encoder now.
