@@ -189,20 +189,23 @@ enum class TraceBuffer::Join { kJoined, kWait, kBrokenByWriter, kBrokenByViolati
 // ---------------------------------------------------------------------------
 // Creation.
 
-std::unique_ptr<TraceBuffer> TraceBuffer::Create(size_t size_bytes, FillPolicy policy) {
+std::unique_ptr<TraceBuffer> TraceBuffer::Create(size_t size_bytes, FillPolicy policy,
+                                                 size_t first_lap_bytes) {
   const size_t size = size_bytes & kSizeMask;
   if (size_bytes < kMinSize || size > kMaxSize) return nullptr;
+  const size_t first_lap = std::clamp<size_t>(first_lap_bytes & kSizeMask, kAlign, size);
   void* ring = mmap(nullptr, size, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (ring == MAP_FAILED) return nullptr;
   // Huge pages where the kernel allows them: a ring of 4 KiB pages larger than
   // the TLB reach costs a page walk per page on every lap. A hint only.
   if (size >= (2u << 20)) madvise(ring, size, MADV_HUGEPAGE);
-  return std::unique_ptr<TraceBuffer>(new TraceBuffer(static_cast<uint8_t*>(ring), size, policy));
+  return std::unique_ptr<TraceBuffer>(
+      new TraceBuffer(static_cast<uint8_t*>(ring), size, first_lap, policy));
 }
 
 std::unique_ptr<TraceBuffer> TraceBuffer::CloneReadOnly() const {
-  std::unique_ptr<TraceBuffer> copy = Create(size_, policy_);
+  std::unique_ptr<TraceBuffer> copy = Create(size_, policy_, lap_);
   if (!copy || !CloneInto(copy.get())) return nullptr;
   return copy;
 }
@@ -220,10 +223,11 @@ bool TraceBuffer::CloneInto(TraceBuffer* copy) const {
   if (copy->size_ != size_ || copy->policy_ != policy_ || copy->wptr_ != 0 || copy->wrapped_ ||
       !copy->sequences_.empty())
     return false;
-  // Past the cursor on the first lap the ring is all zeros (Empty), as the
-  // fresh mapping is: only the part in use is copied (and faulted in).
-  const uint32_t used = wrapped_ ? size_ : wptr_;
-  memcpy(copy->ring_, ring_, used);
+  // Past the cursor on the first lap, and past the lap, the ring is all zeros
+  // (Empty), as the fresh mapping is: only the part in use is copied (and
+  // faulted in).
+  memcpy(copy->ring_, ring_, used_size());
+  copy->lap_ = lap_;
   copy->wptr_ = wptr_;
   copy->wrapped_ = wrapped_;
   copy->discard_all_ = discard_all_;
@@ -236,8 +240,9 @@ bool TraceBuffer::CloneInto(TraceBuffer* copy) const {
   return true;
 }
 
-TraceBuffer::TraceBuffer(uint8_t* ring, size_t size, FillPolicy policy)
-    : ring_(ring), size_(static_cast<uint32_t>(size)), policy_(policy) {
+TraceBuffer::TraceBuffer(uint8_t* ring, size_t size, size_t first_lap, FillPolicy policy)
+    : ring_(ring), size_(static_cast<uint32_t>(size)), policy_(policy),
+      lap_(static_cast<uint32_t>(first_lap)) {
   static_assert(sizeof(seq_cache_) / sizeof(seq_cache_[0]) == kSeqCacheSize);
   stats_.buffer_size = size;
 }
@@ -322,7 +327,7 @@ bool TraceBuffer::HasUnreadRecords(uint32_t begin, uint32_t end) const {
     RecordHeader h = LoadHeader(ring_, pos);
     if (h.kind() == kEmpty) return false;
     if (h.kind() == kLive) return true;
-    assert(h.size() >= kAlign && h.size() <= size_ - pos);
+    assert(h.size() >= kAlign && h.size() <= lap_ - pos);
     pos += h.size();
   }
   return false;
@@ -364,7 +369,7 @@ SLUICE_HOT_INLINE uint32_t TraceBuffer::ClearRange(uint32_t begin, uint32_t end)
   while (pos < end) {
     const RecordHeader h = LoadHeader(ring_, pos);
     if (h.kind() == kEmpty) return end;  // First lap: all zeros from here.
-    assert(h.size() >= kAlign && h.size() <= size_ - pos);
+    assert(h.size() >= kAlign && h.size() <= lap_ - pos);
     switch (h.kind()) {
       case kPadding:
         stats_.padding_bytes_cleared += h.size();
@@ -388,7 +393,8 @@ SLUICE_HOT_INLINE uint32_t TraceBuffer::ClearRange(uint32_t begin, uint32_t end)
 // Makes room for a record of `record_size` at the write cursor (wrapping if
 // needed). False under DISCARD when that would overwrite an unread chunk.
 SLUICE_HOT_INLINE bool TraceBuffer::MakeRoom(uint32_t record_size, uint32_t* clear_end) {
-  if (record_size > size_ - wptr_) [[unlikely]] {
+  if (lap_ < size_) GrowLapIfFull(record_size);
+  if (record_size > lap_ - wptr_) [[unlikely]] {
     if (!WrapCursor(record_size)) return false;
   } else if (policy_ == FillPolicy::kDiscard && HasUnreadRecords(wptr_, wptr_ + record_size)) {
     return false;
@@ -397,17 +403,77 @@ SLUICE_HOT_INLINE bool TraceBuffer::MakeRoom(uint32_t record_size, uint32_t* cle
   return true;
 }
 
-// The record does not fit before the end: pad the tail, go back to 0.
+// The record does not fit before the end of the lap: pad the tail, go back
+// to 0.
 bool TraceBuffer::WrapCursor(uint32_t record_size) {
   if (policy_ == FillPolicy::kDiscard &&
-      (HasUnreadRecords(wptr_, size_) || HasUnreadRecords(0, record_size)))
+      (HasUnreadRecords(wptr_, lap_) || HasUnreadRecords(0, record_size)))
     return false;
-  ClearRange(wptr_, size_);
-  WritePadding(wptr_, size_ - wptr_);
+  if (wptr_ < lap_) {
+    ClearRange(wptr_, lap_);
+    WritePadding(wptr_, lap_ - wptr_);
+  }
   wptr_ = 0;
   wrapped_ = true;
   stats_.write_wrap_count++;
   return true;
+}
+
+// True if [begin, end) holds a record that a ring of the full size would not
+// clear yet either: an unread chunk, or a fence that holds back chunks after
+// a gap (clearing it releases the gap, see the .h).
+bool TraceBuffer::HoldsData(uint32_t begin, uint32_t end) const {
+  for (uint32_t pos = begin; pos < end;) {
+    const RecordHeader h = LoadHeader(ring_, pos);
+    if (h.kind() == kEmpty) return false;
+    if (h.kind() == kLive) return true;
+    if (h.kind() == kConsumed && (h.size_and_kind & kFenceBit)) {
+      auto it = sequences_.find(SequenceKey(h.producer, h.writer));
+      const SequenceState* seq = it == sequences_.end() ? nullptr : it->second.get();
+      if (seq && seq->fence_in_buffer && seq->fence_off == pos && !seq->chunks.empty() &&
+          seq->chunks[0].ext != seq->read_pos_ext + 1)
+        return true;
+    }
+    assert(h.size() >= kAlign && h.size() <= lap_ - pos);
+    pos += h.size();
+  }
+  return false;
+}
+
+// While the lap is shorter than the ring: true if writing a record of
+// `record_size` next would clear data the reader still needs (or the record
+// is larger than the lap). Only then is the lap too short.
+bool TraceBuffer::LapIsFull(uint32_t record_size) const {
+  if (record_size <= lap_ - wptr_) return HoldsData(wptr_, wptr_ + record_size);
+  // The cursor would wrap: padding the tail clears [wptr_, lap_) and the
+  // record goes at 0.
+  return record_size > lap_ || HoldsData(wptr_, lap_) || HoldsData(0, record_size);
+}
+
+void TraceBuffer::GrowLapIfFull(uint32_t record_size) {
+  while (lap_ < size_ && LapIsFull(record_size)) GrowLap();
+}
+
+// Doubles the lap (up to the ring), giving the cursor the new room at once:
+// the records ahead of it, [wptr_, lap_), the oldest of the lap, move up to
+// the end of the longer lap, and the room between becomes one padding record.
+// Costs a memmove of at most the old lap and a pass over the index; the lap
+// doubles each time, so all growth costs at most two copies of the ring.
+void TraceBuffer::GrowLap() {
+  const uint32_t longer = lap_ >= size_ / 2 ? size_ : 2 * lap_;
+  const uint32_t room = longer - lap_;
+  // On the first lap [wptr_, lap_) is never-written zeros, like the new part.
+  if (wrapped_) {
+    memmove(ring_ + wptr_ + room, ring_ + wptr_, lap_ - wptr_);
+    for (auto& [key, seq] : sequences_) {
+      ChunkQueue& q = seq->chunks;
+      for (size_t i = 0; i < q.size(); i++)
+        if (q[i].record_off >= wptr_) q[i].record_off += room;
+      if (seq->fence_in_buffer && seq->fence_off >= wptr_) seq->fence_off += room;
+    }
+    WritePadding(wptr_, room);
+  }
+  lap_ = longer;
 }
 
 // ---------------------------------------------------------------------------
@@ -839,9 +905,12 @@ bool TraceBuffer::CheckInvariantsForTesting() const {
     auto it = sequences_.find(SequenceKey(producer, writer));
     return it == sequences_.end() ? nullptr : it->second.get();
   };
-  // The ring is a chain of records: [0, wptr_) on the first lap, all of it after.
+  // The ring is a chain of records: [0, wptr_) on the first lap, the whole
+  // lap after; past the lap it is never-written zeros.
+  if (lap_ < kAlign || lap_ > size_ || lap_ % kAlign != 0) return false;
+  if (lap_ < size_ && LoadHeader(ring_, lap_).size_and_kind != 0) return false;
   size_t records_in_ring = 0;
-  const uint32_t end = wrapped_ ? size_ : wptr_;
+  const uint32_t end = used_size();
   uint32_t pos = 0;
   while (pos < end) {
     const RecordHeader h = LoadHeader(ring_, pos);
@@ -861,8 +930,8 @@ bool TraceBuffer::CheckInvariantsForTesting() const {
     }
     pos += h.size();
   }
-  if (pos != end || wptr_ >= size_) return false;
-  if (!wrapped_ && LoadHeader(ring_, wptr_).size_and_kind != 0) return false;
+  if (pos != end || wptr_ > lap_ || wptr_ == size_) return false;
+  if (!wrapped_ && wptr_ < size_ && LoadHeader(ring_, wptr_).size_and_kind != 0) return false;
   // The index: sorted, ahead of the reader, consistent read positions.
   size_t records_in_index = 0;
   for (const auto& [key, seq] : sequences_) {

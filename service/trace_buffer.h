@@ -52,6 +52,18 @@
 // (write_wrap_count); the tail of a cleared record that sticks out past the new
 // one becomes padding too.
 //
+// Laps. The cursor goes round the first kFirstLapBytes of the ring (the
+// lap), not the whole ring, while that is enough: a streaming session whose
+// consumer reads every second touches a few MiB of a 64 MiB buffer instead of
+// faulting in (the kernel zeroing) every page of it once, which was 15% of a
+// 10 s recording's CPU (docs/PERFORMANCE.md), and keeps that much less
+// resident. When the next record would clear data a full-size ring would
+// keep (an unread chunk, or a fence holding chunks after a gap), the lap
+// doubles instead, up to the whole ring (GrowLap: the records ahead of the
+// cursor move up to the lap's new end, the room between is padding). So no
+// chunk is overwritten, discarded or released from a gap sooner than in a
+// ring that used all of its size from the start; the lap never shrinks.
+//
 // Fill policies. RING_BUFFER overwrites the oldest records. DISCARD keeps the
 // oldest data: the first chunk that would overwrite an unread chunk is dropped
 // (chunks_discarded) and so is every later new chunk, even after a read made
@@ -205,10 +217,15 @@ class TraceBuffer {
   static constexpr size_t kMinSize = 64;
   static constexpr size_t kMaxSize = 0xfffff000u;  // Record offsets are 32-bit.
 
+  // The first lap: see "Laps" above.
+  static constexpr size_t kFirstLapBytes = 4u << 20;
+
   // nullptr if size_bytes is outside [kMinSize, kMaxSize] or the memory cannot
   // be mapped. The ring is mapped lazily (MAP_NORESERVE): untouched pages cost
-  // nothing.
-  static std::unique_ptr<TraceBuffer> Create(size_t size_bytes, FillPolicy policy);
+  // nothing. first_lap_bytes: the lap to start with (rounded down to 16,
+  // within [16, size]); tests use small ones.
+  static std::unique_ptr<TraceBuffer> Create(size_t size_bytes, FillPolicy policy,
+                                             size_t first_lap_bytes = kFirstLapBytes);
   ~TraceBuffer();
   TraceBuffer(const TraceBuffer&) = delete;
   TraceBuffer& operator=(const TraceBuffer&) = delete;
@@ -255,7 +272,7 @@ class TraceBuffer {
   // copied (the copy starts with no pass open).
   //
   // Cost: a second ring of the same size, of which the part in use is
-  // written: [0, write cursor) on the first lap, all of it after a wrap
+  // written: [0, write cursor) on the first lap, the whole lap after a wrap
   // (the rest stays unmapped, MAP_NORESERVE); one memcpy of that part; one
   // allocation per sequence and a copy of its unread-chunk array (32 bytes a
   // chunk). The caller serialises it with the writers like every call here
@@ -274,7 +291,9 @@ class TraceBuffer {
   // writing them later costs no page faults. Costs that much memory at once.
   void Prefault(size_t bytes);
   // Bytes of the ring that records cover: what a clone copies.
-  size_t used_size() const { return wrapped_ ? size_ : wptr_; }
+  size_t used_size() const { return wrapped_ ? lap_ : wptr_; }
+  // The lap: the part of the ring the write cursor goes round (see above).
+  size_t lap_size() const { return lap_; }
 
   // The producer is gone: its sequences are read as in a final read from now
   // on (until it commits again). Its sequences' state is freed once read.
@@ -301,7 +320,7 @@ class TraceBuffer {
   enum class Step;
   enum class Join;
 
-  TraceBuffer(uint8_t* ring, size_t size, FillPolicy policy);
+  TraceBuffer(uint8_t* ring, size_t size, size_t first_lap, FillPolicy policy);
 
   // Writing.
   SequenceState* FindSequence(ProducerId producer, WriterId writer);
@@ -311,6 +330,10 @@ class TraceBuffer {
   bool MakeRoom(uint32_t record_size, uint32_t* clear_end);
   bool WrapCursor(uint32_t record_size);
   bool HasUnreadRecords(uint32_t begin, uint32_t end) const;
+  bool HoldsData(uint32_t begin, uint32_t end) const;
+  bool LapIsFull(uint32_t record_size) const;
+  void GrowLapIfFull(uint32_t record_size);
+  void GrowLap();
   uint32_t ClearRange(uint32_t begin, uint32_t end);
   void RemoveOverwritten(ProducerId producer, WriterId writer, uint64_t ext, bool live,
                          uint32_t offset, uint32_t size);
@@ -333,8 +356,9 @@ class TraceBuffer {
   uint8_t* const ring_;
   const uint32_t size_;
   const FillPolicy policy_;
+  uint32_t lap_;               // Where the cursor wraps: <= size_, only grows.
   uint32_t wptr_ = 0;          // Offset of the next record; a record boundary.
-  bool wrapped_ = false;       // The ring is covered by records end to end.
+  bool wrapped_ = false;       // The lap is covered by records end to end.
   bool discard_all_ = false;   // DISCARD: a chunk was dropped; drop new ones.
   TraceBufferStats stats_;
 

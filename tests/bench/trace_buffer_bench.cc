@@ -12,6 +12,12 @@
 //   BM_CloneInto/<payload>  CloneInto a ring created and Prefault()ed
 //                           beforehand (not timed): what `sluice clone` holds
 //                           the service mutex for, per buffer.
+//   BM_StreamingSession/<first lap MiB>  a streaming session's buffer from
+//                           creation to release: a fresh 64 MiB ring, 48 MiB
+//                           of 4080-byte chunks, a read every 2 MiB (a
+//                           consumer writing the file). First lap 64: the
+//                           ring before laps (the cursor goes round all of
+//                           it); 4: TraceBuffer::kFirstLapBytes.
 // <payload> is the chunk payload: 4080 (4 KiB page, one chunk) or 284 (4 KiB
 // page split in 14 chunks of 292 bytes). Packets: 100 B, with one in 10 of
 // 600 B and one in 50 of 3000 B (fragmented across chunks). Four writers,
@@ -222,11 +228,40 @@ void BM_CloneInto(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kRingSize));
 }
 
+void BM_StreamingSession(benchmark::State& state) {
+  const size_t first_lap = static_cast<size_t>(state.range(0)) << 20;
+  constexpr size_t kPayload = 4080;
+  constexpr size_t kStreamed = 48 << 20, kReadEvery = 2 << 20;
+  uint64_t packet_bytes = 0;
+  const std::vector<Chunk> chunks = MakeChunks(kPayload, kReadEvery, &packet_bytes);
+  std::string packet;
+  size_t lap = 0;
+  for (auto _ : state) {
+    auto tb = TraceBuffer::Create(kRingSize, TraceBuffer::FillPolicy::kRingBuffer, first_lap);
+    uint32_t next_id[kWriters + 1] = {};
+    for (size_t streamed = 0; streamed < kStreamed; streamed += kReadEvery) {
+      for (const Chunk& c : chunks)
+        tb->CopyChunkUntrusted(1, 1000, c.writer, next_id[c.writer]++, c.count, c.flags,
+                               reinterpret_cast<const uint8_t*>(c.payload.data()),
+                               c.payload.size());
+      tb->BeginRead();
+      TraceBuffer::PacketSequenceProperties seq;
+      bool dropped = false;
+      while (tb->ReadNextTracePacket(&packet, &seq, &dropped)) benchmark::DoNotOptimize(packet.data());
+    }
+    if (tb->stats().chunks_overwritten != 0) state.SkipWithError("chunks overwritten");
+    lap = tb->lap_size();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kStreamed));
+  state.counters["lap_MiB"] = static_cast<double>(lap >> 20);
+}
+
 BENCHMARK(BM_Memcpy)->Arg(4080)->Arg(284);
 BENCHMARK(BM_CopyChunk)->Arg(4080)->Arg(284);
 BENCHMARK(BM_Read)->Arg(4080)->Arg(284)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CloneReadOnly)->Arg(4080)->Arg(284)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CloneInto)->Arg(4080)->Arg(284)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StreamingSession)->Arg(64)->Arg(4)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sluice

@@ -2,9 +2,9 @@
 // chunk copies with arbitrary header fields and payloads (well-formed
 // fragments, broken ones, or raw bytes), recommits, patches, read passes that
 // stay open across other operations, final reads and producers going away.
-// A small ring makes wrapping, overwriting and DISCARD-full frequent. After
-// every operation the ring and the index must agree
-// (CheckInvariantsForTesting); sanitizers catch the rest.
+// A small ring makes wrapping, overwriting and DISCARD-full frequent, and a
+// short first lap makes laps grow. After every operation the ring and the
+// index must agree (CheckInvariantsForTesting); sanitizers catch the rest.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -70,7 +70,10 @@ void Run(const uint8_t* data, size_t size) {
   const size_t ring = 64 + (setup & 0x3f) * 48;
   auto policy = (setup & 0x40) ? TraceBuffer::FillPolicy::kDiscard
                                : TraceBuffer::FillPolicy::kRingBuffer;
-  auto tb = TraceBuffer::Create(ring, policy);
+  // Half the inputs start with a lap shorter than the ring, so that laps
+  // grow (and move records) under every other operation.
+  const size_t first_lap = (setup & 0x80) ? 16 * (1 + in.U8() % 16) : ring;
+  auto tb = TraceBuffer::Create(ring, policy, first_lap);
   Check(tb != nullptr);
   uint32_t next_id[5] = {};
   bool pass_open = false;

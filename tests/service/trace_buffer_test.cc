@@ -75,8 +75,9 @@ void ExpectStats(const TraceBufferStats& actual, const TraceBufferStats& expecte
 
 class TraceBufferTest : public ::testing::Test {
  protected:
-  void Make(size_t size, Policy policy = Policy::kRingBuffer) {
-    tb_ = TraceBuffer::Create(size, policy);
+  void Make(size_t size, Policy policy = Policy::kRingBuffer,
+            size_t first_lap = TraceBuffer::kFirstLapBytes) {
+    tb_ = TraceBuffer::Create(size, policy, first_lap);
     ASSERT_NE(tb_, nullptr);
   }
   void TearDown() override {
@@ -984,6 +985,112 @@ TEST_F(TraceBufferTest, RandomWritersInASmallRingKeepOrderAndMarkLosses) {
   EXPECT_GT(tb_->stats().chunks_overwritten, 0u);
   EXPECT_EQ(tb_->stats().abi_violations, 0u);
   EXPECT_EQ(tb_->stats().trace_writer_packet_loss, 0u);
+}
+
+// --- Laps (see "Laps" in trace_buffer.h). ---
+
+// Each chunk below is one fragment padded to a 128-byte record.
+constexpr size_t kPad128 = 112;
+
+TEST_F(TraceBufferTest, LapStaysShortWhileTheReaderKeepsUp) {
+  Make(1 << 20, Policy::kRingBuffer, 1024);
+  uint32_t id = 0;
+  for (int round = 0; round < 100; round++) {
+    Strings want;
+    for (int i = 0; i < 5; i++) {
+      want.push_back("c" + std::to_string(++id));
+      Copy(1, id, {want.back()}, 0, 1, true, kPad128);
+    }
+    Strings got;
+    for (const Packet& p : Read()) got.push_back(p.data);
+    ASSERT_EQ(got, want) << "round " << round;
+  }
+  EXPECT_EQ(tb_->lap_size(), 1024u);
+  EXPECT_LE(tb_->used_size(), 1024u);
+  EXPECT_GT(tb_->stats().write_wrap_count, 50u);
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 0u);
+}
+
+TEST_F(TraceBufferTest, LapGrowsToTheRingBeforeAnythingIsOverwritten) {
+  Make(8192, Policy::kRingBuffer, 1024);
+  for (uint32_t id = 1; id <= 64; id++) Copy(1, id, {"c" + std::to_string(id)}, 0, 1, true, kPad128);
+  // 64 records of 128 bytes fill the whole ring: nothing lost on the way.
+  EXPECT_EQ(tb_->lap_size(), 8192u);
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 0u);
+  EXPECT_EQ(tb_->stats().write_wrap_count, 1u);  // The cursor reached the ring's end.
+  // From here it is a full ring: the 65th overwrites the oldest.
+  Copy(1, 65, {"c65"}, 0, 1, true, kPad128);
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 1u);
+  const Strings got = ReadMarked();
+  ASSERT_EQ(got.size(), 64u);
+  EXPECT_EQ(got.front(), "!c2");
+  EXPECT_EQ(got.back(), "c65");
+}
+
+TEST_F(TraceBufferTest, DiscardGrowsTheLapBeforeItDiscards) {
+  Make(8192, Policy::kDiscard, 1024);
+  for (uint32_t id = 1; id <= 64; id++) Copy(1, id, {"c" + std::to_string(id)}, 0, 1, true, kPad128);
+  EXPECT_EQ(tb_->stats().chunks_discarded, 0u);
+  Copy(1, 65, {"c65"}, 0, 1, true, kPad128);
+  EXPECT_EQ(tb_->stats().chunks_discarded, 1u);
+  EXPECT_EQ(ReadMarked().size(), 64u);
+}
+
+// The lap grows while the cursor is in the middle of it: the records ahead
+// (an unread chunk awaiting its patch, a fence holding a gap) move to the new
+// end of the lap, and the patch, the gap and the reads find them there.
+TEST_F(TraceBufferTest, LapGrowingMidLapMovesUnreadChunksAndFences) {
+  Make(64 << 10, Policy::kRingBuffer, 1024);
+  auto copy = [&](uint16_t writer, uint32_t id, const std::string& data, uint16_t flags = 0) {
+    Copy(writer, id, {data}, flags, 1, true, kPad128);
+  };
+  // Writer 1 at 0-383, writer 3's c1 at 384, writer 2 at 512-1023, b1
+  // awaiting a patch: the lap is full.
+  copy(1, 1, "a1");
+  copy(1, 2, "a2");
+  copy(1, 3, "a3");
+  copy(3, 1, "c1");
+  copy(2, 1, "b1__", kPatch);
+  for (uint32_t id = 2; id <= 4; id++) copy(2, id, "b" + std::to_string(id));
+  EXPECT_EQ(ReadMarked(), (Strings{"!a1", "a2", "a3", "!c1"}));
+  // c3 wraps to 0 (a1 was read); c2 is missing, so c1's record becomes the
+  // fence that holds c3.
+  copy(3, 3, "c3");
+  EXPECT_TRUE(Read().empty());
+  copy(1, 4, "a4");  // At 128 and 256, over the read a2, a3.
+  copy(1, 5, "a5");
+  EXPECT_EQ(tb_->lap_size(), 1024u);
+  // At 384 is the fence: a full-size ring would not clear it yet.
+  copy(1, 6, "a6");
+  EXPECT_EQ(tb_->lap_size(), 2048u);
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 0u);
+  auto clone = tb_->CloneReadOnly();
+  ASSERT_NE(clone, nullptr);
+  EXPECT_TRUE(clone->CheckInvariantsForTesting());
+
+  ChunkPatch patch;
+  patch.offset = 4;  // The fragment's first data byte.
+  memcpy(patch.data, "B1!!", 4);
+  EXPECT_TRUE(tb_->TryPatchChunkContents(1, 2, 1, &patch, 1, false));
+  copy(3, 2, "c2");
+  Strings w1, w2, w3;
+  for (const Packet& p : Read()) {
+    Strings& w = p.writer == 1 ? w1 : p.writer == 2 ? w2 : w3;
+    w.push_back((p.dropped ? "!" : "") + p.data);
+  }
+  EXPECT_EQ(w1, (Strings{"a4", "a5", "a6"}));
+  EXPECT_EQ(w2, (Strings{"!B1!!", "b2", "b3", "b4"}));
+  EXPECT_EQ(w3, (Strings{"c2", "c3"}));
+  EXPECT_EQ(tb_->stats().chunks_overwritten, 0u);
+  EXPECT_EQ(tb_->stats().patches_succeeded, 1u);
+
+  // The clone still holds what the buffer held when it was made: its final
+  // read drops b1, which was never patched there, and releases c1's gap.
+  TraceBuffer* live = tb_.release();
+  tb_ = std::move(clone);
+  EXPECT_EQ(ReadMarked(ReadMode::kFinal), (Strings{"a4", "a5", "a6", "!b2", "b3", "b4", "!c3"}));
+  EXPECT_EQ(tb_->stats().patches_failed, 1u);
+  tb_.reset(live);
 }
 
 // --- Clones (CloneReadOnly). ---
