@@ -34,7 +34,8 @@
 # Reported per run: events in the file and the achieved rate during the
 # workload, events lost, the recorder's own CPU time (user+sys of the whole
 # process tree, /usr/bin/time) per million events, file bytes per event, the
-# workload's bogo ops/s (stress-ng) and its slowdown against `none`.
+# recorder's peak resident memory (/usr/bin/time's %M: its largest process),
+# the workload's bogo ops/s (stress-ng) and its slowdown against `none`.
 # Events: sluice from `sluice stats`; trace-cmd from the per-CPU "read events"
 # of `trace-cmd report --stat` (lost = overrun + commit overrun + dropped).
 #
@@ -170,12 +171,12 @@ run() {
   esac
   case $mode in
     sluice*)
-      /usr/bin/time -f "%e %U %S" -o "$dir/time" \
+      /usr/bin/time -f "%e %U %S %M" -o "$dir/time" \
         "$SLUICE" record "${read_mode[@]}" -o "$dir/trace.pftrace" -t ${rec_secs}s -k ${KBUF_KB}kb -q \
         sched/sched_switch sched/sched_waking ftrace/print >"$dir/rec.out" 2>"$dir/rec.err" &
       rec_pid=$! ;;
     trace-cmd*)
-      /usr/bin/time -f "%e %U %S" -o "$dir/time" \
+      /usr/bin/time -f "%e %U %S %M" -o "$dir/time" \
         unshare --mount --propagation private "$WORK/tcwrap.sh" \
         trace-cmd record "${compression[@]}" -b $KBUF_KB -e sched:sched_switch -e sched:sched_waking \
         -o "$dir/trace.dat" sleep $rec_secs >"$dir/rec.out" 2>"$dir/rec.err" &
@@ -201,7 +202,7 @@ run() {
   bogo=$(awk '/metrc:.* switch +[0-9]/{print $(NF-1); exit}' "$dir/stress.out")
   bogo_cpu=$(awk '/metrc:.* switch +[0-9]/{print $NF; exit}' "$dir/stress.out")
   local ctxt_rate=$(( (ctxt1 - ctxt0) / DURATION ))
-  local events=0 lost=0 bytes=0 raw=0 u=0 s=0 elapsed=0
+  local events=0 lost=0 bytes=0 raw=0 u=0 s=0 elapsed=0 rss_kb=0
   case $mode in
     sluice*)
       "$SLUICE" stats "$dir/trace.pftrace" >"$dir/stats.out" 2>&1
@@ -216,19 +217,19 @@ run() {
       # trace-cmd 3.x compresses the per-CPU data at the end of the recording.
       raw=$(cat "$dir/rec.out" "$dir/rec.err" | sed -n 's/.*(\([0-9]*\) uncompressed).*/\1/p' | awk '{s+=$1} END{print s+0}') ;;
   esac
-  [ -n "$rec_pid" ] && read -r elapsed u s < "$dir/time"
+  [ -n "$rec_pid" ] && read -r elapsed u s rss_kb < "$dir/time"
   [ "${KEEP:-0}" = 1 ] && cp -r "$dir" /tmp/ 2>/dev/null
   awk -v mode=$mode -v rep=$rep -v ev=${events:-0} -v lost=${lost:-0} -v bytes=$bytes -v raw=$raw \
       -v u=${u:-0} -v s=${s:-0} -v win=$(( win1 - win0 )) -v hz=$HZ -v dur=$DURATION \
-      -v bogo=${bogo:-0} -v bogo_cpu=${bogo_cpu:-0} -v rc=$rec_rc -v ctxt=$ctxt_rate -v mk="$(cat "$dir/markers.out")" 'BEGIN {
+      -v bogo=${bogo:-0} -v bogo_cpu=${bogo_cpu:-0} -v rc=$rec_rc -v rss=${rss_kb:-0} -v ctxt=$ctxt_rate -v mk="$(cat "$dir/markers.out")" 'BEGIN {
     if (mode == "none") {
       printf "%-16s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f\n", mode, rep, ctxt, mk, bogo, bogo_cpu
       exit
     }
     cpu = u + s; wcpu = win / hz
-    printf "%-16s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f  events %9d (%.2f M/s)  lost %d  cpu %.2f s (workload window %.2f s) = %.3f s/M (window %.3f)  %.1f B/ev  rc %d\n",
+    printf "%-16s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f  events %9d (%.2f M/s)  lost %d  cpu %.2f s (workload window %.2f s) = %.3f s/M (window %.3f)  %.1f B/ev  rss %.0f MiB  rc %d\n",
       mode, rep, ctxt, mk, bogo, bogo_cpu, ev, ev / dur / 1e6, lost, cpu, wcpu, ev ? cpu / (ev / 1e6) : 0,
-      ev ? wcpu / (ev / 1e6) : 0, ev ? bytes / ev : 0, rc
+      ev ? wcpu / (ev / 1e6) : 0, ev ? bytes / ev : 0, rss / 1024, rc
     if (raw > 0 && ev) printf "          (trace-cmd data before its compression: %.1f B/ev)\n", raw / ev
   }'
   restore_tracefs
