@@ -129,11 +129,13 @@ EOF
 chmod +x "$WORK/tcwrap.sh"
 
 # --- one run ------------------------------------------------------------------
-# CPU ticks (user+sys) of PID and all its live descendants.
+# CPU ticks (user+sys) of PID and all its descendants: each live process's
+# own ticks plus those of its children that ended and were reaped (cutime,
+# cstime), so that a helper ending inside the window is not taken off it.
 tree_ticks() {
   awk -v root="$1" '
     { line = $0; pid = $1; sub(/^.*\) /, "", line); split(line, f, " ")
-      ppid[pid] = f[2]; ticks[pid] = f[12] + f[13] }
+      ppid[pid] = f[2]; ticks[pid] = f[12] + f[13] + f[14] + f[15] }
     END {
       in_tree[root] = 1
       do { changed = 0
