@@ -247,7 +247,8 @@ void BM_StreamingSession(benchmark::State& state) {
       tb->BeginRead();
       TraceBuffer::PacketSequenceProperties seq;
       bool dropped = false;
-      while (tb->ReadNextTracePacket(&packet, &seq, &dropped)) benchmark::DoNotOptimize(packet.data());
+      while (tb->ReadNextTracePacket(&packet, &seq, &dropped))
+        benchmark::DoNotOptimize(packet.data());
     }
     if (tb->stats().chunks_overwritten != 0) state.SkipWithError("chunks overwritten");
     lap = tb->lap_size();

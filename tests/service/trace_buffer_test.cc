@@ -1013,7 +1013,8 @@ TEST_F(TraceBufferTest, LapStaysShortWhileTheReaderKeepsUp) {
 
 TEST_F(TraceBufferTest, LapGrowsToTheRingBeforeAnythingIsOverwritten) {
   Make(8192, Policy::kRingBuffer, 1024);
-  for (uint32_t id = 1; id <= 64; id++) Copy(1, id, {"c" + std::to_string(id)}, 0, 1, true, kPad128);
+  for (uint32_t id = 1; id <= 64; id++)
+    Copy(1, id, {"c" + std::to_string(id)}, 0, 1, true, kPad128);
   // 64 records of 128 bytes fill the whole ring: nothing lost on the way.
   EXPECT_EQ(tb_->lap_size(), 8192u);
   EXPECT_EQ(tb_->stats().chunks_overwritten, 0u);
@@ -1029,7 +1030,8 @@ TEST_F(TraceBufferTest, LapGrowsToTheRingBeforeAnythingIsOverwritten) {
 
 TEST_F(TraceBufferTest, DiscardGrowsTheLapBeforeItDiscards) {
   Make(8192, Policy::kDiscard, 1024);
-  for (uint32_t id = 1; id <= 64; id++) Copy(1, id, {"c" + std::to_string(id)}, 0, 1, true, kPad128);
+  for (uint32_t id = 1; id <= 64; id++)
+    Copy(1, id, {"c" + std::to_string(id)}, 0, 1, true, kPad128);
   EXPECT_EQ(tb_->stats().chunks_discarded, 0u);
   Copy(1, 65, {"c65"}, 0, 1, true, kPad128);
   EXPECT_EQ(tb_->stats().chunks_discarded, 1u);
