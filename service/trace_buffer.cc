@@ -322,11 +322,21 @@ SLUICE_HOT_INLINE void TraceBuffer::FinishRecord(uint32_t next, uint32_t clear_e
   }
 }
 
-bool TraceBuffer::HasUnreadRecords(uint32_t begin, uint32_t end) const {
+// True if [begin, end) holds an unread chunk or, with `gap_fences`, a fence
+// that holds back chunks after a gap (clearing it releases the gap, see the
+// .h): what a ring of the full size would not clear yet either.
+bool TraceBuffer::HasUnreadRecords(uint32_t begin, uint32_t end, bool gap_fences) const {
   for (uint32_t pos = begin; pos < end;) {
-    RecordHeader h = LoadHeader(ring_, pos);
+    const RecordHeader h = LoadHeader(ring_, pos);
     if (h.kind() == kEmpty) return false;
     if (h.kind() == kLive) return true;
+    if (gap_fences && h.kind() == kConsumed && (h.size_and_kind & kFenceBit)) {
+      auto it = sequences_.find(SequenceKey(h.producer, h.writer));
+      const SequenceState* seq = it == sequences_.end() ? nullptr : it->second.get();
+      if (seq && seq->fence_in_buffer && seq->fence_off == pos && !seq->chunks.empty() &&
+          seq->chunks[0].ext != seq->read_pos_ext + 1)
+        return true;
+    }
     assert(h.size() >= kAlign && h.size() <= lap_ - pos);
     pos += h.size();
   }
@@ -419,35 +429,15 @@ bool TraceBuffer::WrapCursor(uint32_t record_size) {
   return true;
 }
 
-// True if [begin, end) holds a record that a ring of the full size would not
-// clear yet either: an unread chunk, or a fence that holds back chunks after
-// a gap (clearing it releases the gap, see the .h).
-bool TraceBuffer::HoldsData(uint32_t begin, uint32_t end) const {
-  for (uint32_t pos = begin; pos < end;) {
-    const RecordHeader h = LoadHeader(ring_, pos);
-    if (h.kind() == kEmpty) return false;
-    if (h.kind() == kLive) return true;
-    if (h.kind() == kConsumed && (h.size_and_kind & kFenceBit)) {
-      auto it = sequences_.find(SequenceKey(h.producer, h.writer));
-      const SequenceState* seq = it == sequences_.end() ? nullptr : it->second.get();
-      if (seq && seq->fence_in_buffer && seq->fence_off == pos && !seq->chunks.empty() &&
-          seq->chunks[0].ext != seq->read_pos_ext + 1)
-        return true;
-    }
-    assert(h.size() >= kAlign && h.size() <= lap_ - pos);
-    pos += h.size();
-  }
-  return false;
-}
-
 // While the lap is shorter than the ring: true if writing a record of
 // `record_size` next would clear data the reader still needs (or the record
 // is larger than the lap). Only then is the lap too short.
 bool TraceBuffer::LapIsFull(uint32_t record_size) const {
-  if (record_size <= lap_ - wptr_) return HoldsData(wptr_, wptr_ + record_size);
+  if (record_size <= lap_ - wptr_) return HasUnreadRecords(wptr_, wptr_ + record_size, true);
   // The cursor would wrap: padding the tail clears [wptr_, lap_) and the
   // record goes at 0.
-  return record_size > lap_ || HoldsData(wptr_, lap_) || HoldsData(0, record_size);
+  return record_size > lap_ || HasUnreadRecords(wptr_, lap_, true) ||
+         HasUnreadRecords(0, record_size, true);
 }
 
 void TraceBuffer::GrowLapIfFull(uint32_t record_size) {

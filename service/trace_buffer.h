@@ -329,8 +329,7 @@ class TraceBuffer {
   SequenceState* CreateSequence(ProducerId producer, WriterId writer);
   bool MakeRoom(uint32_t record_size, uint32_t* clear_end);
   bool WrapCursor(uint32_t record_size);
-  bool HasUnreadRecords(uint32_t begin, uint32_t end) const;
-  bool HoldsData(uint32_t begin, uint32_t end) const;
+  bool HasUnreadRecords(uint32_t begin, uint32_t end, bool gap_fences = false) const;
   bool LapIsFull(uint32_t record_size) const;
   void GrowLapIfFull(uint32_t record_size);
   void GrowLap();
