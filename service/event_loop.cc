@@ -1,6 +1,7 @@
 #include "service/event_loop.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -189,7 +190,11 @@ void EventLoop::RunUntilIdle() {
   loop_thread_.store(std::thread::id(), std::memory_order_release);
 }
 
-EventLoopThread::EventLoopThread() : thread_([this] { loop_.Run(); }) {
+EventLoopThread::EventLoopThread()
+    : thread_([this] {
+        pthread_setname_np(pthread_self(), "sluice-service");
+        loop_.Run();
+      }) {
   // Wait until the loop thread owns the loop, so that RunsTasksOnCurrentThread
   // is false on every other thread from now on.
   std::mutex mu;

@@ -1,6 +1,7 @@
 #include "service/ipc/producer_ipc_client.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -72,7 +73,10 @@ StatusOr<std::unique_ptr<ProducerIpcClient>> ProducerIpcClient::Connect(
   if (reader.buffered_bytes() != 0)
     return Status::Error("sluiced sent data before the producer was ready");
   ProducerIpcClient* c = client.get();
-  client->receiver_ = std::thread([c] { c->ReceiveLoop(); });
+  client->receiver_ = std::thread([c] {
+    pthread_setname_np(pthread_self(), "ipc-receive");
+    c->ReceiveLoop();
+  });
   return client;
 }
 

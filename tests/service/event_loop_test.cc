@@ -1,10 +1,12 @@
 #include "service/event_loop.h"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <future>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -60,6 +62,18 @@ TEST(EventLoopTest, RunsTasksOnCurrentThread) {
   bool inside = false;
   thread.loop()->RunAndWait([&] { inside = thread.loop()->RunsTasksOnCurrentThread(); });
   EXPECT_TRUE(inside);
+}
+
+// The name shows in top -H, perf and /proc/<pid>/task/*/comm.
+TEST(EventLoopTest, TheLoopThreadIsNamed) {
+  EventLoopThread thread;
+  std::string name;
+  thread.loop()->RunAndWait([&] {
+    char buf[16] = {};
+    pthread_getname_np(pthread_self(), buf, sizeof(buf));
+    name = buf;
+  });
+  EXPECT_EQ(name, "sluice-service");
 }
 
 TEST(EventLoopTest, RunUntilIdleWithoutAThread) {

@@ -1,5 +1,7 @@
 #include "user/probes/probes_producer.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -34,7 +36,10 @@ const std::vector<std::string>& ProbesProducer::DataSourceNames() {
 }
 
 ProbesProducer::ProbesProducer(ProbesProducerOptions options) : options_(std::move(options)) {
-  task_thread_ = std::thread([this] { RunTasks(); });
+  task_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "probes-tasks");
+    RunTasks();
+  });
 }
 
 ProbesProducer::~ProbesProducer() {

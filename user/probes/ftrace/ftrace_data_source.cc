@@ -1,5 +1,6 @@
 #include "user/probes/ftrace/ftrace_data_source.h"
 
+#include <pthread.h>
 #include <time.h>
 
 #include <algorithm>
@@ -291,6 +292,7 @@ void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
 }
 
 void FtraceDataSource::DrainThreadMain() {
+  pthread_setname_np(pthread_self(), "ftrace-drain");
   const auto period = std::chrono::milliseconds(drain_period_ms_);
   auto next_tick = Clock::now() + period;
   uint64_t flush_seen = 0;

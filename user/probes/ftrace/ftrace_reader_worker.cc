@@ -1,8 +1,10 @@
 #include "user/probes/ftrace/ftrace_reader_worker.h"
 
 #include <poll.h>
+#include <pthread.h>
 
 #include <chrono>
+#include <string>
 #include <utility>
 
 namespace sluice {
@@ -46,6 +48,8 @@ void FtraceReaderWorker::ReadRemaining() {
 }
 
 void FtraceReaderWorker::WorkerLoop() {
+  // Named for top -H, perf and /proc/<pid>/task (at most 15 characters).
+  pthread_setname_np(pthread_self(), ("ftrace-read/" + std::to_string(cpu_)).substr(0, 15).c_str());
   bool last_wake_by_kernel = false;
   while (!control_.stopping()) {
     uint64_t ticket = 0;

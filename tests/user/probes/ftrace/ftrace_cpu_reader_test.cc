@@ -7,7 +7,10 @@
 #include "user/probes/ftrace/ftrace_cpu_reader.h"
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -143,6 +146,20 @@ TEST_F(FtraceCpuReaderTest, PausedReadsNothingAndAcknowledgesFlush) {
   reader->SetPaused(false);
   ASSERT_TRUE(Flush(reader.get()));
   EXPECT_EQ(reader->stats().pages, pages());
+}
+
+// The worker names itself after its CPU (top -H, perf, /proc/<pid>/task).
+TEST_F(FtraceCpuReaderTest, TheWorkerThreadIsNamedAfterItsCpu) {
+  auto reader = StartPaused();
+  ASSERT_TRUE(reader);
+  ASSERT_TRUE(Flush(reader.get()));  // The worker is running: it acknowledged.
+  bool found = false;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::string comm;
+    std::getline(std::ifstream(task.path() / "comm"), comm);
+    if (comm == "ftrace-read/0") found = true;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST_F(FtraceCpuReaderTest, ReadRemainingAfterStopReadsWhatTheWorkerLeft) {
