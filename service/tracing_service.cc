@@ -18,7 +18,10 @@ TracingService::TracingService(EventLoop* loop, TracingServiceOptions options)
     : loop_(loop),
       options_(std::move(options)),
       lifetime_(std::make_shared<Lifetime>()),
-      scratch_(new uint8_t[kMaxPageSize]) {}
+      scratch_(new uint8_t[kMaxPageSize]) {
+  deferred_commits_.Reserve();
+  applying_commits_.Reserve();
+}
 
 TracingService::~TracingService() {
   {
@@ -26,7 +29,7 @@ TracingService::~TracingService() {
     std::lock_guard<std::mutex> lock(lifetime_->mu);
     lifetime_->alive = false;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   if (!producers_.empty() || !consumers_.empty())
     Log("sluiced: service destroyed with " + std::to_string(producers_.size()) +
         " producers and " + std::to_string(consumers_.size()) +
@@ -63,7 +66,7 @@ void TracingService::PostProducerCallLocked(ProducerId producer,
   PostTask([this, producer, call = std::move(call)] {
     Producer* endpoint = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      ServiceLock lock(this);
       ConnectedProducer* p = FindProducerLocked(producer);
       if (!p || p->kicked || p->not_reading) return;
       endpoint = p->endpoint;
@@ -114,6 +117,7 @@ TracingService::ConnectedProducer* TracingService::FindProducerLocked(ProducerId
 
 void TracingService::DisconnectProducer(ProducerId id) {
   std::unique_lock<std::mutex> lock(mu_);
+  ApplyDeferredCommitsLocked();  // Its last commits, before the scrape.
   ConnectedProducer* p = FindProducerLocked(id);
   if (!p) return;
   // What the producer completed but never committed goes into the trace
@@ -178,7 +182,7 @@ void TracingService::ViolationLocked(ConnectedProducer* p, BufferEntry* buffer) 
   // Not PostProducerCallLocked: that skips kicked producers.
   PostTask([this, id, endpoint, reason] {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      ServiceLock lock(this);
       if (!FindProducerLocked(id)) return;
     }
     endpoint->OnDisconnect(reason);
@@ -268,8 +272,93 @@ void TracingService::ApplyPatchesLocked(ConnectedProducer* p, const std::vector<
   }
 }
 
+TracingService::ServiceLock::ServiceLock(TracingService* service) : service_(service) {
+  service_->mu_.lock();
+  service_->ApplyDeferredCommitsLocked();
+}
+
+TracingService::ServiceLock::~ServiceLock() {
+  service_->ApplyDeferredCommitsLocked();
+  service_->mu_.unlock();
+}
+
 void TracingService::CommitData(ProducerId id, const CommitDataRequest& request) {
-  std::lock_guard<std::mutex> lock(mu_);
+  // A producer's calls come one at a time (its arbiter's drain is
+  // exclusive), so if an earlier one of its commits is queued, this one
+  // either queues behind it or, holding mu_, applies the queue first.
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (lock.owns_lock()) {
+    ApplyDeferredCommitsLocked();
+    CommitDataLocked(id, request);
+    ApplyDeferredCommitsLocked();  // Any that came while we copied.
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> deferred(deferred_mu_);
+    deferred_commits_.Append(id, request);
+    has_deferred_commits_.store(true, std::memory_order_relaxed);
+  }
+  // The holder may have looked before our push and be unlocking now: a task
+  // on the service thread makes sure the commit is applied.
+  if (!deferred_task_posted_.exchange(true, std::memory_order_relaxed)) {
+    PostTask([this] {
+      deferred_task_posted_.store(false, std::memory_order_relaxed);
+      ServiceLock lock(this);
+    });
+  }
+}
+
+void TracingService::RunWithServiceLockForTesting(const std::function<void()>& fn) {
+  ServiceLock lock(this);
+  fn();
+}
+
+void TracingService::ApplyDeferredCommitsLocked() {
+  if (!has_deferred_commits_.load(std::memory_order_relaxed)) return;
+  {
+    std::lock_guard<std::mutex> deferred(deferred_mu_);
+    std::swap(applying_commits_, deferred_commits_);
+    has_deferred_commits_.store(false, std::memory_order_relaxed);
+  }
+  const DeferredCommits& d = applying_commits_;
+  size_t move = 0, patch = 0;
+  for (const DeferredCommits::Entry& e : d.entries) {
+    CommitDataRequest& r = applying_request_;
+    r.chunks_to_move.assign(d.moves.begin() + move, d.moves.begin() + move + e.moves);
+    r.chunks_to_patch.assign(d.patches.begin() + patch, d.patches.begin() + patch + e.patches);
+    r.flush_request_id = e.flush_request_id;
+    move += e.moves;
+    patch += e.patches;
+    CommitDataLocked(e.producer, r);
+  }
+  stats_.commits_deferred += d.entries.size();
+  applying_commits_.Clear();
+}
+
+void TracingService::DeferredCommits::Reserve() {
+  // A producer can have queued at most the chunks of its SMB: 2048 for
+  // `sluice record`'s 8 MiB of 4 KiB pages. Room for several such (growth
+  // past it allocates, once).
+  entries.reserve(1024);
+  moves.reserve(8192);
+  patches.reserve(1024);
+}
+
+void TracingService::DeferredCommits::Append(ProducerId producer, const CommitDataRequest& request) {
+  entries.push_back(Entry{producer, static_cast<uint32_t>(request.chunks_to_move.size()),
+                          static_cast<uint32_t>(request.chunks_to_patch.size()),
+                          request.flush_request_id});
+  moves.insert(moves.end(), request.chunks_to_move.begin(), request.chunks_to_move.end());
+  patches.insert(patches.end(), request.chunks_to_patch.begin(), request.chunks_to_patch.end());
+}
+
+void TracingService::DeferredCommits::Clear() {
+  entries.clear();
+  moves.clear();
+  patches.clear();
+}
+
+void TracingService::CommitDataLocked(ProducerId id, const CommitDataRequest& request) {
   ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   // Moves before patches: a patch may target a chunk moved by this request.
@@ -372,7 +461,7 @@ void TracingService::ForgetGoneProducersLocked(TracingSession* s) {
 }
 
 void TracingService::CountProducerNotReading(Producer* endpoint, const std::string& why) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   ConnectedProducer* p = nullptr;
   for (auto& [id, candidate] : producers_)
     if (candidate->endpoint == endpoint) p = candidate.get();
@@ -394,7 +483,7 @@ void TracingService::UnregisterTraceWriter(ProducerId id, uint16_t writer_id) {
 }
 
 void TracingService::SetWriterBuffer(ProducerId id, uint16_t writer_id, uint32_t target_buffer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   if (writer_id == 0 || writer_id > kMaxWriterId) {
@@ -405,7 +494,7 @@ void TracingService::SetWriterBuffer(ProducerId id, uint16_t writer_id, uint32_t
 }
 
 void TracingService::RegisterDataSource(ProducerId id, const DataSourceDescriptor& descriptor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   if (descriptor.name.empty() || descriptor.name.size() > 256) {
@@ -430,7 +519,7 @@ void TracingService::RegisterDataSource(ProducerId id, const DataSourceDescripto
 }
 
 void TracingService::UnregisterDataSource(ProducerId id, const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   std::erase_if(p->data_sources, [&](const DataSourceDescriptor& d) { return d.name == name; });

@@ -23,9 +23,18 @@
 //    may call back into the service from its callback.
 //  - Calls *in* (CommitData from an in-process arbiter on any producer
 //    thread, consumer calls from the recorder's thread, IPC dispatch on the
-//    service thread) take `mu_`, one mutex guarding all state. The commit
-//    path holds it for one chunk copy per chunk; nothing under mu_ blocks on
-//    I/O or calls out.
+//    service thread) take `mu_`, one mutex guarding all state (ServiceLock).
+//    The commit path holds it for one chunk copy per chunk; nothing under
+//    mu_ blocks on I/O or calls out.
+//  - CommitData never waits for mu_: if another thread holds it, the commit
+//    is queued (deferred_commits_) and the holder applies it before it
+//    unlocks, or the next thread to lock does, before anything else. The
+//    commit thread is an ftrace reader that must keep up with the kernel,
+//    and a holder (the file writer reading a slice, another reader's copy)
+//    can be preempted for seconds on a saturated machine: the reader waited
+//    that long and the kernel buffer overran (docs/PERFORMANCE.md, "The
+//    service lock"). Queued commits keep their chunks in the SMB until
+//    applied, so the SMB, not the kernel buffer, rides out such a stall.
 //  - Trace-file writes happen on the service thread without mu_ held
 //    (packets are collected under mu_ first).
 //  - Lifetimes: every queued task checks a shared Lifetime token under its
@@ -48,6 +57,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -139,6 +149,10 @@ struct ServiceStats {
   uint64_t chunks_lost_writer_unknown = 0;
   uint64_t chunks_moved = 0;
   uint64_t bytes_moved = 0;
+  // CommitData calls that found mu_ taken and were applied by the thread
+  // that held it (TracingService::CommitData): how often a producer thread
+  // would have waited for the service.
+  uint64_t commits_deferred = 0;
 };
 
 // Notified by the service (on the service thread, no lock held).
@@ -235,6 +249,8 @@ class TracingService {
 
   ServiceState QueryServiceState();
   ServiceStats GetServiceStats();
+  // Tests: runs `fn` holding the service mutex (as a preempted holder would).
+  void RunWithServiceLockForTesting(const std::function<void()>& fn);
   // Called by the IPC layer when it drops a connection for a bad frame.
   void CountDroppedIpcConnection();
   // Called by the IPC layer when it drops the producer whose endpoint is
@@ -514,6 +530,58 @@ class TracingService {
   const TracingServiceOptions options_;
   std::shared_ptr<Lifetime> lifetime_;
 
+  // Locks mu_ for a call in, and applies the deferred commits right after
+  // locking and again right before unlocking: they take effect in the order
+  // they were made and before anything else the holder does, as if their
+  // threads had waited for mu_.
+  class ServiceLock {
+   public:
+    explicit ServiceLock(TracingService* service);
+    ~ServiceLock();
+    ServiceLock(const ServiceLock&) = delete;
+    ServiceLock& operator=(const ServiceLock&) = delete;
+
+   private:
+    TracingService* const service_;
+  };
+  // Commits queued while mu_ was held, flattened into vectors that keep
+  // their capacity: queuing one allocates nothing once they have grown (a
+  // holder stalled in the allocator must not stall the queuing thread too).
+  struct DeferredCommits {
+    struct Entry {
+      ProducerId producer;
+      uint32_t moves;
+      uint32_t patches;
+      uint64_t flush_request_id;
+    };
+    std::vector<Entry> entries;
+    std::vector<ChunkToMove> moves;
+    std::vector<ChunkPatch> patches;
+
+    void Reserve();
+    void Append(ProducerId producer, const CommitDataRequest& request);
+    void Clear();
+  };
+  void CommitDataLocked(ProducerId producer, const CommitDataRequest& request);
+  // Applies what deferred_commits_ holds, oldest first.
+  void ApplyDeferredCommitsLocked();
+
+  // Commits made while mu_ was held (CommitData). deferred_mu_ guards only
+  // the vector and is never held while waiting for anything: a commit thread
+  // takes it for one push_back, the mu_ holder for one swap. Order: mu_,
+  // then deferred_mu_.
+  std::mutex deferred_mu_;
+  DeferredCommits deferred_commits_;
+  // Whether deferred_commits_ may be non-empty: a hint that spares ServiceLock
+  // the deferred_mu_ lock when there is nothing (relaxed: the vector itself is
+  // read under deferred_mu_; a push the hint misses is applied by the task
+  // CommitData posts, or by the next holder).
+  std::atomic<bool> has_deferred_commits_{false};
+  // A task to apply deferred commits is queued on the service thread; one at
+  // a time (relaxed: a duplicate task is harmless, a missing one is not
+  // possible: the flag is cleared before the task locks).
+  std::atomic<bool> deferred_task_posted_{false};
+
   std::mutex mu_;  // Guards everything below.
   std::map<ProducerId, std::unique_ptr<ConnectedProducer>> producers_;
   ProducerId last_producer_id_ = 0;
@@ -535,6 +603,11 @@ class TracingService {
   std::map<std::string, std::vector<uint64_t>> trigger_history_;
   // Chunk copy scratch (guarded by mu_): the commit path allocates nothing.
   std::unique_ptr<uint8_t[]> scratch_;
+  // Deferred commits being applied (guarded by mu_; swapped with
+  // deferred_commits_ so both keep their capacity), and the request each is
+  // rebuilt into.
+  DeferredCommits applying_commits_;
+  CommitDataRequest applying_request_;
 };
 
 }  // namespace sluice

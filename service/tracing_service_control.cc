@@ -77,7 +77,7 @@ Status TracingService::CheckOwnerLocked(ConsumerId consumer, const TracingSessio
 // ---- Detach and attach --------------------------------------------------------
 
 Status TracingService::Detach(ConsumerId consumer, const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = SessionForConsumerLocked(consumer);
   if (!s) return Status::Error("no tracing session to detach: call EnableTracing first");
   if (s->cloned_from != 0)
@@ -107,7 +107,7 @@ Status TracingService::Detach(ConsumerId consumer, const std::string& key) {
 }
 
 StatusOr<AttachedSession> TracingService::Attach(ConsumerId consumer, const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   if (!consumers_.count(consumer)) return Status::Error("unknown consumer");
   if (SessionForConsumerLocked(consumer))
     return Status::Error("this consumer has a tracing session already; FreeBuffers first");
@@ -238,7 +238,7 @@ SessionInfo TracingService::DescribeSessionLocked(const TracingSession* s) {
 }
 
 SessionList TracingService::ListSessions(ConsumerId consumer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   const uid_t uid = consumer_peers_.count(consumer) ? consumer_peers_[consumer].uid : 0;
   SessionList list;
   for (auto& [id, s] : sessions_) {
@@ -255,7 +255,7 @@ SessionList TracingService::ListSessions(ConsumerId consumer) {
 
 void TracingService::CloneSession(ConsumerId consumer, const std::string& key,
                                   std::function<void(StatusOr<CloneResult>)> done) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   auto refuse = [&](Status why) {
     PostTask([done, why] { done(StatusOr<CloneResult>(why)); });
   };
@@ -314,7 +314,7 @@ void TracingService::CloneSession(ConsumerId consumer, const std::string& key,
     }
     StatusOr<CloneResult> result = Status::Error("");
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      ServiceLock lock(this);
       result = CloneLocked(consumer, source, flushed, &rings);
     }
     rings.clear();  // What was not used (a refusal), unmapped without the mutex.

@@ -64,7 +64,7 @@ class TracingService::InProcessProducer : public ProducerEndpoint, public Commit
 StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
     Producer* endpoint, const ProducerOptions& options, const PeerCredentials& peer,
     int* shm_fd) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   const auto& allow = options_.producer_uid_allowlist;
   if (!allow.empty() && std::find(allow.begin(), allow.end(), peer.uid) == allow.end()) {
     stats_.producers_refused++;

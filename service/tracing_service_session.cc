@@ -54,7 +54,7 @@ bool ProducerMatches(const perfetto::protos::TraceConfig::DataSource& ds,
 // ---- Consumers ----------------------------------------------------------------
 
 ConsumerId TracingService::AddConsumer(Consumer* observer, const PeerCredentials& peer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   ConsumerId id = ++last_consumer_id_;
   consumers_[id] = observer;
   consumer_peers_[id] = peer;
@@ -82,6 +82,7 @@ Status TracingService::CheckConsumerAllowed(const PeerCredentials& peer) {
 
 void TracingService::RemoveConsumer(ConsumerId consumer) {
   std::unique_lock<std::mutex> lock(mu_);
+  ApplyDeferredCommitsLocked();
   if (TracingSession* s = SessionForConsumerLocked(consumer)) OrphanSessionLocked(s);
   consumers_.erase(consumer);
   consumer_peers_.erase(consumer);
@@ -114,7 +115,7 @@ uint64_t BufferBytes(const perfetto::protos::TraceConfig::BufferConfig& b) {
 Status TracingService::EnableTracing(ConsumerId consumer,
                                      const perfetto::protos::TraceConfig& config,
                                      ScopedFd output_fd, const SessionOptions& options) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   if (!consumers_.count(consumer)) return Status::Error("unknown consumer");
   if (SessionForConsumerLocked(consumer))
     return Status::Error("this consumer already has a tracing session; FreeBuffers first");
@@ -237,7 +238,7 @@ Status TracingService::CreateBuffersLocked(TracingSession* s) {
 }
 
 Status TracingService::StartTracing(ConsumerId consumer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = SessionForConsumerLocked(consumer);
   if (!s) return Status::Error("no tracing session: call EnableTracing first");
   return StartTracingLocked(s);
@@ -261,7 +262,7 @@ Status TracingService::StartTracingLocked(TracingSession* s) {
   if (c.duration_ms() > 0 && !trigger_timeout_ends) {
     PostDelayedTask(
         [this, sid] {
-          std::lock_guard<std::mutex> lock(mu_);
+          ServiceLock lock(this);
           TracingSession* session = FindSessionLocked(sid);
           if (session && session->state == SessionState::kStarted) DisableTracingLocked(session, "");
         },
@@ -308,7 +309,7 @@ void TracingService::NotifyDataSourceStarted(ProducerId producer, DataSourceInst
 }
 
 void TracingService::NotifyDataSourceStopped(ProducerId producer, DataSourceInstanceId id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   for (auto& [sid, s] : sessions_) {
     auto it = s->instances.find(id);
     if (it != s->instances.end() && it->second.producer == producer)
@@ -330,7 +331,7 @@ void TracingService::MarkInstanceStoppedLocked(TracingSession* s, DataSourceInst
 // ---- Stopping -----------------------------------------------------------------
 
 Status TracingService::DisableTracing(ConsumerId consumer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = SessionForConsumerLocked(consumer);
   if (!s) return Status::Error("no tracing session: call EnableTracing first");
   DisableTracingLocked(s, "");
@@ -338,12 +339,12 @@ Status TracingService::DisableTracing(ConsumerId consumer) {
 }
 
 void TracingService::DisableAllSessions() {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   for (auto& [sid, s] : sessions_) DisableTracingLocked(s.get(), "");
 }
 
 bool TracingService::AllSessionsDisabled() {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   for (auto& [sid, s] : sessions_)
     if (s->state != SessionState::kDisabled) return false;
   return true;
@@ -370,7 +371,7 @@ void TracingService::DisableTracingLocked(TracingSession* s, const std::string& 
 }
 
 void TracingService::OnFinalFlushDone(TracingSessionId sid, bool success) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
   if (!s || s->state != SessionState::kStopping || s->stop_phase) return;
   s->final_flush_outcome = success ? perfetto::protos::TraceStats::FINAL_FLUSH_SUCCEEDED
@@ -401,7 +402,7 @@ void TracingService::StopDataSourcesLocked(TracingSession* s) {
   PostDelayedTask(
       [this, sid] {
         {
-          std::lock_guard<std::mutex> lock(mu_);
+          ServiceLock lock(this);
           TracingSession* session = FindSessionLocked(sid);
           if (!session || session->finalize_posted) return;
           session->finalize_posted = true;
@@ -414,7 +415,7 @@ void TracingService::StopDataSourcesLocked(TracingSession* s) {
 void TracingService::FinalizeSession(TracingSessionId sid) {
   std::shared_ptr<TraceFileWriter> file;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    ServiceLock lock(this);
     TracingSession* s = FindSessionLocked(sid);
     if (!s || s->state == SessionState::kDisabled) return;
     // Complete chunks no one committed (a flush that timed out) still count.
@@ -465,7 +466,7 @@ void TracingService::WriteEndedSession(TracingSessionId sid, std::shared_ptr<Tra
   // the trailer.
   std::vector<std::string> trailer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    ServiceLock lock(this);
     TracingSession* s = FindSessionLocked(sid);
     if (!s) return;
     if (!s->trailer_emitted) {
@@ -474,7 +475,7 @@ void TracingService::WriteEndedSession(TracingSessionId sid, std::shared_ptr<Tra
     }
   }
   Status st_trailer = file->WritePackets(trailer, /*trailer=*/true);
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
   if (!s) return;
   // After a write error the writer's last word replaces its first: it also
@@ -498,7 +499,7 @@ void TracingService::NotifyConsumerLocked(TracingSession* s, const std::string& 
   PostTask([this, consumer, error] {
     Consumer* observer = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      ServiceLock lock(this);
       auto it = consumers_.find(consumer);
       if (it == consumers_.end()) return;
       observer = it->second;
@@ -508,7 +509,7 @@ void TracingService::NotifyConsumerLocked(TracingSession* s, const std::string& 
 }
 
 Status TracingService::FreeBuffers(ConsumerId consumer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = SessionForConsumerLocked(consumer);
   if (!s) return Status::Error("no tracing session to free");
   FreeSessionLocked(s);
@@ -544,7 +545,7 @@ void TracingService::FreeBuffersLocked(TracingSession* s) {
 
 void TracingService::Flush(ConsumerId consumer, uint32_t timeout_ms,
                            std::function<void(bool)> done) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = SessionForConsumerLocked(consumer);
   if (!s || s->state != SessionState::kStarted) {
     PostTask([done = std::move(done)] { done(false); });
@@ -577,7 +578,7 @@ void TracingService::FlushLocked(TracingSession* s, uint32_t timeout_ms,
   }
   PostDelayedTask(
       [this, fid] {
-        std::lock_guard<std::mutex> lock(mu_);
+        ServiceLock lock(this);
         FlushTimedOutLocked(fid);
       },
       timeout_ms);
@@ -609,12 +610,12 @@ void TracingService::CompleteFlushLocked(FlushRequestId id, bool success) {
 }
 
 void TracingService::NotifyFlushComplete(ProducerId producer, FlushRequestId id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   OnFlushAckLocked(producer, id);
 }
 
 void TracingService::PeriodicFlush(TracingSessionId sid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
   if (!s || s->state != SessionState::kStarted) return;
   FlushLocked(s, s->flush_timeout_ms, [](bool) {});
@@ -623,7 +624,7 @@ void TracingService::PeriodicFlush(TracingSessionId sid) {
 }
 
 void TracingService::PeriodicClearIncrementalState(TracingSessionId sid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
   if (!s || s->state != SessionState::kStarted) return;
   std::map<ProducerId, std::vector<DataSourceInstanceId>> by_producer;
@@ -699,7 +700,7 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
 
 Status TracingService::ReadBuffers(ConsumerId consumer, std::vector<std::string>* packets,
                                    bool* more, size_t max_bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   *more = false;
   TracingSession* s = SessionForConsumerLocked(consumer);
   if (!s) return Status::Error("no tracing session: call EnableTracing first");
@@ -721,7 +722,7 @@ bool TracingService::WriteSlicesIntoFile(TracingSessionId sid, TraceFileWriter* 
     std::vector<std::string> packets, trailer;
     bool more;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      ServiceLock lock(this);
       TracingSession* s = FindSessionLocked(sid);
       if (!s) return false;
       more = ReadPacketsLocked(s, &packets, &trailer, kReadSliceBytes);
@@ -744,7 +745,7 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid) {
   uint32_t period = kDefaultFileWritePeriodMs;
   uint64_t limit = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    ServiceLock lock(this);
     TracingSession* s = FindSessionLocked(sid);
     // kDisabled: FinalizeSession wrote the rest.
     if (!s || !s->file || s->state == SessionState::kDisabled) return;
@@ -757,7 +758,7 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid) {
   }
   Status st;
   if (!WriteSlicesIntoFile(sid, file.get(), limit, &st)) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
   if (!s) return;
   s->file_bytes = file->bytes_written();
@@ -775,7 +776,7 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid) {
 // ---- Stats ----------------------------------------------------------------------
 
 StatusOr<perfetto::protos::TraceStats> TracingService::GetTraceStats(ConsumerId consumer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   TracingSession* s = SessionForConsumerLocked(consumer);
   if (!s) return Status::Error("no tracing session: call EnableTracing first");
   return GetTraceStatsLocked(s);
@@ -837,7 +838,7 @@ perfetto::protos::TraceStats TracingService::GetTraceStatsLocked(TracingSession*
 }
 
 ServiceState TracingService::QueryServiceState() {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   ServiceState st;
   for (auto& [pid, p] : producers_) {
     st.producers.push_back(ServiceState::ProducerInfo{p->id, p->name, static_cast<int32_t>(p->pid),
@@ -854,7 +855,7 @@ ServiceState TracingService::QueryServiceState() {
 }
 
 ServiceStats TracingService::GetServiceStats() {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   ServiceStats s = stats_;
   s.producers_connected = producers_.size();
   s.consumers_connected = consumers_.size();
@@ -862,7 +863,7 @@ ServiceStats TracingService::GetServiceStats() {
 }
 
 void TracingService::CountDroppedIpcConnection() {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   stats_.ipc_connections_dropped++;
 }
 

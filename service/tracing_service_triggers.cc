@@ -93,7 +93,7 @@ void TracingService::ArmTriggerTimeoutLocked(TracingSession* s) {
   const TracingSessionId sid = s->id;
   PostDelayedTask(
       [this, sid] {
-        std::lock_guard<std::mutex> lock(mu_);
+        ServiceLock lock(this);
         TracingSession* session = FindSessionLocked(sid);
         if (!session || session->state == SessionState::kStopping ||
             session->state == SessionState::kDisabled)
@@ -157,7 +157,7 @@ bool TracingService::TriggerAllowedLocked(const TriggerConfig::Trigger& t, uint6
 }
 
 void TracingService::ActivateTriggers(ProducerId producer, const std::vector<std::string>& names) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ServiceLock lock(this);
   ConnectedProducer* p = FindProducerLocked(producer);
   if (!p || p->kicked) return;
   const uint64_t now = BootTimeNs();
@@ -187,7 +187,7 @@ void TracingService::ActivateTriggers(ProducerId producer, const std::vector<std
         s->trigger_stop_scheduled = true;
         PostDelayedTask(
             [this, sid = sid] {
-              std::lock_guard<std::mutex> lock(mu_);
+              ServiceLock lock(this);
               if (TracingSession* stopping = FindSessionLocked(sid)) DisableTracingLocked(stopping, "");
             },
             t.stop_delay_ms());
@@ -199,7 +199,7 @@ void TracingService::ActivateTriggers(ProducerId producer, const std::vector<std
             [this, sid = sid, name = t.name()] {
               Consumer* observer = nullptr;
               {
-                std::lock_guard<std::mutex> lock(mu_);
+                ServiceLock lock(this);
                 TracingSession* target = FindSessionLocked(sid);
                 if (!target || target->state != SessionState::kStarted) return;
                 auto it = consumers_.find(target->consumer);

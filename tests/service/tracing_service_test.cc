@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <future>
 #include <map>
 #include <set>
 #include <thread>
@@ -864,6 +865,48 @@ TEST_F(TracingServiceTest, ReadBuffersInSlices) {
 
 // Many threads commit through one arbiter while the consumer reads: run
 // under TSan (make SANITIZE=thread) this checks the service's locking.
+// A commit that finds the service mutex taken does not wait for it (an
+// ftrace reader must keep up with the kernel whatever the holder does): it
+// is queued, and the holder applies it, in order, before it unlocks.
+TEST_F(TracingServiceTest, ACommitNeverWaitsForTheServiceLock) {
+  StartService();
+  TestProducer producer;
+  ConnectProducer(&producer);
+  auto consumer = service_->ConnectConsumer();
+  ASSERT_TRUE(consumer->EnableTracing(MakeConfig(4096, "test.ds")).ok());
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer(),
+                                                      BufferExhaustedPolicy::kStall);
+  // The writer's registration (which does wait for the lock) goes first.
+  testing::WriteTestPacket(writer.get(), {1, 0, 0});
+  writer->Flush();
+  constexpr uint32_t kPackets = 200;
+  std::future<void> commits;
+  service_->RunWithServiceLockForTesting([&] {
+    commits = std::async(std::launch::async, [&] {
+      for (uint32_t i = 1; i < kPackets; i++) {
+        testing::WriteTestPacket(writer.get(), {1, 0, i});
+        if (i % 50 == 0) writer->Flush();
+      }
+      writer->Flush();
+    });
+    // A commit that waited for the lock would keep the writer there until
+    // this returns: only reached when that is broken.
+    EXPECT_EQ(commits.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  });
+  commits.get();
+  EXPECT_GT(service_->GetServiceStats().commits_deferred, 0u);
+  StopAndWait(consumer.get());
+  TraceSummary s = Summarize(ReadAllPackets(consumer.get()));
+  std::vector<uint32_t> expected(kPackets);
+  for (uint32_t i = 0; i < kPackets; i++) expected[i] = i;
+  EXPECT_EQ((s.seqs[{1, 0}]), expected);
+  EXPECT_EQ(service_->GetServiceStats().chunks_not_complete, 0u);
+  writer.reset();
+  producer.Detach();
+}
+
 TEST_F(TracingServiceTest, ConcurrentWritersAndReader) {
   StartService();
   TestProducer producer;
