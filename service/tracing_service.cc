@@ -296,13 +296,13 @@ void TracingService::CommitData(ProducerId id, const CommitDataRequest& request)
   {
     std::lock_guard<std::mutex> deferred(deferred_mu_);
     deferred_commits_.Append(id, request);
-    has_deferred_commits_.store(true, std::memory_order_relaxed);
+    has_deferred_commits_.store(true);
   }
   // The holder may have looked before our push and be unlocking now: a task
   // on the service thread makes sure the commit is applied.
-  if (!deferred_task_posted_.exchange(true, std::memory_order_relaxed)) {
+  if (!deferred_task_posted_.exchange(true)) {
     PostTask([this] {
-      deferred_task_posted_.store(false, std::memory_order_relaxed);
+      deferred_task_posted_.store(false);
       ServiceLock lock(this);
     });
   }
@@ -314,11 +314,11 @@ void TracingService::RunWithServiceLockForTesting(const std::function<void()>& f
 }
 
 void TracingService::ApplyDeferredCommitsLocked() {
-  if (!has_deferred_commits_.load(std::memory_order_relaxed)) return;
+  if (!has_deferred_commits_.load()) return;
   {
     std::lock_guard<std::mutex> deferred(deferred_mu_);
     std::swap(applying_commits_, deferred_commits_);
-    has_deferred_commits_.store(false, std::memory_order_relaxed);
+    has_deferred_commits_.store(false);
   }
   const DeferredCommits& d = applying_commits_;
   size_t move = 0, patch = 0;

@@ -568,18 +568,25 @@ class TracingService {
 
   // Commits made while mu_ was held (CommitData). deferred_mu_ guards only
   // the vector and is never held while waiting for anything: a commit thread
-  // takes it for one push_back, the mu_ holder for one swap. Order: mu_,
-  // then deferred_mu_.
+  // takes it for one append, the mu_ holder for one swap. Order: mu_, then
+  // deferred_mu_.
   std::mutex deferred_mu_;
   DeferredCommits deferred_commits_;
-  // Whether deferred_commits_ may be non-empty: a hint that spares ServiceLock
-  // the deferred_mu_ lock when there is nothing (relaxed: the vector itself is
-  // read under deferred_mu_; a push the hint misses is applied by the task
-  // CommitData posts, or by the next holder).
+  // Whether deferred_commits_ may be non-empty: spares ServiceLock the
+  // deferred_mu_ lock when there is nothing (the vectors themselves are only
+  // touched under deferred_mu_). Set by a queuing thread, cleared by the
+  // holder that takes the queue.
   std::atomic<bool> has_deferred_commits_{false};
-  // A task to apply deferred commits is queued on the service thread; one at
-  // a time (relaxed: a duplicate task is harmless, a missing one is not
-  // possible: the flag is cleared before the task locks).
+  // A task that applies the queue is waiting on the service thread: at most
+  // one is posted. Set by the queuing thread that posts it, cleared by the
+  // task before it locks.
+  //
+  // Both flags are seq_cst, and that is what makes the pair safe: a queuing
+  // thread sets has_deferred_commits_ and then finds deferred_task_posted_
+  // set (so it posts nothing) only if the task's clearing store comes later
+  // in the single total order; the task's load of has_deferred_commits_,
+  // after that store, then sees the push. Weaker orders would let the task
+  // read a stale false and leave the commit queued until the next holder.
   std::atomic<bool> deferred_task_posted_{false};
 
   std::mutex mu_;  // Guards everything below.
