@@ -56,6 +56,17 @@ class TracingServiceTest : public ::testing::Test {
     producer->connection()->RegisterDataSource(d);
   }
 
+  // Starts the service with `producer` and a consumer whose session has one
+  // 4 MiB buffer, and waits until the producer's data source started.
+  void StartSession(TestProducer* producer, std::unique_ptr<ConsumerEndpoint>* consumer,
+                    TestProducer::Started* started) {
+    StartService();
+    ConnectProducer(producer);
+    *consumer = service_->ConnectConsumer();
+    ASSERT_TRUE((*consumer)->EnableTracing(MakeConfig(4096, "test.ds")).ok());
+    ASSERT_TRUE(producer->WaitForStart(started));
+  }
+
   static void StopAndWait(ConsumerEndpoint* consumer, std::string* error = nullptr) {
     ASSERT_TRUE(consumer->DisableTracing().ok());
     std::string e;
@@ -104,13 +115,10 @@ TraceSummary Summarize(const std::vector<TracePacket>& packets) {
 }
 
 TEST_F(TracingServiceTest, InProcessEndToEnd) {
-  StartService();
   TestProducer producer;
-  ConnectProducer(&producer);
-  auto consumer = service_->ConnectConsumer();
-  ASSERT_TRUE(consumer->EnableTracing(MakeConfig(4096, "test.ds")).ok());
+  std::unique_ptr<ConsumerEndpoint> consumer;
   TestProducer::Started started;
-  ASSERT_TRUE(producer.WaitForStart(&started));
+  ASSERT_NO_FATAL_FAILURE(StartSession(&producer, &consumer, &started));
   EXPECT_EQ(started.config.name(), "test.ds");
   constexpr uint32_t kWriters = 3, kPackets = 1000;
   {
@@ -869,13 +877,10 @@ TEST_F(TracingServiceTest, ReadBuffersInSlices) {
 // ftrace reader must keep up with the kernel whatever the holder does): it
 // is queued, and the holder applies it, in order, before it unlocks.
 TEST_F(TracingServiceTest, ACommitNeverWaitsForTheServiceLock) {
-  StartService();
   TestProducer producer;
-  ConnectProducer(&producer);
-  auto consumer = service_->ConnectConsumer();
-  ASSERT_TRUE(consumer->EnableTracing(MakeConfig(4096, "test.ds")).ok());
+  std::unique_ptr<ConsumerEndpoint> consumer;
   TestProducer::Started started;
-  ASSERT_TRUE(producer.WaitForStart(&started));
+  ASSERT_NO_FATAL_FAILURE(StartSession(&producer, &consumer, &started));
   auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer(),
                                                       BufferExhaustedPolicy::kStall);
   // The writer's registration (which does wait for the lock) goes first.
