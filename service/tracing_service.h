@@ -31,8 +31,8 @@
 //    unlocks, or the next thread to lock does, before anything else. The
 //    commit thread is an ftrace reader that must keep up with the kernel,
 //    and a holder (the file writer reading a slice, another reader's copy)
-//    can be preempted for seconds on a saturated machine: the reader waited
-//    that long and the kernel buffer overran (docs/PERFORMANCE.md, "The
+//    can stall for seconds on a saturated machine, preempted or asleep in
+//    the kernel: the reader waited that long and the kernel buffer overran (docs/PERFORMANCE.md, "The
 //    service lock"). Queued commits keep their chunks in the SMB until
 //    applied, so the SMB, not the kernel buffer, rides out such a stall.
 //  - Trace-file writes happen on the service thread without mu_ held
