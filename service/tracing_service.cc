@@ -293,13 +293,18 @@ void TracingService::CommitData(ProducerId id, const CommitDataRequest& request)
     ApplyDeferredCommitsLocked();  // Any that came while we copied.
     return;
   }
+  DeferProducerCall([&](DeferredCommits* d) { d->Append(id, request); });
+}
+
+template <typename Append>
+void TracingService::DeferProducerCall(const Append& append) {
   {
     std::lock_guard<std::mutex> deferred(deferred_mu_);
-    deferred_commits_.Append(id, request);
+    append(&deferred_commits_);
     has_deferred_commits_.store(true);
   }
   // The holder may have looked before our push and be unlocking now: a task
-  // on the service thread makes sure the commit is applied.
+  // on the service thread makes sure the call is applied.
   if (!deferred_task_posted_.exchange(true)) {
     PostTask([this] {
       deferred_task_posted_.store(false);
@@ -323,6 +328,10 @@ void TracingService::ApplyDeferredCommitsLocked() {
   const DeferredCommits& d = applying_commits_;
   size_t move = 0, patch = 0;
   for (const DeferredCommits::Entry& e : d.entries) {
+    if (e.sets_writer_buffer) {
+      SetWriterBufferLocked(e.producer, e.writer_id, e.target_buffer);
+      continue;
+    }
     CommitDataRequest& r = applying_request_;
     r.chunks_to_move.assign(d.moves.begin() + move, d.moves.begin() + move + e.moves);
     r.chunks_to_patch.assign(d.patches.begin() + patch, d.patches.begin() + patch + e.patches);
@@ -346,10 +355,15 @@ void TracingService::DeferredCommits::Reserve() {
 
 void TracingService::DeferredCommits::Append(ProducerId producer, const CommitDataRequest& request) {
   entries.push_back(Entry{producer, static_cast<uint32_t>(request.chunks_to_move.size()),
-                          static_cast<uint32_t>(request.chunks_to_patch.size()),
-                          request.flush_request_id});
+                          static_cast<uint32_t>(request.chunks_to_patch.size()), request.flush_request_id,
+                          /*sets_writer_buffer=*/false, 0, 0});
   moves.insert(moves.end(), request.chunks_to_move.begin(), request.chunks_to_move.end());
   patches.insert(patches.end(), request.chunks_to_patch.begin(), request.chunks_to_patch.end());
+}
+
+void TracingService::DeferredCommits::AppendWriterBuffer(ProducerId producer, uint16_t writer_id,
+                                                        uint32_t target_buffer) {
+  entries.push_back(Entry{producer, 0, 0, 0, /*sets_writer_buffer=*/true, writer_id, target_buffer});
 }
 
 void TracingService::DeferredCommits::Clear() {
@@ -483,7 +497,17 @@ void TracingService::UnregisterTraceWriter(ProducerId id, uint16_t writer_id) {
 }
 
 void TracingService::SetWriterBuffer(ProducerId id, uint16_t writer_id, uint32_t target_buffer) {
-  ServiceLock lock(this);
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (lock.owns_lock()) {
+    ApplyDeferredCommitsLocked();
+    SetWriterBufferLocked(id, writer_id, target_buffer);
+    ApplyDeferredCommitsLocked();
+    return;
+  }
+  DeferProducerCall([&](DeferredCommits* d) { d->AppendWriterBuffer(id, writer_id, target_buffer); });
+}
+
+void TracingService::SetWriterBufferLocked(ProducerId id, uint16_t writer_id, uint32_t target_buffer) {
   ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
   if (writer_id == 0 || writer_id > kMaxWriterId) {

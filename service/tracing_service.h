@@ -26,8 +26,10 @@
 //    service thread) take `mu_`, one mutex guarding all state (ServiceLock).
 //    The commit path holds it for one chunk copy per chunk; nothing under
 //    mu_ blocks on I/O or calls out.
-//  - CommitData never waits for mu_: if another thread holds it, the commit
-//    is queued (deferred_commits_) and the holder applies it before it
+//  - CommitData never waits for mu_, nor does the writer registration an
+//    arbiter sends with a writer's first commit (SetWriterBuffer): if
+//    another thread holds it, the call is queued (deferred_commits_) and the
+//    holder applies it before it
 //    unlocks, or the next thread to lock does, before anything else. The
 //    commit thread is an ftrace reader that must keep up with the kernel,
 //    and a holder (the file writer reading a slice, another reader's copy)
@@ -418,7 +420,11 @@ class TracingService {
 
   ConnectedProducer* FindProducerLocked(ProducerId id);
   // Register (target_buffer > 0) or unregister (0) a writer of producer `id`.
+  // Like CommitData, never waits for mu_: the producer's arbiter sends it
+  // from the thread that drains its commit queue (a data source's reader),
+  // and queues it with the commits, in order.
   void SetWriterBuffer(ProducerId id, uint16_t writer_id, uint32_t target_buffer);
+  void SetWriterBufferLocked(ProducerId id, uint16_t writer_id, uint32_t target_buffer);
   // Counts one fault; disconnects the producer at the threshold.
   void ViolationLocked(ConnectedProducer* producer, BufferEntry* buffer);
   // The buffer `target` if `producer` may write into it, else null (and
@@ -544,15 +550,21 @@ class TracingService {
    private:
     TracingService* const service_;
   };
-  // Commits queued while mu_ was held, flattened into vectors that keep
-  // their capacity: queuing one allocates nothing once they have grown (a
-  // holder stalled in the allocator must not stall the queuing thread too).
+  // Commits (and the writer registrations that come with them) queued while
+  // mu_ was held, flattened into vectors that keep their capacity: queuing
+  // one allocates nothing once they have grown (a holder stalled in the
+  // allocator must not stall the queuing thread too).
   struct DeferredCommits {
     struct Entry {
       ProducerId producer;
       uint32_t moves;
       uint32_t patches;
       uint64_t flush_request_id;
+      // A writer registration (SetWriterBuffer) instead of a commit: no
+      // moves or patches.
+      bool sets_writer_buffer;
+      uint16_t writer_id;
+      uint32_t target_buffer;
     };
     std::vector<Entry> entries;
     std::vector<ChunkToMove> moves;
@@ -560,13 +572,18 @@ class TracingService {
 
     void Reserve();
     void Append(ProducerId producer, const CommitDataRequest& request);
+    void AppendWriterBuffer(ProducerId producer, uint16_t writer_id, uint32_t target_buffer);
     void Clear();
   };
+  // Queues what `append` adds to deferred_commits_ (under deferred_mu_) and
+  // makes sure a holder or a task on the service thread applies it.
+  template <typename Append>
+  void DeferProducerCall(const Append& append);
   void CommitDataLocked(ProducerId producer, const CommitDataRequest& request);
   // Applies what deferred_commits_ holds, oldest first.
   void ApplyDeferredCommitsLocked();
 
-  // Commits made while mu_ was held (CommitData). deferred_mu_ guards only
+  // Calls made while mu_ was held (CommitData, SetWriterBuffer). deferred_mu_ guards only
   // the vector and is never held while waiting for anything: a commit thread
   // takes it for one append, the mu_ holder for one swap. Order: mu_, then
   // deferred_mu_.

@@ -871,11 +871,11 @@ TEST_F(TracingServiceTest, ReadBuffersInSlices) {
   producer.Detach();
 }
 
-// Many threads commit through one arbiter while the consumer reads: run
-// under TSan (make SANITIZE=thread) this checks the service's locking.
 // A commit that finds the service mutex taken does not wait for it (an
 // ftrace reader must keep up with the kernel whatever the holder does): it
-// is queued, and the holder applies it, in order, before it unlocks.
+// is queued, and the holder applies it, in order, before it unlocks. So
+// is the registration of a writer, which goes with its first commit: a
+// writer created while the lock is held gets all its packets in too.
 TEST_F(TracingServiceTest, ACommitNeverWaitsForTheServiceLock) {
   TestProducer producer;
   std::unique_ptr<ConsumerEndpoint> consumer;
@@ -883,18 +883,22 @@ TEST_F(TracingServiceTest, ACommitNeverWaitsForTheServiceLock) {
   ASSERT_NO_FATAL_FAILURE(StartSession(&producer, &consumer, &started));
   auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer(),
                                                       BufferExhaustedPolicy::kStall);
-  // The writer's registration (which does wait for the lock) goes first.
   testing::WriteTestPacket(writer.get(), {1, 0, 0});
   writer->Flush();
   constexpr uint32_t kPackets = 200;
+  std::unique_ptr<TraceWriter> late_writer;
   std::future<void> commits;
   service_->RunWithServiceLockForTesting([&] {
     commits = std::async(std::launch::async, [&] {
+      late_writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer(),
+                                                          BufferExhaustedPolicy::kStall);
       for (uint32_t i = 1; i < kPackets; i++) {
         testing::WriteTestPacket(writer.get(), {1, 0, i});
+        testing::WriteTestPacket(late_writer.get(), {1, 1, i});
         if (i % 50 == 0) writer->Flush();
       }
       writer->Flush();
+      late_writer->Flush();
     });
     // A commit that waited for the lock would keep the writer there until
     // this returns: only reached when that is broken.
@@ -907,11 +911,16 @@ TEST_F(TracingServiceTest, ACommitNeverWaitsForTheServiceLock) {
   std::vector<uint32_t> expected(kPackets);
   for (uint32_t i = 0; i < kPackets; i++) expected[i] = i;
   EXPECT_EQ((s.seqs[{1, 0}]), expected);
+  expected.erase(expected.begin());
+  EXPECT_EQ((s.seqs[{1, 1}]), expected) << "the late writer's packets";
   EXPECT_EQ(service_->GetServiceStats().chunks_not_complete, 0u);
   writer.reset();
+  late_writer.reset();
   producer.Detach();
 }
 
+// Many threads commit through one arbiter while the consumer reads: run
+// under TSan (make SANITIZE=thread) this checks the service's locking.
 TEST_F(TracingServiceTest, ConcurrentWritersAndReader) {
   StartService();
   TestProducer producer;
