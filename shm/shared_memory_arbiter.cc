@@ -90,6 +90,30 @@ SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk(uint32_t preferred_p
   return Chunk{};
 }
 
+uint64_t SharedMemoryArbiter::FreeBytes(uint64_t up_to) const {
+  if (service_gone()) return up_to;
+  const uint32_t num_pages = abi_.num_pages();
+  const uint32_t first = num_pages ? page_hint_.load(std::memory_order_relaxed) % num_pages : 0;
+  const uint32_t whole_page = ChunkSizeFor(abi_.page_size(), PageLayout::kDiv1);
+  uint64_t found = 0;
+  for (uint32_t i = 0; i < num_pages && found < up_to; i++) {
+    const uint32_t page = (first + i) % num_pages;
+    // Relaxed: the answer is a hint, and a chunk freed a moment later is
+    // seen at the caller's next question.
+    const uint32_t header = abi_.LoadHeaderRelaxed(page);
+    const PageLayout layout = SharedMemoryAbi::LayoutOf(header);
+    if (layout == PageLayout::kNotPartitioned) {
+      found += whole_page;
+      continue;
+    }
+    const uint32_t n = SharedMemoryAbi::NumChunksOf(header);
+    for (uint32_t c = 0; c < n; c++) {
+      if (SharedMemoryAbi::StateOf(header, c) == ChunkState::kFree) found += ChunkSizeFor(abi_.page_size(), layout);
+    }
+  }
+  return std::min(found, up_to);
+}
+
 void SharedMemoryArbiter::ReturnCompletedChunk(const Chunk& chunk, uint32_t target_buffer,
                                                const ChunkPatch* patches, uint32_t num_patches) {
   abi_.MarkChunkComplete(chunk.page, chunk.index);

@@ -113,6 +113,18 @@ class SharedMemoryArbiter {
   bool service_gone() const { return service_gone_.load(std::memory_order_relaxed); }
   const ArbiterOptions& options() const { return options_; }
 
+  // The SMB's Free chunk space (unpartitioned pages included) right now, up
+  // to `up_to` bytes; `up_to` once the service is gone (nothing will be
+  // freed again, and writers then drop at once instead of waiting).
+  // Advisory: nothing is reserved, and other writers may take the room
+  // before this caller does. Readers of an outside source that can hold its
+  // data (the kernel's ring buffers) ask before taking more, so that a full
+  // SMB leaves the loss to the source, which counts it exactly
+  // (TraceWriter::RoomBytes). Scans from where the last chunk was taken and
+  // stops at `up_to`: a load per page while the SMB has room, every page
+  // header when it is full. Any thread; no writes.
+  uint64_t FreeBytes(uint64_t up_to) const;
+
   // --- For SmbTraceWriter. ---
   static constexpr uint32_t kNoPage = ~0u;
   // Takes a Free chunk (lock-free), from `preferred_page` if it has one.

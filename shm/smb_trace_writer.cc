@@ -1,5 +1,6 @@
 #include "shm/smb_trace_writer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -200,6 +201,20 @@ uint32_t SmbTraceWriter::TakeReadyPatches(ChunkPatch* out) {
 void SmbTraceWriter::SendReadyPatches() {
   ChunkPatch ready[SharedMemoryArbiter::kPatchesPerEntry];
   while (uint32_t count = TakeReadyPatches(ready)) arbiter_->QueuePatches(ready, count);
+}
+
+uint64_t SmbTraceWriter::RoomBytes(uint64_t up_to) const {
+  if (arbiter_ == nullptr) return up_to;
+  // Held back: a chunk (what this writer asks for may start a new one; the
+  // rest of its current chunk is not counted, as a packet may be open there
+  // with the ProtoWriter's cursor), and an eighth of the SMB for its other
+  // writers, which may take the room this one saw before it does. At most
+  // half the SMB, so that a small SMB still has room to give.
+  const uint64_t smb = arbiter_->abi().size();
+  const uint64_t chunk = ChunkSizeFor(arbiter_->abi().page_size(), arbiter_->options().layout);
+  const uint64_t headroom = std::min(smb / 8 + chunk, smb / 2);
+  const uint64_t free = arbiter_->FreeBytes(up_to + headroom);
+  return free > headroom ? std::min(free - headroom, up_to) : 0;
 }
 
 void SmbTraceWriter::Flush() {

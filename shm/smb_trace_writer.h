@@ -51,6 +51,11 @@ class SmbTraceWriter final : public TraceWriter, public ProtoWriterSink {
   void Flush() override;
   uint16_t writer_id() const override { return writer_id_; }
   uint64_t packets_lost() const override { return packets_lost_; }
+  // The SMB's free chunk space (SharedMemoryArbiter::FreeBytes) less a
+  // headroom left to the SMB's other writers (the .cc says how much and
+  // why), up to `up_to`. A writer that drops everything (no arbiter) has
+  // room: it never waits.
+  uint64_t RoomBytes(uint64_t up_to) const override;
 
   // ProtoWriterSink.
   ByteRange GetNewRange(ProtoWriter* writer, uint8_t* used_end) override;

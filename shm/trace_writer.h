@@ -87,6 +87,14 @@ class TraceWriter {
   // Packets lost in this writer (no buffer space, or dropped after misuse).
   virtual uint64_t packets_lost() const = 0;
 
+  // About how many bytes, up to `up_to`, could be written now without
+  // waiting for buffer space or dropping. A hint: nothing is reserved. A
+  // data source whose source can hold its data asks before taking more of
+  // it (the ftrace and BPF readers: user/probes/ftrace/
+  // ftrace_reader_worker.h, "A full SMB"). Writers without a bounded
+  // buffer always have room.
+  virtual uint64_t RoomBytes(uint64_t up_to) const { return up_to; }
+
  protected:
   virtual ProtoWriter* BeginPacket() = 0;
   virtual void EndPacket() = 0;

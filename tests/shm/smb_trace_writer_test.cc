@@ -280,6 +280,26 @@ TEST_F(SmbTraceWriterTest, StallPolicyDropsAtOnceWhenTheServiceIsGone) {
   while (writer->packets_lost() < 100) WriteTestPacket(writer.get(), 0, i++, 1000);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30))
       << "each drop waited for the stall timeout";
+  // Full, but no chunk will be freed again: a reader must not wait for room.
+  EXPECT_EQ(writer->RoomBytes(4096), 4096u);
+}
+
+// RoomBytes() counts the SMB's free chunk space less a headroom for the
+// SMB's other writers (here, with 4 KiB pages in 2 chunks of 2044 bytes, a
+// chunk and an eighth of the SMB): room while pages are free, none once a
+// held service has every chunk, room again as soon as it frees them.
+TEST_F(SmbTraceWriterTest, RoomBytesFollowsTheFreeChunks) {
+  Init(8 * 4096, 4096, PageLayout::kDiv2, /*hold=*/true);  // 16 chunks.
+  auto writer = arbiter_->CreateTraceWriter(0, BufferExhaustedPolicy::kDrop);
+  const uint64_t headroom = 8 * 4096 / 8 + chunk_size_;
+  const uint64_t all = 8 * ChunkSizeFor(4096, PageLayout::kDiv1);  // Unpartitioned pages.
+  EXPECT_EQ(writer->RoomBytes(100), 100u);
+  EXPECT_EQ(writer->RoomBytes(1u << 30), all - headroom) << "all of it but the headroom";
+  uint64_t written = 0;
+  while (writer->packets_lost() == 0) WriteTestPacket(writer.get(), 0, written++, 100);
+  EXPECT_EQ(writer->RoomBytes(1u << 30), 0u);
+  holding_->Release();
+  EXPECT_GT(writer->RoomBytes(1u << 30), 0u) << "the service freed the chunks";
 }
 
 TEST_F(SmbTraceWriterTest, WriterIdExhaustionAndReuse) {
