@@ -1,13 +1,15 @@
 // sluice's own fields in upstream Perfetto's messages, described for readers
 // that do not know them.
 //
-// sluice writes five fields upstream's schema does not have, all numbered
+// sluice writes seven fields upstream's schema does not have, all numbered
 // 60000 and up so that they can never meet an upstream field
 // (docs/PROTOS.md, "sluice's fields in upstream messages"):
 //
 //   perfetto.protos.TracePacket.bpf_stats              60002  sluice.protos.BpfStats
 //   perfetto.protos.TraceStats.sluice_service_stats    60003  sluice.protos.ServiceSessionStats
 //   perfetto.protos.FtraceCpuStats.sluice_read_path    60005  sluice.protos.FtraceReadPath (enum)
+//   perfetto.protos.FtraceCpuStats.sluice_smb_full_waits    60006  uint64
+//   perfetto.protos.FtraceCpuStats.sluice_smb_full_wait_ms  60007  uint64
 //   perfetto.protos.DataSourceConfig.bpf_config        60001  sluice.protos.BpfConfig
 //   perfetto.protos.FtraceConfig.ring_buffer_read_mode 60004  sluice.protos.FtraceReadMode (enum)
 //                        (the last two inside the TraceConfig the service writes into every trace)
@@ -23,7 +25,7 @@
 //   ...
 //
 // Nothing is hand-written: the fields are found by walking the compiled-in
-// descriptors from TracePacket, so a sixth field is described as soon as
+// descriptors from TracePacket, so an eighth field is described as soon as
 // it is declared.
 //
 // Upstream's trace_processor takes the set in (v58.2 checked) and refuses

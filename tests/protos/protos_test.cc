@@ -172,6 +172,8 @@ TEST(ProtosTest, FieldNumbersMatchUpstream) {
   static_assert(pp::TraceStats::kSluiceServiceStatsFieldNumber == 60003);
   static_assert(pp::FtraceConfig::kRingBufferReadModeFieldNumber == 60004);
   static_assert(pp::FtraceCpuStats::kSluiceReadPathFieldNumber == 60005);
+  static_assert(pp::FtraceCpuStats::kSluiceSmbFullWaitsFieldNumber == 60006);
+  static_assert(pp::FtraceCpuStats::kSluiceSmbFullWaitMsFieldNumber == 60007);
   static_assert(
       static_cast<int>(sluice::protos::BpfStatsPacket::kBpfStatsFieldNumber) ==
       static_cast<int>(pp::TracePacket::kBpfStatsFieldNumber));

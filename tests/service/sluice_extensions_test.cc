@@ -64,6 +64,8 @@ TEST(SluiceExtensionsTest, FindsEverySluiceFieldOfUpstreamMessages) {
   EXPECT_EQ(found, (std::vector<std::string>{"perfetto.protos.DataSourceConfig.bpf_config=60001",
                                              "perfetto.protos.FtraceConfig.ring_buffer_read_mode=60004",
                                              "perfetto.protos.FtraceCpuStats.sluice_read_path=60005",
+                                             "perfetto.protos.FtraceCpuStats.sluice_smb_full_waits=60006",
+                                             "perfetto.protos.FtraceCpuStats.sluice_smb_full_wait_ms=60007",
                                              "perfetto.protos.TracePacket.bpf_stats=60002",
                                              "perfetto.protos.TraceStats.sluice_service_stats=60003"}));
   // Nothing declared in protos/perfetto/ with such a number escapes the walk
@@ -121,10 +123,14 @@ TEST(SluiceExtensionsTest, SetParsesBackIntoOneExtensionPerField) {
        "sluice.protos.FtraceReadMode"},
       {"sluice.protos.sluice_read_path", 60005, "perfetto.protos.FtraceCpuStats", FieldDescriptor::TYPE_ENUM,
        "sluice.protos.FtraceReadPath"},
+      {"sluice.protos.sluice_smb_full_waits", 60006, "perfetto.protos.FtraceCpuStats", FieldDescriptor::TYPE_UINT64,
+       ""},
+      {"sluice.protos.sluice_smb_full_wait_ms", 60007, "perfetto.protos.FtraceCpuStats",
+       FieldDescriptor::TYPE_UINT64, ""},
   };
   const auto* file = set.pool().FindFileByName(kSluiceExtensionsFileName);
   ASSERT_NE(file, nullptr);
-  EXPECT_EQ(file->extension_count(), 5);
+  EXPECT_EQ(file->extension_count(), 7);
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
     const FieldDescriptor* ext = set.pool().FindExtensionByName(e.name);
@@ -137,7 +143,7 @@ TEST(SluiceExtensionsTest, SetParsesBackIntoOneExtensionPerField) {
     if (e.kind == FieldDescriptor::TYPE_MESSAGE) {
       ASSERT_NE(ext->message_type(), nullptr);
       EXPECT_EQ(ext->message_type()->full_name(), e.type);
-    } else {
+    } else if (e.kind == FieldDescriptor::TYPE_ENUM) {
       ASSERT_NE(ext->enum_type(), nullptr);
       EXPECT_EQ(ext->enum_type()->full_name(), e.type);
     }
@@ -179,9 +185,9 @@ TEST(SluiceExtensionsTest, DescribedMessagesAreTheCompiledInOnes) {
 // message: its field 60002 comes back as the extension, a BpfStats.
 TEST(SluiceExtensionsTest, ExtensionsDecodeSluiceBytes) {
   DescriptorPool pool;
-  std::map<std::string, std::vector<std::string>> upstream;  // file -> messages
+  std::map<std::string, std::set<std::string>> upstream;  // file -> messages (one per extended message)
   for (const FieldDescriptor* f : SluiceFieldsInUpstreamMessages())
-    upstream["protos/" + f->containing_type()->file()->name()].push_back(f->containing_type()->name());
+    upstream["protos/" + f->containing_type()->file()->name()].insert(f->containing_type()->name());
   for (const auto& [path, messages] : upstream) {
     google::protobuf::FileDescriptorProto stand_in;
     stand_in.set_name(path);

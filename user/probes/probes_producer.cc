@@ -306,11 +306,13 @@ void ProbesProducer::AddCounters(const Instance& inst, ProbesStats* c) {
     c->ftrace_events += f.events;
     c->ftrace_lost_event_pages += f.lost_event_pages;
     c->ftrace_parse_errors += f.parse_errors;
+    c->ftrace_smb_full_waits += f.smb_full_waits;
   }
   if (inst.bpf) {
     BpfSourceStats b = inst.bpf->stats();
     c->bpf_events += b.total.delivered;
     c->bpf_dropped += b.total.dropped;
+    c->bpf_smb_full_waits += b.smb_full_waits;
   }
 }
 

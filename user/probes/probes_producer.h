@@ -90,8 +90,12 @@ struct ProbesStats {
   uint64_t ftrace_events = 0;
   uint64_t ftrace_lost_event_pages = 0;
   uint64_t ftrace_parse_errors = 0;
+  // Times an ftrace reader stopped taking pages because the SMB was full.
+  uint64_t ftrace_smb_full_waits = 0;
   uint64_t bpf_events = 0;
   uint64_t bpf_dropped = 0;
+  // Times the BPF reader stopped reading its rings because the SMB was full.
+  uint64_t bpf_smb_full_waits = 0;
   uint64_t writer_packets_lost = 0;
 };
 

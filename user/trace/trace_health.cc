@@ -265,10 +265,23 @@ struct Collector {
         return static_cast<int64_t>(end >= start ? end - start : 0);
       };
       int64_t cpu = static_cast<int64_t>(c.cpu());
+      // A reader that stopped for a full SMB (sluice's FtraceCpuStats
+      // counters) left the loss to the kernel on purpose: the cause is
+      // downstream, and so is the fix.
+      const bool smb_full = c.sluice_smb_full_waits() != 0;
       Row("ftrace_cpu_overrun_delta", cpu, kLoss, "kernel ftrace buffer",
           delta(c.overrun(), s.overrun()),
-          "the kernel's per-CPU buffer wrapped before sluice read it: raise buffer_size_kb or "
-          "lower drain_period_ms");
+          smb_full ? "the kernel's per-CPU buffer wrapped while sluice's reader waited for room in the "
+                     "producer's shared memory (ftrace_reader_smb_full_waits): the service fell behind; "
+                     "raise the shared memory size (sluice record --smb)"
+                   : "the kernel's per-CPU buffer wrapped before sluice read it: raise buffer_size_kb or "
+                     "lower drain_period_ms");
+      Row("ftrace_reader_smb_full_waits", cpu, kInfo, "ftrace reader",
+          static_cast<int64_t>(c.sluice_smb_full_waits()),
+          "times this CPU's reader stopped taking pages because the producer's shared memory was full, " +
+              std::to_string(c.sluice_smb_full_wait_ms()) +
+              " ms in all; the kernel kept the data meanwhile, and what it overwrote is in "
+              "ftrace_cpu_overrun_delta");
       Row("ftrace_cpu_commit_overrun_delta", cpu, kLoss, "kernel ftrace buffer",
           delta(c.commit_overrun(), s.commit_overrun()),
           "events lost inside the kernel while writing (nested writers on a full page): raise buffer_size_kb");
@@ -314,14 +327,22 @@ struct Collector {
   }
 
   void BpfRows() {
+    const bool smb_full = bpf_end.smb_full_waits() != 0;
     for (const auto& c : bpf_end.cpu_stats()) {
       Row("bpf_ringbuf_dropped", c.cpu(), kLoss, "BPF ring buffer", static_cast<int64_t>(c.dropped()),
-          "the BPF ring buffer was full: raise bpf_config.ringbuf_size_kb");
+          smb_full ? "the BPF ring buffer was full, and the reader had waited for room in the producer's "
+                     "shared memory (bpf_reader_smb_full_waits): if the service fell behind, raise the "
+                     "shared memory size (sluice record --smb), else bpf_config.ringbuf_size_kb"
+                   : "the BPF ring buffer was full: raise bpf_config.ringbuf_size_kb");
       Row("bpf_decode_errors", c.cpu(), kError, "BPF reader", static_cast<int64_t>(c.decode_errors()),
           "BPF records sluice could not decode: a bug; report it");
     }
     Row("bpf_unaccounted", -1, kLoss, "BPF ring buffer", bpf_end.unaccounted(),
         "records produced but neither delivered nor counted as dropped");
+    Row("bpf_reader_smb_full_waits", -1, kInfo, "BPF reader", static_cast<int64_t>(bpf_end.smb_full_waits()),
+        "times the reader stopped reading the rings because the producer's shared memory was full, " +
+            std::to_string(bpf_end.smb_full_wait_ms()) +
+            " ms in all; the rings kept the records meanwhile, and what did not fit is in bpf_ringbuf_dropped");
   }
 };
 

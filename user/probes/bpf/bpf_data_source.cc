@@ -1,12 +1,14 @@
 #include "user/probes/bpf/bpf_data_source.h"
 
 #include <bpf/libbpf.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -28,6 +30,17 @@ namespace {
 // channel again (a ring refilled as fast as it is read would otherwise keep
 // ring_buffer__consume() going forever).
 constexpr uint64_t kRecordsPerCycle = 1 << 20;
+// A full SMB (as in the ftrace readers, user/probes/ftrace/
+// ftrace_reader_worker.h): the reader reads only while its writers have
+// room, asking for kRoomCreditBytes at a time and spending the answer as
+// credit (a record's encoding is at most about twice its size), and stops
+// when less is left than the largest record takes, so that the rings, not
+// the SMB, overflow and the programs count each record that did not fit.
+// It asks again after kRoomRetryMs or a kick.
+constexpr uint64_t kRoomCreditBytes = 256 * 1024;
+constexpr uint64_t kEncodedBytesPerRecordByte = 2;
+constexpr uint64_t kLargestRecordBytes = 2048;  // A marker of marker_payload_bytes (<= 1 KiB) and its header.
+constexpr int kRoomRetryMs = 5;
 constexpr auto kFlushTimeout = std::chrono::seconds(5);
 // Stop(): how long to wait for programs that were running when detached.
 constexpr auto kFinalDrainTimeout = std::chrono::seconds(1);
@@ -253,13 +266,38 @@ int BpfDataSource::OnRecord(void* ctx, void* data, size_t size) {
   }
   self->bundles_[cpu]->Append(rec, size);
   // A negative return makes libbpf stop after consuming this record.
-  return ++self->consumed_in_cycle_ >= kRecordsPerCycle ? -EAGAIN : 0;
+  if (++self->consumed_in_cycle_ >= kRecordsPerCycle) return -EAGAIN;
+  if (self->asking_room_) {
+    self->room_credit_ -= std::min<uint64_t>(self->room_credit_, size * kEncodedBytesPerRecordByte);
+    if (!self->HaveRoom()) {
+      self->out_of_room_ = true;
+      return -EAGAIN;
+    }
+  }
+  return 0;
 }
 
-BpfDataSource::DrainResult BpfDataSource::Drain() {
+bool BpfDataSource::HaveRoom() {
+  if (room_credit_ >= kLargestRecordBytes * kEncodedBytesPerRecordByte) return true;
+  // The CPUs' writers share one SMB: any of them answers for all.
+  room_credit_ = kRoomCreditBytes;
+  for (const auto& w : writers_) {
+    if (w) {
+      room_credit_ = w->RoomBytes(kRoomCreditBytes);
+      break;
+    }
+  }
+  return room_credit_ >= kLargestRecordBytes * kEncodedBytesPerRecordByte;
+}
+
+BpfDataSource::DrainResult BpfDataSource::Drain(bool ask_room) {
   consumed_in_cycle_ = 0;
+  asking_room_ = ask_room;
+  out_of_room_ = ask_room && !HaveRoom();
+  if (out_of_room_) return DrainResult::kNoRoom;
   int n = ring_buffer__consume(rb_);
   AfterDrain();
+  if (out_of_room_) return DrainResult::kNoRoom;
   return (n < 0 && consumed_in_cycle_ >= kRecordsPerCycle) ? DrainResult::kBudgetHit
                                                            : DrainResult::kEmpty;
 }
@@ -299,28 +337,42 @@ void BpfDataSource::AfterDrain() {
 void BpfDataSource::ReaderLoop() {
   pthread_setname_np(pthread_self(), "sluice-bpf");
   epoll_event events[2];
+  bool waiting_for_room = false;
   for (;;) {
-    int n = epoll_wait(epoll_fd_, events, 2, static_cast<int>(options_.drain_period_ms));
-    (void)n;  // woken by a ring, the control eventfd or the timeout: same work
+    if (waiting_for_room) {
+      // Not on the rings: they stay readable while we leave their records.
+      struct pollfd control = {event_fd_, POLLIN, 0};
+      const auto start = std::chrono::steady_clock::now();
+      (void)poll(&control, 1, kRoomRetryMs);
+      reader_stats_.Add(&BpfReaderStats::smb_full_wait_us,
+                        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                  std::chrono::steady_clock::now() - start)
+                                                  .count()));
+    } else {
+      int n = epoll_wait(epoll_fd_, events, 2, static_cast<int>(options_.drain_period_ms));
+      (void)n;  // woken by a ring, the control eventfd or the timeout: same work
+    }
     uint64_t value;
     while (read(event_fd_, &value, sizeof(value)) > 0) {
     }
     uint64_t flush_requested;
+    bool flush;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_requested_) break;
       flush_requested = flush_requested_;
-    }
-    if (!paused_.load(std::memory_order_acquire)) {
-      while (Drain() == DrainResult::kBudgetHit) {
-      }
-    }
-    reader_stats_.Set(&BpfReaderStats::reader_cpu_ns, ClockNs(CLOCK_THREAD_CPUTIME_ID));
-    bool flush;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
       flush = flush_requested > flush_done_;
     }
+    if (!paused_.load(std::memory_order_acquire)) {
+      // A flush reads everything: it must end, and the writers' policy
+      // (stall, then drop and count) applies to what does not fit.
+      DrainResult result;
+      while ((result = Drain(/*ask_room=*/!flush)) == DrainResult::kBudgetHit) {
+      }
+      if (result == DrainResult::kNoRoom && !waiting_for_room) reader_stats_.Add(&BpfReaderStats::smb_full_waits);
+      waiting_for_room = result == DrainResult::kNoRoom;
+    }
+    reader_stats_.Set(&BpfReaderStats::reader_cpu_ns, ClockNs(CLOCK_THREAD_CPUTIME_ID));
     if (flush) {
       WriteStatsPacket(/*final_phase=*/false);
       FlushWriters();
@@ -360,7 +412,7 @@ void BpfDataSource::Stop() {
     auto deadline = std::chrono::steady_clock::now() + kFinalDrainTimeout;
     BpfSourceStats c;
     for (;;) {
-      while (Drain() == DrainResult::kBudgetHit) {
+      while (Drain(/*ask_room=*/false) == DrainResult::kBudgetHit) {
       }
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -430,6 +482,10 @@ void BpfDataSource::WriteStatsPacket(bool final_phase) {
     WriteCpuStats(cpu, c.per_cpu[cpu], stats.add_cpu_stats());
   }
   if (c.unrouted) stats.set_unrouted(c.unrouted);
+  if (c.smb_full_waits) {
+    stats.set_smb_full_waits(c.smb_full_waits);
+    stats.set_smb_full_wait_ms(c.smb_full_wait_us / 1000);
+  }
   stats.set_program_misses(c.program_misses);
   stats.set_produced(c.total.produced);
   stats.set_delivered(c.total.delivered);

@@ -117,6 +117,10 @@ struct BpfReaderStats {
   // Shared ring only: records read but not attributable to a CPU with a
   // writer (included in total.delivered, not in per_cpu).
   uint64_t unrouted = 0;
+  // Times the reader stopped reading the rings because the producer's SMB
+  // had no room, and how long it waited so (BpfDataSource::ReaderLoop).
+  uint64_t smb_full_waits = 0;
+  uint64_t smb_full_wait_us = 0;
 };
 
 struct BpfSourceStats : BpfReaderStats {
@@ -162,7 +166,9 @@ class BpfDataSource {
     BpfDataSource* self;
     int cpu;  // -1: shared ring, route by the record's cpu
   };
-  enum class DrainResult { kEmpty, kBudgetHit };
+  // kNoRoom: the SMB had no room, so records were left in the ring (where
+  // the programs count what does not fit as dropped, per CPU).
+  enum class DrainResult { kEmpty, kBudgetHit, kNoRoom };
 
   BpfDataSource() = default;
   Status Init(const protos::BpfConfig& config, MakeWriter make_writer,
@@ -173,7 +179,12 @@ class BpfDataSource {
   Status OpenRingReader();
   Status SetUpEpoll();
   void ReaderLoop();
-  DrainResult Drain();
+  // `ask_room`: stop when the writers' SMB has no room (not for flushes
+  // and the final drain, which must end).
+  DrainResult Drain(bool ask_room);
+  // Whether the room credit holds the largest record, asking the writers
+  // for more when it does not.
+  bool HaveRoom();
   void AfterDrain();
   void WriteStatsPacket(bool final_phase);
   void WriteLostRecordsPackets(const BpfSourceStats& counters, bool final_phase);
@@ -198,6 +209,9 @@ class BpfDataSource {
 
   // Reader-thread state.
   uint64_t consumed_in_cycle_ = 0;
+  bool asking_room_ = false;  // This drain stops when the SMB is full.
+  bool out_of_room_ = false;  // It did.
+  uint64_t room_credit_ = 0;  // Encoded bytes the writers had room for at the last ask.
   std::vector<uint64_t> last_dropped_;
   uint64_t last_misses_ = 0;
   uint64_t stats_packets_ = 0;

@@ -264,6 +264,7 @@ void FtraceDataSource::StopReader(CpuState* state) {
 void FtraceDataSource::RetireReader(CpuState* state) {
   if (state->reader) AccumulateStats(&state->retired_reader_stats, state->reader->stats());
   if (state->mapped) AccumulateStats(&state->retired_mapped_stats, state->mapped->stats());
+  if (state->worker()) AccumulateStats(&state->retired_wake_stats, state->worker()->wake_stats());
   std::lock_guard<std::mutex> lock(readers_mutex_);
   state->reader.reset();
   state->mapped.reset();  // Unmaps.
@@ -463,6 +464,9 @@ void FtraceDataSource::PublishCounters() {
     c.read_errors += r.read_errors + m.ioctl_errors + m.bad_reader_ids;
     c.mapped_cpus += s->mapped ? 1 : 0;
     c.splice_cpus += s->reader ? 1 : 0;
+    const FtraceReaderWakeStats w = s->WakeStats();
+    c.smb_full_waits += w.smb_full_waits;
+    c.smb_full_wait_ms += w.smb_full_wait_us / 1000;
   }
   stats_.Store(c);
 }
@@ -493,8 +497,17 @@ void FtraceDataSource::WriteStats(int phase) {
     if (!stats.ok()) continue;
     packet->BeginNested(FtraceStats::kCpuStatsFieldNumber);
     WriteFtraceCpuStatsFields(*stats, packet.writer());
-    if (cpu < cpus_.size() && cpus_[cpu] && cpus_[cpu]->read_paths != 0)
-      packet->WriteVarInt(perfetto::protos::FtraceCpuStats::kSluiceReadPathFieldNumber, cpus_[cpu]->read_paths);
+    if (cpu < cpus_.size() && cpus_[cpu]) {
+      const CpuState& state = *cpus_[cpu];
+      if (state.read_paths != 0)
+        packet->WriteVarInt(perfetto::protos::FtraceCpuStats::kSluiceReadPathFieldNumber, state.read_paths);
+      const FtraceReaderWakeStats w = state.WakeStats();
+      if (w.smb_full_waits != 0) {
+        packet->WriteVarInt(perfetto::protos::FtraceCpuStats::kSluiceSmbFullWaitsFieldNumber, w.smb_full_waits);
+        packet->WriteVarInt(perfetto::protos::FtraceCpuStats::kSluiceSmbFullWaitMsFieldNumber,
+                            w.smb_full_wait_us / 1000);
+      }
+    }
     packet->EndNested();
   }
   if (!controller_->atrace_errors().empty()) {

@@ -134,6 +134,10 @@ struct FtraceSourceStats {
   uint64_t read_errors = 0;        // splice/read errors; GET_READER failures.
   uint64_t mapped_cpus = 0;        // CPUs read through the mapping now.
   uint64_t splice_cpus = 0;        // CPUs read with splice now.
+  // Times a reader stopped taking pages for a full SMB, and how long
+  // (FtraceReaderWorker: "A full SMB"); the kernel's overrun counts the loss.
+  uint64_t smb_full_waits = 0;
+  uint64_t smb_full_wait_ms = 0;
 };
 
 class FtraceDataSource {
@@ -193,11 +197,18 @@ class FtraceDataSource {
     FtraceCpuReaderStats retired_reader_stats;        // Of readers already stopped.
     FtraceMappedCpuReaderStats retired_mapped_stats;
     uint32_t read_paths = 0;                          // kReadMapped | kReadSplice used.
+    FtraceReaderWakeStats retired_wake_stats;         // Of readers already stopped.
 
     // The running reader (either kind), or null.
     FtraceReaderWorker* worker() const {
       if (mapped) return mapped.get();
       return reader.get();
+    }
+    // Of every reader this CPU had.
+    FtraceReaderWakeStats WakeStats() const {
+      FtraceReaderWakeStats w = retired_wake_stats;
+      if (worker()) AccumulateStats(&w, worker()->wake_stats());
+      return w;
     }
   };
 

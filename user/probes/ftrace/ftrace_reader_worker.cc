@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -77,16 +78,46 @@ void FtraceReaderWorker::WorkerLoop() {
       signal_->Notify();
       continue;
     }
+    if (result == ReadResult::kNoRoom) {
+      WaitForRoom();
+      continue;
+    }
+    waiting_for_room_ = false;
     if (result == ReadResult::kMore) continue;  // A ring's worth: go on.
     const bool poll_trace = result != ReadResult::kError && (got || !last_wake_by_kernel);
     last_wake_by_kernel = WaitForWake(poll_trace);
   }
 }
 
-bool FtraceReaderWorker::WaitForWake(bool include_trace_fd) {
+bool FtraceReaderWorker::NoRoomFor(uint32_t raw_bytes, bool flushing) {
+  if (flushing) return false;
+  if (room_credit_ < raw_bytes) {
+    room_credit_ = writer_->RoomBytes(kRoomCreditBytes) / kEncodedBytesPerRawByte;
+    constexpr uint64_t kPage = 4096;
+    if (room_credit_ < std::min<uint64_t>(raw_bytes, kPage)) {
+      room_credit_ = 0;
+      return true;
+    }
+  }
+  room_credit_ -= std::min<uint64_t>(room_credit_, raw_bytes);
+  return false;
+}
+
+void FtraceReaderWorker::WaitForRoom() {
+  // Not on trace_pipe_raw: it stays readable while we leave its data there.
+  if (!waiting_for_room_) wake_stats_.Add(&FtraceReaderWakeStats::smb_full_waits);
+  waiting_for_room_ = true;
+  const auto start = std::chrono::steady_clock::now();
+  WaitForWake(false, kRoomRetryMs);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  wake_stats_.Add(&FtraceReaderWakeStats::smb_full_wait_us,
+                  static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(waited).count()));
+}
+
+bool FtraceReaderWorker::WaitForWake(bool include_trace_fd, int timeout_ms) {
   struct pollfd fds[2] = {{control_.wake_fd(), POLLIN, 0}, {trace_fd_, POLLIN, 0}};
   const bool poll_trace = include_trace_fd && trace_fd_ >= 0;
-  const int n = poll(fds, poll_trace ? 2 : 1, -1);
+  const int n = poll(fds, poll_trace ? 2 : 1, timeout_ms);
   if (n > 0 && (fds[0].revents & POLLIN)) control_.DrainWakeups();
   const bool by_kernel = poll_trace && n > 0 && (fds[1].revents & POLLIN);
   wake_stats_.Add(&FtraceReaderWakeStats::wakeups);

@@ -32,6 +32,20 @@
 // at the end of a flush (the writer is not thread-safe) and publishes the
 // encoder's stats after every batch (encoder_stats(), AtomicStats).
 //
+// A full SMB. Before taking more from the kernel (a splice batch, a
+// GET_READER swap) a reader makes sure its writer has room for it, at
+// kEncodedBytesPerRawByte (NoRoomFor). Without room it takes nothing and the
+// worker waits kRoomRetryMs, or for a kick, and asks again. What the kernel
+// cannot hold meanwhile it overwrites and counts, per CPU and in events
+// (FtraceCpuStats.overrun), where a reader that went on would have lost
+// whole encoded bundles in the SMB, counted only as packets.
+// FtraceCpuStats.sluice_smb_full_waits and _ms say it happened. Flushes and
+// the final read do not ask: they must finish, and the writer's own policy
+// (stall, then drop and count) applies to them. Asking costs a scan of the
+// SMB's page headers (TraceWriter::RoomBytes), so a reader asks for
+// kRoomCreditBytes at a time and spends the answer as credit: one header
+// load per few kernel pages.
+//
 // Flush handshake (FtraceReaderControl): the worker reads until the kernel
 // has nothing left, partial page included, ends the bundle, flushes the
 // writer, then completes the flush (release: FlushDone()'s acquire then sees
@@ -73,6 +87,8 @@ class DrainSignal {
 struct FtraceReaderWakeStats {
   uint64_t wakeups = 0;            // Worker wake-ups.
   uint64_t watermark_wakeups = 0;  // Of those, by trace_pipe_raw (the kernel).
+  uint64_t smb_full_waits = 0;     // Times the reader stopped taking pages: no room in the SMB.
+  uint64_t smb_full_wait_us = 0;   // Time spent so, in microseconds.
 };
 
 class FtraceReaderWorker {
@@ -112,7 +128,18 @@ class FtraceReaderWorker {
     kCaughtUp,  // The kernel has nothing more (or only a partial page, unless flushing).
     kMore,      // Stopped after a ring's worth: call again.
     kError,     // The read failed (counted by the subclass).
+    kNoRoom,    // The writer has no room for another batch: nothing more taken.
   };
+
+  // An event's encoding against its raw record: at most about twice (a
+  // 4-byte field becomes a tag and a varint of up to 5). An estimate: a
+  // batch that needs more than its share finds the writer's policy.
+  static constexpr uint32_t kEncodedBytesPerRawByte = 2;
+  // How long a reader without room waits before it asks again. Nothing
+  // tells a producer that the service freed chunks, so it asks.
+  static constexpr int kRoomRetryMs = 5;
+  // Encoded bytes a reader asks room for at a time (two splice batches).
+  static constexpr uint64_t kRoomCreditBytes = 256 * 1024;
 
   FtraceReaderWorker(uint32_t cpu, FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal);
   // Subclass Create(): opens the wake-up eventfd.
@@ -130,11 +157,21 @@ class FtraceReaderWorker {
 
   FtracePageEncoder* encoder() const { return encoder_; }
   TraceWriter* writer() const { return writer_; }
+  // For ReadAvailable(), before it takes `raw_bytes` from the kernel: true
+  // if it must not (no room in the writer), unless `flushing`. Takes the
+  // room out of the credit, asking the writer for more when it runs short.
+  // With less room than `raw_bytes` but at least a page's worth it goes on
+  // (a small SMB may never have room for a whole batch; the writer's policy
+  // covers the rest).
+  bool NoRoomFor(uint32_t raw_bytes, bool flushing);
 
  private:
   void WorkerLoop();
   // Returns true if trace_pipe_raw was polled and reported readable.
-  bool WaitForWake(bool include_trace_fd);
+  // `timeout_ms` -1: until woken.
+  bool WaitForWake(bool include_trace_fd, int timeout_ms = -1);
+  // After kNoRoom: waits kRoomRetryMs or for a kick, and counts it.
+  void WaitForRoom();
   void PublishEncoderStats() { encoder_stats_.Store(encoder_->stats()); }
 
   const uint32_t cpu_;
@@ -147,6 +184,10 @@ class FtraceReaderWorker {
 
   AtomicStats<FtraceParseStats> encoder_stats_;
   AtomicStats<FtraceReaderWakeStats> wake_stats_;
+  // Worker thread only (ReadAvailable runs there, or after the worker
+  // stopped, where flushing skips them).
+  bool waiting_for_room_ = false;  // Counts a wait once.
+  uint64_t room_credit_ = 0;       // Raw bytes the writer had room for at the last ask.
 };
 
 }  // namespace sluice

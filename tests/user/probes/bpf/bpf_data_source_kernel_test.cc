@@ -17,6 +17,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <iterator>
 #include <cerrno>
 #include <cstring>
@@ -30,12 +33,17 @@
 
 #include <gtest/gtest.h>
 
+#include "perfetto/common/trace_stats.pb.h"
+#include "perfetto/config/trace_config.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/trace_writer.h"
 #include "sluice/bpf.pb.h"
 #include "sluice/bpf_config.pb.h"
 #include "tests/kernel_test_util.h"
+#include "tests/service/service_test_util.h"
+#include "tests/user/probes/in_process_session_test_util.h"
 #include "user/probes/bpf/bpf_data_source.h"
+#include "user/probes/probes_producer.h"
 
 namespace sluice {
 namespace {
@@ -655,6 +663,73 @@ TEST(BpfDataSourceKernelTest, StalledReaderAccountsEveryRecord) {
     if (cpu.dropped() + cpu.decode_errors() > 0) dropped[cpu.cpu()] = cpu.dropped() + cpu.decode_errors();
   }
   EXPECT_EQ(cap.kernel_records_lost, dropped);
+  EXPECT_EQ(TracefsState(), before);
+}
+
+// The service stops taking chunks while markers are written (its lock held,
+// in the in-process pipeline of `sluice record`), so the probes' SMB fills.
+// The reader then stops reading the rings, and what they cannot hold the
+// programs count as dropped, per CPU: every marker is in the trace or in
+// `dropped`, nothing is lost in the SMB, and the trace says the reader
+// waited for room.
+TEST(BpfDataSourceKernelTest, AFullSmbLeavesTheLossToTheRingsCountedExactly) {
+  SKIP_WITHOUT_BPF();
+  const std::string before = TracefsState();
+  ProbesProducerOptions probe_options;
+  probe_options.bpf = TestOptions();
+  testing::InProcessSession session(/*smb_kb=*/2048, probe_options);
+  pp::TraceConfig trace_config;
+  trace_config.add_buffers()->set_size_kb(64 * 1024);  // Holds the whole run.
+  auto* ds_config = trace_config.add_data_sources()->mutable_config();
+  ds_config->set_name("linux.bpf");
+  protos::BpfConfig& config = *ds_config->mutable_bpf_config();
+  config.add_events("ftrace/print");
+  config.add_tgids(getpid());
+  // Bigger than the SMB, so that the SMB fills even if the reader got no
+  // CPU until the markers were written.
+  config.set_ringbuf_size_kb(4096);
+  ASSERT_TRUE(session.Start(trace_config).ok());
+
+  const std::string token = RunToken();
+  constexpr int kThreads = 2, kPerThread = 200000;  // ~10 MB of records per thread.
+  bool reader_waited = false;
+  session.service()->RunWithServiceLockForTesting([&] {
+    WriteMarkers(kThreads, kPerThread, token);
+    reader_waited = testing::WaitUntil([&] { return session.probes()->stats().bpf_smb_full_waits > 0; },
+                                       static_cast<int>(testing::ScaledTimeoutMs(60000)));
+  });
+  const ProbesStats held = session.probes()->stats();
+  ASSERT_TRUE(reader_waited) << "the reader never waited for room in the SMB; " << held.bpf_events << " events, "
+                             << held.bpf_dropped << " dropped";
+  auto packets = session.StopAndRead();
+  ASSERT_TRUE(packets.ok()) << packets.status().message();
+  std::set<std::pair<int, int>> seen;
+  uint64_t duplicates = 0, packets_lost = 0;
+  protos::BpfStats end;
+  const std::string prefix = "mk " + token + " ";
+  for (const pp::TracePacket& p : *packets) {
+    for (const auto& b : p.trace_stats().buffer_stats()) packets_lost += b.trace_writer_packet_loss();
+    if (p.has_bpf_stats() && p.bpf_stats().phase() == protos::BpfStats::PHASE_END) end = p.bpf_stats();
+    for (const auto& e : p.ftrace_events().event()) {
+      const std::string& buf = e.print().buf();
+      if (buf.compare(0, prefix.size(), prefix) != 0) continue;
+      int t = -1, i = -1;
+      ASSERT_EQ(sscanf(buf.c_str() + prefix.size(), "%d %d", &t, &i), 2) << buf;
+      if (!seen.insert({t, i}).second) duplicates++;
+    }
+  }
+  std::printf("[   INFO   ] %d written, %zu in the trace, %" PRIu64 " dropped by the programs; reader waited for "
+              "room %" PRIu64 " times, %" PRIu64 " ms; SMB packets lost %" PRIu64 "\n",
+              kThreads * kPerThread, seen.size(), end.dropped(), end.smb_full_waits(), end.smb_full_wait_ms(),
+              packets_lost);
+  EXPECT_EQ(duplicates, 0u);
+  EXPECT_GT(end.dropped(), 0u) << "the rings were meant to overflow while the service stood still";
+  EXPECT_EQ(seen.size() + end.dropped(), static_cast<uint64_t>(kThreads * kPerThread))
+      << "a marker neither in the trace nor counted as dropped: lost in the SMB?";
+  EXPECT_EQ(end.produced(), end.delivered() + end.dropped());
+  EXPECT_EQ(end.unaccounted(), 0);
+  EXPECT_EQ(packets_lost, 0u);
+  EXPECT_GE(end.smb_full_waits(), 1u);
   EXPECT_EQ(TracefsState(), before);
 }
 

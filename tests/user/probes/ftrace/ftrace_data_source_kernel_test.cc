@@ -25,6 +25,11 @@
 //   - Overruns after a partial read: a reader that has read part of a page
 //     is paused while the buffer overruns; the lines read before are all
 //     there once, and the lines missing after equal the overrun exactly.
+//   - A full SMB: the service takes no chunks for a while (its lock held)
+//     in the in-process pipeline of `sluice record`. The readers stop
+//     taking pages, so the lines missing equal the kernel's overrun
+//     exactly, no packet is dropped in the SMB, and the trace and `sluice
+//     stats` say that the readers waited for room.
 //   - The root instance once (where apps' trace_marker writes land).
 //   - tracefs is left as found: tracing_on, buffer_size_kb, trace_clock,
 //     set_event, instances, compared before and after every test. One kernel
@@ -55,14 +60,19 @@
 
 #include <gtest/gtest.h>
 
+#include "perfetto/common/trace_stats.pb.h"
+#include "perfetto/config/trace_config.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/base/cpu_list.h"
 #include "shm/base/varint.h"
 #include "shm/trace_writer.h"
 #include "tests/kernel_test_util.h"
+#include "tests/service/service_test_util.h"
+#include "tests/user/probes/in_process_session_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
 #include "tests/user/probes/ftrace/ftrace_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/probes_producer.h"
 #include "user/probes/tracefs.h"
 #include "user/trace/trace_health.h"
 #include "shm/base/clock.h"
@@ -504,6 +514,91 @@ TEST_P(FtraceDataSourceKernelTest, OverrunsAfterAPartialReadAreCountedExactly) {
   ExpectReportedLoss(b, b.Missing());
   ExpectReadPaths(b);
   ds->reset();
+}
+
+// The service stops taking chunks (a lock holder asleep, as one slept 9 s
+// in docs/PERFORMANCE.md, "The service lock"), so the probes' SMB fills.
+// The readers then stop taking pages and leave the loss to the kernel,
+// which counts it per CPU in events: the markers missing equal the overrun
+// exactly, no packet is dropped in the SMB, the trace says the readers
+// waited for room, and `sluice stats` names the cause. The real pipeline of
+// an in-process `sluice record`: TracingService, ProbesProducer, SMB.
+TEST_P(FtraceDataSourceKernelTest, AFullSmbLeavesTheLossToTheKernelCountedExactly) {
+  ProbesProducerOptions probe_options;
+  probe_options.ftrace = Options();
+  // 2 MiB: far less than the run, and more than the headroom two readers'
+  // batches need.
+  testing::InProcessSession session(/*smb_kb=*/2048, probe_options);
+  perfetto::protos::TraceConfig trace_config;
+  trace_config.add_buffers()->set_size_kb(64 * 1024);  // Holds the whole run.
+  auto* ds_config = trace_config.add_data_sources()->mutable_config();
+  ds_config->set_name("linux.ftrace");
+  perfetto::protos::FtraceConfig& config = *ds_config->mutable_ftrace_config();
+  config = Config();
+  config.add_ftrace_events("ftrace/print");  // Alone: overrun counts only our lines.
+  // More than the SMB holds encoded, so that the SMB fills even if the
+  // readers got no CPU until the markers were written.
+  config.set_buffer_size_kb(4096);
+  config.set_instance_name(UniqueName("smbfull"));
+  ASSERT_TRUE(session.Start(trace_config).ok());
+
+  MarkerRun run;
+  run.tag = "sluice-" + std::to_string(getpid()) + "-smbfull";
+  // ~9.6 MB of print records per thread: whichever CPUs the threads ran on,
+  // one took more than its 4 MiB buffer and its share of the SMB.
+  run.per_thread = 150000;
+  bool readers_waited = false;
+  session.service()->RunWithServiceLockForTesting([&] {
+    WriteMarkers(std::string(kTracefs) + "/instances/" + config.instance_name() + "/trace_marker", &run);
+    // The readers stop before the SMB is full; wait for it (a condition):
+    // the kernel buffers alone hold more than the SMB.
+    readers_waited = testing::WaitUntil([&] { return session.probes()->stats().ftrace_smb_full_waits > 0; },
+                                        static_cast<int>(testing::ScaledTimeoutMs(60000)));
+  });
+  const ProbesStats held = session.probes()->stats();
+  ASSERT_TRUE(readers_waited) << "no reader waited for room in the SMB; " << held.ftrace_events << " events";
+  auto packets = session.StopAndRead();
+  ASSERT_TRUE(packets.ok()) << packets.status().message();
+  std::map<uint32_t, std::vector<perfetto::protos::TracePacket>> by_sequence;
+  uint64_t packets_lost = 0;
+  for (perfetto::protos::TracePacket& p : *packets) {
+    for (const auto& b : p.trace_stats().buffer_stats()) packets_lost += b.trace_writer_packet_loss();
+    const uint32_t seq = p.trusted_packet_sequence_id();
+    by_sequence[seq].push_back(std::move(p));
+  }
+  std::vector<std::vector<perfetto::protos::TracePacket>> writers;
+  for (auto& [seq, sequence] : by_sequence) writers.push_back(std::move(sequence));
+  Analysis a = Analyze(writers, run);
+  ASSERT_TRUE(a.have_start && a.have_end);
+  uint64_t waits = 0, wait_ms = 0;
+  for (const auto& c : a.end.cpu_stats()) {
+    waits += c.sluice_smb_full_waits();
+    wait_ms += c.sluice_smb_full_wait_ms();
+  }
+  std::printf("[   INFO   ] %u written, %" PRIu64 " missing; kernel overrun delta %" PRIu64
+              "; readers waited for room %" PRIu64 " times, %" PRIu64 " ms; SMB packets lost %" PRIu64 "\n",
+              run.total(), a.Missing(), a.OverrunDelta(), waits, wait_ms, packets_lost);
+  EXPECT_GT(a.Missing(), 0u) << "the kernel buffers were meant to overrun while the service stood still";
+  EXPECT_EQ(a.Duplicated(), 0u);
+  EXPECT_EQ(a.Missing(), a.OverrunDelta()) << "a loss the kernel did not count: dropped in the SMB?";
+  EXPECT_EQ(packets_lost, 0u);
+  EXPECT_GE(waits, 1u);
+  ExpectReportedLoss(a, a.Missing());
+  auto health = AnalyzeTraceBytes(a.trace);
+  ASSERT_TRUE(health.ok()) << health.status().message();
+  const std::string table = FormatHealthTable(*health);
+  EXPECT_NE(table.find("ftrace_reader_smb_full_waits"), std::string::npos) << table;
+  // The overrun of a CPU whose reader waited is put down to the full SMB.
+  // (A reader starved through the whole stall can overrun without waiting.)
+  std::map<uint64_t, uint64_t> overrun_at_start;
+  for (const auto& c : a.start.cpu_stats()) overrun_at_start[c.cpu()] = c.overrun();
+  bool waited_and_overran = false;
+  for (const auto& c : a.end.cpu_stats())
+    waited_and_overran |= c.sluice_smb_full_waits() > 0 && c.overrun() > overrun_at_start[c.cpu()];
+  if (waited_and_overran) {
+    EXPECT_NE(table.find("waited for room in the producer's shared memory"), std::string::npos) << table;
+  }
+  ExpectReadPaths(a);
 }
 
 TEST_P(FtraceDataSourceKernelTest, RootInstance) {
