@@ -233,6 +233,21 @@ StatusOr<std::vector<uint32_t>> Tracefs::ReadOnlineCpus() const {
   return cpus;
 }
 
+StatusOr<std::vector<uint32_t>> Tracefs::ReadOnlineCpus(int* fd) const {
+  if (*fd < 0) {
+    *fd = open(cpu_online_path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) return Status::Error(WithErrno("cannot open " + cpu_online_path_, errno));
+  }
+  char buf[1024];
+  const ssize_t n = pread(*fd, buf, sizeof(buf), 0);
+  if (n < 0) return Status::Error(WithErrno("cannot read " + cpu_online_path_, errno));
+  // A list too long for the buffer (thousands of CPUs, not in ranges).
+  if (static_cast<size_t>(n) == sizeof(buf)) return ReadOnlineCpus();
+  auto cpus = ParseCpuList(std::string_view(buf, static_cast<size_t>(n)));
+  if (!cpus.ok()) return Status::Error(cpus.status().message() + " in " + cpu_online_path_);
+  return cpus;
+}
+
 std::vector<uint32_t> Tracefs::ListPerCpuDirs() const {
   std::vector<uint32_t> cpus;
   DIR* d = opendir(Path("per_cpu").c_str());

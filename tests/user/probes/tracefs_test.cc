@@ -89,6 +89,51 @@ TEST(TracefsTest, OpenRootOverrideAndAccessors) {
   EXPECT_EQ(t.PerCpuPath(1, "stats"), fake.root() + "/per_cpu/cpu1/stats");
 }
 
+TEST(TracefsTest, OnlineCpusThroughAKeptFd) {
+  FakeTracefs fake;
+  fake.PopulateRoot();
+  TracefsOptions options;
+  options.root = fake.root();
+  options.cpu_online_path = fake.Path("cpu_online");
+  auto fs = Tracefs::Open(options);
+  ASSERT_TRUE(fs.ok()) << fs.status().message();
+  int fd = -1;
+  EXPECT_EQ(*(*fs)->ReadOnlineCpus(&fd), (std::vector<uint32_t>{0, 1}));
+  ASSERT_GE(fd, 0);
+  const int first_fd = fd;
+  fake.Write("cpu_online", "0-2,5\n");  // In place, as the kernel's file changes.
+  EXPECT_EQ(*(*fs)->ReadOnlineCpus(&fd), (std::vector<uint32_t>{0, 1, 2, 5}));
+  EXPECT_EQ(fd, first_fd);  // The same open file, read again from its start.
+  close(fd);
+
+  // The real file, where there is one: sysfs renders it anew at each read.
+  if (access("/sys/devices/system/cpu/online", R_OK) == 0) {
+    options.cpu_online_path = "/sys/devices/system/cpu/online";
+    auto real = Tracefs::Open(options);
+    ASSERT_TRUE(real.ok());
+    int real_fd = -1;
+    auto once = (*real)->ReadOnlineCpus(&real_fd);
+    auto twice = (*real)->ReadOnlineCpus(&real_fd);
+    ASSERT_TRUE(once.ok() && twice.ok());
+    EXPECT_EQ(*once, *(*real)->ReadOnlineCpus());
+    EXPECT_EQ(*twice, *once);
+    close(real_fd);
+  }
+
+  fake.Write("cpu_online", "zero\n");
+  fd = -1;
+  auto bad = (*fs)->ReadOnlineCpus(&fd);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(fake.Path("cpu_online")), std::string::npos);
+  close(fd);
+  options.cpu_online_path = fake.Path("no_such_file");
+  auto missing = Tracefs::Open(options);
+  ASSERT_TRUE(missing.ok());
+  int missing_fd = -1;
+  EXPECT_FALSE((*missing)->ReadOnlineCpus(&missing_fd).ok());
+  EXPECT_EQ(missing_fd, -1);
+}
+
 TEST(TracefsTest, MissingTracefsNamesTheFix) {
   FakeTracefs fake;  // Empty: no tracing_on.
   TracefsOptions options;

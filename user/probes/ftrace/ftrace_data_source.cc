@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -102,6 +103,7 @@ FtraceDataSource::~FtraceDataSource() {
   if (controller_) controller_->Restore();  // If Start() failed half-way; idempotent.
   RemoveInstanceIfCreated();
   controller_.reset();
+  if (cpu_online_fd_ >= 0) close(cpu_online_fd_);
 }
 
 void FtraceDataSource::AddWarning(const std::string& warning) {
@@ -341,7 +343,7 @@ void FtraceDataSource::DrainThreadMain() {
 }
 
 void FtraceDataSource::HandleHotplug() {
-  auto online = tracefs_->ReadOnlineCpus();
+  auto online = tracefs_->ReadOnlineCpus(&cpu_online_fd_);
   if (!online.ok()) return;
   std::vector<bool> is_online;
   for (uint32_t cpu : *online) {

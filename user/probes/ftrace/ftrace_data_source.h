@@ -267,6 +267,9 @@ class FtraceDataSource {
   std::vector<std::unique_ptr<CpuState>> cpus_;
   DrainSignal signal_;
   std::thread drain_thread_;
+  // The online CPU list, kept open for HandleHotplug() (drain thread only;
+  // the destructor closes it).
+  int cpu_online_fd_ = -1;
   bool started_ = false;
   bool stopped_ = false;
   std::atomic<bool> paused_{false};
