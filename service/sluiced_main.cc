@@ -27,6 +27,7 @@
 #include "service/ipc/ipc_server.h"
 #include "service/tracing_service.h"
 #include "shm/base/command_line.h"
+#include "shm/base/heap_retention.h"
 #include "shm/base/journal_stream.h"
 #include "shm/base/string_util.h"
 #include "shm/base/units.h"
@@ -360,6 +361,7 @@ void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
 }
 
 int Main(int argc, char** argv) {
+  RetainFreedHeap();  // Before any thread starts.
   auto args = ParseArgs(argc, argv);
   if (!args.ok()) return CommandLineExit(args.status(), "sluiced", kUsage);
   g_foreground = args->foreground;

@@ -23,6 +23,7 @@
 #include "service/tracing_service.h"
 #include "shm/base/command_line.h"
 #include "shm/base/file_util.h"
+#include "shm/base/heap_retention.h"
 #include "user/cmd/record_config.h"
 #include "user/cmd/record_fault.h"
 #include "user/cmd/record_output.h"
@@ -474,6 +475,7 @@ int RunAttached(const RecordArgs& args) {
 }  // namespace
 
 int RunRecordCommand(int argc, char** argv) {
+  RetainFreedHeap();  // Before the service's and the readers' threads start.
   auto parsed = ParseRecordArgs(argc, argv);
   if (!parsed.ok()) return CommandLineExit(parsed.status(), "sluice record", kRecordUsage);
   RecordArgs args = std::move(parsed.value());

@@ -22,6 +22,7 @@
 
 #include "service/ipc/producer_ipc_client.h"
 #include "shm/base/command_line.h"
+#include "shm/base/heap_retention.h"
 #include "shm/base/journal_stream.h"
 #include "shm/base/units.h"  // SLUICE_SIZE_HELP
 #include "user/probes/probes_producer.h"
@@ -126,6 +127,7 @@ bool RestoreTracefs(const std::string& state_dir, bool verbose) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sluice::RetainFreedHeap();  // Before any thread starts.
   auto args = ParseArgs(argc, argv);
   if (!args.ok()) return sluice::CommandLineExit(args.status(), "sluice-probes", kUsage);
   if (args->cleanup) return RestoreTracefs(args->state_dir, /*verbose=*/true) ? 0 : 1;
