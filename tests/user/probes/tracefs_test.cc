@@ -92,23 +92,26 @@ TEST(TracefsTest, OpenRootOverrideAndAccessors) {
 TEST(TracefsTest, OnlineCpusThroughAKeptFd) {
   FakeTracefs fake;
   fake.PopulateRoot();
-  TracefsOptions options;
-  options.root = fake.root();
-  options.cpu_online_path = fake.Path("cpu_online");
-  auto fs = Tracefs::Open(options);
-  ASSERT_TRUE(fs.ok()) << fs.status().message();
+  std::unique_ptr<Tracefs> fs = fake.Open();
+  ASSERT_NE(fs, nullptr);
   int fd = -1;
-  EXPECT_EQ(*(*fs)->ReadOnlineCpus(&fd), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(*fs->ReadOnlineCpus(&fd), (std::vector<uint32_t>{0, 1}));
   ASSERT_GE(fd, 0);
   const int first_fd = fd;
   fake.Write("cpu_online", "0-2,5\n");  // In place, as the kernel's file changes.
-  EXPECT_EQ(*(*fs)->ReadOnlineCpus(&fd), (std::vector<uint32_t>{0, 1, 2, 5}));
+  EXPECT_EQ(*fs->ReadOnlineCpus(&fd), (std::vector<uint32_t>{0, 1, 2, 5}));
   EXPECT_EQ(fd, first_fd);  // The same open file, read again from its start.
+  fake.Write("cpu_online", "zero\n");
+  auto bad = fs->ReadOnlineCpus(&fd);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(fake.Path("cpu_online")), std::string::npos);
   close(fd);
 
   // The real file, where there is one: sysfs renders it anew at each read.
-  if (access("/sys/devices/system/cpu/online", R_OK) == 0) {
-    options.cpu_online_path = "/sys/devices/system/cpu/online";
+  TracefsOptions options;
+  options.root = fake.root();
+  options.cpu_online_path = "/sys/devices/system/cpu/online";
+  if (access(options.cpu_online_path.c_str(), R_OK) == 0) {
     auto real = Tracefs::Open(options);
     ASSERT_TRUE(real.ok());
     int real_fd = -1;
@@ -120,12 +123,6 @@ TEST(TracefsTest, OnlineCpusThroughAKeptFd) {
     close(real_fd);
   }
 
-  fake.Write("cpu_online", "zero\n");
-  fd = -1;
-  auto bad = (*fs)->ReadOnlineCpus(&fd);
-  EXPECT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find(fake.Path("cpu_online")), std::string::npos);
-  close(fd);
   options.cpu_online_path = fake.Path("no_such_file");
   auto missing = Tracefs::Open(options);
   ASSERT_TRUE(missing.ok());

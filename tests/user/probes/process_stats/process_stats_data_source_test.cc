@@ -50,6 +50,13 @@ class ProcessStatsDataSourceTest : public ::testing::Test {
     writer_ = writer.get();
     return std::make_unique<ProcessStatsDataSource>(config, std::move(writer), proc_.root());
   }
+  // Created and started, with what Start() wrote taken away.
+  std::unique_ptr<ProcessStatsDataSource> Started() {
+    auto source = Create();
+    source->Start();
+    TakeTrees();
+    return source;
+  }
   // The ProcessTree packets written since the last call.
   std::vector<TracePacket> TakeTrees() {
     std::vector<TracePacket> trees;
@@ -83,9 +90,7 @@ TEST_F(ProcessStatsDataSourceTest, AFlushWithNoNewPidDoesNotScan) {
   AddProcess(1, "init");
   SetLastPid(1);
   LinkSelf();
-  auto source = Create();
-  source->Start();
-  TakeTrees();
+  auto source = Started();
   source->Flush();
   source->Flush();
   EXPECT_TRUE(TakeTrees().empty());
@@ -112,9 +117,7 @@ TEST_F(ProcessStatsDataSourceTest, AFlushWithNoNewPidDoesNotScan) {
 TEST_F(ProcessStatsDataSourceTest, WithoutALastPidEveryFlushScans) {
   AddProcess(1, "init");  // No loadavg in this /proc.
   LinkSelf();
-  auto source = Create();
-  source->Start();
-  TakeTrees();
+  auto source = Started();
   AddProcess(400, "late");
   source->Flush();
   auto trees = TakeTrees();
@@ -128,9 +131,7 @@ TEST_F(ProcessStatsDataSourceTest, AnotherPidNamespacesProcMeansScan) {
   AddProcess(1, "init");
   SetLastPid(1);
   std::filesystem::create_symlink("1", proc_.Path("self"));  // Not our pid: not our namespace.
-  auto source = Create();
-  source->Start();
-  TakeTrees();
+  auto source = Started();
   source->Flush();
   EXPECT_EQ(TakeTrees().size(), 1u);
   EXPECT_EQ(source->scans_skipped(), 0u);
@@ -140,9 +141,7 @@ TEST_F(ProcessStatsDataSourceTest, AFewNewPidsAreLookedUpWithoutAScan) {
   AddProcess(1, "init");
   SetLastPid(202);
   LinkSelf();
-  auto source = Create();
-  source->Start();
-  TakeTrees();
+  auto source = Started();
   // 150 appears in the listing only: no pid the kernel allocated since the
   // scan, so a lookup of the new pids alone does not see it (a scan would).
   AddProcess(150, "listed-only");
@@ -231,9 +230,7 @@ TEST_F(ProcessStatsDataSourceTest, AMalformedLoadavgMeansScan) {
   AddProcess(1, "init");
   LinkSelf();
   proc_.Write("loadavg", "0.10 0.20 0.30 1/90 x\n");
-  auto source = Create();
-  source->Start();
-  TakeTrees();
+  auto source = Started();
   source->Flush();
   EXPECT_EQ(TakeTrees().size(), 1u);  // An empty tree: it scanned.
   EXPECT_EQ(source->scans_skipped(), 0u);
