@@ -132,8 +132,12 @@ chmod +x "$WORK/tcwrap.sh"
 # CPU ticks (user+sys) of PID and all its descendants: each live process's
 # own ticks plus those of its children that ended and were reaped (cutime,
 # cstime), so that a helper ending inside the window is not taken off it.
+# The stat files come through cat, which skips one whose process ended
+# after the glob: given it as a file, Debian's awk (mawk) stops there and
+# prints nothing, which read as a window of 0 or less CPU on a machine that
+# started and ended processes meanwhile.
 tree_ticks() {
-  awk -v root="$1" '
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
     { line = $0; pid = $1; sub(/^.*\) /, "", line); split(line, f, " ")
       ppid[pid] = f[2]; ticks[pid] = f[12] + f[13] + f[14] + f[15] }
     END {
@@ -143,7 +147,7 @@ tree_ticks() {
       } while (changed)
       for (p in in_tree) s += ticks[p]
       print s + 0
-    }' /proc/[0-9]*/stat 2>/dev/null
+    }'
 }
 HZ=$(getconf CLK_TCK)
 
