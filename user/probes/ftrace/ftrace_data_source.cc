@@ -22,6 +22,14 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kDefaultDrainPeriodMs = 100;
 constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
+// How often the drain thread looks for CPUs gone or come online and
+// publishes the counters. Not the drain period: each worker keeps that
+// itself, and this thread's wake-ups were a tenth of sluice's CPU at a
+// moderate event rate when it woke every drain period. The price: a CPU
+// that comes online is read up to a second late, and what its buffer
+// cannot hold until then is overwritten and counted (overrun), as any
+// backlog is.
+constexpr auto kHousekeepingPeriod = std::chrono::seconds(1);
 // A worker that does not finish a flush in this time is reported, not awaited.
 constexpr auto kFlushTimeout = std::chrono::seconds(10);
 
@@ -183,7 +191,7 @@ Status FtraceDataSource::Start() {
   }
   WriteStats(FtraceStats::START_OF_TRACE);
   for (auto& state : cpus_) {
-    if (state && state->worker()) state->worker()->StartThread();
+    if (state && state->worker()) state->worker()->StartThread(drain_period_ms_);
   }
   started_ = true;
   drain_thread_ = std::thread([this] { DrainThreadMain(); });
@@ -214,7 +222,7 @@ Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
     bool no_mapping = false;
     auto mapped = MapReader(state, &no_mapping);
     if (mapped.ok()) {
-      if (start_thread) (*mapped)->StartThread();
+      if (start_thread) (*mapped)->StartThread(drain_period_ms_);
       std::lock_guard<std::mutex> lock(readers_mutex_);
       state->mapped = std::move(mapped).value();
       state->read_paths |= kReadMapped;
@@ -241,7 +249,7 @@ Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
       std::unique_ptr<FtraceCpuReader> reader,
       FtraceCpuReader::Create(cpu, tracefs_->PerCpuPath(cpu, "trace_pipe_raw"), reader_options,
                               state->encoder.get(), state->writer.get(), &signal_));
-  if (start_thread) reader->StartThread();
+  if (start_thread) reader->StartThread(drain_period_ms_);
   std::lock_guard<std::mutex> lock(readers_mutex_);
   state->reader = std::move(reader);
   state->read_paths |= kReadSplice;
@@ -296,7 +304,7 @@ void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
 
 void FtraceDataSource::DrainThreadMain() {
   pthread_setname_np(pthread_self(), "ftrace-drain");
-  const auto period = std::chrono::milliseconds(drain_period_ms_);
+  const auto period = std::chrono::duration_cast<Clock::duration>(kHousekeepingPeriod);
   auto next_tick = Clock::now() + period;
   uint64_t flush_seen = 0;
   for (;;) {
@@ -331,11 +339,6 @@ void FtraceDataSource::DrainThreadMain() {
     }
     if (Clock::now() >= next_tick) {
       next_tick = std::max(next_tick + period, Clock::now());
-      // The drain deadline: a worker also reads a buffer that never reached
-      // its watermark.
-      for (auto& s : cpus_) {
-        if (s && s->worker()) s->worker()->Kick();
-      }
       HandleHotplug();
       PublishCounters();
     }

@@ -23,9 +23,10 @@
 //            ─ the readers' worker threads, and the drain thread
 //
 //   drain thread (reads no pages itself):
-//     every drain_period_ms: kick the workers, so that a buffer that never
-//       reaches its watermark is read too; re-read the online CPUs,
-//       start/stop readers; publish the counters
+//     every second: re-read the online CPUs, start/stop readers; publish
+//       the counters. (Each worker keeps the drain deadline itself,
+//       so that a buffer that never reaches its watermark is read too:
+//       ftrace_reader_worker.h.)
 //
 //   Flush()  ─ the drain thread has every worker read what the kernel holds
 //              (partial pages too) and flush its writer; the caller waits
@@ -117,7 +118,7 @@ struct FtraceAbandonStats {
 };
 
 // Totals so far, for `sluice record`'s status line. Published by the drain
-// thread every drain period and after a flush (relaxed; a snapshot, not a
+// thread every second and after a flush (relaxed; a snapshot, not a
 // consistent cut).
 struct FtraceSourceStats {
   uint64_t events = 0;             // Events written into the trace.

@@ -30,8 +30,11 @@ FtraceReaderWorker::FtraceReaderWorker(uint32_t cpu, FtracePageEncoder* encoder,
 
 FtraceReaderWorker::~FtraceReaderWorker() { StopThread(); }
 
-void FtraceReaderWorker::StartThread() {
-  if (!thread_.joinable()) thread_ = std::thread([this] { WorkerLoop(); });
+void FtraceReaderWorker::StartThread(uint32_t drain_period_ms) {
+  if (thread_.joinable()) return;
+  drain_period_ = std::chrono::milliseconds(drain_period_ms);
+  drain_deadline_ = std::chrono::steady_clock::now() + drain_period_;
+  thread_ = std::thread([this] { WorkerLoop(); });
 }
 
 void FtraceReaderWorker::StopThread() {
@@ -84,9 +87,18 @@ void FtraceReaderWorker::WorkerLoop() {
     }
     waiting_for_room_ = false;
     if (result == ReadResult::kMore) continue;  // A ring's worth: go on.
+    // Caught up: what the kernel holds now is younger than this read, so
+    // the next deadline is a period from now.
+    drain_deadline_ = std::chrono::steady_clock::now() + drain_period_;
     const bool poll_trace = result != ReadResult::kError && (got || !last_wake_by_kernel);
-    last_wake_by_kernel = WaitForWake(poll_trace);
+    last_wake_by_kernel = WaitForWake(poll_trace, MsToDrainDeadline());
   }
+}
+
+int FtraceReaderWorker::MsToDrainDeadline() const {
+  if (drain_period_.count() == 0) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(drain_deadline_ - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<int64_t>(left.count(), 0));
 }
 
 bool FtraceReaderWorker::NoRoomFor(uint32_t raw_bytes, bool flushing) {

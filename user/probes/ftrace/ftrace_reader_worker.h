@@ -7,17 +7,23 @@
 //   - FtraceCpuReader: splice(2) (read(2) for partial pages), every kernel.
 //
 //   worker thread:  poll(trace_pipe_raw: buffer_percent full;
-//                        eventfd: Kick() at the drain deadline, a flush, a stop)
+//                        eventfd: Kick() for a flush, a stop, a pause;
+//                        timeout: the drain deadline)
 //                   ─▶ ReadAvailable(): pages ─▶ encoder ─▶ writer
 //                   ─▶ FinishBundle, publish the encoder's stats
 //
 // Wake-ups follow the data: the kernel wakes poll() once the buffer is
-// buffer_percent full (its watermark); the driver's Kick() at the drain
-// deadline, a flush or a stop wake the eventfd. No timer polls. A poll that
-// said "readable" but whose read found nothing new makes the next wait
-// ignore trace_pipe_raw until a kick, so a watermark of 0 (readable at any
-// data, while splice hands out only full pages) cannot spin, nor can a
-// plain file at its end (tests), which poll() always calls readable.
+// buffer_percent full (its watermark); a flush or a stop wakes the eventfd;
+// and the drain deadline, drain_period_ms after the worker last read, is
+// poll()'s own timeout, so that a buffer that never reaches its watermark is
+// read too. The deadline is the worker's own, not a kick from another
+// thread: a kick costs that thread a wake-up and the worker an eventfd read
+// each period, and a worker that read at its watermark within the period
+// would be woken for nothing. A poll that said "readable" but whose read
+// found nothing new makes the next wait ignore trace_pipe_raw until the
+// deadline or a kick, so a watermark of 0 (readable at any data, while
+// splice hands out only full pages) cannot spin, nor can a plain file at its
+// end (tests), which poll() always calls readable.
 //
 // Why one stage. The splice reader used to copy pages into a pool that a
 // second thread (the data source's drain thread) encoded. On a machine whose
@@ -56,6 +62,7 @@
 #ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
 #define SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -97,7 +104,9 @@ class FtraceReaderWorker {
   FtraceReaderWorker(const FtraceReaderWorker&) = delete;
   FtraceReaderWorker& operator=(const FtraceReaderWorker&) = delete;
 
-  void StartThread();
+  // `drain_period_ms`: the worker reads at least this often, watermark or
+  // not; 0: only at the watermark or a Kick().
+  void StartThread(uint32_t drain_period_ms = 0);
   // Wakes and joins the worker. Idempotent. Afterwards the caller owns the
   // encoder and writer again.
   void StopThread();
@@ -170,6 +179,8 @@ class FtraceReaderWorker {
   // Returns true if trace_pipe_raw was polled and reported readable.
   // `timeout_ms` -1: until woken.
   bool WaitForWake(bool include_trace_fd, int timeout_ms = -1);
+  // poll()'s timeout up to the drain deadline (-1 without one).
+  int MsToDrainDeadline() const;
   // After kNoRoom: waits kRoomRetryMs or for a kick, and counts it.
   void WaitForRoom();
   void PublishEncoderStats() { encoder_stats_.Store(encoder_->stats()); }
@@ -179,6 +190,9 @@ class FtraceReaderWorker {
   TraceWriter* const writer_;
   DrainSignal* const signal_;
   int trace_fd_ = -1;  // Owned by the subclass.
+  // Set before the thread starts, then the worker's alone.
+  std::chrono::milliseconds drain_period_{0};
+  std::chrono::steady_clock::time_point drain_deadline_;
   FtraceReaderControl control_;
   std::thread thread_;
 

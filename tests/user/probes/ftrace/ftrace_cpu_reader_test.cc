@@ -188,6 +188,32 @@ TEST_F(FtraceCpuReaderTest, StopWakesAWorkerWithNothingToRead) {
   reader->StopThread();
 }
 
+// The drain deadline is the worker's own: with a period, data that comes
+// after the worker caught up is read without a kick or a flush (a plain file
+// never wakes poll() again once read to its end, as a buffer below its
+// watermark does not).
+TEST_F(FtraceCpuReaderTest, TheDrainDeadlineReadsWithoutAKick) {
+  const size_t first_pages = pages() / 2;
+  const std::vector<uint8_t> first(bytes_.begin(), bytes_.begin() + first_pages * page_size_);
+  const std::string path = WriteFile(first);
+  auto reader = Create(path, Options());
+  ASSERT_TRUE(reader);
+  reader->StartThread(/*drain_period_ms=*/5);
+  auto wait_for_pages = [&](size_t n) {
+    const auto deadline = Clock::now() + kConditionTimeout;
+    while (reader->stats().pages < n && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return reader->stats().pages;
+  };
+  ASSERT_EQ(wait_for_pages(first_pages), first_pages);
+  std::ofstream(path, std::ios::binary | std::ios::app)
+      .write(reinterpret_cast<const char*>(bytes_.data() + first.size()),
+             static_cast<std::streamsize>(bytes_.size() - first.size()));
+  EXPECT_EQ(wait_for_pages(pages()), pages());
+  reader->StopThread();
+  EXPECT_EQ(encoder_->stats().events, expected_events_);
+}
+
 TEST_F(FtraceCpuReaderTest, CreateErrors) {
   auto missing = FtraceCpuReader::Create(0, fake_.Path("nope"), Options(), encoder_.get(), &writer_, &signal_);
   ASSERT_FALSE(missing.ok());
