@@ -292,7 +292,10 @@ std::string WaitForSessionEnd(const TraceConfig& config, FILE* live, const Recor
   bool stop_sent = false;
   std::string error;
   for (;;) {
-    if (r->consumer->WaitForTracingDisabled(live ? 250 : 100, &error)) break;
+    // Until the sources run, 100 ms so that "recording" is said promptly;
+    // then 250 ms, the longest a stop signal waits to be seen: this thread's
+    // wake-ups are the recorder's cost per unit of time, not per event.
+    if (r->consumer->WaitForTracingDisabled(live || said_ready ? 250 : 100, &error)) break;
     for (const std::string& trigger : r->consumer->TakeCloneTriggers()) WriteTriggerSnapshot(trigger, live, r);
     if (!stop_sent && g_stop_signal.load(std::memory_order_relaxed)) {
       stop_sent = true;
