@@ -32,8 +32,8 @@ FtraceReaderWorker::~FtraceReaderWorker() { StopThread(); }
 
 void FtraceReaderWorker::StartThread(uint32_t drain_period_ms) {
   if (thread_.joinable()) return;
-  drain_period_ = std::chrono::milliseconds(drain_period_ms);
-  drain_deadline_ = std::chrono::steady_clock::now() + drain_period_;
+  // poll()'s timeout: -1 (none) without a period.
+  drain_timeout_ms_ = drain_period_ms == 0 ? -1 : static_cast<int>(drain_period_ms);
   thread_ = std::thread([this] { WorkerLoop(); });
 }
 
@@ -88,17 +88,10 @@ void FtraceReaderWorker::WorkerLoop() {
     waiting_for_room_ = false;
     if (result == ReadResult::kMore) continue;  // A ring's worth: go on.
     // Caught up: what the kernel holds now is younger than this read, so
-    // the next deadline is a period from now.
-    drain_deadline_ = std::chrono::steady_clock::now() + drain_period_;
+    // the drain deadline is a whole period from now.
     const bool poll_trace = result != ReadResult::kError && (got || !last_wake_by_kernel);
-    last_wake_by_kernel = WaitForWake(poll_trace, MsToDrainDeadline());
+    last_wake_by_kernel = WaitForWake(poll_trace, drain_timeout_ms_);
   }
-}
-
-int FtraceReaderWorker::MsToDrainDeadline() const {
-  if (drain_period_.count() == 0) return -1;
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(drain_deadline_ - std::chrono::steady_clock::now());
-  return static_cast<int>(std::max<int64_t>(left.count(), 0));
 }
 
 bool FtraceReaderWorker::NoRoomFor(uint32_t raw_bytes, bool flushing) {

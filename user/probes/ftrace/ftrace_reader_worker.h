@@ -62,7 +62,6 @@
 #ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
 #define SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -179,8 +178,6 @@ class FtraceReaderWorker {
   // Returns true if trace_pipe_raw was polled and reported readable.
   // `timeout_ms` -1: until woken.
   bool WaitForWake(bool include_trace_fd, int timeout_ms = -1);
-  // poll()'s timeout up to the drain deadline (-1 without one).
-  int MsToDrainDeadline() const;
   // After kNoRoom: waits kRoomRetryMs or for a kick, and counts it.
   void WaitForRoom();
   void PublishEncoderStats() { encoder_stats_.Store(encoder_->stats()); }
@@ -190,9 +187,9 @@ class FtraceReaderWorker {
   TraceWriter* const writer_;
   DrainSignal* const signal_;
   int trace_fd_ = -1;  // Owned by the subclass.
-  // Set before the thread starts, then the worker's alone.
-  std::chrono::milliseconds drain_period_{0};
-  std::chrono::steady_clock::time_point drain_deadline_;
+  // drain_period_ms, -1 for none. Set before the thread starts, then read
+  // by the worker alone.
+  int drain_timeout_ms_ = -1;
   FtraceReaderControl control_;
   std::thread thread_;
 
