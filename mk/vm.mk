@@ -29,7 +29,7 @@
 #   VM_OUT    where results go (default $(BUILD_DIR)/vm-tests)
 #   VM_CACHE, VM_ACCEL, VM_TIMEOUT, VM_BOOT_TIMEOUT, VM_SCENARIO_TIMEOUT,
 #   VM_SPEED_FACTOR, VM_STALL_TIMEOUT, VM_SERIAL_IRQ, VM_SMP, VM_MEM, VM_ONLY,
-#   VM_APPEND, VM_GTEST, VM_WORKLOAD_SCALE: see vm-tests/run-kernel.sh;
+#   VM_APPEND, VM_GTEST, VM_GTEST_REPEAT, VM_WORKLOAD_SCALE: see vm-tests/run-kernel.sh;
 #   VM_REQUIRE_SLUICE=1: fail instead of skipping when the binaries are not
 #   built (vm-tests/run.sh). All are read from the environment or the make
 #   command line.
@@ -48,7 +48,7 @@ VM_FORMATS_KERNELS ?= debian-6.1 debian-6.12
 # Hand the VM_* settings given on the make command line to the scripts.
 export VM_ARCH VM_OUT VM_CACHE VM_ACCEL VM_TCG_THREAD VM_TIMEOUT VM_BOOT_TIMEOUT VM_SCENARIO_TIMEOUT \
   VM_SPEED_FACTOR VM_STALL_TIMEOUT VM_SERIAL_IRQ \
-  VM_SMP VM_MEM VM_ONLY VM_APPEND VM_GTEST VM_WORKLOAD_SCALE VM_REQUIRE_SLUICE
+  VM_SMP VM_MEM VM_ONLY VM_APPEND VM_GTEST VM_GTEST_REPEAT VM_WORKLOAD_SCALE VM_REQUIRE_SLUICE
 
 # The binaries (and the test binary, for 50-kernel-tests) go into the guest;
 # the scenarios whose binary does not exist yet skip, with the reason.

@@ -34,6 +34,8 @@
 #   VM_ONLY=*                 glob of scenario names to run
 #   VM_APPEND=                extra kernel command line
 #   VM_GTEST=                 gtest filter for 50-kernel-tests (default *KernelTest*)
+#   VM_GTEST_REPEAT=          run 50-kernel-tests' cases this many times (to
+#                             chase a rare failure; gtest's --gtest_repeat)
 #   VM_WORKLOAD_SCALE=        rate factor for the kernel tests' workloads
 #                             (tests/kernel_test_util.h); default 1 under KVM,
 #                             see below for TCG
@@ -159,6 +161,7 @@ append+=" sluice.workload_scale=${VM_WORKLOAD_SCALE:-$default_scale}"
 [ -n "$VM_SCENARIO_TIMEOUT" ] && append+=" sluice.timeout_base=$VM_SCENARIO_TIMEOUT"
 [ -n "$VM_SPEED_FACTOR" ] && append+=" sluice.speed=$VM_SPEED_FACTOR"
 [ -n "${VM_GTEST:-}" ] && append+=" sluice.gtest=$VM_GTEST"
+[ -n "${VM_GTEST_REPEAT:-}" ] && append+=" sluice.gtest_repeat=$VM_GTEST_REPEAT"
 
 # One serial port, ttyS0 (arm64: ttyAMA0): the kernel console, which
 # carries the kernel log, the guest's progress lines and its results
@@ -291,6 +294,17 @@ echo "$total_ms" >"$out/total_ms"
 fail_tail() {
   echo "---- last 40 console lines ($console; results lines left out) ----"
   grep -av 'SLUICE-R ' "$console" | tail -n 40 | sed 's/\r$//'
+  # A failed gtest case says why in gtest.txt, which the guest sent back;
+  # CI keeps only this output, so show each failure's own lines here.
+  local gt
+  for gt in "$out"/results/*/gtest.txt; do
+    [ -f "$gt" ] && grep -q '^\[  FAILED  \]' "$gt" || continue
+    echo "---- failures in $gt (first 60 lines) ----"
+    awk '/^\[ RUN      \]/ {buf = $0; n = 1; next}
+         /^\[       OK \]|^\[  SKIPPED \]/ {buf = ""; next}
+         /^\[  FAILED  \]/ && buf != "" {print buf; print; buf = ""; next}
+         buf != "" && n < 40 {buf = buf "\n" $0; n++}' "$gt" | head -n 60
+  done
   echo "---- artifacts: $out (console.log, results/formats/events = guest format tree, results/<scenario>/log) ----"
 }
 

@@ -16,7 +16,8 @@ cd /tmp || fail "no /tmp"
 # Each test's start also goes to the console as a progress line, so that when
 # the kernel dies mid-run the host's verdict names the test that was running
 # (gtest.txt dies with the guest).
-{ sluice_tests --gtest_filter="${SLUICE_VM_GTEST_FILTER:-*KernelTest*}" 2>&1; echo $? >"$OUT/gtest.rc"; } |
+{ sluice_tests --gtest_filter="${SLUICE_VM_GTEST_FILTER:-*KernelTest*}" \
+    --gtest_repeat="${SLUICE_VM_GTEST_REPEAT:-1}" 2>&1; echo $? >"$OUT/gtest.rc"; } |
   while IFS= read -r line; do
     printf '%s\n' "$line" >>"$OUT/gtest.txt"
     case "$line" in
@@ -24,8 +25,9 @@ cd /tmp || fail "no /tmp"
     esac
   done
 rc=$(cat "$OUT/gtest.rc" 2>/dev/null || echo 1)
-passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$OUT/gtest.txt")
-skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$OUT/gtest.txt")
+# With a repeat, gtest prints these per round: sum them.
+passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$OUT/gtest.txt" | awk '{n += $1} END {print n + 0}')
+skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$OUT/gtest.txt" | awk '{n += $1} END {print n + 0}')
 failed=$(grep '^\[  FAILED  \] [A-Za-z]' "$OUT/gtest.txt" | sed 's/^\[  FAILED  \] //; s/ .*//' | sort -u | tr '\n' ' ')
 summary="${passed:-0} passed, ${skipped:-0} skipped"
 [ -n "$failed" ] && fail "kernel tests failed: $failed($summary; see gtest.txt)"
