@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "perfetto/trace/profiling/profile_packet.pb.h"
@@ -21,6 +22,7 @@
 #include "user/probes/bpf/bpf_event_decoder.h"
 #include "user/probes/bpf/bpf_lost_records.h"
 #include "user/probes/bpf/bpf_marker_files.h"
+#include "user/probes/flush_room_wait.h"
 #include "shm/base/clock.h"
 
 namespace sluice {
@@ -302,6 +304,16 @@ BpfDataSource::DrainResult BpfDataSource::Drain(bool ask_room) {
                                                            : DrainResult::kEmpty;
 }
 
+BpfDataSource::DrainResult BpfDataSource::DrainAll(bool ask_room, bool* took) {
+  *took = false;
+  DrainResult result;
+  do {
+    result = Drain(ask_room);
+    *took |= consumed_in_cycle_ > 0;
+  } while (result == DrainResult::kBudgetHit);
+  return result;
+}
+
 void BpfDataSource::AfterDrain() {
   for (auto& b : bundles_) {
     if (b) b->Close();
@@ -338,6 +350,9 @@ void BpfDataSource::ReaderLoop() {
   pthread_setname_np(pthread_self(), "sluice-bpf");
   epoll_event events[2];
   bool waiting_for_room = false;
+  // The pending flush's wait for room; reset when the flush completes.
+  std::optional<FlushRoomWait> flush_room_wait;
+  bool flush_ignores_room = false;
   for (;;) {
     if (waiting_for_room) {
       // Not on the rings: they stay readable while we leave their records.
@@ -359,18 +374,30 @@ void BpfDataSource::ReaderLoop() {
     bool flush;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (stop_requested_) break;
+      if (stop_requested_) {
+        // A flush still waiting for room ends here: Stop()'s final drain
+        // reads the rest.
+        flush_done_ = flush_requested_;
+        cv_.notify_all();
+        break;
+      }
       flush_requested = flush_requested_;
       flush = flush_requested > flush_done_;
     }
     if (!paused_.load(std::memory_order_acquire)) {
-      // A flush reads everything: it must end, and the writers' policy
-      // (stall, then drop and count) applies to what does not fit.
-      DrainResult result;
-      while ((result = Drain(/*ask_room=*/!flush)) == DrainResult::kBudgetHit) {
-      }
+      // A flush waits for room as reads between flushes do, but it must
+      // end: once FlushRoomWait gives up it reads everything, and the
+      // writers' policy (stall, then drop and count) applies to what does
+      // not fit.
+      bool took = false;
+      const DrainResult result = DrainAll(/*ask_room=*/!(flush && flush_ignores_room), &took);
       if (result == DrainResult::kNoRoom && !waiting_for_room) reader_stats_.Add(&BpfReaderStats::smb_full_waits);
       waiting_for_room = result == DrainResult::kNoRoom;
+      if (flush && waiting_for_room) {
+        if (!flush_room_wait) flush_room_wait.emplace();
+        if (!flush_room_wait->KeepWaiting(took)) flush_ignores_room = true;
+        flush = false;  // Not done: completed once the rest is read.
+      }
     }
     reader_stats_.Set(&BpfReaderStats::reader_cpu_ns, ClockNs(CLOCK_THREAD_CPUTIME_ID));
     if (flush) {
@@ -379,6 +406,8 @@ void BpfDataSource::ReaderLoop() {
       std::lock_guard<std::mutex> lock(mu_);
       flush_done_ = flush_requested;
       cv_.notify_all();
+      flush_room_wait.reset();
+      flush_ignores_room = false;
     }
   }
 }
@@ -411,8 +440,19 @@ void BpfDataSource::Stop() {
     // submit; drain until every produced record is accounted for.
     auto deadline = std::chrono::steady_clock::now() + kFinalDrainTimeout;
     BpfSourceStats c;
+    // What the rings hold goes through an SMB that may be full: wait for
+    // room as a flush does.
+    FlushRoomWait room_wait;
+    bool ignore_room = false;
     for (;;) {
-      while (Drain(/*ask_room=*/false) == DrainResult::kBudgetHit) {
+      bool took = false;
+      if (DrainAll(/*ask_room=*/!ignore_room, &took) == DrainResult::kNoRoom) {
+        if (room_wait.KeepWaiting(took)) {
+          usleep(kRoomRetryMs * 1000);
+        } else {
+          ignore_room = true;
+        }
+        continue;
       }
       {
         std::lock_guard<std::mutex> lock(mu_);

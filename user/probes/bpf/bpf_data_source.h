@@ -179,9 +179,13 @@ class BpfDataSource {
   Status OpenRingReader();
   Status SetUpEpoll();
   void ReaderLoop();
-  // `ask_room`: stop when the writers' SMB has no room (not for flushes
-  // and the final drain, which must end).
+  // One cycle of at most kRecordsPerCycle records. `ask_room`: stop when
+  // the writers' SMB has no room (a flush and the final drain stop asking
+  // once FlushRoomWait gives up: they must end).
   DrainResult Drain(bool ask_room);
+  // Drain() until the rings are empty or the SMB has no room (kEmpty or
+  // kNoRoom). `*took`: records were consumed.
+  DrainResult DrainAll(bool ask_room, bool* took);
   // Whether the room credit holds the largest record, asking the writers
   // for more when it does not.
   bool HaveRoom();

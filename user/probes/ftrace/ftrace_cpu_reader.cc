@@ -66,7 +66,7 @@ FtraceCpuReader::ReadResult FtraceCpuReader::ReadAvailable(bool flushing, bool* 
   int partial_reads = 0;
   uint32_t pages_read = 0;
   while (pages_read < max_pages_per_read_) {
-    if (NoRoomFor(std::max<uint32_t>(splice_pages_, 1) * page_size_, flushing)) return ReadResult::kNoRoom;
+    if (NoRoomFor(std::max<uint32_t>(splice_pages_, 1) * page_size_)) return ReadResult::kNoRoom;
     bool failed = false;
     uint32_t got = splice_pages_ > 0 ? SpliceBatch(&failed) : 0;
     if (failed) return ReadResult::kError;

@@ -143,14 +143,14 @@ FtraceMappedMeta FtraceMappedCpuReader::meta() const {
   return out;
 }
 
-FtraceMappedCpuReader::ReadResult FtraceMappedCpuReader::ReadAvailable(bool flushing, bool* got_data) {
+FtraceMappedCpuReader::ReadResult FtraceMappedCpuReader::ReadAvailable(bool /*flushing*/, bool* got_data) {
   const auto* m = reinterpret_cast<const TraceBufferMeta*>(meta_);
   // A ring's worth at most, so a writer as fast as the reader cannot keep
   // a flush or a stop waiting.
   for (uint32_t n = 0; n <= nr_subbufs_; n++) {
     // Asked before the swap: until it, the kernel keeps its pages (and
     // overwrites and counts what it cannot hold).
-    if (NoRoomFor(subbuf_size_, flushing)) return ReadResult::kNoRoom;
+    if (NoRoomFor(subbuf_size_)) return ReadResult::kNoRoom;
     if (ioctl(trace_fd_, kTraceMmapIoctlGetReader) != 0) {
       if (errno == EINTR) continue;
       stats_.Add(&FtraceMappedCpuReaderStats::ioctl_errors);

@@ -43,10 +43,13 @@ void FtraceReaderWorker::StopThread() {
 }
 
 void FtraceReaderWorker::ReadRemaining() {
-  // The worker is gone: this thread owns the encoder and the writer.
+  // The worker is gone: this thread owns the encoder and the writer. The
+  // last read: it does not wait for room (the final flush did).
+  ignore_room_ = true;
   bool got = false;
   while (ReadAvailable(true, &got) == ReadResult::kMore) {
   }
+  ignore_room_ = false;
   encoder_->FinishBundle();
   PublishEncoderStats();
 }
@@ -70,9 +73,7 @@ void FtraceReaderWorker::WorkerLoop() {
     }
     bool got = false;
     ReadResult result = ReadAvailable(flushing, &got);
-    if (flushing) {
-      while (result == ReadResult::kMore && !control_.stopping()) result = ReadAvailable(true, &got);
-    }
+    if (flushing) result = ReadRestOfFlush(result, got);
     encoder_->FinishBundle();
     PublishEncoderStats();
     if (flushing && !control_.stopping()) {
@@ -94,8 +95,28 @@ void FtraceReaderWorker::WorkerLoop() {
   }
 }
 
-bool FtraceReaderWorker::NoRoomFor(uint32_t raw_bytes, bool flushing) {
-  if (flushing) return false;
+FtraceReaderWorker::ReadResult FtraceReaderWorker::ReadRestOfFlush(ReadResult result, bool took) {
+  FlushRoomWait room_wait(flush_room_patience_);
+  while (!control_.stopping()) {
+    if (result == ReadResult::kNoRoom) {
+      if (room_wait.KeepWaiting(took)) {
+        WaitForRoom();
+      } else {
+        ignore_room_ = true;
+      }
+    } else if (result != ReadResult::kMore) {
+      break;
+    }
+    took = false;
+    result = ReadAvailable(true, &took);
+  }
+  ignore_room_ = false;
+  waiting_for_room_ = false;
+  return result;
+}
+
+bool FtraceReaderWorker::NoRoomFor(uint32_t raw_bytes) {
+  if (ignore_room_) return false;
   if (room_credit_ < raw_bytes) {
     room_credit_ = writer_->RoomBytes(kRoomCreditBytes) / kEncodedBytesPerRawByte;
     constexpr uint64_t kPage = 4096;

@@ -45,9 +45,12 @@
 // cannot hold meanwhile it overwrites and counts, per CPU and in events
 // (FtraceCpuStats.overrun), where a reader that went on would have lost
 // whole encoded bundles in the SMB, counted only as packets.
-// FtraceCpuStats.sluice_smb_full_waits and _ms say it happened. Flushes and
-// the final read do not ask: they must finish, and the writer's own policy
-// (stall, then drop and count) applies to them. Asking costs a scan of the
+// FtraceCpuStats.sluice_smb_full_waits and _ms say it happened. A flush asks
+// and waits too, but it must finish: it waits while the service frees room,
+// and writes the rest regardless once there was none for a second
+// (user/probes/flush_room_wait.h); the writer's own policy (stall, then drop
+// and count) then applies. The final read after the worker stopped
+// (ReadRemaining) does not ask. Asking costs a scan of the
 // SMB's page headers (TraceWriter::RoomBytes), so a reader asks for
 // kRoomCreditBytes at a time and spends the answer as credit: one header
 // load per few kernel pages.
@@ -62,6 +65,7 @@
 #ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
 #define SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -70,6 +74,7 @@
 #include "shm/base/atomic_stats.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
+#include "user/probes/flush_room_wait.h"
 #include "user/probes/ftrace/ftrace_page_encoder.h"
 #include "user/probes/ftrace/ftrace_reader_control.h"
 
@@ -114,6 +119,11 @@ class FtraceReaderWorker {
   void ReadRemaining();
 
   uint32_t cpu() const { return cpu_; }
+  // Tests: how long a flush waits for room (FlushRoomWait). Before
+  // StartThread().
+  void set_flush_room_patience_for_testing(std::chrono::milliseconds patience) {
+    flush_room_patience_ = patience;
+  }
 
   // --- Control (any thread). ---
   // Wakes the worker to read what the kernel has.
@@ -166,15 +176,19 @@ class FtraceReaderWorker {
   FtracePageEncoder* encoder() const { return encoder_; }
   TraceWriter* writer() const { return writer_; }
   // For ReadAvailable(), before it takes `raw_bytes` from the kernel: true
-  // if it must not (no room in the writer), unless `flushing`. Takes the
+  // if it must not (no room in the writer). Takes the
   // room out of the credit, asking the writer for more when it runs short.
   // With less room than `raw_bytes` but at least a page's worth it goes on
   // (a small SMB may never have room for a whole batch; the writer's policy
   // covers the rest).
-  bool NoRoomFor(uint32_t raw_bytes, bool flushing);
+  bool NoRoomFor(uint32_t raw_bytes);
 
  private:
   void WorkerLoop();
+  // A flush after its first read (`result`; `took`: it took data): reads
+  // until the kernel has nothing left, waiting for room as FlushRoomWait
+  // allows. Returns the last read's result.
+  ReadResult ReadRestOfFlush(ReadResult result, bool took);
   // Returns true if trace_pipe_raw was polled and reported readable.
   // `timeout_ms` -1: until woken.
   bool WaitForWake(bool include_trace_fd, int timeout_ms = -1);
@@ -190,14 +204,16 @@ class FtraceReaderWorker {
   // drain_period_ms, -1 for none. Set before the thread starts, then read
   // by the worker alone.
   int drain_timeout_ms_ = -1;
+  std::chrono::milliseconds flush_room_patience_ = FlushRoomWait::kDefaultPatience;
   FtraceReaderControl control_;
   std::thread thread_;
 
   AtomicStats<FtraceParseStats> encoder_stats_;
   AtomicStats<FtraceReaderWakeStats> wake_stats_;
   // Worker thread only (ReadAvailable runs there, or after the worker
-  // stopped, where flushing skips them).
+  // stopped, in ReadRemaining).
   bool waiting_for_room_ = false;  // Counts a wait once.
+  bool ignore_room_ = false;       // NoRoomFor says there is room: a flush past its patience, the final read.
   uint64_t room_credit_ = 0;       // Raw bytes the writer had room for at the last ask.
 };
 

@@ -6,6 +6,7 @@
 // --ftrace-read=splice.
 #include "user/probes/ftrace/ftrace_cpu_reader.h"
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +30,14 @@ using Clock = std::chrono::steady_clock;
 // How long a wait on a condition may take before the test fails: long
 // enough for a busy machine, only ever reached when something is broken.
 constexpr auto kConditionTimeout = std::chrono::seconds(60);
+
+// A writer that holds everything but says it has only room_bytes of room
+// (unlimited by default), as a full SMB would.
+class RoomLimitedWriter : public HeapTraceWriter {
+ public:
+  uint64_t RoomBytes(uint64_t up_to) const override { return std::min(up_to, room_bytes.load()); }
+  std::atomic<uint64_t> room_bytes{UINT64_MAX};
+};
 
 class FtraceCpuReaderTest : public ::testing::Test {
  protected:
@@ -82,7 +91,7 @@ class FtraceCpuReaderTest : public ::testing::Test {
   std::vector<uint8_t> bytes_;
   size_t expected_events_ = 0;
   std::unique_ptr<FtracePageEncoder> encoder_;
-  HeapTraceWriter writer_;
+  RoomLimitedWriter writer_;
   DrainSignal signal_;
 };
 
@@ -212,6 +221,41 @@ TEST_F(FtraceCpuReaderTest, TheDrainDeadlineReadsWithoutAKick) {
   EXPECT_EQ(wait_for_pages(pages()), pages());
   reader->StopThread();
   EXPECT_EQ(encoder_->stats().events, expected_events_);
+}
+
+// A flush in a full SMB waits for room, as reads between flushes do, and
+// completes once the service frees some, with every event.
+TEST_F(FtraceCpuReaderTest, AFlushWaitsForRoomInTheWriter) {
+  writer_.room_bytes = 0;
+  auto reader = Create(WriteFile(bytes_), Options());
+  ASSERT_TRUE(reader);
+  reader->set_flush_room_patience_for_testing(std::chrono::hours(1));
+  reader->StartThread();
+  const uint64_t ticket = reader->RequestFlush();
+  const auto deadline = Clock::now() + kConditionTimeout;
+  while (reader->wake_stats().smb_full_waits == 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GE(reader->wake_stats().smb_full_waits, 1u);
+  EXPECT_FALSE(reader->FlushDone(ticket)) << "the flush wrote without room";
+  EXPECT_EQ(reader->stats().pages, 0u);
+  writer_.room_bytes = UINT64_MAX;
+  while (!reader->FlushDone(ticket) && Clock::now() < deadline) signal_.WaitFor(10);
+  ASSERT_TRUE(reader->FlushDone(ticket));
+  EXPECT_EQ(reader->encoder_stats().events, expected_events_);
+  reader->StopThread();
+}
+
+// A flush must end: once the writer had no room for the whole patience, it
+// writes the rest anyway (the writer's policy applies to it).
+TEST_F(FtraceCpuReaderTest, AFlushWritesRegardlessAfterThePatience) {
+  writer_.room_bytes = 0;
+  auto reader = Create(WriteFile(bytes_), Options());
+  ASSERT_TRUE(reader);
+  reader->set_flush_room_patience_for_testing(std::chrono::milliseconds(0));
+  reader->StartThread();
+  ASSERT_TRUE(Flush(reader.get()));
+  EXPECT_EQ(reader->encoder_stats().events, expected_events_);
+  reader->StopThread();
 }
 
 TEST_F(FtraceCpuReaderTest, CreateErrors) {
