@@ -196,6 +196,20 @@ Status Tracefs::WritePerCpuBufferSizeKb(uint32_t cpu, uint32_t kb) const {
   return WritePath(PerCpuPath(cpu, "buffer_size_kb"), std::to_string(kb));
 }
 
+StatusOr<uint32_t> Tracefs::ReadBufferPercent() const {
+  SLUICE_ASSIGN_OR_RETURN(std::string text, Read("buffer_percent"));
+  uint32_t percent = 0;
+  if (!ParseU32(TrimWhitespace(text), &percent) || percent > 100) {
+    return Status::Error("unexpected contents of " + Path("buffer_percent") + ": '" +
+                         std::string(TrimWhitespace(text)) + "'");
+  }
+  return percent;
+}
+
+Status Tracefs::WriteBufferPercent(uint32_t percent) const {
+  return Write("buffer_percent", std::to_string(percent));
+}
+
 StatusOr<uint32_t> Tracefs::ReadSubBufferSize() const {
   if (Exists("buffer_subbuf_size_kb")) {
     SLUICE_ASSIGN_OR_RETURN(std::string text, Read("buffer_subbuf_size_kb"));

@@ -125,6 +125,10 @@ class Tracefs {
   StatusOr<uint32_t> ReadPerCpuBufferSizeKb(uint32_t cpu) const;
   Status WriteBufferSizeKb(uint32_t kb) const;
   Status WritePerCpuBufferSizeKb(uint32_t cpu, uint32_t kb) const;
+  // buffer_percent (Linux 5.1+): how full a CPU's buffer must be before
+  // poll() on its trace_pipe_raw says readable, 0-100.
+  StatusOr<uint32_t> ReadBufferPercent() const;
+  Status WriteBufferPercent(uint32_t percent) const;
   // Bytes per ring-buffer sub-buffer ("page"): buffer_subbuf_size_kb where it
   // exists (6.7+), else the system page size. The format parser's
   // header_page gives the same number and takes precedence where available.

@@ -56,6 +56,27 @@ void UndoTraceClock(const Tracefs& fs, TracefsChanges* c, TracefsUndoReport* rep
   c->trace_clock_set.clear();
 }
 
+void UndoBufferPercent(const Tracefs& fs, TracefsChanges* c, TracefsUndoReport* report) {
+  const uint32_t found = *c->buffer_percent_found;
+  auto now = fs.ReadBufferPercent();
+  if (now.ok() && *now == found) {
+    // Already back.
+  } else if (now.ok() && *now != c->buffer_percent_set) {
+    report->left.push_back("buffer_percent left at " + std::to_string(*now) + " (changed since from " +
+                           std::to_string(c->buffer_percent_set) + ")");
+  } else {
+    Status st = fs.WriteBufferPercent(found);
+    if (!st.ok()) {
+      report->errors.push_back(st.message());
+      return;
+    }
+    report->done.push_back("buffer_percent " + (now.ok() ? std::to_string(*now) : std::string("?")) + " -> " +
+                           std::to_string(found));
+  }
+  c->buffer_percent_found.reset();
+  c->buffer_percent_set = 0;
+}
+
 void UndoBufferSize(const Tracefs& fs, TracefsChanges* c, TracefsUndoReport* report) {
   auto now = fs.ReadBufferSize();
   const std::string now_text = now.ok() ? now->text : std::string("?");
@@ -147,6 +168,7 @@ void UndoSettingChanges(const Tracefs& fs, TracefsChanges* changes, TracefsUndoR
   if (changes->tracing_on_found) UndoTracingOn(fs, changes, report);
   if (changes->trace_clock_found) UndoTraceClock(fs, changes, report);
   if (changes->changed_buffer_size()) UndoBufferSize(fs, changes, report);
+  if (changes->buffer_percent_found) UndoBufferPercent(fs, changes, report);
 }
 
 }  // namespace sluice

@@ -10,6 +10,7 @@
 //   mkdir instances/<name>        created_instance                the owner (rmdir)
 //   buffer_size_kb                size(s) found, size read back   UndoSettingChanges
 //   trace_clock                   clock found, clock set          UndoSettingChanges
+//   buffer_percent                percent found, percent set      UndoSettingChanges
 //   events/<g>/<n>/enable = 1     each event enabled              UndoEventChanges
 //   tracing_on = 1                value found                     UndoSettingChanges
 //   atrace --async_start          atrace's path                   UndoEventChanges
@@ -55,6 +56,10 @@ struct TracefsChanges {
   std::optional<uint32_t> buffer_size_kb_found;
   std::vector<std::pair<uint32_t, uint32_t>> per_cpu_buffer_size_kb_found;  // (cpu, kb)
   uint32_t buffer_size_kb_set = 0;
+  // buffer_percent (the readers' wake-up watermark): the value found and the
+  // one written.
+  std::optional<uint32_t> buffer_percent_found;
+  uint32_t buffer_percent_set = 0;
 
   std::vector<std::string> enabled_events;  // "group/name"
   std::string atrace_path;                  // Non-empty: atrace --async_start ran.
@@ -65,7 +70,8 @@ struct TracefsChanges {
   // Nothing left to undo (the instance included).
   bool empty() const {
     return !created_instance && !tracing_on_found && !trace_clock_found &&
-           !changed_buffer_size() && enabled_events.empty() && atrace_path.empty();
+           !changed_buffer_size() && !buffer_percent_found && enabled_events.empty() &&
+           atrace_path.empty();
   }
   bool operator==(const TracefsChanges&) const = default;
 };
@@ -85,7 +91,7 @@ struct TracefsUndoReport {
 void UndoEventChanges(const Tracefs& fs, TracefsChanges* changes, const CommandRunner& run_command,
                       TracefsUndoReport* report);
 
-// Puts back tracing_on, trace_clock and buffer_size_kb (see the header
+// Puts back tracing_on, trace_clock, buffer_size_kb and buffer_percent (see the header
 // comment). The instance (created_instance) is the caller's to remove, after
 // the files it has open in it are closed.
 void UndoSettingChanges(const Tracefs& fs, TracefsChanges* changes, TracefsUndoReport* report);

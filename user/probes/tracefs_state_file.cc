@@ -136,6 +136,14 @@ Status StateParser::Line(std::string_view key, std::string_view value) {
     c.per_cpu_buffer_size_kb_found.emplace_back(cpu, kb);
   } else if (key == "buffer_size_kb_set") {
     if (!ParseU32(value, &c.buffer_size_kb_set)) return bad("size");
+  } else if (key == "buffer_percent_found" || key == "buffer_percent_set") {
+    uint32_t percent = 0;
+    if (!ParseU32(value, &percent) || percent > 100) return bad("buffer_percent");
+    if (key == "buffer_percent_found") {
+      c.buffer_percent_found = percent;
+    } else {
+      c.buffer_percent_set = percent;
+    }
   } else if (key == "enabled_event") {
     if (!IsEventName(value)) return bad("event name");
     c.enabled_events.emplace_back(value);
@@ -174,6 +182,10 @@ std::string EncodeTracefsState(const TracefsState& s) {
     line("buffer_size_kb_found_cpu", std::to_string(cpu) + " " + std::to_string(kb));
   }
   if (c.buffer_size_kb_set != 0) line("buffer_size_kb_set", std::to_string(c.buffer_size_kb_set));
+  if (c.buffer_percent_found) {
+    line("buffer_percent_found", std::to_string(*c.buffer_percent_found));
+    line("buffer_percent_set", std::to_string(c.buffer_percent_set));
+  }
   for (const std::string& e : c.enabled_events) line("enabled_event", e);
   if (!c.atrace_path.empty()) line("atrace_path", c.atrace_path);
   out += "end\n";
@@ -230,6 +242,9 @@ StatusOr<TracefsState> ParseTracefsState(std::string_view text) {
   }
   if (!c.trace_clock_set.empty() && !c.trace_clock_found) {
     return Status::Error("trace_clock_set without trace_clock_found");
+  }
+  if (parser.seen["buffer_percent_set"] != 0 && !c.buffer_percent_found) {
+    return Status::Error("buffer_percent_set without buffer_percent_found");
   }
   return std::move(parser.state);
 }

@@ -35,6 +35,8 @@
 //   buffer_size_kb_found 1408        or, when CPUs differed, one line per CPU:
 //   buffer_size_kb_found_cpu 0 1408
 //   buffer_size_kb_set 2051
+//   buffer_percent_found 50
+//   buffer_percent_set 25
 //   enabled_event sched/sched_switch
 //   atrace_path /system/bin/atrace
 //   end

@@ -70,6 +70,7 @@ class FakeTracefs {
     Write(prefix + "tracing_on", "0\n");
     Write(prefix + "trace_clock", "[local] global counter uptime perf mono mono_raw boot x86-tsc\n");
     Write(prefix + "buffer_size_kb", "7 (expanded: 1408)\n");
+    Write(prefix + "buffer_percent", "50\n");
     Write(prefix + "trace", "");
     for (int c = 0; c < cpus; c++) {
       const std::string d = prefix + "per_cpu/cpu" + std::to_string(c) + "/";

@@ -33,7 +33,7 @@
 //     gets SIGKILL; the next `sluice record` restores tracefs first (default
 //     state directory, /run/sluice/tracefs-state).
 //
-// tracefs (tracing_on, buffer_size_kb, trace_clock, set_event, instances) is
+// tracefs (tracing_on, buffer_size_kb, buffer_percent, trace_clock, set_event, instances) is
 // compared with its state before each test; a failed test runs the cleanup
 // and puts the snapshot back itself so that it does not spoil the next one.
 #include <dirent.h>
@@ -53,6 +53,7 @@
 
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/base/file_util.h"
+#include "shm/base/string_util.h"
 #include "tests/child_process_test_util.h"
 #include "tests/kernel_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
@@ -91,6 +92,7 @@ data_sources {
       ftrace_events: "task/task_rename"
       ftrace_events: "ftrace/print"
       buffer_size_kb: 4096
+      drain_buffer_percent: 35
     }
   }
 }
@@ -336,6 +338,7 @@ class ProbesFaultKernelTest : public ::testing::Test {
     EXPECT_NE(s.set_event.find("task:task_rename"), std::string::npos) << s.ToString();
     EXPECT_NE(s.trace_clock.find("[boot]"), std::string::npos) << s.ToString();
     EXPECT_NE(s.buffer_size_kb, before_.buffer_size_kb) << s.ToString();
+    EXPECT_EQ(TrimWhitespace(s.buffer_percent), "35") << s.ToString();
   }
 
   // The session with batch A committed, then sluice-probes killed. Returns
@@ -401,6 +404,9 @@ TEST_F(ProbesFaultKernelTest, SigkilledProbesCleanupRestoresTracefs) {
   EXPECT_NE(cleanup.output.find(said), std::string::npos) << cleanup.output;
   EXPECT_NE(cleanup.output.find("trace_clock boot -> "), std::string::npos) << cleanup.output;
   EXPECT_NE(cleanup.output.find("buffer_size_kb "), std::string::npos) << cleanup.output;
+  if (TrimWhitespace(before_.buffer_percent) != "35") {
+    EXPECT_NE(cleanup.output.find("buffer_percent 35 -> "), std::string::npos) << cleanup.output;
+  }
   EXPECT_EQ(ReadTracefsState(), before_) << "the cleanup did not restore the snapshot";
   EXPECT_EQ(StateFiles(), std::vector<std::string>{}) << "the state file must be gone";
   // Nothing left to undo: a second cleanup finds nothing.

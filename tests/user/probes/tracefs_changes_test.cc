@@ -77,6 +77,28 @@ TEST_F(TracefsChangesTest, AlreadyRestoredIsNothingToUndo) {
   EXPECT_EQ(fake_.Read("trace_clock"), "[local] global boot\n");  // Not even rewritten.
 }
 
+TEST_F(TracefsChangesTest, BufferPercentIsPutBackUnlessChangedSince) {
+  TracefsChanges c;
+  c.tracefs_root = fake_.root();
+  c.buffer_percent_found = 50;
+  c.buffer_percent_set = 25;
+  fake_.Write("buffer_percent", "25\n");
+  TracefsUndoReport report;
+  UndoSettingChanges(*fs_, &c, &report);
+  EXPECT_EQ(report.Summary(), "buffer_percent 25 -> 50");
+  EXPECT_TRUE(c.empty());
+  EXPECT_EQ(fake_.Read("buffer_percent"), "50");
+
+  c.buffer_percent_found = 50;
+  c.buffer_percent_set = 25;
+  fake_.Write("buffer_percent", "75\n");  // Someone else's since.
+  report = {};
+  UndoSettingChanges(*fs_, &c, &report);
+  EXPECT_EQ(report.Summary(), "buffer_percent left at 75 (changed since from 25)");
+  EXPECT_TRUE(c.empty());
+  EXPECT_EQ(fake_.Read("buffer_percent"), "75\n");
+}
+
 TEST_F(TracefsChangesTest, UnknownSetSizeIsWrittenBack) {
   // The owner died between writing the size and reading it back.
   TracefsChanges c = ChangedByUs();

@@ -58,11 +58,13 @@ TEST(TracefsStateFileTest, RoundTrip) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(*parsed, s);
 
-  // Per-CPU sizes, the root instance, nothing optional.
+  // Per-CPU sizes, the root instance, buffer_percent, nothing else.
   TracefsState per_cpu = FullState();
   per_cpu.changes = {};
   per_cpu.changes.tracefs_root = "/sys/kernel/debug/tracing";
   per_cpu.changes.per_cpu_buffer_size_kb_found = {{0, 100}, {1, 200}};
+  per_cpu.changes.buffer_percent_found = 50;
+  per_cpu.changes.buffer_percent_set = 25;
   auto parsed2 = ParseTracefsState(EncodeTracefsState(per_cpu));
   ASSERT_TRUE(parsed2.ok()) << parsed2.status().message();
   EXPECT_EQ(*parsed2, per_cpu);
@@ -112,6 +114,9 @@ TEST(TracefsStateFileTest, DamagedFilesAreRefusedWithTheReason) {
        "line 11: bad clock 'lo cal'"},
       {replace("buffer_size_kb_set 2051", "buffer_size_kb_found_cpu 0 100"),
        "both a uniform and per-CPU buffer sizes found"},
+      {replace("buffer_size_kb_set 2051", "buffer_percent_found 101"), "line 14: bad buffer_percent '101'"},
+      {replace("buffer_size_kb_set 2051", "buffer_percent_set 25"),
+       "buffer_percent_set without buffer_percent_found"},
       {replace("owner_boot_id ac1e8864-873f-494b-bdb6-dc42f52752db\n", ""),
        "no 'owner_boot_id' line"},
       {replace("owner_name sluice-probes", "owner_name"), "line 5: not a 'key value' line: 'owner_name'"},

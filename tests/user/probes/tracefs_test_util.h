@@ -28,11 +28,11 @@ inline std::string ReadFileOr(const std::string& path, const std::string& fallba
 }
 
 struct TracefsState {
-  std::string tracing_on, buffer_size_kb, trace_clock, set_event, instances;
+  std::string tracing_on, buffer_size_kb, buffer_percent, trace_clock, set_event, instances;
   bool operator==(const TracefsState&) const = default;
   std::string ToString() const {
-    return "tracing_on=" + tracing_on + " buffer_size_kb=" + buffer_size_kb +
-           " trace_clock=" + trace_clock + " set_event=[" + set_event + "] instances=[" +
+    return "tracing_on=" + tracing_on + " buffer_size_kb=" + buffer_size_kb + " buffer_percent=" +
+           buffer_percent + " trace_clock=" + trace_clock + " set_event=[" + set_event + "] instances=[" +
            instances + "]";
   }
 };
@@ -59,6 +59,7 @@ inline TracefsState ReadTracefsState(const std::string& dir = std::string(Tracef
   TracefsState s;
   s.tracing_on = ReadFileOr(dir + "/tracing_on");
   s.buffer_size_kb = NormalizedBufferSizeKb(dir);
+  s.buffer_percent = ReadFileOr(dir + "/buffer_percent");
   s.trace_clock = ReadFileOr(dir + "/trace_clock");
   s.set_event = ReadFileOr(dir + "/set_event");
   std::vector<std::string> names;
@@ -104,6 +105,9 @@ inline void RestoreTracefsState(const TracefsState& saved,
   if (saved.buffer_size_kb != "?" && saved.buffer_size_kb != "X" &&
       NormalizedBufferSizeKb(dir) != saved.buffer_size_kb) {
     EXPECT_TRUE(WriteTracefsFile(dir + "/buffer_size_kb", saved.buffer_size_kb));
+  }
+  if (saved.buffer_percent != "<missing>") {
+    EXPECT_TRUE(WriteTracefsFile(dir + "/buffer_percent", std::string(TrimWhitespace(saved.buffer_percent))));
   }
   EXPECT_TRUE(
       WriteTracefsFile(dir + "/tracing_on", std::string(TrimWhitespace(saved.tracing_on))));

@@ -127,6 +127,7 @@ Status FtraceController::ApplyConfig() {
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> resolved, ResolveEvents(wants_atrace));
   SLUICE_RETURN_IF_ERROR(ApplyBufferSize(found_size));
   SLUICE_RETURN_IF_ERROR(ApplyClock(found_clock));
+  SLUICE_RETURN_IF_ERROR(ApplyBufferPercent());
   if (!config_.preserve_buffer && !changes_.trace_clock_found && !changes_.changed_buffer_size()) {
     // Empty the buffer of events from before this trace (clock and size
     // changes did that already). Opening `trace` with O_TRUNC is `echo > trace`.
@@ -270,6 +271,25 @@ Status FtraceController::ApplyClock(const std::string& found) {
     trace_clock_ = "boot";
   }
   return Status::Ok();
+}
+
+// A kernel without buffer_percent (before 5.1) has poll() report any data
+// as readable, which the readers handle (ftrace_reader_worker.h): the
+// setting is then a warning, not an error.
+Status FtraceController::ApplyBufferPercent() {
+  const Tracefs& fs = *tracefs_;
+  if (config_.buffer_percent == 0) return Status::Ok();
+  if (!fs.Exists("buffer_percent")) {
+    Warn("drain_buffer_percent " + std::to_string(config_.buffer_percent) + " is ignored: this kernel has no " +
+         fs.Path("buffer_percent") + " (Linux 5.1+), so its readers wake at any data");
+    return Status::Ok();
+  }
+  SLUICE_ASSIGN_OR_RETURN(const uint32_t found, fs.ReadBufferPercent());
+  if (found == config_.buffer_percent) return Status::Ok();
+  changes_.buffer_percent_found = found;
+  changes_.buffer_percent_set = config_.buffer_percent;
+  Persist();
+  return fs.WriteBufferPercent(config_.buffer_percent);
 }
 
 // Enables the events, skipping the ones that already are (someone else's:

@@ -8,6 +8,7 @@
 //   buffer_size_kb    config value per CPU, if set and differs  the old size (per CPU if the
 //                                                              sizes differed: "X")
 //   trace_clock       "boot" if the kernel has it and differs   the old clock
+//   buffer_percent    config value, if set and differs          the old value
 //   buffer contents   cleared (unless preserve_buffer)         -- (consumed by the reader)
 //   events/*/enable   "1" for each requested event that is     "0" for exactly those events
 //                     not enabled yet                          (DisableEvents())
@@ -84,6 +85,9 @@ struct FtraceControlConfig {
   uint32_t buffer_size_kb = 0;  // Per CPU; 0 = leave the kernel's size.
   bool preserve_buffer = false;  // Keep events already in the buffer.
   bool boot_clock = true;        // Switch trace_clock to "boot" if available.
+  // buffer_percent, the readers' wake-up watermark (FtraceConfig's
+  // drain_buffer_percent), 1-100; 0 = leave the kernel's (50 by default).
+  uint32_t buffer_percent = 0;
 };
 
 struct FtraceControlOptions {
@@ -127,7 +131,8 @@ class FtraceController {
   // Disables the events Start() enabled and stops atrace. Idempotent. Call it
   // before the final drain so nothing new arrives while draining.
   void DisableEvents();
-  // DisableEvents(), then puts back tracing_on, trace_clock and buffer size.
+  // DisableEvents(), then puts back tracing_on, trace_clock, buffer size and
+  // buffer_percent.
   // Idempotent. Errors are collected in restore_errors().
   void Restore();
   // The owner removed the instance the Tracefs created: the state file stops
@@ -161,6 +166,7 @@ class FtraceController {
   Status ApplyBufferSize(const TracefsBufferSize& found);
   void ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root_found);
   Status ApplyClock(const std::string& found);
+  Status ApplyBufferPercent();
   // Saves changes_ to the state file, if there is one.
   void Persist();
   void EnableEvents(const std::vector<std::string>& resolved);

@@ -50,6 +50,11 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
     std::function<std::unique_ptr<TraceWriter>()> make_writer,
     const FtraceDataSourceOptions& options) {
   if (!make_writer) return Status::Error("FtraceDataSource needs a TraceWriter factory");
+  if (config.drain_buffer_percent() > 100) {
+    return Status::Error("linux.ftrace: drain_buffer_percent " + std::to_string(config.drain_buffer_percent()) +
+                         " is not a percent: give 1-100 (how full a CPU's buffer gets before its reader "
+                         "wakes), or leave it out for the kernel's 50");
+  }
   std::unique_ptr<FtraceDataSource> ds(new FtraceDataSource(config, std::move(make_writer), options));
   TracefsOptions fs_options;
   fs_options.root = options.tracefs_root;
@@ -95,6 +100,7 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   control.atrace_apps.assign(config.atrace_apps().begin(), config.atrace_apps().end());
   control.buffer_size_kb = config.buffer_size_kb();
   control.preserve_buffer = config.preserve_ftrace_buffer();
+  control.buffer_percent = config.drain_buffer_percent();
   ds->controller_ = std::make_unique<FtraceController>(ds->tracefs_.get(), std::move(control),
                                                        control_options);
   return ds;

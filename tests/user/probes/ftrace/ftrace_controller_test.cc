@@ -1,5 +1,7 @@
 #include "user/probes/ftrace/ftrace_controller.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
@@ -131,6 +133,38 @@ TEST_F(FtraceControllerTest, NothingWrittenWhenAlreadyAsWanted) {
   EXPECT_EQ(fake_.Read("events/sched/sched_wakeup/enable"), "1\n");
 }
 
+TEST_F(FtraceControllerTest, BufferPercentIsSetAndPutBack) {
+  FtraceControlConfig config;
+  config.events = {"sched/sched_switch"};
+  config.buffer_percent = 25;
+  {
+    FtraceController c(fs_.get(), config, Options(false));
+    ASSERT_TRUE(c.Start().ok());
+    EXPECT_EQ(fake_.Read("buffer_percent"), "25");
+  }  // Destructor restores.
+  EXPECT_EQ(fake_.Read("buffer_percent"), "50");
+
+  // Already the value wanted: not written, so not put back either.
+  fake_.Write("buffer_percent", "25\n");
+  fake_.Write("trace_clock", "[local] boot\n");  // The fake's restore wrote "local", no brackets.
+  {
+    FtraceController c(fs_.get(), config, Options(false));
+    ASSERT_TRUE(c.Start().ok());
+    EXPECT_FALSE(c.changes().buffer_percent_found.has_value());
+  }
+  EXPECT_EQ(fake_.Read("buffer_percent"), "25\n");
+}
+
+TEST_F(FtraceControllerTest, NoBufferPercentFileIsAWarningNotAnError) {
+  ASSERT_EQ(unlink(fake_.Path("buffer_percent").c_str()), 0);
+  FtraceControlConfig config;
+  config.events = {"sched/sched_switch"};
+  config.buffer_percent = 25;
+  FtraceController c(fs_.get(), config, Options(false));
+  EXPECT_TRUE(c.Start().ok());
+  EXPECT_FALSE(c.changes().buffer_percent_found.has_value());
+}
+
 TEST_F(FtraceControllerTest, PerCpuBufferSizesRestored) {
   fake_.Write("buffer_size_kb", "X\n");
   fake_.Write("per_cpu/cpu0/buffer_size_kb", "100\n");
@@ -244,6 +278,7 @@ TEST_F(FtraceControllerTest, StateFileListsTheChangesUntilRestored) {
   FtraceControlConfig config;
   config.events = {"sched/*"};
   config.buffer_size_kb = 4096;
+  config.buffer_percent = 25;
   FtraceControlOptions options = Options(false);
   options.state_file = file->get();
   FtraceController c(fs_.get(), config, options);
@@ -260,6 +295,8 @@ TEST_F(FtraceControllerTest, StateFileListsTheChangesUntilRestored) {
   expected.trace_clock_set = "boot";
   expected.buffer_size_kb_found = 1408;
   expected.buffer_size_kb_set = 4096;
+  expected.buffer_percent_found = 50;
+  expected.buffer_percent_set = 25;
   expected.enabled_events = {"sched/sched_switch", "sched/sched_waking"};
   EXPECT_EQ(saved->changes, expected);
   EXPECT_EQ(saved->changes, c.changes());
@@ -274,7 +311,8 @@ TEST_F(FtraceControllerTest, StateFileListsTheChangesUntilRestored) {
   // "?": the fake shows the clock as written, without the kernel's brackets.
   EXPECT_EQ(c.restore_report().Summary(),
             "disabled 2 events, tracing_on 1 -> 0, trace_clock ? -> local, "
-            "buffer_size_kb 4096 -> 1408");
+            "buffer_size_kb 4096 -> 1408, buffer_percent 25 -> 50");
+  EXPECT_EQ(fake_.Read("buffer_percent"), "50");
   EXPECT_FALSE(PathExists((*file)->path())) << "all put back: no file";
 }
 

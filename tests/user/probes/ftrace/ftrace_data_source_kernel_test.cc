@@ -76,6 +76,7 @@
 #include "user/probes/tracefs.h"
 #include "user/trace/trace_health.h"
 #include "shm/base/clock.h"
+#include "shm/base/string_util.h"
 
 namespace sluice {
 namespace {
@@ -606,11 +607,19 @@ TEST_P(FtraceDataSourceKernelTest, RootInstance) {
   config.add_ftrace_events("print");  // Name alone; resolves to ftrace/print.
   config.add_ftrace_events("no_such_group/no_such_event");
   config.set_buffer_size_kb(4096);
+  // A watermark other than the root's (put back at the end: the fixture
+  // compares tracefs before and after).
+  const std::string percent_before =
+      std::string(TrimWhitespace(testing::ReadFileOr(std::string(kTracefs) + "/buffer_percent")));
+  const uint32_t percent = percent_before == "30" ? 40 : 30;
+  config.set_drain_buffer_percent(percent);
   testing::WriterCollector collector;
   auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   ASSERT_TRUE((*ds)->tracefs().is_root_instance());
   ASSERT_TRUE((*ds)->Start().ok());
+  EXPECT_EQ(TrimWhitespace(testing::ReadFileOr(std::string(kTracefs) + "/buffer_percent")),
+            std::to_string(percent));
 
   MarkerRun run;
   run.tag = "sluice-" + std::to_string(getpid()) + "-root";

@@ -175,6 +175,18 @@ TEST_F(FtraceDataSourceTest, StartFailsCleanlyWithoutHeaderPage) {
   EXPECT_EQ(fake_.Read("events/sched/sched_switch/enable"), "0");
 }
 
+TEST_F(FtraceDataSourceTest, ADrainBufferPercentOverAHundredIsRefusedSayingTheRange) {
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("sched/sched_switch");
+  config.set_drain_buffer_percent(150);
+  auto ds = FtraceDataSource::Create(config, collector_.Factory(), Options());
+  ASSERT_FALSE(ds.ok());
+  EXPECT_NE(ds.status().message().find("drain_buffer_percent 150 is not a percent: give 1-100"),
+            std::string::npos)
+      << ds.status().message();
+  EXPECT_EQ(fake_.Read("buffer_percent"), "50\n");
+}
+
 TEST_F(FtraceDataSourceTest, CreatesAndRemovesItsInstance) {
   perfetto::protos::FtraceConfig config;
   config.set_instance_name("mine");
