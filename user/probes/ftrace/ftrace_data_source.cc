@@ -154,7 +154,9 @@ Status FtraceDataSource::Start() {
     std::lock_guard<std::mutex> lock(warnings_mutex_);
     warnings_.push_back("format of ftrace event " + e + " unreadable: its events are skipped");
   }
-  encode_options_.compact_sched = config_.compact_sched().enabled();
+  // Unset means on, as upstream since v42 (a Perfetto config that leaves
+  // it out expects compact sched events).
+  encode_options_.compact_sched = !config_.compact_sched().has_enabled() || config_.compact_sched().enabled();
   encode_options_.ftrace_clock = controller_->ftrace_clock_enum();
   if (auto size = tracefs_->ReadBufferSize(); size.ok() && page_size_ != 0) {
     buffer_pages_per_cpu_ = static_cast<uint32_t>(uint64_t{size->kb} * 1024 / page_size_);

@@ -285,6 +285,8 @@ TEST_P(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
   perfetto::protos::FtraceConfig config = Config();
   config.add_ftrace_events("sched/sched_switch");
   config.add_ftrace_events("ftrace/print");
+  // sched_switch as events (counted below), not compact_sched's columns.
+  config.mutable_compact_sched()->set_enabled(false);
   // Big enough to hold the whole run even if the readers never got a CPU
   // while the two writers hog both cores: ~5 MB of print records.
   config.set_buffer_size_kb(16384);

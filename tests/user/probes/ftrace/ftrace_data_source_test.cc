@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -81,6 +82,7 @@ TEST_F(FtraceDataSourceTest, RecordsCapturedPagesAndFollowsHotplug) {
   config.add_ftrace_events("bogus/event");
   config.set_drain_period_ms(5);
   config.set_buffer_size_kb(64);
+  config.mutable_compact_sched()->set_enabled(false);  // Every event in event(), counted below.
   auto ds = FtraceDataSource::Create(config, collector_.Factory(), Options());
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   ASSERT_TRUE((*ds)->Start().ok());
@@ -142,25 +144,37 @@ TEST_F(FtraceDataSourceTest, RecordsCapturedPagesAndFollowsHotplug) {
   EXPECT_EQ(fake_.Read("events/sched/sched_wakeup/enable"), "1\n");
 }
 
+// compact_sched on, off, and left out, which means on (upstream since v42).
 TEST_F(FtraceDataSourceTest, CompactSchedReachesTheEncoder) {
-  perfetto::protos::FtraceConfig config;
-  config.add_ftrace_events("sched/sched_switch");
-  config.add_ftrace_events("sched/sched_waking");
-  config.add_ftrace_events("ftrace/print");
-  config.mutable_compact_sched()->set_enabled(true);
-  auto ds = FtraceDataSource::Create(config, collector_.Factory(), Options());
-  ASSERT_TRUE(ds.ok()) << ds.status().message();
-  ASSERT_TRUE((*ds)->Start().ok());
-  (*ds)->Stop();
-  EXPECT_EQ((*ds)->stats().events, expected_events_);
-  uint64_t compact_switches = 0;
-  for (const auto& p : collector_.Packets()) {
-    if (p.has_ftrace_events() && p.ftrace_events().has_compact_sched()) {
-      compact_switches += static_cast<uint64_t>(
-          p.ftrace_events().compact_sched().switch_timestamp_size());
+  for (const std::optional<bool> enabled : {std::optional<bool>(true), std::optional<bool>(false),
+                                            std::optional<bool>()}) {
+    SCOPED_TRACE(enabled ? (*enabled ? "enabled" : "disabled") : "unset");
+    perfetto::protos::FtraceConfig config;
+    config.add_ftrace_events("sched/sched_switch");
+    config.add_ftrace_events("sched/sched_waking");
+    config.add_ftrace_events("ftrace/print");
+    if (enabled) config.mutable_compact_sched()->set_enabled(*enabled);
+    // The last round put the clock back as the fake shows a write: no brackets.
+    fake_.Write("trace_clock", "[local] global boot\n");
+    testing::WriterCollector collector;
+    auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+    ASSERT_TRUE(ds.ok()) << ds.status().message();
+    ASSERT_TRUE((*ds)->Start().ok());
+    (*ds)->Stop();
+    EXPECT_EQ((*ds)->stats().events, expected_events_);
+    uint64_t compact_switches = 0;
+    for (const auto& p : collector.Packets()) {
+      if (p.has_ftrace_events() && p.ftrace_events().has_compact_sched()) {
+        compact_switches += static_cast<uint64_t>(
+            p.ftrace_events().compact_sched().switch_timestamp_size());
+      }
+    }
+    if (enabled.value_or(true)) {
+      EXPECT_GT(compact_switches, 0u);
+    } else {
+      EXPECT_EQ(compact_switches, 0u);
     }
   }
-  EXPECT_GT(compact_switches, 0u);
 }
 
 TEST_F(FtraceDataSourceTest, StartFailsCleanlyWithoutHeaderPage) {
