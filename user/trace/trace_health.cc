@@ -26,6 +26,8 @@ using perfetto::protos::TraceStats;
 constexpr char kLoss[] = "data_loss";
 constexpr char kError[] = "error";
 constexpr char kInfo[] = "info";
+// ftrace_reader_peak_fill_percent is shown from here up.
+constexpr uint64_t kPeakFillWorthSaying = 75;
 
 struct Collector {
   TraceHealth health;
@@ -282,6 +284,18 @@ struct Collector {
               std::to_string(c.sluice_smb_full_wait_ms()) +
               " ms in all; the kernel kept the data meanwhile, and what it overwrote is in "
               "ftrace_cpu_overrun_delta");
+      // How close the buffer came to wrapping, said only when close: at 75%
+      // a reader that wakes at the kernel's default watermark (50%) had a
+      // quarter of the buffer between it and a loss.
+      const uint64_t buffer_pages = ftrace_end.cpu_buffer_size_pages();
+      const uint64_t peak_percent =
+          buffer_pages == 0 ? 0 : std::min<uint64_t>(c.sluice_most_pages_per_wake() * 100 / buffer_pages, 100);
+      Row("ftrace_reader_peak_fill_percent", cpu, kInfo, "kernel ftrace buffer",
+          peak_percent >= kPeakFillWorthSaying ? static_cast<int64_t>(peak_percent) : 0,
+          "the fullest this CPU's buffer was when its reader caught up: " +
+              std::to_string(c.sluice_most_pages_per_wake()) + " of its " + std::to_string(buffer_pages) +
+              " pages taken in one wake-up; at 100 it wraps and loses events: raise buffer_size_kb "
+              "(sluice record -k) or lower drain_buffer_percent");
       Row("ftrace_cpu_commit_overrun_delta", cpu, kLoss, "kernel ftrace buffer",
           delta(c.commit_overrun(), s.commit_overrun()),
           "events lost inside the kernel while writing (nested writers on a full page): raise buffer_size_kb");

@@ -191,6 +191,30 @@ TEST(TraceHealthTest, SequenceGapsAfterSharedMemoryLossPointAtSmb) {
   EXPECT_NE(gap->explanation.find("--smb"), std::string::npos) << gap->explanation;
 }
 
+// A buffer that came close to wrapping is said (info, in percent), one that
+// stayed well clear is not.
+TEST(TraceHealthTest, APeakFillFromThreeQuartersUpIsSaid) {
+  TraceBuilder t;
+  t.Add(FtraceStatsPacket(FtraceStats::START_OF_TRACE, 0, 0));
+  TracePacket end = FtraceStatsPacket(FtraceStats::END_OF_TRACE, 0, 0);
+  end.mutable_ftrace_stats()->set_cpu_buffer_size_pages(256);
+  end.mutable_ftrace_stats()->mutable_cpu_stats(0)->set_sluice_most_pages_per_wake(150);  // 58%
+  end.mutable_ftrace_stats()->mutable_cpu_stats(1)->set_sluice_most_pages_per_wake(230);  // 89%
+  t.Add(end);
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  const HealthRow* peak = FindRow(*h, "ftrace_reader_peak_fill_percent");
+  ASSERT_NE(peak, nullptr) << FormatHealthTable(*h);
+  EXPECT_EQ(peak->index, 1);
+  EXPECT_EQ(peak->value, 89);
+  EXPECT_EQ(peak->severity, "info");
+  EXPECT_NE(peak->explanation.find("230 of its 256 pages"), std::string::npos) << peak->explanation;
+  EXPECT_EQ(h->data_loss_total(), 0u);
+  int peak_rows = 0;
+  for (const HealthRow& r : h->rows) peak_rows += r.name == "ftrace_reader_peak_fill_percent";
+  EXPECT_EQ(peak_rows, 1) << "CPU 0 at 58% is not worth a row";
+}
+
 TEST(TraceHealthTest, DiscardInMemorySaysTheOldestDataWasKept) {
   TraceBuilder t;
   t.Add(ConfigPacket(false, perfetto::protos::TraceConfig::BufferConfig::DISCARD));

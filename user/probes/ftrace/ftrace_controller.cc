@@ -284,12 +284,24 @@ Status FtraceController::ApplyBufferPercent() {
          fs.Path("buffer_percent") + " (Linux 5.1+), so its readers wake at any data");
     return Status::Ok();
   }
-  SLUICE_ASSIGN_OR_RETURN(const uint32_t found, fs.ReadBufferPercent());
-  if (found == config_.buffer_percent) return Status::Ok();
-  changes_.buffer_percent_found = found;
-  changes_.buffer_percent_set = config_.buffer_percent;
+  return WriteBufferPercent(config_.buffer_percent);
+}
+
+// The value found before the first change is the one Restore() puts back.
+Status FtraceController::WriteBufferPercent(uint32_t percent) {
+  const Tracefs& fs = *tracefs_;
+  SLUICE_ASSIGN_OR_RETURN(const uint32_t now, fs.ReadBufferPercent());
+  if (now == percent) return Status::Ok();
+  if (!changes_.buffer_percent_found) changes_.buffer_percent_found = now;
+  changes_.buffer_percent_set = percent;
   Persist();
-  return fs.WriteBufferPercent(config_.buffer_percent);
+  return fs.WriteBufferPercent(percent);
+}
+
+Status FtraceController::SetBufferPercent(uint32_t percent) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (restored_) return Status::Ok();
+  return WriteBufferPercent(percent);
 }
 
 // Enables the events, skipping the ones that already are (someone else's:
@@ -367,6 +379,11 @@ void FtraceController::StartAtrace() {
 }
 
 void FtraceController::DisableEvents() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  DisableEventsLocked();
+}
+
+void FtraceController::DisableEventsLocked() {
   if (events_disabled_) return;
   events_disabled_ = true;
   UndoEventChanges(*tracefs_, &changes_,
@@ -378,9 +395,10 @@ void FtraceController::DisableEvents() {
 }
 
 void FtraceController::Restore() {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (restored_) return;
   restored_ = true;
-  DisableEvents();
+  DisableEventsLocked();
   UndoSettingChanges(*tracefs_, &changes_, &restore_report_);
   Persist();
   for (const std::string& e : restore_report_.errors) Warn("ftrace state not restored: " + e);
@@ -388,6 +406,7 @@ void FtraceController::Restore() {
 }
 
 void FtraceController::OnInstanceRemoved() {
+  std::lock_guard<std::mutex> lock(mutex_);
   changes_.created_instance = false;
   Persist();
 }

@@ -59,12 +59,16 @@
 // Elsewhere atrace does not exist: one warning, and only ftrace/print (what
 // trace_marker writes produce) is enabled for the categories.
 //
-// Thread-safety: none; the data source calls it from one thread.
+// Thread-safety: one thread calls it, but SetBufferPercent() may come from
+// another while the trace runs (the data source's drain thread); a mutex
+// serializes it with DisableEvents(), Restore() and OnInstanceRemoved(),
+// which also change what is saved in the state file.
 #ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_CONTROLLER_H_
 #define SLUICE_USER_PROBES_FTRACE_FTRACE_CONTROLLER_H_
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,6 +142,11 @@ class FtraceController {
   // The owner removed the instance the Tracefs created: the state file stops
   // listing it (and is removed when nothing else is left).
   void OnInstanceRemoved();
+  // Changes buffer_percent while the trace runs (the data source lowers
+  // the readers' watermark for a buffer that fills fast), saved first and
+  // put back by Restore() like the rest. An error if the kernel has no
+  // buffer_percent or the write fails; does nothing after Restore().
+  Status SetBufferPercent(uint32_t percent);
 
   // Requested events that are enabled for this trace ("group/name"), whether
   // we enabled them or they already were.
@@ -167,6 +176,8 @@ class FtraceController {
   void ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root_found);
   Status ApplyClock(const std::string& found);
   Status ApplyBufferPercent();
+  Status WriteBufferPercent(uint32_t percent);
+  void DisableEventsLocked();
   // Saves changes_ to the state file, if there is one.
   void Persist();
   void EnableEvents(const std::vector<std::string>& resolved);
@@ -175,6 +186,7 @@ class FtraceController {
   int RunCommand(const std::vector<std::string>& argv, std::string* output);
 
   const Tracefs* tracefs_;
+  std::mutex mutex_;  // See the header comment.
   FtraceControlConfig config_;
   FtraceControlOptions options_;
   bool is_android_ = false;

@@ -10,8 +10,9 @@
 
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
-#include "user/probes/ftrace/ftrace_cpu_stats.h"
 #include "shm/base/clock.h"
+#include "user/probes/ftrace/ftrace_cpu_stats.h"
+#include "user/probes/ftrace/ftrace_watermark.h"
 
 namespace sluice {
 namespace {
@@ -161,6 +162,11 @@ Status FtraceDataSource::Start() {
   if (auto size = tracefs_->ReadBufferSize(); size.ok() && page_size_ != 0) {
     buffer_pages_per_cpu_ = static_cast<uint32_t>(uint64_t{size->kb} * 1024 / page_size_);
   }
+  // Only above the watermark sluice would set, and never over the config's.
+  if (auto percent = tracefs_->ReadBufferPercent(); percent.ok()) {
+    may_adapt_watermark_ = config_.drain_buffer_percent() == 0 && *percent > kFastFillBufferPercent;
+  }
+  last_watermark_tick_ = Clock::now();
 
   stats_cpus_ = tracefs_->ListPerCpuDirs();
   stats_writer_ = make_writer_();
@@ -282,7 +288,7 @@ void FtraceDataSource::StopReader(CpuState* state) {
 void FtraceDataSource::RetireReader(CpuState* state) {
   if (state->reader) AccumulateStats(&state->retired_reader_stats, state->reader->stats());
   if (state->mapped) AccumulateStats(&state->retired_mapped_stats, state->mapped->stats());
-  if (state->worker()) AccumulateStats(&state->retired_wake_stats, state->worker()->wake_stats());
+  if (state->worker()) state->retired_wake_stats = state->WakeStats();
   std::lock_guard<std::mutex> lock(readers_mutex_);
   state->reader.reset();
   state->mapped.reset();  // Unmaps.
@@ -348,8 +354,32 @@ void FtraceDataSource::DrainThreadMain() {
     if (Clock::now() >= next_tick) {
       next_tick = std::max(next_tick + period, Clock::now());
       HandleHotplug();
+      AdaptWatermark(Clock::now());
       PublishCounters();
     }
+  }
+}
+
+void FtraceDataSource::AdaptWatermark(Clock::time_point now) {
+  if (!may_adapt_watermark_ || watermark_lowered_) return;
+  const uint64_t elapsed_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - last_watermark_tick_).count());
+  last_watermark_tick_ = now;
+  const uint64_t buffer_bytes = uint64_t{buffer_pages_per_cpu_} * page_size_;
+  bool fast = false;
+  for (auto& s : cpus_) {
+    if (!s) continue;
+    const uint64_t bytes = s->BytesRead();
+    fast |= FtraceBufferFillsFast(buffer_bytes, bytes - s->bytes_at_last_tick, elapsed_ms);
+    s->bytes_at_last_tick = bytes;
+  }
+  if (!fast) return;
+  watermark_lowered_ = true;
+  Status st = controller_->SetBufferPercent(kFastFillBufferPercent);
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(warnings_mutex_);
+    warnings_.push_back("cannot lower the readers' watermark (buffer_percent) for a fast-filling buffer: " +
+                        st.message());
   }
 }
 
@@ -519,6 +549,10 @@ void FtraceDataSource::WriteStats(int phase) {
         packet->WriteVarInt(perfetto::protos::FtraceCpuStats::kSluiceSmbFullWaitsFieldNumber, w.smb_full_waits);
         packet->WriteVarInt(perfetto::protos::FtraceCpuStats::kSluiceSmbFullWaitMsFieldNumber,
                             w.smb_full_wait_us / 1000);
+      }
+      if (w.most_pages_per_wake != 0) {
+        packet->WriteVarInt(perfetto::protos::FtraceCpuStats::kSluiceMostPagesPerWakeFieldNumber,
+                            w.most_pages_per_wake);
       }
     }
     packet->EndNested();

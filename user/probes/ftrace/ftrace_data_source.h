@@ -73,6 +73,7 @@
 #ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_DATA_SOURCE_H_
 #define SLUICE_USER_PROBES_FTRACE_FTRACE_DATA_SOURCE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -199,6 +200,15 @@ class FtraceDataSource {
     FtraceMappedCpuReaderStats retired_mapped_stats;
     uint32_t read_paths = 0;                          // kReadMapped | kReadSplice used.
     FtraceReaderWakeStats retired_wake_stats;         // Of readers already stopped.
+    uint64_t bytes_at_last_tick = 0;                  // AdaptWatermark(): drain thread only.
+
+    // Bytes every reader this CPU had took from the kernel.
+    uint64_t BytesRead() const {
+      uint64_t bytes = retired_reader_stats.bytes + retired_mapped_stats.bytes;
+      if (reader) bytes += reader->stats().bytes;
+      if (mapped) bytes += mapped->stats().bytes;
+      return bytes;
+    }
 
     // The running reader (either kind), or null.
     FtraceReaderWorker* worker() const {
@@ -208,7 +218,11 @@ class FtraceDataSource {
     // Of every reader this CPU had.
     FtraceReaderWakeStats WakeStats() const {
       FtraceReaderWakeStats w = retired_wake_stats;
-      if (worker()) AccumulateStats(&w, worker()->wake_stats());
+      if (worker()) {
+        const FtraceReaderWakeStats now = worker()->wake_stats();
+        AccumulateStats(&w, now);
+        w.most_pages_per_wake = std::max(retired_wake_stats.most_pages_per_wake, now.most_pages_per_wake);
+      }
       return w;
     }
   };
@@ -231,6 +245,9 @@ class FtraceDataSource {
   void FlushReaders(const std::vector<CpuState*>& states);
   void HandleHotplug();
   void PublishCounters();
+  // Drain thread, each housekeeping tick: lowers the watermark once a CPU's
+  // buffer fills fast (ftrace_watermark.h).
+  void AdaptWatermark(std::chrono::steady_clock::time_point now);
   void WriteStats(int phase);
   // rmdir's the instance if Create() made it, and tells the controller.
   void RemoveInstanceIfCreated();
@@ -256,6 +273,11 @@ class FtraceDataSource {
   FtraceFormatTable formats_;
   uint32_t page_size_ = 0;
   uint32_t buffer_pages_per_cpu_ = 0;
+  // AdaptWatermark(): whether it may (the config left the watermark to
+  // sluice and the kernel has one) and whether it did. Drain thread only.
+  bool may_adapt_watermark_ = false;
+  bool watermark_lowered_ = false;
+  std::chrono::steady_clock::time_point last_watermark_tick_;
   FtraceEncodeOptions encode_options_;
   std::unique_ptr<TraceWriter> stats_writer_;
   std::vector<std::string> format_missing_;

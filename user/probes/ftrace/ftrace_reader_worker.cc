@@ -72,8 +72,10 @@ void FtraceReaderWorker::WorkerLoop() {
       continue;
     }
     bool got = false;
+    const uint64_t pages_before = encoder_->stats().pages;
     ReadResult result = ReadAvailable(flushing, &got);
     if (flushing) result = ReadRestOfFlush(result, got);
+    catch_up_pages_ += encoder_->stats().pages - pages_before;
     encoder_->FinishBundle();
     PublishEncoderStats();
     if (flushing && !control_.stopping()) {
@@ -93,6 +95,7 @@ void FtraceReaderWorker::WorkerLoop() {
     const bool poll_trace = result != ReadResult::kError && (got || !last_wake_by_kernel);
     last_wake_by_kernel = WaitForWake(poll_trace, drain_timeout_ms_);
   }
+  EndCatchUp();
 }
 
 FtraceReaderWorker::ReadResult FtraceReaderWorker::ReadRestOfFlush(ReadResult result, bool took) {
@@ -129,7 +132,14 @@ bool FtraceReaderWorker::NoRoomFor(uint32_t raw_bytes) {
   return false;
 }
 
+void FtraceReaderWorker::EndCatchUp() {
+  if (catch_up_pages_ > wake_stats_.Get(&FtraceReaderWakeStats::most_pages_per_wake))
+    wake_stats_.Set(&FtraceReaderWakeStats::most_pages_per_wake, catch_up_pages_);
+  catch_up_pages_ = 0;
+}
+
 void FtraceReaderWorker::WaitForRoom() {
+  EndCatchUp();
   // Not on trace_pipe_raw: it stays readable while we leave its data there.
   if (!waiting_for_room_) wake_stats_.Add(&FtraceReaderWakeStats::smb_full_waits);
   waiting_for_room_ = true;
@@ -141,6 +151,7 @@ void FtraceReaderWorker::WaitForRoom() {
 }
 
 bool FtraceReaderWorker::WaitForWake(bool include_trace_fd, int timeout_ms) {
+  EndCatchUp();
   struct pollfd fds[2] = {{control_.wake_fd(), POLLIN, 0}, {trace_fd_, POLLIN, 0}};
   const bool poll_trace = include_trace_fd && trace_fd_ >= 0;
   const int n = poll(fds, poll_trace ? 2 : 1, timeout_ms);

@@ -100,6 +100,9 @@ struct FtraceReaderWakeStats {
   uint64_t watermark_wakeups = 0;  // Of those, by trace_pipe_raw (the kernel).
   uint64_t smb_full_waits = 0;     // Times the reader stopped taking pages: no room in the SMB.
   uint64_t smb_full_wait_us = 0;   // Time spent so, in microseconds.
+  // The most pages taken in one wake-up until caught up (a maximum, not a
+  // sum: FtraceDataSource keeps the maximum across readers of a CPU).
+  uint64_t most_pages_per_wake = 0;
 };
 
 class FtraceReaderWorker {
@@ -195,6 +198,8 @@ class FtraceReaderWorker {
   // After kNoRoom: waits kRoomRetryMs or for a kick, and counts it.
   void WaitForRoom();
   void PublishEncoderStats() { encoder_stats_.Store(encoder_->stats()); }
+  // Before the worker waits: the pages of this wake-up against the most so far.
+  void EndCatchUp();
 
   const uint32_t cpu_;
   FtracePageEncoder* const encoder_;
@@ -214,6 +219,7 @@ class FtraceReaderWorker {
   // stopped, in ReadRemaining).
   bool waiting_for_room_ = false;  // Counts a wait once.
   bool ignore_room_ = false;       // NoRoomFor says there is room: a flush past its patience, the final read.
+  uint64_t catch_up_pages_ = 0;    // Pages taken since the worker last waited.
   uint64_t room_credit_ = 0;       // Raw bytes the writer had room for at the last ask.
 };
 

@@ -155,6 +155,24 @@ TEST_F(FtraceControllerTest, BufferPercentIsSetAndPutBack) {
   EXPECT_EQ(fake_.Read("buffer_percent"), "25\n");
 }
 
+// The data source lowers the watermark while the trace runs: the value found
+// before the first change is the one put back.
+TEST_F(FtraceControllerTest, BufferPercentSetWhileTracingIsPutBackToTheOneFound) {
+  FtraceControlConfig config;
+  config.events = {"sched/sched_switch"};
+  config.buffer_percent = 40;
+  FtraceController c(fs_.get(), config, Options(false));
+  ASSERT_TRUE(c.Start().ok());
+  ASSERT_TRUE(c.SetBufferPercent(25).ok());
+  EXPECT_EQ(fake_.Read("buffer_percent"), "25");
+  EXPECT_EQ(c.changes().buffer_percent_found, 50u);
+  EXPECT_EQ(c.changes().buffer_percent_set, 25u);
+  c.Restore();
+  EXPECT_EQ(fake_.Read("buffer_percent"), "50");
+  EXPECT_TRUE(c.SetBufferPercent(10).ok());  // After Restore(): nothing.
+  EXPECT_EQ(fake_.Read("buffer_percent"), "50");
+}
+
 TEST_F(FtraceControllerTest, NoBufferPercentFileIsAWarningNotAnError) {
   ASSERT_EQ(unlink(fake_.Path("buffer_percent").c_str()), 0);
   FtraceControlConfig config;

@@ -107,6 +107,8 @@ TEST_F(FtraceCpuReaderTest, EncodesEveryCapturedEventThroughASmallBatch) {
   EXPECT_EQ(reader->encoder_stats().parse_errors, 0u);
   EXPECT_GT(writer_.packets().size(), 0u);
   reader->StopThread();
+  // The whole file came in one wake-up: the buffer was that full, at least.
+  EXPECT_EQ(reader->wake_stats().most_pages_per_wake, pages());
   const FtraceCpuReaderStats stats = reader->stats();
   EXPECT_EQ(stats.pages, pages());
   EXPECT_EQ(stats.bytes, bytes_.size());

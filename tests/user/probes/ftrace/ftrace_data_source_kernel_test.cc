@@ -72,6 +72,7 @@
 #include "tests/user/probes/tracefs_test_util.h"
 #include "tests/user/probes/ftrace/ftrace_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
+#include "user/probes/ftrace/ftrace_watermark.h"
 #include "user/probes/probes_producer.h"
 #include "user/probes/tracefs.h"
 #include "user/trace/trace_health.h"
@@ -602,6 +603,54 @@ TEST_P(FtraceDataSourceKernelTest, AFullSmbLeavesTheLossToTheKernelCountedExactl
     EXPECT_NE(table.find("waited for room in the producer's shared memory"), std::string::npos) << table;
   }
   ExpectReadPaths(a);
+}
+
+// A buffer that fills faster than kFastFillMs gets the lower watermark
+// (kFastFillBufferPercent) while the trace runs, the config having left it
+// to sluice; what is lost meanwhile is still counted exactly.
+TEST_P(FtraceDataSourceKernelTest, AFastFillingBufferGetsTheLowerWatermark) {
+  perfetto::protos::FtraceConfig config = Config();
+  config.add_ftrace_events("ftrace/print");
+  config.set_buffer_size_kb(64);  // Fills in milliseconds at a writer's full speed.
+  config.set_instance_name(UniqueName("fastfill"));
+  testing::WriterCollector collector;
+  auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->Start().ok());
+  const std::string percent_path = (*ds)->tracefs().Path("buffer_percent");
+  const std::string lowered = std::to_string(kFastFillBufferPercent);
+  ASSERT_NE(TrimWhitespace(testing::ReadFileOr(percent_path)), lowered) << "a new instance starts at the kernel's";
+  // Write until the drain thread's once-a-second look has lowered it (a
+  // condition; the limit is only reached when something is broken).
+  MarkerRun run;
+  run.tag = "sluice-" + std::to_string(getpid()) + "-fastfill";
+  run.threads = 1;
+  run.start_ns = BootTimeNs();
+  const int fd = open((*ds)->tracefs().Path("trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(testing::ScaledTimeoutMs(60000));
+  while (TrimWhitespace(testing::ReadFileOr(percent_path)) != lowered &&
+         std::chrono::steady_clock::now() < deadline) {
+    char buf[96];
+    for (int i = 0; i < 10000; i++, run.per_thread++) {
+      const int n = snprintf(buf, sizeof(buf), "%s seq=%u", run.tag.c_str(), run.per_thread);
+      ASSERT_EQ(write(fd, buf, static_cast<size_t>(n)), n);
+    }
+  }
+  close(fd);
+  run.end_ns = BootTimeNs();
+  run.tids = {static_cast<pid_t>(syscall(SYS_gettid))};
+  EXPECT_EQ(TrimWhitespace(testing::ReadFileOr(percent_path)), lowered) << "the watermark was not lowered";
+  (*ds)->Stop();
+  Analysis a = Analyze(collector.PacketsByWriter(), run);
+  ASSERT_TRUE(a.have_start && a.have_end);
+  std::printf("[   INFO   ] %u markers; %" PRIu64 " missing, kernel overrun delta %" PRIu64 "\n", run.total(),
+              a.Missing(), a.OverrunDelta());
+  EXPECT_EQ(a.Duplicated(), 0u);
+  EXPECT_EQ(a.Missing(), a.OverrunDelta());
+  ExpectReadPaths(a);
+  ds->reset();
 }
 
 TEST_P(FtraceDataSourceKernelTest, RootInstance) {

@@ -1,0 +1,27 @@
+#include "user/probes/ftrace/ftrace_watermark.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice {
+namespace {
+
+constexpr uint64_t kMiB = 1024 * 1024;
+
+TEST(FtraceWatermarkTest, FastMeansFillingInLessThanTheLimit) {
+  // The highest rate measured here: ~30 MB/s per CPU into 1 MiB (35 ms).
+  EXPECT_TRUE(FtraceBufferFillsFast(kMiB, 30'000'000, 1000));
+  // A moderate rate: ~3.75 MB/s (280 ms).
+  EXPECT_FALSE(FtraceBufferFillsFast(kMiB, 3'750'000, 1000));
+  // Just either side of kFastFillMs, over a tick of another length.
+  EXPECT_FALSE(FtraceBufferFillsFast(kMiB, 2 * kMiB * 10, 2000));  // 100 ms: not less.
+  EXPECT_TRUE(FtraceBufferFillsFast(kMiB, 2 * kMiB * 10 + 1, 2000));
+}
+
+TEST(FtraceWatermarkTest, NothingToGoOnIsNotFast) {
+  EXPECT_FALSE(FtraceBufferFillsFast(kMiB, 0, 1000));
+  EXPECT_FALSE(FtraceBufferFillsFast(kMiB, 30'000'000, 0));
+  EXPECT_FALSE(FtraceBufferFillsFast(0, 30'000'000, 1000));
+}
+
+}  // namespace
+}  // namespace sluice
