@@ -50,6 +50,7 @@ int RunStatsCommand(int argc, char** argv) {
          static_cast<unsigned long long>(health->sequences),
          health->file.truncated ? " (truncated: valid up to the last complete packet)" : "");
   fputs(FormatFtraceReadPaths(*health).c_str(), stdout);
+  fputs(FormatFtracePeakFill(*health).c_str(), stdout);
   fputs(FormatHealthTable(*health).c_str(), stdout);
   uint64_t lost = health->data_loss_total();
   if (lost) printf("data loss: %llu (see the rows with severity data_loss)\n",

@@ -290,6 +290,8 @@ struct Collector {
       const uint64_t buffer_pages = ftrace_end.cpu_buffer_size_pages();
       const uint64_t peak_percent =
           buffer_pages == 0 ? 0 : std::min<uint64_t>(c.sluice_most_pages_per_wake() * 100 / buffer_pages, 100);
+      if (c.sluice_most_pages_per_wake() != 0 && buffer_pages != 0)
+        health.ftrace_peak_fill_percent[static_cast<uint32_t>(c.cpu())] = peak_percent;
       Row("ftrace_reader_peak_fill_percent", cpu, kInfo, "kernel ftrace buffer",
           peak_percent >= kPeakFillWorthSaying ? static_cast<int64_t>(peak_percent) : 0,
           "the fullest this CPU's buffer was when its reader caught up: " +
@@ -410,6 +412,16 @@ std::string FormatHealthTable(const TraceHealth& h) {
   }
   if (h.rows.empty()) out << "(no losses, no errors)\n";
   return out.str();
+}
+
+std::string FormatFtracePeakFill(const TraceHealth& h) {
+  std::string text;
+  for (const auto& [cpu, percent] : h.ftrace_peak_fill_percent) {
+    text += (text.empty() ? "ftrace buffer peak fill: " : ", ") + std::to_string(percent) + "% on CPU " +
+            std::to_string(cpu);
+  }
+  return text.empty() ? text
+                      : text + " (the most a reader took in one wake-up; at 100% the buffer wraps and loses events)\n";
 }
 
 std::string FormatFtraceReadPaths(const TraceHealth& h) {

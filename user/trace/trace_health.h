@@ -38,6 +38,9 @@ struct TraceHealth {
   // end-of-trace FtraceStats, or the start's in a trace without an end).
   // Empty for traces without it (upstream's, older sluice's).
   std::map<uint32_t, int> ftrace_read_paths;
+  // CPU -> the most of its ftrace buffer a reader took in one wake-up, in
+  // percent (FtraceCpuStats.sluice_most_pages_per_wake), where the trace says.
+  std::map<uint32_t, uint64_t> ftrace_peak_fill_percent;
   uint64_t data_loss_total() const;
 };
 
@@ -64,6 +67,10 @@ std::string FormatHealthTable(const TraceHealth& health);
 // "ftrace read path: mapped on CPUs 0-3; splice on CPU 4\n", or "" when the
 // trace does not say.
 std::string FormatFtraceReadPaths(const TraceHealth& health);
+
+// "ftrace buffer peak fill: 66% on CPU 0, 89% on CPU 1 (...)\n", or "" when
+// the trace does not say.
+std::string FormatFtracePeakFill(const TraceHealth& health);
 
 }  // namespace sluice
 

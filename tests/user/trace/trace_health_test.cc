@@ -213,6 +213,10 @@ TEST(TraceHealthTest, APeakFillFromThreeQuartersUpIsSaid) {
   int peak_rows = 0;
   for (const HealthRow& r : h->rows) peak_rows += r.name == "ftrace_reader_peak_fill_percent";
   EXPECT_EQ(peak_rows, 1) << "CPU 0 at 58% is not worth a row";
+  // Both are in the summary line.
+  EXPECT_EQ(FormatFtracePeakFill(*h),
+            "ftrace buffer peak fill: 58% on CPU 0, 89% on CPU 1 (the most a reader took in one wake-up; at "
+            "100% the buffer wraps and loses events)\n");
 }
 
 TEST(TraceHealthTest, DiscardInMemorySaysTheOldestDataWasKept) {
