@@ -35,7 +35,9 @@
 # workload, events lost, the recorder's own CPU time (user+sys of the whole
 # process tree, /usr/bin/time) per million events, file bytes per event, the
 # recorder's peak resident memory (/usr/bin/time's %M: its largest process),
-# the workload's bogo ops/s (stress-ng) and its slowdown against `none`.
+# the workload's bogo ops/s (stress-ng) and its slowdown against `none`, and
+# for sluice the fullest its CPUs' kernel buffers were when a reader caught up
+# (`sluice stats`' "ftrace buffer peak fill": how near the run came to a loss).
 # Events: sluice from `sluice stats`; trace-cmd from the per-CPU "read events"
 # of `trace-cmd report --stat` (lost = overrun + commit overrun + dropped).
 #
@@ -208,12 +210,15 @@ run() {
   bogo=$(awk '/metrc:.* switch +[0-9]/{print $(NF-1); exit}' "$dir/stress.out")
   bogo_cpu=$(awk '/metrc:.* switch +[0-9]/{print $NF; exit}' "$dir/stress.out")
   local ctxt_rate=$(( (ctxt1 - ctxt0) / DURATION ))
-  local events=0 lost=0 bytes=0 raw=0 u=0 s=0 elapsed=0 rss_kb=0
+  local events=0 lost=0 bytes=0 raw=0 u=0 s=0 elapsed=0 rss_kb=0 peak=
   case $mode in
     sluice*)
       "$SLUICE" stats "$dir/trace.pftrace" >"$dir/stats.out" 2>&1
       events=$(sed -n 's/.* \([0-9]*\) ftrace events.*/\1/p' "$dir/stats.out" | head -1)
       lost=$(sed -n 's/^data loss: \([0-9]*\).*/\1/p' "$dir/stats.out")
+      # The fullest any CPU's kernel buffer was when its reader caught up.
+      peak=$(sed -n 's/^ftrace buffer peak fill: \(.*\) (the most.*/\1/p' "$dir/stats.out" |
+        tr ',' '\n' | sed -n 's/ *\([0-9]*\)%.*/\1/p' | sort -n | tail -1)
       bytes=$(stat -c %s "$dir/trace.pftrace") ;;
     trace-cmd*)
       trace-cmd report --stat -i "$dir/trace.dat" >"$dir/stats.out" 2>&1
@@ -227,7 +232,8 @@ run() {
   [ "${KEEP:-0}" = 1 ] && cp -r "$dir" /tmp/ 2>/dev/null
   awk -v mode=$mode -v rep=$rep -v ev=${events:-0} -v lost=${lost:-0} -v bytes=$bytes -v raw=$raw \
       -v u=${u:-0} -v s=${s:-0} -v win=$(( win1 - win0 )) -v hz=$HZ -v dur=$DURATION \
-      -v bogo=${bogo:-0} -v bogo_cpu=${bogo_cpu:-0} -v rc=$rec_rc -v rss=${rss_kb:-0} -v ctxt=$ctxt_rate -v mk="$(cat "$dir/markers.out")" 'BEGIN {
+      -v bogo=${bogo:-0} -v bogo_cpu=${bogo_cpu:-0} -v rc=$rec_rc -v rss=${rss_kb:-0} -v ctxt=$ctxt_rate -v mk="$(cat "$dir/markers.out")" \
+      -v peak="$peak" 'BEGIN {
     if (mode == "none") {
       printf "%-16s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f\n", mode, rep, ctxt, mk, bogo, bogo_cpu
       exit
@@ -237,6 +243,7 @@ run() {
       mode, rep, ctxt, mk, bogo, bogo_cpu, ev, ev / dur / 1e6, lost, cpu, wcpu, ev ? cpu / (ev / 1e6) : 0,
       ev ? wcpu / (ev / 1e6) : 0, ev ? bytes / ev : 0, rss / 1024, rc
     if (raw > 0 && ev) printf "          (trace-cmd data before its compression: %.1f B/ev)\n", raw / ev
+    if (peak != "") printf "          (peak fill of the kernel buffers: %s%%)\n", peak
   }'
   restore_tracefs
 }
