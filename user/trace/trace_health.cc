@@ -26,7 +26,8 @@ using perfetto::protos::TraceStats;
 constexpr char kLoss[] = "data_loss";
 constexpr char kError[] = "error";
 constexpr char kInfo[] = "info";
-// ftrace_reader_peak_fill_percent is shown from here up.
+// ftrace_reader_peak_fill_percent is shown from here up (a near miss, as
+// user/probes/ftrace/ftrace_watermark.h calls it).
 constexpr uint64_t kPeakFillWorthSaying = 75;
 
 struct Collector {

@@ -371,6 +371,8 @@ void FtraceDataSource::AdaptWatermark(Clock::time_point now) {
     if (!s) continue;
     const uint64_t bytes = s->BytesRead();
     fast |= FtraceBufferFillsFast(buffer_bytes, bytes - s->bytes_at_last_tick, elapsed_ms);
+    // A burst the second's average hides still shows as a near miss.
+    fast |= FtraceNearMiss(s->WakeStats().most_pages_per_wake, buffer_pages_per_cpu_);
     s->bytes_at_last_tick = bytes;
   }
   if (!fast) return;

@@ -10,4 +10,8 @@ bool FtraceBufferFillsFast(uint64_t buffer_bytes, uint64_t bytes, uint64_t elaps
   return buffer_bytes * elapsed_ms < bytes * kFastFillMs;
 }
 
+bool FtraceNearMiss(uint64_t most_pages, uint64_t buffer_pages) {
+  return buffer_pages != 0 && most_pages * 100 >= buffer_pages * kNearMissPercent;
+}
+
 }  // namespace sluice

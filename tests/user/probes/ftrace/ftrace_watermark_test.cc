@@ -23,5 +23,12 @@ TEST(FtraceWatermarkTest, NothingToGoOnIsNotFast) {
   EXPECT_FALSE(FtraceBufferFillsFast(0, 30'000'000, 1000));
 }
 
+TEST(FtraceWatermarkTest, ANearMissIsThreeQuartersOfTheBuffer) {
+  EXPECT_FALSE(FtraceNearMiss(191, 256));
+  EXPECT_TRUE(FtraceNearMiss(192, 256));
+  EXPECT_TRUE(FtraceNearMiss(256, 256));
+  EXPECT_FALSE(FtraceNearMiss(5, 0));
+}
+
 }  // namespace
 }  // namespace sluice
