@@ -23,8 +23,9 @@
 //            ─ the readers' worker threads, and the drain thread
 //
 //   drain thread (reads no pages itself):
-//     every second: re-read the online CPUs, start/stop readers; publish
-//       the counters. (Each worker keeps the drain deadline itself,
+//     every second: re-read the online CPUs, start/stop readers; lower
+//       the watermark for a buffer that fills fast (ftrace_watermark.h);
+//       publish the counters. (Each worker keeps the drain deadline itself,
 //       so that a buffer that never reaches its watermark is read too:
 //       ftrace_reader_worker.h.)
 //
