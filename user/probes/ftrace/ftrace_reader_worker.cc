@@ -57,8 +57,16 @@ void FtraceReaderWorker::ReadRemaining() {
 void FtraceReaderWorker::WorkerLoop() {
   // Named for top -H, perf and /proc/<pid>/task (at most 15 characters).
   pthread_setname_np(pthread_self(), ("ftrace-read/" + std::to_string(cpu_)).substr(0, 15).c_str());
-  bool last_wake_by_kernel = false;
+  // Whether the wait that ended just before this read was the kernel's
+  // (trace_pipe_raw readable). Taken at the top of each round, so that any
+  // other round in between (a flush, a wait for room, a ring's worth) clears
+  // it: a flush that coincided with the watermark and read everything left
+  // the next read nothing to find, and the worker then stopped watching the
+  // watermark for a whole drain period, long enough at the highest rate for
+  // the buffer to wrap (one run in four lost ~40 k events, 2026-11-29).
+  bool woke_by_kernel = false;
   while (!control_.stopping()) {
+    const bool read_after_kernel_wake = std::exchange(woke_by_kernel, false);
     uint64_t ticket = 0;
     const bool flushing = control_.PendingFlush(&ticket);
     if (control_.paused()) {
@@ -92,8 +100,8 @@ void FtraceReaderWorker::WorkerLoop() {
     if (result == ReadResult::kMore) continue;  // A ring's worth: go on.
     // Caught up: what the kernel holds now is younger than this read, so
     // the drain deadline is a whole period from now.
-    const bool poll_trace = result != ReadResult::kError && (got || !last_wake_by_kernel);
-    last_wake_by_kernel = WaitForWake(poll_trace, drain_timeout_ms_);
+    const bool poll_trace = result != ReadResult::kError && (got || !read_after_kernel_wake);
+    woke_by_kernel = WaitForWake(poll_trace, drain_timeout_ms_);
   }
   EndCatchUp();
 }
