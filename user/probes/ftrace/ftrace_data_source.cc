@@ -23,14 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kDefaultDrainPeriodMs = 100;
 constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
-// How often the drain thread looks for CPUs gone or come online and
-// publishes the counters. Not the drain period: each worker keeps that
-// itself, and this thread's wake-ups were a tenth of sluice's CPU at a
-// moderate event rate when it woke every drain period. The price: a CPU
-// that comes online is read up to a second late, and what its buffer
-// cannot hold until then is overwritten and counted (overrun), as any
-// backlog is.
-constexpr auto kHousekeepingPeriod = std::chrono::seconds(1);
 // A worker that does not finish a flush in this time is reported, not awaited.
 constexpr auto kFlushTimeout = std::chrono::seconds(10);
 
@@ -236,6 +228,7 @@ Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
     bool no_mapping = false;
     auto mapped = MapReader(state, &no_mapping);
     if (mapped.ok()) {
+      WatchForNearMiss(mapped->get());
       if (start_thread) (*mapped)->StartThread(drain_period_ms_);
       std::lock_guard<std::mutex> lock(readers_mutex_);
       state->mapped = std::move(mapped).value();
@@ -263,6 +256,7 @@ Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
       std::unique_ptr<FtraceCpuReader> reader,
       FtraceCpuReader::Create(cpu, tracefs_->PerCpuPath(cpu, "trace_pipe_raw"), reader_options,
                               state->encoder.get(), state->writer.get(), &signal_));
+  WatchForNearMiss(reader.get());
   if (start_thread) reader->StartThread(drain_period_ms_);
   std::lock_guard<std::mutex> lock(readers_mutex_);
   state->reader = std::move(reader);
@@ -318,10 +312,13 @@ void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
 
 void FtraceDataSource::DrainThreadMain() {
   pthread_setname_np(pthread_self(), "ftrace-drain");
-  const auto period = std::chrono::duration_cast<Clock::duration>(kHousekeepingPeriod);
+  const auto period = std::chrono::duration_cast<Clock::duration>(options_.housekeeping_period);
   auto next_tick = Clock::now() + period;
   uint64_t flush_seen = 0;
   for (;;) {
+    // Each time round, not only at the tick: a worker's near miss notified
+    // the signal (which a flush's wait may have taken).
+    if (AnyNearMiss()) LowerWatermark();
     const auto now = Clock::now();
     if (now < next_tick) {
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - now);
@@ -360,6 +357,19 @@ void FtraceDataSource::DrainThreadMain() {
   }
 }
 
+void FtraceDataSource::WatchForNearMiss(FtraceReaderWorker* worker) const {
+  if (may_adapt_watermark_ && !watermark_lowered_)
+    worker->set_near_miss_pages(FtraceNearMissPages(buffer_pages_per_cpu_));
+}
+
+bool FtraceDataSource::AnyNearMiss() const {
+  if (!may_adapt_watermark_ || watermark_lowered_) return false;
+  for (const auto& s : cpus_) {
+    if (s && FtraceNearMiss(s->WakeStats().most_pages_per_wake, buffer_pages_per_cpu_)) return true;
+  }
+  return false;
+}
+
 void FtraceDataSource::AdaptWatermark(Clock::time_point now) {
   if (!may_adapt_watermark_ || watermark_lowered_) return;
   const uint64_t elapsed_ms = static_cast<uint64_t>(
@@ -371,11 +381,12 @@ void FtraceDataSource::AdaptWatermark(Clock::time_point now) {
     if (!s) continue;
     const uint64_t bytes = s->BytesRead();
     fast |= FtraceBufferFillsFast(buffer_bytes, bytes - s->bytes_at_last_tick, elapsed_ms);
-    // A burst the second's average hides still shows as a near miss.
-    fast |= FtraceNearMiss(s->WakeStats().most_pages_per_wake, buffer_pages_per_cpu_);
     s->bytes_at_last_tick = bytes;
   }
-  if (!fast) return;
+  if (fast) LowerWatermark();
+}
+
+void FtraceDataSource::LowerWatermark() {
   watermark_lowered_ = true;
   Status st = controller_->SetBufferPercent(kFastFillBufferPercent);
   if (!st.ok()) {

@@ -76,6 +76,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -112,6 +113,15 @@ struct FtraceDataSourceOptions {
   bool start_reading_paused = false;
   // Where to keep the tracefs state file (see above); empty = none.
   std::string tracefs_state_dir;
+  // How often the drain thread looks for CPUs gone or come online, at the
+  // buffers' fill rate, and publishes the counters. Not the drain period:
+  // each worker keeps that itself, and this thread's wake-ups were a tenth
+  // of sluice's CPU at a moderate event rate when it woke every drain
+  // period. The price: a CPU that comes online is read up to a period
+  // late, and what its buffer cannot hold until then is overwritten and
+  // counted (overrun), as any backlog is. Tests lengthen it to leave a
+  // reader's near miss as the only way the watermark is lowered.
+  std::chrono::milliseconds housekeeping_period{1000};
 };
 
 // What Abandon() could not deliver.
@@ -247,8 +257,15 @@ class FtraceDataSource {
   void HandleHotplug();
   void PublishCounters();
   // Drain thread, each housekeeping tick: lowers the watermark once a CPU's
-  // buffer fills fast (ftrace_watermark.h).
+  // buffer fills fast at the last second's rate (ftrace_watermark.h).
   void AdaptWatermark(std::chrono::steady_clock::time_point now);
+  // Drain thread: whether a reader found its buffer kNearMissPercent full
+  // while sluice may still lower the watermark.
+  bool AnyNearMiss() const;
+  // Drain thread: sets the lower watermark, for the rest of the trace.
+  void LowerWatermark();
+  // Before a worker starts: it notifies signal_ at its first near miss.
+  void WatchForNearMiss(FtraceReaderWorker* worker) const;
   void WriteStats(int phase);
   // rmdir's the instance if Create() made it, and tells the controller.
   void RemoveInstanceIfCreated();
@@ -274,8 +291,9 @@ class FtraceDataSource {
   FtraceFormatTable formats_;
   uint32_t page_size_ = 0;
   uint32_t buffer_pages_per_cpu_ = 0;
-  // AdaptWatermark(): whether it may (the config left the watermark to
-  // sluice and the kernel has one) and whether it did. Drain thread only.
+  // Whether sluice may lower the watermark (the config left it to sluice
+  // and the kernel has one) and whether it did. Set in Create(), then
+  // drain thread only (and Start() before that thread runs).
   bool may_adapt_watermark_ = false;
   bool watermark_lowered_ = false;
   std::chrono::steady_clock::time_point last_watermark_tick_;

@@ -143,6 +143,12 @@ bool FtraceReaderWorker::NoRoomFor(uint32_t raw_bytes) {
 void FtraceReaderWorker::EndCatchUp() {
   if (catch_up_pages_ > wake_stats_.Get(&FtraceReaderWakeStats::most_pages_per_wake))
     wake_stats_.Set(&FtraceReaderWakeStats::most_pages_per_wake, catch_up_pages_);
+  if (near_miss_pages_ != 0 && catch_up_pages_ >= near_miss_pages_) {
+    near_miss_pages_ = 0;
+    // After the maximum is published: Notify()'s mutex orders that store
+    // before the drain thread's look at wake_stats() once it wakes.
+    signal_->Notify();
+  }
   catch_up_pages_ = 0;
 }
 

@@ -80,8 +80,9 @@
 
 namespace sluice {
 
-// Wakes the thread that drives the readers (a flush done). Notify() takes a
-// mutex, so workers call it at most once per flush, never per page.
+// Wakes the thread that drives the readers (a flush done, a near miss).
+// Notify() takes a mutex, so workers call it at most once per flush and once
+// per trace for a near miss, never per page.
 class DrainSignal {
  public:
   void Notify();
@@ -127,6 +128,11 @@ class FtraceReaderWorker {
   void set_flush_room_patience_for_testing(std::chrono::milliseconds patience) {
     flush_room_patience_ = patience;
   }
+  // A wake-up that takes at least `pages` (a near miss: the buffer was that
+  // full) notifies the DrainSignal, once, so that the drain thread lowers
+  // the watermark now rather than at its next once-a-second look; 0: never.
+  // Before StartThread().
+  void set_near_miss_pages(uint64_t pages) { near_miss_pages_ = pages; }
 
   // --- Control (any thread). ---
   // Wakes the worker to read what the kernel has.
@@ -220,6 +226,7 @@ class FtraceReaderWorker {
   bool waiting_for_room_ = false;  // Counts a wait once.
   bool ignore_room_ = false;       // NoRoomFor says there is room: a flush past its patience, the final read.
   uint64_t catch_up_pages_ = 0;    // Pages taken since the worker last waited.
+  uint64_t near_miss_pages_ = 0;   // set_near_miss_pages(); 0 once notified.
   uint64_t room_credit_ = 0;       // Raw bytes the writer had room for at the last ask.
 };
 

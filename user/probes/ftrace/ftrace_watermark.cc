@@ -10,8 +10,12 @@ bool FtraceBufferFillsFast(uint64_t buffer_bytes, uint64_t bytes, uint64_t elaps
   return buffer_bytes * elapsed_ms < bytes * kFastFillMs;
 }
 
+uint64_t FtraceNearMissPages(uint64_t buffer_pages) {
+  return (buffer_pages * kNearMissPercent + 99) / 100;
+}
+
 bool FtraceNearMiss(uint64_t most_pages, uint64_t buffer_pages) {
-  return buffer_pages != 0 && most_pages * 100 >= buffer_pages * kNearMissPercent;
+  return buffer_pages != 0 && most_pages >= FtraceNearMissPages(buffer_pages);
 }
 
 }  // namespace sluice

@@ -13,8 +13,9 @@
 // 50%, and waking twice as often there cost about a tenth more reader CPU
 // (docs/PERFORMANCE.md). So the data source keeps the kernel's watermark
 // and lowers it, for the rest of the trace, once a CPU's buffer fills
-// faster than kFastFillMs at the rate of the last second, or a reader found
-// it kNearMissPercent full (a burst that the second's average hides).
+// faster than kFastFillMs at the rate of the last second, or at once when a
+// reader found it kNearMissPercent full (a burst that the second's average
+// hides, or the first watermark of one).
 #ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_WATERMARK_H_
 #define SLUICE_USER_PROBES_FTRACE_FTRACE_WATERMARK_H_
 
@@ -29,6 +30,10 @@ inline constexpr uint32_t kNearMissPercent = 75;
 // Whether a buffer of `buffer_bytes` that received `bytes` in `elapsed_ms`
 // fills in less than kFastFillMs.
 bool FtraceBufferFillsFast(uint64_t buffer_bytes, uint64_t bytes, uint64_t elapsed_ms);
+
+// The pages one wake-up takes from a buffer of `buffer_pages` when it was
+// kNearMissPercent full (rounded up); 0 for an unknown buffer size.
+uint64_t FtraceNearMissPages(uint64_t buffer_pages);
 
 // Whether a reader that took `most_pages` in one wake-up (FtraceReaderWakeStats)
 // found its buffer of `buffer_pages` at least kNearMissPercent full.

@@ -225,6 +225,40 @@ TEST_F(FtraceCpuReaderTest, TheDrainDeadlineReadsWithoutAKick) {
   EXPECT_EQ(encoder_->stats().events, expected_events_);
 }
 
+// A wake-up that takes the near-miss number of pages notifies the drain
+// thread's signal once, after publishing the most pages per wake-up (the
+// drain thread then lowers the watermark at once).
+TEST_F(FtraceCpuReaderTest, ANearMissNotifiesTheDrainSignalOnce) {
+  auto reader = Create(WriteFile(bytes_), Options());
+  ASSERT_TRUE(reader);
+  reader->set_near_miss_pages(pages());
+  reader->StartThread(/*drain_period_ms=*/5);
+  const auto deadline = Clock::now() + kConditionTimeout;
+  while (!signal_.WaitFor(10) && Clock::now() < deadline) {
+  }
+  EXPECT_GE(reader->wake_stats().most_pages_per_wake, pages());
+  // Once: later wake-ups (the drain deadline's, finding nothing) do not.
+  const uint64_t wakeups = reader->wake_stats().wakeups;
+  while (reader->wake_stats().wakeups < wakeups + 3 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(signal_.WaitFor(0));
+  reader->StopThread();
+}
+
+// Below the threshold, no notification.
+TEST_F(FtraceCpuReaderTest, LessThanANearMissDoesNotNotify) {
+  auto reader = Create(WriteFile(bytes_), Options());
+  ASSERT_TRUE(reader);
+  reader->set_near_miss_pages(pages() + 1);
+  reader->StartThread(/*drain_period_ms=*/5);
+  const auto deadline = Clock::now() + kConditionTimeout;
+  while (reader->wake_stats().most_pages_per_wake < pages() && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(reader->wake_stats().most_pages_per_wake, pages());
+  EXPECT_FALSE(signal_.WaitFor(0));
+  reader->StopThread();
+}
+
 // A flush in a full SMB waits for room, as reads between flushes do, and
 // completes once the service frees some, with every event.
 TEST_F(FtraceCpuReaderTest, AFlushWaitsForRoomInTheWriter) {

@@ -44,6 +44,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -93,6 +94,7 @@ struct MarkerRun {
   std::string tag;
   uint32_t threads = 2;
   uint32_t per_thread = 0;
+  int pin_cpu = -1;  // >= 0: every writer thread runs on this CPU.
   std::vector<pid_t> tids;
   uint64_t start_ns = 0, end_ns = 0;
   uint32_t total() const { return threads * per_thread; }
@@ -105,6 +107,12 @@ void WriteMarkers(const std::string& marker_path, MarkerRun* run) {
   for (uint32_t t = 0; t < run->threads; t++) {
     threads.emplace_back([&, t] {
       run->tids[t] = static_cast<pid_t>(syscall(SYS_gettid));
+      if (run->pin_cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(run->pin_cpu, &one);
+        ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0) << "cpu " << run->pin_cpu;
+      }
       int fd = open(marker_path.c_str(), O_WRONLY | O_CLOEXEC);
       ASSERT_GE(fd, 0) << marker_path;
       char buf[96];
@@ -647,6 +655,55 @@ TEST_P(FtraceDataSourceKernelTest, AFastFillingBufferGetsTheLowerWatermark) {
   ASSERT_TRUE(a.have_start && a.have_end);
   std::printf("[   INFO   ] %u markers; %" PRIu64 " missing, kernel overrun delta %" PRIu64 "\n", run.total(),
               a.Missing(), a.OverrunDelta());
+  EXPECT_EQ(a.Duplicated(), 0u);
+  EXPECT_EQ(a.Missing(), a.OverrunDelta());
+  ExpectReadPaths(a);
+  ds->reset();
+}
+
+// A reader's near miss lowers the watermark at once, not at the drain
+// thread's next look at the fill rate (an hour away here): the readers are
+// paused while a writer pinned to one CPU overfills that CPU's buffer, so
+// the first wake-up after takes all of it. The overwritten events are
+// counted exactly.
+TEST_P(FtraceDataSourceKernelTest, ANearMissLowersTheWatermarkAtOnce) {
+  perfetto::protos::FtraceConfig config = Config();
+  config.add_ftrace_events("ftrace/print");
+  config.set_buffer_size_kb(64);
+  config.set_instance_name(UniqueName("nearmiss"));
+  testing::WriterCollector collector;
+  FtraceDataSourceOptions options = Options();
+  options.start_reading_paused = true;
+  options.housekeeping_period = std::chrono::hours(1);
+  auto ds = FtraceDataSource::Create(config, collector.Factory(), options);
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  ASSERT_TRUE((*ds)->Start().ok());
+  const std::string percent_path = (*ds)->tracefs().Path("buffer_percent");
+  const std::string lowered = std::to_string(kFastFillBufferPercent);
+  ASSERT_NE(TrimWhitespace(testing::ReadFileOr(percent_path)), lowered) << "a new instance starts at the kernel's";
+  MarkerRun run;
+  run.tag = "sluice-" + std::to_string(getpid()) + "-nearmiss";
+  run.threads = 1;
+  run.per_thread = 4000;  // About three times what 64 KiB holds.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  for (int cpu = 0; cpu < CPU_SETSIZE && run.pin_cpu < 0; cpu++)
+    if (CPU_ISSET(cpu, &allowed)) run.pin_cpu = cpu;
+  WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
+  (*ds)->SetReadingPausedForTesting(false);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(testing::ScaledTimeoutMs(60000));
+  while (TrimWhitespace(testing::ReadFileOr(percent_path)) != lowered &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(TrimWhitespace(testing::ReadFileOr(percent_path)), lowered) << "the watermark was not lowered";
+  (*ds)->Stop();
+  Analysis a = Analyze(collector.PacketsByWriter(), run);
+  ASSERT_TRUE(a.have_start && a.have_end);
+  std::printf("[   INFO   ] %u markers on cpu %d; %" PRIu64 " missing, kernel overrun delta %" PRIu64 "\n",
+              run.total(), run.pin_cpu, a.Missing(), a.OverrunDelta());
+  EXPECT_GT(a.OverrunDelta(), 0u) << "the buffer did not overfill";
   EXPECT_EQ(a.Duplicated(), 0u);
   EXPECT_EQ(a.Missing(), a.OverrunDelta());
   ExpectReadPaths(a);

@@ -30,5 +30,16 @@ TEST(FtraceWatermarkTest, ANearMissIsThreeQuartersOfTheBuffer) {
   EXPECT_FALSE(FtraceNearMiss(5, 0));
 }
 
+// The workers' threshold is the same near miss, rounded up to whole pages.
+TEST(FtraceWatermarkTest, TheNearMissInPagesAgreesWithTheCheck) {
+  EXPECT_EQ(FtraceNearMissPages(256), 192u);
+  EXPECT_EQ(FtraceNearMissPages(257), 193u);  // 192.75 pages.
+  EXPECT_EQ(FtraceNearMissPages(0), 0u);
+  for (uint64_t buffer : {1u, 3u, 4u, 255u, 256u, 257u, 1000u}) {
+    EXPECT_TRUE(FtraceNearMiss(FtraceNearMissPages(buffer), buffer)) << buffer;
+    EXPECT_FALSE(FtraceNearMiss(FtraceNearMissPages(buffer) - 1, buffer)) << buffer;
+  }
+}
+
 }  // namespace
 }  // namespace sluice
