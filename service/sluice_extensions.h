@@ -1,7 +1,7 @@
 // sluice's own fields in upstream Perfetto's messages, described for readers
 // that do not know them.
 //
-// sluice writes eight fields upstream's schema does not have, all numbered
+// sluice writes nine fields upstream's schema does not have, all numbered
 // 60000 and up so that they can never meet an upstream field
 // (docs/PROTOS.md, "sluice's fields in upstream messages"):
 //
@@ -11,6 +11,7 @@
 //   perfetto.protos.FtraceCpuStats.sluice_smb_full_waits    60006  uint64
 //   perfetto.protos.FtraceCpuStats.sluice_smb_full_wait_ms  60007  uint64
 //   perfetto.protos.FtraceCpuStats.sluice_most_pages_per_wake  60008  uint64
+//   perfetto.protos.FtraceStats.sluice_buffer_percent   60009  uint32
 //   perfetto.protos.DataSourceConfig.bpf_config        60001  sluice.protos.BpfConfig
 //   perfetto.protos.FtraceConfig.ring_buffer_read_mode 60004  sluice.protos.FtraceReadMode (enum)
 //                        (the last two inside the TraceConfig the service writes into every trace)
@@ -26,7 +27,7 @@
 //   ...
 //
 // Nothing is hand-written: the fields are found by walking the compiled-in
-// descriptors from TracePacket, so a ninth field is described as soon as
+// descriptors from TracePacket, so a tenth field is described as soon as
 // it is declared.
 //
 // Upstream's trace_processor takes the set in (v58.2 checked) and refuses

@@ -67,6 +67,7 @@ TEST(SluiceExtensionsTest, FindsEverySluiceFieldOfUpstreamMessages) {
                                              "perfetto.protos.FtraceCpuStats.sluice_smb_full_waits=60006",
                                              "perfetto.protos.FtraceCpuStats.sluice_smb_full_wait_ms=60007",
                                              "perfetto.protos.FtraceCpuStats.sluice_most_pages_per_wake=60008",
+                                             "perfetto.protos.FtraceStats.sluice_buffer_percent=60009",
                                              "perfetto.protos.TracePacket.bpf_stats=60002",
                                              "perfetto.protos.TraceStats.sluice_service_stats=60003"}));
   // Nothing declared in protos/perfetto/ with such a number escapes the walk
@@ -130,10 +131,12 @@ TEST(SluiceExtensionsTest, SetParsesBackIntoOneExtensionPerField) {
        FieldDescriptor::TYPE_UINT64, ""},
       {"sluice.protos.sluice_most_pages_per_wake", 60008, "perfetto.protos.FtraceCpuStats",
        FieldDescriptor::TYPE_UINT64, ""},
+      {"sluice.protos.sluice_buffer_percent", 60009, "perfetto.protos.FtraceStats", FieldDescriptor::TYPE_UINT32,
+       ""},
   };
   const auto* file = set.pool().FindFileByName(kSluiceExtensionsFileName);
   ASSERT_NE(file, nullptr);
-  EXPECT_EQ(file->extension_count(), 8);
+  EXPECT_EQ(file->extension_count(), 9);
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
     const FieldDescriptor* ext = set.pool().FindExtensionByName(e.name);

@@ -51,6 +51,7 @@ int RunStatsCommand(int argc, char** argv) {
          health->file.truncated ? " (truncated: valid up to the last complete packet)" : "");
   fputs(FormatFtraceReadPaths(*health).c_str(), stdout);
   fputs(FormatFtracePeakFill(*health).c_str(), stdout);
+  fputs(FormatFtraceWatermark(*health).c_str(), stdout);
   fputs(FormatHealthTable(*health).c_str(), stdout);
   uint64_t lost = health->data_loss_total();
   if (lost) printf("data loss: %llu (see the rows with severity data_loss)\n",

@@ -119,6 +119,10 @@ struct Collector {
       for (const auto& c : paths->cpu_stats())
         if (c.has_sluice_read_path()) health.ftrace_read_paths[static_cast<uint32_t>(c.cpu())] = c.sluice_read_path();
     }
+    if (has_ftrace_start && ftrace_start.has_sluice_buffer_percent())
+      health.ftrace_watermark_start = ftrace_start.sluice_buffer_percent();
+    if (health.has_ftrace_stats_end && ftrace_end.has_sluice_buffer_percent())
+      health.ftrace_watermark_end = ftrace_end.sluice_buffer_percent();
     if (has_bpf) BpfRows();
   }
 
@@ -423,6 +427,16 @@ std::string FormatFtracePeakFill(const TraceHealth& h) {
   }
   return text.empty() ? text
                       : text + " (the most a reader took in one wake-up; at 100% the buffer wraps and loses events)\n";
+}
+
+std::string FormatFtraceWatermark(const TraceHealth& h) {
+  const int64_t start = h.ftrace_watermark_start, end = h.ftrace_watermark_end;
+  if (start < 0 && end < 0) return "";
+  constexpr char kWhat[] = "buffer_percent, how full a CPU's buffer gets before its reader is woken";
+  if (start < 0 || end < 0 || start == end)
+    return "ftrace reader watermark: " + std::to_string(start < 0 ? end : start) + "% (" + kWhat + ")\n";
+  return "ftrace reader watermark: " + std::to_string(start) + "% -> " + std::to_string(end) + "% (" +
+         (end < start ? "lowered by sluice: a buffer filled fast or came near full; " : "") + kWhat + ")\n";
 }
 
 std::string FormatFtraceReadPaths(const TraceHealth& h) {

@@ -41,6 +41,10 @@ struct TraceHealth {
   // CPU -> the most of its ftrace buffer a reader took in one wake-up, in
   // percent (FtraceCpuStats.sluice_most_pages_per_wake), where the trace says.
   std::map<uint32_t, uint64_t> ftrace_peak_fill_percent;
+  // The readers' watermark (FtraceStats.sluice_buffer_percent) at the start
+  // and at the end of the trace, -1 where the trace does not say.
+  int64_t ftrace_watermark_start = -1;
+  int64_t ftrace_watermark_end = -1;
   uint64_t data_loss_total() const;
 };
 
@@ -71,6 +75,11 @@ std::string FormatFtraceReadPaths(const TraceHealth& health);
 // "ftrace buffer peak fill: 66% on CPU 0, 89% on CPU 1 (...)\n", or "" when
 // the trace does not say.
 std::string FormatFtracePeakFill(const TraceHealth& health);
+
+// "ftrace reader watermark: 50% -> 25% (lowered by sluice: ...)\n" (start
+// -> end), "ftrace reader watermark: 50% (...)\n" when it did not change, or
+// "" when the trace does not say.
+std::string FormatFtraceWatermark(const TraceHealth& health);
 
 }  // namespace sluice
 

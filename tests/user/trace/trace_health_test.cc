@@ -219,6 +219,32 @@ TEST(TraceHealthTest, APeakFillFromThreeQuartersUpIsSaid) {
             "100% the buffer wraps and loses events)\n");
 }
 
+// The readers' watermark at the start and the end, and whether sluice
+// lowered it; nothing where the trace does not say (upstream's, older
+// sluice's, kernels without buffer_percent).
+TEST(TraceHealthTest, TheWatermarkAtStartAndEndIsSaid) {
+  auto analyze = [](int start_percent, int end_percent) {
+    TraceBuilder t;
+    TracePacket start = FtraceStatsPacket(FtraceStats::START_OF_TRACE, 0, 0);
+    if (start_percent >= 0) start.mutable_ftrace_stats()->set_sluice_buffer_percent(start_percent);
+    t.Add(start);
+    TracePacket end = FtraceStatsPacket(FtraceStats::END_OF_TRACE, 0, 0);
+    if (end_percent >= 0) end.mutable_ftrace_stats()->set_sluice_buffer_percent(end_percent);
+    t.Add(end);
+    auto h = AnalyzeTraceBytes(t.bytes);
+    EXPECT_TRUE(h.ok()) << h.status().message();
+    return h.ok() ? FormatFtraceWatermark(*h) : std::string();
+  };
+  const std::string what = "buffer_percent, how full a CPU's buffer gets before its reader is woken)\n";
+  EXPECT_EQ(analyze(50, 25),
+            "ftrace reader watermark: 50% -> 25% (lowered by sluice: a buffer filled fast or came near full; " + what);
+  EXPECT_EQ(analyze(50, 50), "ftrace reader watermark: 50% (" + what);
+  EXPECT_EQ(analyze(0, 0), "ftrace reader watermark: 0% (" + what);
+  EXPECT_EQ(analyze(-1, 25), "ftrace reader watermark: 25% (" + what);
+  EXPECT_EQ(analyze(30, 40), "ftrace reader watermark: 30% -> 40% (" + what);
+  EXPECT_EQ(analyze(-1, -1), "");
+}
+
 TEST(TraceHealthTest, DiscardInMemorySaysTheOldestDataWasKept) {
   TraceBuilder t;
   t.Add(ConfigPacket(false, perfetto::protos::TraceConfig::BufferConfig::DISCARD));

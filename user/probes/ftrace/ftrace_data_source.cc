@@ -585,6 +585,9 @@ void FtraceDataSource::WriteStats(int phase) {
   if (config_.preserve_ftrace_buffer()) {
     packet->WriteVarInt(FtraceStats::kPreserveFtraceBufferFieldNumber, 1);
   }
+  // Read back, not remembered: what the kernel had (before Restore()).
+  if (auto percent = tracefs_->ReadBufferPercent(); percent.ok())
+    packet->WriteVarInt(FtraceStats::kSluiceBufferPercentFieldNumber, *percent);
   if (phase == FtraceStats::END_OF_TRACE) {
     // Each distinct parse error once, as upstream does.
     bool seen[kFtraceParseStatusCount] = {};

@@ -704,6 +704,9 @@ TEST_P(FtraceDataSourceKernelTest, ANearMissLowersTheWatermarkAtOnce) {
   std::printf("[   INFO   ] %u markers on cpu %d; %" PRIu64 " missing, kernel overrun delta %" PRIu64 "\n",
               run.total(), run.pin_cpu, a.Missing(), a.OverrunDelta());
   EXPECT_GT(a.OverrunDelta(), 0u) << "the buffer did not overfill";
+  // The trace says so: the watermark at the end is the lowered one.
+  EXPECT_NE(a.start.sluice_buffer_percent(), kFastFillBufferPercent);
+  EXPECT_EQ(a.end.sluice_buffer_percent(), kFastFillBufferPercent);
   EXPECT_EQ(a.Duplicated(), 0u);
   EXPECT_EQ(a.Missing(), a.OverrunDelta());
   ExpectReadPaths(a);
@@ -742,6 +745,9 @@ TEST_P(FtraceDataSourceKernelTest, RootInstance) {
   ASSERT_TRUE(a.have_end);
   ASSERT_EQ(a.end.unknown_ftrace_events_size(), 1);
   EXPECT_EQ(a.end.unknown_ftrace_events(0), "no_such_group/no_such_event");
+  // The config's watermark, in the trace at both ends.
+  EXPECT_EQ(a.start.sluice_buffer_percent(), percent);
+  EXPECT_EQ(a.end.sluice_buffer_percent(), percent);
   ExpectReadPaths(a);
   ds->reset();
 }
