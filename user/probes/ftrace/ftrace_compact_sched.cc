@@ -76,9 +76,13 @@ uint32_t CompactSchedBuffer::Intern(const uint8_t* comm_untrusted, uint32_t avai
   // make equal comms differ. Read as words straight from the record (no
   // byte copies that the word loads would have to wait for).
   uint64_t a = 0, b = 0;
-  if (available >= CompactSchedFormat::kCommSize) {
+  const bool whole = available >= CompactSchedFormat::kCommSize;
+  if (whole) {
     memcpy(&a, comm_untrusted, 8);
     memcpy(&b, comm_untrusted + 8, 8);
+    // The same 16 bytes as the last comm: the same comm (the converse need
+    // not hold: stale bytes after the NUL), without hashing.
+    if (a == last_raw_[0] && b == last_raw_[1] && last_index_ >= 0) return static_cast<uint32_t>(last_index_);
   } else {
     uint8_t tmp[CompactSchedFormat::kCommSize] = {};
     memcpy(tmp, comm_untrusted, available);
@@ -96,23 +100,34 @@ uint32_t CompactSchedBuffer::Intern(const uint8_t* comm_untrusted, uint32_t avai
     len = 8 + n;
     b &= n ? ~0ull >> (64 - 8 * n) : 0;
   }
+  const uint64_t raw_a = a, raw_b = b;
   uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
   h ^= h >> 29;
   size_t slot = static_cast<size_t>(h) & (kHashSlots - 1);
+  uint16_t index;
   for (;;) {
     Slot& s = slots_[slot];
     if (s.generation != generation_) {
-      uint16_t index = static_cast<uint16_t>(comm_count_++);
+      index = static_cast<uint16_t>(comm_count_++);
       comms_[index][0] = a;
       comms_[index][1] = b;
       comm_len_[index] = static_cast<uint8_t>(len);
       s.generation = generation_;
       s.index = index;
-      return index;
+      break;
     }
-    if (comms_[s.index][0] == a && comms_[s.index][1] == b) return s.index;
+    if (comms_[s.index][0] == a && comms_[s.index][1] == b) {
+      index = s.index;
+      break;
+    }
     slot = (slot + 1) & (kHashSlots - 1);
   }
+  if (whole) {
+    last_raw_[0] = raw_a;
+    last_raw_[1] = raw_b;
+    last_index_ = index;
+  }
+  return index;
 }
 
 void CompactSchedBuffer::AppendSwitch(const CompactSchedFormat& f, const FtraceRecord& r) {
@@ -201,6 +216,7 @@ void CompactSchedBuffer::Rollback(const Mark& m) {
 
 void CompactSchedBuffer::Reset() {
   switch_count_ = waking_count_ = comm_count_ = 0;
+  last_index_ = -1;
   switch_last_ts_ = waking_last_ts_ = 0;
   for (Column* c : {&switch_ts_, &switch_prev_state_, &switch_next_pid_, &switch_next_prio_,
                     &switch_comm_index_, &waking_ts_, &waking_pid_, &waking_target_cpu_,

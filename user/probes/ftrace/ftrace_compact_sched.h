@@ -140,6 +140,10 @@ class CompactSchedBuffer {
   static_assert(CompactSchedFormat::kCommSize == 16);
   uint8_t comm_len_[kMaxComms];
   Slot slots_[kHashSlots];
+  // The last comm interned, as its record held it (before the NUL
+  // masking), and its index; -1: none in this bundle.
+  uint64_t last_raw_[2] = {};
+  int32_t last_index_ = -1;
 };
 
 }  // namespace sluice

@@ -81,5 +81,53 @@ TEST(FtraceCompactSchedTest, InternsByContentUpToTheNul) {
   EXPECT_EQ(buf->comm_count(), 1u);
 }
 
+// Repeats of the last comm skip the hash (the same 16 bytes); the shortcut
+// holds within a bundle only, and alternating comms still get their own
+// entries.
+TEST(FtraceCompactSchedTest, RepeatedCommsKeepTheirIndexWithinABundleOnly) {
+  FtraceFormatTable table = testing::LoadTreeOrDie(testing::kTreeHost);
+  CompactSchedFormat f = CompactSchedFormat::FromTable(table);
+  ASSERT_TRUE(f.switch_valid);
+  auto buf = std::make_unique<CompactSchedBuffer>();
+  auto record = [&](const char* comm16) {
+    std::vector<uint8_t> r = testing::RecordBuilder(*table.FindById(f.switch_id)).Build();
+    memcpy(r.data() + f.next_comm_offset, comm16, 16);
+    return r;
+  };
+  auto a = record("stress-ng\0\0\0\0\0\0");
+  auto b = record("swapper/0\0\0\0\0\0\0");
+  auto a_stale = record("stress-ng\0ZZZZZZ");
+  uint64_t ts = 1;
+  auto append = [&](const std::vector<uint8_t>& r) {
+    buf->AppendSwitch(f, FtraceRecord{ts++, r.data(), static_cast<uint32_t>(r.size())});
+  };
+  for (auto* r : {&b, &a, &a, &b, &a_stale, &a, &b, &b}) append(*r);
+  EXPECT_EQ(buf->comm_count(), 2u);
+  HeapProtoWriter w;
+  buf->WriteAndReset(w.writer());
+  FtraceEventBundle bundle;
+  ASSERT_TRUE(bundle.ParseFromString(w.Contents()));
+  const auto& cs = bundle.compact_sched();
+  ASSERT_EQ(cs.intern_table_size(), 2);
+  EXPECT_EQ(cs.intern_table(0), "swapper/0");
+  EXPECT_EQ(cs.intern_table(1), "stress-ng");
+  std::vector<uint32_t> indices(cs.switch_next_comm_index().begin(), cs.switch_next_comm_index().end());
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0, 1, 1, 0, 1, 1, 0, 0}));
+
+  // The next bundle starts with the comm the last one ended on: it is
+  // interned again, as entry 0 of the new table.
+  append(b);
+  append(a);
+  EXPECT_EQ(buf->comm_count(), 2u);
+  HeapProtoWriter w2;
+  buf->WriteAndReset(w2.writer());
+  FtraceEventBundle next;
+  ASSERT_TRUE(next.ParseFromString(w2.Contents()));
+  ASSERT_EQ(next.compact_sched().intern_table_size(), 2);
+  EXPECT_EQ(next.compact_sched().intern_table(0), "swapper/0");
+  EXPECT_EQ(next.compact_sched().switch_next_comm_index(0), 0u);
+  EXPECT_EQ(next.compact_sched().switch_next_comm_index(1), 1u);
+}
+
 }  // namespace
 }  // namespace sluice
