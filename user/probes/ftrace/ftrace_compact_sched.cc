@@ -80,9 +80,9 @@ uint32_t CompactSchedBuffer::Intern(const uint8_t* comm_untrusted, uint32_t avai
   if (whole) {
     memcpy(&a, comm_untrusted, 8);
     memcpy(&b, comm_untrusted + 8, 8);
-    // The same 16 bytes as the last comm: the same comm (the converse need
-    // not hold: stale bytes after the NUL), without hashing.
-    if (a == last_raw_[0] && b == last_raw_[1] && last_index_ >= 0) return static_cast<uint32_t>(last_index_);
+    // The same 16 bytes as the last comm's key: the same comm, without
+    // hashing (last_key_).
+    if (a == last_key_[0] && b == last_key_[1] && last_index_ >= 0) return static_cast<uint32_t>(last_index_);
   } else {
     uint8_t tmp[CompactSchedFormat::kCommSize] = {};
     memcpy(tmp, comm_untrusted, available);
@@ -100,7 +100,6 @@ uint32_t CompactSchedBuffer::Intern(const uint8_t* comm_untrusted, uint32_t avai
     len = 8 + n;
     b &= n ? ~0ull >> (64 - 8 * n) : 0;
   }
-  const uint64_t raw_a = a, raw_b = b;
   uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
   h ^= h >> 29;
   size_t slot = static_cast<size_t>(h) & (kHashSlots - 1);
@@ -123,8 +122,8 @@ uint32_t CompactSchedBuffer::Intern(const uint8_t* comm_untrusted, uint32_t avai
     slot = (slot + 1) & (kHashSlots - 1);
   }
   if (whole) {
-    last_raw_[0] = raw_a;
-    last_raw_[1] = raw_b;
+    last_key_[0] = a;
+    last_key_[1] = b;
     last_index_ = index;
   }
   return index;
