@@ -62,7 +62,9 @@
 // doubles instead, up to the whole ring (GrowLap: the records ahead of the
 // cursor move up to the lap's new end, the room between is padding). So no
 // chunk is overwritten, discarded or released from a gap sooner than in a
-// ring that used all of its size from the start; the lap never shrinks.
+// ring that used all of its size from the start; the lap never shrinks. The
+// service faults a session's first lap in when it creates the buffer
+// (Prefault), so that those faults are not paid while the session traces.
 //
 // Fill policies. RING_BUFFER overwrites the oldest records. DISCARD keeps the
 // oldest data: the first chunk that would overwrite an unread chunk is dropped

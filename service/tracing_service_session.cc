@@ -226,6 +226,12 @@ Status TracingService::CreateBuffersLocked(TracingSession* s) {
       return Status::Error("cannot allocate a " + std::to_string(size >> 10) +
                            " KiB trace buffer (out of memory?); reduce buffers.size_kb");
     }
+    // Every session that records writes its first lap, so it is faulted in
+    // now, before tracing starts: the page faults and kernel zeroing would
+    // otherwise land on whichever thread copies the first chunks in, while
+    // the traced workload runs (docs/PERFORMANCE.md, "The first lap, faulted
+    // in up front"). At most kFirstLapBytes, a few ms under the lock.
+    buffer->Prefault(buffer->lap_size());
     BufferId id = next_buffer_id_++;
     BufferEntry& entry = buffers_[id];
     entry.buffer = std::move(buffer);

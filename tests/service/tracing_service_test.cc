@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <future>
 #include <map>
 #include <set>
@@ -15,6 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "perfetto/common/trace_stats.pb.h"
+#include "service/trace_buffer.h"
 #include "service/trace_file_writer.h"
 #include "service/trusted_packet.h"
 #include "shm/shm_abi.h"
@@ -569,6 +571,35 @@ TEST_F(TracingServiceTest, DurationStopsTheSession) {
   EXPECT_TRUE(consumer->WaitForTracingDisabled(10000, &error));
   EXPECT_TRUE(producer.WaitFor([](TestProducer& p) { return p.stops == 1; }));
   producer.Detach();
+}
+
+// RssAnon of this process, in KiB, from /proc/self/status.
+uint64_t AnonResidentKb() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  uint64_t kb = 0;
+  while (status >> key) {
+    if (key == "RssAnon:") {
+      status >> kb;
+      return kb;
+    }
+    status.ignore(1 << 20, '\n');
+  }
+  return 0;
+}
+
+// The first lap of a new session's buffer is resident before the session
+// traces (so its faults are not paid while the workload runs), and only the
+// first lap: the rest of a 64 MiB ring stays unmapped until the lap grows.
+TEST_F(TracingServiceTest, ANewSessionsFirstLapIsFaultedInAtOnce) {
+  StartService();
+  auto consumer = service_->ConnectConsumer();
+  const uint64_t before_kb = AnonResidentKb();
+  ASSERT_TRUE(consumer->EnableTracing(MakeConfig(64 * 1024, "test.ds")).ok());
+  const uint64_t after_kb = AnonResidentKb();
+  EXPECT_GE(after_kb, before_kb + TraceBuffer::kFirstLapBytes / 1024);
+  EXPECT_LT(after_kb, before_kb + 32 * 1024);
+  StopAndWait(consumer.get());
 }
 
 TEST_F(TracingServiceTest, LateDataSourceJoinsARunningSession) {
