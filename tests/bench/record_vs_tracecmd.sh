@@ -131,25 +131,34 @@ EOF
 chmod +x "$WORK/tcwrap.sh"
 
 # --- one run ------------------------------------------------------------------
-# CPU ticks (user+sys) of PID and all its descendants: each live process's
-# own ticks plus those of its children that ended and were reaped (cutime,
-# cstime), so that a helper ending inside the window is not taken off it.
+# CPU time in ns of PID and all its descendants, for the workload window:
+# each live thread's time on a CPU (the first field of
+# /proc/PID/task/TID/schedstat, the scheduler's own count in ns) plus the
+# user+sys of children that ended and were reaped (cutime, cstime, in ticks),
+# so that a helper ending inside the window is not taken off it. Ticks alone
+# (/proc/PID/stat's utime and stime) were too coarse: a recorder's window at
+# the moderate rate is 5-8 ticks of 10 ms, and a tick either way is 15%.
 # The stat files come through cat, which skips one whose process ended
 # after the glob: given it as a file, Debian's awk (mawk) stops there and
 # prints nothing, which read as a window of 0 or less CPU on a machine that
 # started and ended processes meanwhile.
-tree_ticks() {
-  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
+tree_cpu_ns() {
+  local reaped pids ns
+  read -r reaped pids < <(cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
     { line = $0; pid = $1; sub(/^.*\) /, "", line); split(line, f, " ")
-      ppid[pid] = f[2]; ticks[pid] = f[12] + f[13] + f[14] + f[15] }
+      ppid[pid] = f[2]; reaped_ticks[pid] = f[14] + f[15] }
     END {
       in_tree[root] = 1
       do { changed = 0
            for (p in ppid) if (!(p in in_tree) && (ppid[p] in in_tree)) { in_tree[p] = 1; changed = 1 }
       } while (changed)
-      for (p in in_tree) s += ticks[p]
-      print s + 0
-    }'
+      list = ""
+      for (p in in_tree) { s += reaped_ticks[p]; list = list " " p }
+      print s + 0 list
+    }')
+  ns=$(for p in $pids; do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
+       awk '{ s += $1 } END { printf "%.0f", s }')
+  echo $(( ${ns:-0} + reaped * 1000000000 / HZ ))
 }
 HZ=$(getconf CLK_TCK)
 
@@ -192,7 +201,7 @@ run() {
   esac
   sleep 2
   local ctxt0 ctxt1 win0=0 win1=0
-  [ -n "$rec_pid" ] && win0=$(tree_ticks $rec_pid)
+  [ -n "$rec_pid" ] && win0=$(tree_cpu_ns $rec_pid)
   ctxt0=$(awk '/^ctxt/{print $2}' /proc/stat)
   "$WORK/markers" $MARKER_RATE $DURATION >"$dir/markers.out" 2>&1 &
   local mk_pid=$!
@@ -200,7 +209,7 @@ run() {
   stress-ng $SWITCH -t ${DURATION}s --metrics-brief >"$dir/stress.out" 2>&1
   wait $mk_pid
   ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
-  [ -n "$rec_pid" ] && win1=$(tree_ticks $rec_pid)
+  [ -n "$rec_pid" ] && win1=$(tree_cpu_ns $rec_pid)
   local rec_rc=0
   if [ -n "$rec_pid" ]; then
     stop_recorder $mode $rec_pid
@@ -231,14 +240,14 @@ run() {
   [ -n "$rec_pid" ] && read -r elapsed u s rss_kb < "$dir/time"
   [ "${KEEP:-0}" = 1 ] && cp -r "$dir" /tmp/ 2>/dev/null
   awk -v mode=$mode -v rep=$rep -v ev=${events:-0} -v lost=${lost:-0} -v bytes=$bytes -v raw=$raw \
-      -v u=${u:-0} -v s=${s:-0} -v win=$(( win1 - win0 )) -v hz=$HZ -v dur=$DURATION \
+      -v u=${u:-0} -v s=${s:-0} -v win_ns=$(( win1 - win0 )) -v dur=$DURATION \
       -v bogo=${bogo:-0} -v bogo_cpu=${bogo_cpu:-0} -v rc=$rec_rc -v rss=${rss_kb:-0} -v ctxt=$ctxt_rate -v mk="$(cat "$dir/markers.out")" \
       -v peak="$peak" 'BEGIN {
     if (mode == "none") {
       printf "%-16s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f\n", mode, rep, ctxt, mk, bogo, bogo_cpu
       exit
     }
-    cpu = u + s; wcpu = win / hz
+    cpu = u + s; wcpu = win_ns / 1e9
     printf "%-16s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f  events %9d (%.2f M/s)  lost %d  cpu %.2f s (workload window %.2f s) = %.3f s/M (window %.3f)  %.1f B/ev  rss %.0f MiB  rc %d\n",
       mode, rep, ctxt, mk, bogo, bogo_cpu, ev, ev / dur / 1e6, lost, cpu, wcpu, ev ? cpu / (ev / 1e6) : 0,
       ev ? wcpu / (ev / 1e6) : 0, ev ? bytes / ev : 0, rss / 1024, rc
