@@ -21,7 +21,16 @@ using perfetto::protos::FtraceStats;
 using perfetto::protos::TracePacket;
 using Clock = std::chrono::steady_clock;
 
+// drain_period_ms left unset: upstream's 100 ms where the deadline is a
+// reader's only wake-up (no buffer_percent, before Linux 5.1). Where the
+// kernel wakes a reader at its buffer's watermark, that wake-up keeps the
+// buffer from filling and the deadline only bounds how long a slowly
+// filling buffer's events wait: a second, as often as sluice record's
+// streaming flush takes data to the file anyway, and trace-cmd's default
+// sleep between reads. It saves a reader most of its wake-ups when little is
+// traced (docs/PERFORMANCE.md, "The drain deadline").
 constexpr uint32_t kDefaultDrainPeriodMs = 100;
+constexpr uint32_t kWatermarkDrainPeriodMs = 1000;
 constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
 // A worker that does not finish a flush in this time is reported, not awaited.
 constexpr auto kFlushTimeout = std::chrono::seconds(10);
@@ -157,6 +166,7 @@ Status FtraceDataSource::Start() {
   // Only above the watermark sluice would set, and never over the config's.
   if (auto percent = tracefs_->ReadBufferPercent(); percent.ok()) {
     may_adapt_watermark_ = config_.drain_buffer_percent() == 0 && *percent > kFastFillBufferPercent;
+    if (config_.drain_period_ms() == 0) drain_period_ms_ = kWatermarkDrainPeriodMs;
   }
   last_watermark_tick_ = Clock::now();
 

@@ -187,6 +187,9 @@ class FtraceDataSource {
   const FtraceController* controller() const { return controller_.get(); }
   const Tracefs& tracefs() const { return *tracefs_; }
   uint32_t page_size() const { return page_size_; }
+  // The drain deadline the readers keep (FtraceConfig.drain_period_ms, or
+  // the default for this kernel).
+  uint32_t drain_period_ms() const { return drain_period_ms_; }
   // Problems that did not stop the trace (restore errors, reader errors).
   std::vector<std::string> warnings() const;
   // CPUs that have a running reader now (hotplug tests).
