@@ -13,6 +13,8 @@
 #   moderate  --switch 1 --switch-freq 40000, 10000 markers/s: about 0.1-0.2 M
 #             events/s, what busy servers and phones produce
 #   max       --switch 2 uncapped, 20000 markers/s: the most this machine makes
+#   idle      --switch 1 --switch-freq 10, no markers: what a recorder costs
+#             per unit of time when almost nothing is traced
 #   custom    SWITCH and MARKER_RATE as given
 # Runs, REPS times each, in turn (so a drift of the machine hits all alike):
 #   none             the workload alone (tracefs untouched): its baseline speed
@@ -37,7 +39,8 @@
 # recorder's peak resident memory (/usr/bin/time's %M: its largest process),
 # the workload's bogo ops/s (stress-ng) and its slowdown against `none`, and
 # for sluice the fullest its CPUs' kernel buffers were when a reader caught up
-# (`sluice stats`' "ftrace buffer peak fill": how near the run came to a loss).
+# (`sluice stats`' "ftrace buffer peak fill": how near the run came to a loss)
+# and each of its threads' CPU time and wake-ups in the workload window.
 # Events: sluice from `sluice stats`; trace-cmd from the per-CPU "read events"
 # of `trace-cmd report --stat` (lost = overrun + commit overrun + dropped).
 #
@@ -162,6 +165,15 @@ tree_cpu_ns() {
 }
 HZ=$(getconf CLK_TCK)
 
+# One line per thread of PID's process (the recorder's own threads, for
+# sluice): TID, time on a CPU in ns and wake-ups (schedstat), name.
+threads_of() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    echo "${t##*/} $(cut -d' ' -f1,3 "$t/schedstat" 2>/dev/null) $(cat "$t/comm" 2>/dev/null)"
+  done
+}
+
 # stop_recorder MODE TIME_PID: the recorder is /usr/bin/time's child (time
 # itself ignores SIGINT while it waits).
 stop_recorder() {
@@ -202,6 +214,10 @@ run() {
   sleep 2
   local ctxt0 ctxt1 win0=0 win1=0
   [ -n "$rec_pid" ] && win0=$(tree_cpu_ns $rec_pid)
+  # sluice's threads are the recorder's (time's child) own.
+  local sluice_pid=
+  case $mode in sluice*) sluice_pid=$(pgrep -P "$rec_pid" | head -1) ;; esac
+  [ -n "$sluice_pid" ] && threads_of "$sluice_pid" >"$dir/threads0"
   ctxt0=$(awk '/^ctxt/{print $2}' /proc/stat)
   "$WORK/markers" $MARKER_RATE $DURATION >"$dir/markers.out" 2>&1 &
   local mk_pid=$!
@@ -210,6 +226,7 @@ run() {
   wait $mk_pid
   ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
   [ -n "$rec_pid" ] && win1=$(tree_cpu_ns $rec_pid)
+  [ -n "$sluice_pid" ] && threads_of "$sluice_pid" >"$dir/threads1"
   local rec_rc=0
   if [ -n "$rec_pid" ]; then
     stop_recorder $mode $rec_pid
@@ -239,10 +256,16 @@ run() {
   esac
   [ -n "$rec_pid" ] && read -r elapsed u s rss_kb < "$dir/time"
   [ "${KEEP:-0}" = 1 ] && cp -r "$dir" /tmp/ 2>/dev/null
+  local threads=
+  if [ -s "$dir/threads1" ]; then
+    threads=$(awk 'NR == FNR { ns[$1] = $2; w[$1] = $3; next }
+                   ($1 in ns) { printf "%s%s %.1f ms %d w", sep, $4, ($2 - ns[$1]) / 1e6, $3 - w[$1]; sep = ", " }' \
+              "$dir/threads0" "$dir/threads1")
+  fi
   awk -v mode=$mode -v rep=$rep -v ev=${events:-0} -v lost=${lost:-0} -v bytes=$bytes -v raw=$raw \
       -v u=${u:-0} -v s=${s:-0} -v win_ns=$(( win1 - win0 )) -v dur=$DURATION \
       -v bogo=${bogo:-0} -v bogo_cpu=${bogo_cpu:-0} -v rc=$rec_rc -v rss=${rss_kb:-0} -v ctxt=$ctxt_rate -v mk="$(cat "$dir/markers.out")" \
-      -v peak="$peak" 'BEGIN {
+      -v peak="$peak" -v threads="$threads" 'BEGIN {
     if (mode == "none") {
       printf "%-16s %d  ctxt/s %8d  markers %7s  bogo ops/s %10.0f  per-cpu-s %10.0f\n", mode, rep, ctxt, mk, bogo, bogo_cpu
       exit
@@ -253,6 +276,7 @@ run() {
       ev ? wcpu / (ev / 1e6) : 0, ev ? bytes / ev : 0, rss / 1024, rc
     if (raw > 0 && ev) printf "          (trace-cmd data before its compression: %.1f B/ev)\n", raw / ev
     if (peak != "") printf "          (peak fill of the kernel buffers: %s%%)\n", peak
+    if (threads != "") printf "          (threads in the window, CPU and wake-ups: %s)\n", threads
   }'
   restore_tracefs
 }
@@ -299,8 +323,9 @@ set_rate() {
   case $1 in
     moderate) SWITCH="--switch 1 --switch-freq 40000"; MARKER_RATE=10000 ;;
     max) SWITCH="--switch 2"; MARKER_RATE=20000 ;;
+    idle) SWITCH="--switch 1 --switch-freq 10"; MARKER_RATE=0 ;;
     custom) SWITCH=${SWITCH:?RATES=custom needs SWITCH}; MARKER_RATE=${MARKER_RATE:-20000} ;;
-    *) die "unknown rate $1 (moderate, max, custom)" ;;
+    *) die "unknown rate $1 (moderate, max, idle, custom)" ;;
   esac
 }
 
