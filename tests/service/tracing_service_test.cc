@@ -597,7 +597,9 @@ TEST_F(TracingServiceTest, ANewSessionsFirstLapIsFaultedInAtOnce) {
   const uint64_t before_kb = AnonResidentKb();
   ASSERT_TRUE(consumer->EnableTracing(MakeConfig(64 * 1024, "test.ds")).ok());
   const uint64_t after_kb = AnonResidentKb();
-  EXPECT_GE(after_kb, before_kb + TraceBuffer::kFirstLapBytes / 1024);
+  // Three quarters: other memory of the process may be given back
+  // meanwhile (under TSan 24 KiB was); without the fault-in it grew ~0.
+  EXPECT_GE(after_kb, before_kb + TraceBuffer::kFirstLapBytes / 1024 * 3 / 4);
   EXPECT_LT(after_kb, before_kb + 32 * 1024);
   StopAndWait(consumer.get());
 }
