@@ -234,29 +234,24 @@ Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
     }
     state = slot.get();
   }
-  if (read_mode_ != sluice::protos::FTRACE_READ_MODE_SPLICE) {
-    bool no_mapping = false;
-    auto mapped = MapReader(state, &no_mapping);
-    if (mapped.ok()) {
-      WatchForNearMiss(mapped->get());
-      if (start_thread) (*mapped)->StartThread(drain_period_ms_);
-      std::lock_guard<std::mutex> lock(readers_mutex_);
-      state->mapped = std::move(mapped).value();
-      state->read_paths |= kReadMapped;
-      return Status::Ok();
-    }
-    if (read_mode_ == sluice::protos::FTRACE_READ_MODE_MAPPED)
+  // AUTO reads with splice, as SPLICE does. Where the kernel maps ring
+  // buffers, its GET_READER advances the kernel's reader over each event of
+  // the new page under the buffer's lock, and on 6.18 that costs more CPU
+  // than splice's copy of the whole page (docs/PERFORMANCE.md, "The default
+  // read path"). MAPPED reads in place, on request.
+  if (read_mode_ == sluice::protos::FTRACE_READ_MODE_MAPPED) {
+    auto mapped = MapReader(state);
+    if (!mapped.ok())
       return Status::Error("cpu " + std::to_string(cpu) + ": " + mapped.status().message() +
                            "; ring_buffer_read_mode is FTRACE_READ_MODE_MAPPED (sluice record "
-                           "--ftrace-read=mapped): use AUTO (--ftrace-read=auto) to read with splice "
-                           "where the kernel has no mapping");
-    // AUTO: splice instead. Expected where the kernel has no mapping; said
-    // once where it has one that failed.
-    if (!no_mapping && !mapping_failure_warned_) {
-      mapping_failure_warned_ = true;
-      AddWarning("cpu " + std::to_string(cpu) + ": " + mapped.status().message() +
-                 ": reading it with splice instead");
-    }
+                           "--ftrace-read=mapped): leave it unset (or give --ftrace-read=splice) to read "
+                           "with splice");
+    WatchForNearMiss(mapped->get());
+    if (start_thread) (*mapped)->StartThread(drain_period_ms_);
+    std::lock_guard<std::mutex> lock(readers_mutex_);
+    state->mapped = std::move(mapped).value();
+    state->read_paths |= kReadMapped;
+    return Status::Ok();
   }
   FtraceCpuReaderOptions reader_options;
   reader_options.page_size = page_size_;
@@ -274,11 +269,10 @@ Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceDataSource::MapReader(CpuState* state,
-                                                                             bool* no_mapping) {
+StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceDataSource::MapReader(CpuState* state) {
   return FtraceMappedCpuReader::Create(state->cpu, tracefs_->PerCpuPath(state->cpu, "trace_pipe_raw"),
                                        formats_.header(), state->encoder.get(), state->writer.get(),
-                                       &signal_, paused_.load(std::memory_order_relaxed), no_mapping);
+                                       &signal_, paused_.load(std::memory_order_relaxed));
 }
 
 void FtraceDataSource::StopReader(CpuState* state) {

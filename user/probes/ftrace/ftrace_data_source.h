@@ -248,9 +248,8 @@ class FtraceDataSource {
   // Drain thread or Start(): a reader for `cpu` as the read mode says,
   // with its worker running if `start_thread`.
   Status StartReader(uint32_t cpu, bool start_thread);
-  // The mapped reader for `state`, or why there is none (*no_mapping: the
-  // kernel or the file has no mapping at all).
-  StatusOr<std::unique_ptr<FtraceMappedCpuReader>> MapReader(CpuState* state, bool* no_mapping);
+  // The mapped reader for `state`, or why there is none.
+  StatusOr<std::unique_ptr<FtraceMappedCpuReader>> MapReader(CpuState* state);
   void StopReader(CpuState* state);  // Drain thread: flush, join, final read.
   // Keeps the stopped reader's stats and destroys it (closing its fds).
   void RetireReader(CpuState* state);
@@ -285,8 +284,6 @@ class FtraceDataSource {
   FtraceDataSourceOptions options_;
   uint32_t drain_period_ms_ = 100;
   sluice::protos::FtraceReadMode read_mode_ = sluice::protos::FTRACE_READ_MODE_AUTO;
-  // A mapping that exists but failed was reported (once per instance).
-  bool mapping_failure_warned_ = false;
 
   std::unique_ptr<TracefsStateFile> state_file_;  // Before tracefs_: it outlives the controller.
   std::unique_ptr<Tracefs> tracefs_;

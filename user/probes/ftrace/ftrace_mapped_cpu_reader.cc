@@ -65,28 +65,22 @@ FtraceMappedCpuReader::FtraceMappedCpuReader(uint32_t cpu, const FtraceHeaderFor
 
 StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
     uint32_t cpu, const std::string& trace_pipe_raw_path, const FtraceHeaderFormat& header,
-    FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused,
-    bool* no_mapping) {
-  if (no_mapping) *no_mapping = false;
+    FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused) {
   std::unique_ptr<FtraceMappedCpuReader> r(new FtraceMappedCpuReader(cpu, header, encoder, writer, signal));
   if (start_paused) r->SetPaused(true);
   r->trace_fd_ = open(trace_pipe_raw_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (r->trace_fd_ < 0)
     return Status::Error("cannot open " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + "): run sluice as root");
   struct statfs fs;
-  if (fstatfs(r->trace_fd_, &fs) != 0 || fs.f_type != kTracefsMagic) {
-    if (no_mapping) *no_mapping = true;
+  if (fstatfs(r->trace_fd_, &fs) != 0 || fs.f_type != kTracefsMagic)
     return Status::Error("cannot map " + trace_pipe_raw_path + ": not a tracefs file, so there is no ring buffer mapping");
-  }
   const long system_page = sysconf(_SC_PAGESIZE);
   void* meta = mmap(nullptr, static_cast<size_t>(system_page), PROT_READ, MAP_SHARED, r->trace_fd_, 0);
   if (meta == MAP_FAILED) {
     const int err = errno;
-    if (IsNoMappingErrno(err)) {
-      if (no_mapping) *no_mapping = true;
+    if (IsNoMappingErrno(err))
       return Status::Error("cannot map " + trace_pipe_raw_path + " (" + ErrnoMessage(err) +
                            "): the kernel has no ring buffer mapping (Linux 6.10+)");
-    }
     return Status::Error("cannot map " + trace_pipe_raw_path + " (" + ErrnoMessage(err) + ")" +
                          (err == EBUSY ? ": the kernel maps no buffer of an instance with a snapshot allocated"
                                        : ""));

@@ -77,15 +77,11 @@ class FtraceMappedCpuReader : public FtraceReaderWorker {
   // mapped buffer: ENODEV), the file is not on tracefs (a test tree of plain
   // files, which must not be mapped: reading past their end is SIGBUS), the
   // buffer cannot be mapped now (EBUSY: a snapshot is allocated) or its
-  // meta page is not one this sluice understands: the caller then reads
-  // with splice. *no_mapping (if given) says whether the failure was the first
-  // two kinds, the kernel or the file offering no mapping at all: expected
-  // on old kernels, not worth a warning. `encoder`, `writer` and `signal`
-  // outlive the reader.
+  // meta page is not one this sluice understands. `encoder`, `writer` and
+  // `signal` outlive the reader.
   static StatusOr<std::unique_ptr<FtraceMappedCpuReader>> Create(
       uint32_t cpu, const std::string& trace_pipe_raw_path, const FtraceHeaderFormat& header,
-      FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused = false,
-      bool* no_mapping = nullptr);
+      FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused = false);
   ~FtraceMappedCpuReader() override;  // Stops the worker, unmaps, closes.
 
   FtraceMappedCpuReaderStats stats() const { return stats_.Load(); }
