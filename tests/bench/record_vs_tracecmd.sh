@@ -190,6 +190,7 @@ stop_recorder() {
 run() {
   local mode=$1 rep=$2 dir="$WORK/$1-$2" rec_pid=
   mkdir -p "$dir"
+  sync  # What earlier runs and other jobs wrote is on disk before this one starts.
   # A bound only: the recorder is stopped when the workload is done.
   local rec_secs=$((DURATION + 600))
   local read_mode=() compression=()
@@ -256,6 +257,10 @@ run() {
   esac
   [ -n "$rec_pid" ] && read -r elapsed u s rss_kb < "$dir/time"
   [ "${KEEP:-0}" = 1 ] && cp -r "$dir" /tmp/ 2>/dev/null
+  # The run's trace goes now. Left in the page cache, the runs after it would
+  # pay for its writeback: a max-rate trace-cmd-nocomp run writes 0.7 GB,
+  # and with five of them kept the recorders' cost rose run after run.
+  rm -f "$dir"/trace.*
   local threads=
   if [ -s "$dir/threads1" ]; then
     threads=$(awk 'NR == FNR { ns[$1] = $2; w[$1] = $3; next }
