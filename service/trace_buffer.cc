@@ -175,6 +175,10 @@ struct TraceBuffer::SequenceState {
   bool prev_clean = false;      // That chunk ended on a whole packet.
   bool loss_pending = true;     // Next packet gets previous_packet_dropped.
   bool gone = false;            // MarkProducerGone: read as final.
+  // Newest chunk the ring overwrote while it still waited for patches (0:
+  // none). A patch that comes for it later is not a failed patch: the
+  // chunk's data is gone with the overwrite, which chunks_overwritten counts.
+  uint64_t overwritten_unpatched_ext = 0;
 
   uint64_t Unwrap(ChunkId id) const {
     if (!has_max) return kExtBase + id;
@@ -358,6 +362,7 @@ SLUICE_HOT_INLINE void TraceBuffer::RemoveOverwritten(ProducerId producer, Write
   if (live) {
     stats_.chunks_overwritten++;
     stats_.bytes_overwritten += size;
+    if ((q[i].flags & kNeedsPatching) && ext > seq->overwritten_unpatched_ext) seq->overwritten_unpatched_ext = ext;
   }
   if (i > 0) {
     q.EraseAt(i);
@@ -623,7 +628,9 @@ bool TraceBuffer::TryPatchChunkContents(ProducerId producer, WriterId writer, Ch
                                         const ChunkPatch* patches, size_t num_patches,
                                         bool other_patches_pending) {
   SequenceState* seq = FindSequence(producer, writer);
-  ChunkMeta* c = seq ? seq->chunks.Find(seq->Unwrap(chunk_id)) : nullptr;
+  const uint64_t ext = seq ? seq->Unwrap(chunk_id) : 0;
+  ChunkMeta* c = seq ? seq->chunks.Find(ext) : nullptr;
+  if (c == nullptr && seq && ext <= seq->overwritten_unpatched_ext) return false;  // See SequenceState.
   if (c == nullptr || (c->state & kDead) || (patches == nullptr && num_patches != 0)) {
     stats_.patches_failed++;
     return false;

@@ -144,7 +144,9 @@
 //   patches_succeeded              patches applied (per patch)
 //   patches_failed                 patch batches for chunks not here or out of
 //                                  bounds; chunks consumed with patches still
-//                                  pending (final read)
+//                                  pending (final read). Not a patch for a
+//                                  chunk the ring overwrote while it waited
+//                                  for it: chunks_overwritten has that loss
 //   readaheads_succeeded/failed    joins of a multi-chunk packet done / waiting
 //   abi_violations                 chunks with bad header fields (on copy) or
 //                                  a malformed fragment (while read, once per
@@ -245,7 +247,9 @@ class TraceBuffer {
   // Applies 4-byte patches (ChunkPatch::offset from the payload start,
   // ChunkPatch::data; other fields ignored) to a chunk still in the buffer, all
   // or none. False, counting patches_failed, if the chunk is gone or a patch is
-  // out of bounds. other_patches_pending=false clears kChunkNeedsPatching.
+  // out of bounds; false without counting if the ring overwrote the chunk
+  // while it waited for patches (the overwrite is the loss, counted).
+  // other_patches_pending=false clears kChunkNeedsPatching.
   bool TryPatchChunkContents(ProducerId producer, WriterId writer, ChunkId chunk_id,
                              const ChunkPatch* patches, size_t num_patches,
                              bool other_patches_pending);
