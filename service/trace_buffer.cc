@@ -362,7 +362,8 @@ SLUICE_HOT_INLINE void TraceBuffer::RemoveOverwritten(ProducerId producer, Write
   if (live) {
     stats_.chunks_overwritten++;
     stats_.bytes_overwritten += size;
-    if ((q[i].flags & kNeedsPatching) && ext > seq->overwritten_unpatched_ext) seq->overwritten_unpatched_ext = ext;
+    if ((q[i].flags & kNeedsPatching) && ext > seq->overwritten_unpatched_ext)
+      seq->overwritten_unpatched_ext = ext;
   }
   if (i > 0) {
     q.EraseAt(i);
