@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <unordered_set>
 
@@ -128,12 +129,7 @@ Status FtraceController::ApplyConfig() {
   SLUICE_RETURN_IF_ERROR(ApplyBufferSize(found_size));
   SLUICE_RETURN_IF_ERROR(ApplyClock(found_clock));
   SLUICE_RETURN_IF_ERROR(ApplyBufferPercent());
-  if (!config_.preserve_buffer && !changes_.trace_clock_found && !changes_.changed_buffer_size()) {
-    // Empty the buffer of events from before this trace (clock and size
-    // changes did that already). Opening `trace` with O_TRUNC is `echo > trace`.
-    int fd = open(fs.Path("trace").c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd >= 0) close(fd);
-  }
+  if (!config_.preserve_buffer) SLUICE_RETURN_IF_ERROR(EmptyBuffer());
   EnableEvents(resolved);
 
   if (wants_atrace && is_android_) StartAtrace();
@@ -194,6 +190,24 @@ StatusOr<std::vector<std::string>> FtraceController::ResolveEvents(bool wants_at
     Warn("ftrace events not in this kernel, skipped: " + Join(unknown_events_, ", "));
   }
   return resolved;
+}
+
+// Empties the buffer of events written before this trace, always and on
+// purpose: whether a clock change or a resize also empties it depends on the
+// clock and size the machine was left in (a machine where Perfetto ran is
+// already at "boot", and a resize keeps the pages it does not drop), so
+// neither can be relied on. Opening `trace` with O_TRUNC is `echo > trace`:
+// the kernel resets every CPU's buffer of this instance.
+Status FtraceController::EmptyBuffer() {
+  const std::string path = tracefs_->Path("trace");
+  int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) {
+    return Status::Error("cannot empty the ftrace buffer (" + path + ": " + std::strerror(errno) +
+                         "): events from before this trace would enter it; check that tracefs is writable, "
+                         "or set preserve_ftrace_buffer to keep them on purpose");
+  }
+  close(fd);
+  return Status::Ok();
 }
 
 // An unexpanded root buffer that will expand to the requested size needs no

@@ -9,7 +9,7 @@
 //                                                              sizes differed: "X")
 //   trace_clock       "boot" if the kernel has it and differs   the old clock
 //   buffer_percent    config value, if set and differs          the old value
-//   buffer contents   cleared (unless preserve_buffer)         -- (consumed by the reader)
+//   buffer contents   emptied (unless preserve_buffer), always  -- (consumed by the reader)
 //   events/*/enable   "1" for each requested event that is     "0" for exactly those events
 //                     not enabled yet                          (DisableEvents())
 //   tracing_on        "1" if it was "0"                        "0" if it was "0"
@@ -30,7 +30,8 @@
 // listed that it never enabled, and disables it if it is on (someone else
 // enabled it in those microseconds). A file that cannot be written is one
 // warning; the trace goes on. Two kernel effects cannot be undone and are documented
-// rather than hidden: changing trace_clock or resizing clears the buffer, and
+// rather than hidden: changing trace_clock clears the buffer (Start() empties
+// it anyway, whatever it changed: see EmptyBuffer()), and
 // the root buffer's one-way expansion ("7 (expanded: 1408)") happens as soon
 // as any event is enabled. Kernels before 6.6 keep one expansion flag for
 // all instances and set it when an instance is resized: a never-used root buffer
@@ -176,6 +177,7 @@ class FtraceController {
   void ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root_found);
   Status ApplyClock(const std::string& found);
   Status ApplyBufferPercent();
+  Status EmptyBuffer();
   Status WriteBufferPercent(uint32_t percent);
   void DisableEventsLocked();
   // Saves changes_ to the state file, if there is one.
