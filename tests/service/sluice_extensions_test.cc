@@ -68,6 +68,8 @@ TEST(SluiceExtensionsTest, FindsEverySluiceFieldOfUpstreamMessages) {
                                              "perfetto.protos.FtraceCpuStats.sluice_smb_full_wait_ms=60007",
                                              "perfetto.protos.FtraceCpuStats.sluice_most_pages_per_wake=60008",
                                              "perfetto.protos.FtraceStats.sluice_buffer_percent=60009",
+                                             "perfetto.protos.FtraceStats.sluice_own_instance=60010",
+                                             "perfetto.protos.FtraceStats.sluice_other_readers=60011",
                                              "perfetto.protos.TracePacket.bpf_stats=60002",
                                              "perfetto.protos.TraceStats.sluice_service_stats=60003"}));
   // Nothing declared in protos/perfetto/ with such a number escapes the walk
@@ -113,6 +115,7 @@ TEST(SluiceExtensionsTest, SetParsesBackIntoOneExtensionPerField) {
     const char* extendee;
     FieldDescriptor::Type kind;
     const char* type;
+    bool repeated = false;
   };
   const Expected expected[] = {
       {"sluice.protos.bpf_config", 60001, "perfetto.protos.DataSourceConfig", FieldDescriptor::TYPE_MESSAGE,
@@ -133,10 +136,13 @@ TEST(SluiceExtensionsTest, SetParsesBackIntoOneExtensionPerField) {
        FieldDescriptor::TYPE_UINT64, ""},
       {"sluice.protos.sluice_buffer_percent", 60009, "perfetto.protos.FtraceStats", FieldDescriptor::TYPE_UINT32,
        ""},
+      {"sluice.protos.sluice_own_instance", 60010, "perfetto.protos.FtraceStats", FieldDescriptor::TYPE_STRING, ""},
+      {"sluice.protos.sluice_other_readers", 60011, "perfetto.protos.FtraceStats", FieldDescriptor::TYPE_STRING, "",
+       true},
   };
   const auto* file = set.pool().FindFileByName(kSluiceExtensionsFileName);
   ASSERT_NE(file, nullptr);
-  EXPECT_EQ(file->extension_count(), 9);
+  EXPECT_EQ(file->extension_count(), 11);
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
     const FieldDescriptor* ext = set.pool().FindExtensionByName(e.name);
@@ -144,7 +150,7 @@ TEST(SluiceExtensionsTest, SetParsesBackIntoOneExtensionPerField) {
     EXPECT_TRUE(ext->is_extension());
     EXPECT_EQ(ext->number(), e.number);
     EXPECT_EQ(ext->type(), e.kind);
-    EXPECT_EQ(ext->label(), FieldDescriptor::LABEL_OPTIONAL);
+    EXPECT_EQ(ext->label(), e.repeated ? FieldDescriptor::LABEL_REPEATED : FieldDescriptor::LABEL_OPTIONAL);
     EXPECT_EQ(ext->containing_type()->full_name(), e.extendee);
     if (e.kind == FieldDescriptor::TYPE_MESSAGE) {
       ASSERT_NE(ext->message_type(), nullptr);

@@ -18,6 +18,7 @@
 #include "user/cmd/doctor_bpf_probes.h"
 #include "user/cmd/record_config.h"
 #include "user/probes/tracefs.h"
+#include "user/probes/tracefs_readers.h"
 #include "shm/base/command_line.h"
 #include "shm/base/file_util.h"
 
@@ -176,6 +177,26 @@ DoctorCheck TraceClockCheck(const std::string& root) {
                "no \"boot\" clock (" + Join(clocks, " ") +
                    "): timestamps will not line up with other boot-clock data sources",
                "kernel 4.10+ offers the boot clock");
+}
+
+// Another tracer reading a buffer: sluice records beside it from an
+// instance of its own, or refuses (ftrace_buffer_choice.h).
+DoctorCheck OtherTracersCheck(const std::string& root) {
+  const std::vector<TracefsReader> readers = FindTracefsReaders(getpid());
+  if (readers.empty()) return Check(DoctorState::kPass, "ftrace", "other tracers", "no other process reads a buffer");
+  std::string detail;
+  for (const TracefsReader& r : readers) {
+    detail += (detail.empty() ? "" : "; ") + DescribeTracefsReaders({r}) + " reads " +
+              (r.instance.empty() ? "the top-level buffer" : "instance " + r.instance);
+  }
+  const bool top_level = !ReadersOfInstance(readers, "").empty();
+  const bool copies = PathExists(root + "/options/copy_trace_marker");
+  if (!top_level) return Check(DoctorState::kPass, "ftrace", "other tracers", detail + " (not sluice's buffer)");
+  return Check(DoctorState::kWarn, "ftrace", "other tracers",
+               detail + ": sluice records from an instance of its own beside it" +
+                   (copies ? ", trace_marker writes copied in (copy_trace_marker)"
+                           : "; a trace with ftrace/print or atrace is refused (no copy_trace_marker before 6.17)"),
+               "stop the other tracer to record from the top-level buffer");
 }
 
 DoctorCheck SubBufferCheck(const std::string& root) {
@@ -450,13 +471,14 @@ std::vector<DoctorCheck> RunDoctorChecks(const DoctorOptions& options) {
   std::string root;
   out.push_back(TracefsCheck(options, &root));
   if (root.empty()) {
-    for (const char* name : {"trace_clock", "buffer_subbuf_size_kb"}) {
+    for (const char* name : {"trace_clock", "buffer_subbuf_size_kb", "other tracers"}) {
       out.push_back(Check(DoctorState::kSkip, "ftrace", name, "no tracefs"));
     }
     out.push_back(Check(DoctorState::kSkip, "events", "events", "no tracefs"));
   } else {
     out.push_back(TraceClockCheck(root));
     out.push_back(SubBufferCheck(root));
+    if (options.tracefs_root.empty()) out.push_back(OtherTracersCheck(root));
     out.push_back(DefaultEventsCheck(root));
   }
   if (options.probe_bpf) BpfChecks(options, root, config, have_config, &out);

@@ -253,6 +253,26 @@ struct Collector {
       Row("packets_dropped_before", seq, severity, source, static_cast<int64_t>(n), why);
   }
 
+  // Another tracer in the same buffer takes events from it; sluice moves to
+  // an instance of its own when it sees one at the start
+  // (ftrace_buffer_choice.h), so one found here came later.
+  void OtherReaderRows() {
+    std::set<std::string> readers;
+    for (const FtraceStats* s : {&ftrace_start, &ftrace_end})
+      for (const std::string& r : s->sluice_other_readers()) readers.insert(r);
+    std::string names;
+    for (const std::string& r : readers) names += (names.empty() ? "" : ", ") + r;
+    Row("ftrace_other_readers", -1, kLoss, "kernel ftrace buffer", static_cast<int64_t>(readers.size()),
+        "another tracer read the buffer this trace was recorded from (" + names +
+            "), and the events it read are missing here: record while it does not run, or give this trace "
+            "its own FtraceConfig.instance_name");
+    const std::string& own = ftrace_start.sluice_own_instance();
+    if (!own.empty())
+      Row("ftrace_own_instance", -1, kInfo, "kernel ftrace buffer", 1,
+          "another tracer was reading the top-level ftrace buffer, so sluice recorded from instance " + own +
+              " of its own and took none of its events");
+  }
+
   void FtraceRows() {
     // A ring buffer may have overwritten the start-of-trace figures: the
     // kernel counters since boot are no measure of this trace, so the pages
@@ -262,6 +282,7 @@ struct Collector {
       Row("ftrace_stats_start_missing", -1, kInfo, "kernel ftrace buffer", 1,
           "the trace lacks the start-of-trace ftrace figures (a ring buffer overwrote them): kernel "
           "losses are counted as ftrace_bundles_after_lost_events");
+    OtherReaderRows();
     // The kernel counters are cumulative; the trace's share is end - start.
     std::map<uint64_t, perfetto::protos::FtraceCpuStats> start_by_cpu;
     for (const auto& c : ftrace_start.cpu_stats()) start_by_cpu[c.cpu()] = c;

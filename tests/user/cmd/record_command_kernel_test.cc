@@ -85,6 +85,7 @@
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
 #include "user/probes/tracefs.h"
+#include "user/probes/tracefs_readers.h"
 
 namespace sluice {
 namespace {
@@ -1182,6 +1183,303 @@ TEST_F(RecordTriggersKernelTest, CloneSnapshotTriggerWritesASnapshotAndRecordsOn
   EXPECT_EQ(all.triggers, std::vector<std::string>{"e2e-snap"});
   ExpectMarkerRange(all, 0, 3000);
   ExpectTracefsRestored();
+}
+
+// ---------------------------------------------------------------------------
+// Every session starts from an empty kernel buffer on purpose, whatever
+// clock and buffer size the machine was left in: numbered markers written
+// before the session (or before its trigger) never enter its trace, and
+// every marker written after it is ready does. Run with trace_clock already
+// "boot" (where upstream Perfetto and Android leave it: sluice then changes
+// no clock, and changing the clock was what used to empty the buffer) and
+// already "local" (the kernel's default). -k asks for a size the buffer does
+// not have, so a resize happens too, which empties nothing by itself.
+
+class RecordBoundaryKernelTest : public RecordSessionsKernelTest,
+                                 public ::testing::WithParamInterface<const char*> {
+ protected:
+  void SetUp() override {
+    // Before the base reads the state the test must leave.
+    found_clock_ = ParseSelectedTraceClock(ReadFileOr(std::string(kTracefs) + "/trace_clock", ""));
+    if (!found_clock_.empty()) clock_set_ = WriteTracefsFile(std::string(kTracefs) + "/trace_clock", GetParam());
+    RecordSessionsKernelTest::SetUp();
+  }
+  void TearDown() override {
+    RecordSessionsKernelTest::TearDown();
+    if (clock_set_) {
+      EXPECT_TRUE(WriteTracefsFile(std::string(kTracefs) + "/trace_clock", found_clock_));
+    }
+  }
+  // Stale markers: numbered from 100000, so none can pass for one written later.
+  void WriteStaleMarkers() { WriteMarkersOnOneCpu(workload_.prefix, 500, 100000); }
+
+  // `sluice record MODE_ARGS -k 4mb ftrace/print` in this process, started
+  // after the stale markers, stopped once 2000 more are written.
+  void RecordInProcess(std::vector<std::string> mode_args) {
+    WriteStaleMarkers();
+    std::vector<std::string> argv = {Bin("sluice"), "record"};
+    argv.insert(argv.end(), mode_args.begin(), mode_args.end());
+    argv.insert(argv.end(), {"-k", "4mb", "-t", "1h", "-q", "ftrace/print", "-o", Path("trace.pftrace")});
+    ChildProcess recorder;
+    if (mode_args.empty()) {
+      ASSERT_TRUE(recorder.Start(argv, Path("record.out"), Path("record.err")));
+      ASSERT_TRUE(WaitUntilRecording(workload_, Path("trace.pftrace"), testing::ScaledTimeoutMs(120000), &recorder))
+          << recorder.Describe();
+    } else {
+      // A ring keeps everything in memory until the end: its "recording"
+      // line comes once the data sources run.
+      argv.erase(argv.begin(), argv.begin() + 2);
+      if (!StartAndWaitForRecordingLine(argv, Path("record.out"), Path("record.err"), &recorder)) return;
+    }
+    WriteMarkersOnOneCpu(workload_.prefix, 2000);
+    StopRecorder(&recorder, SIGINT);
+    const Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+    ASSERT_TRUE(d.status.ok()) << d.status.message();
+    ExpectMarkerRange(d, 0, 2000);
+    ExpectNoDataLoss(Path("trace.pftrace"));
+  }
+
+  std::string found_clock_;
+  bool clock_set_ = false;
+};
+
+TEST_P(RecordBoundaryKernelTest, APlainRecordingHoldsNothingFromBeforeIt) { RecordInProcess({}); }
+TEST_P(RecordBoundaryKernelTest, ARingRecordingHoldsNothingFromBeforeIt) { RecordInProcess({"--ring", "-b", "8mb"}); }
+
+// Detached in sluiced, cloned while it records, attached and stopped: the
+// clone and the final trace both start at the session's start.
+TEST_P(RecordBoundaryKernelTest, ADetachedRingSessionItsCloneAndItsAttachedEndHoldNothingFromBeforeIt) {
+  WriteStaleMarkers();
+  testing::CommandResult detached =
+      Sluice({"record", "--daemon", "--detach=e2e-bound", "--ring", "-b", "8mb", "-k", "4mb", "-t", "1h", "-q",
+              "ftrace/print", "-o", Path("trace.pftrace")});
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  if (!WaitUntilCloneHoldsReadyMarker("e2e-bound")) return;
+  WriteMarkersOnOneCpu(workload_.prefix, 2000);
+  ExpectMarkerRange(Clone("e2e-bound", Path("clone.pftrace")), 0, 2000);
+  WriteMarkersOnOneCpu(workload_.prefix, 1000, 2000);
+  testing::CommandResult stopped = Sluice({"record", "--attach=e2e-bound", "--stop", "-q"});
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  const Decoded all = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(all.status.ok()) << all.status.message();
+  ExpectMarkerRange(all, 0, 3000);
+  ExpectNoDataLoss(Path("trace.pftrace"));
+  ExpectTracefsRestored();
+}
+
+// START_TRACING: the kernel buffer is emptied at the trigger, not at the
+// session's creation, so what was written while it waited stays out.
+TEST_P(RecordBoundaryKernelTest, AStartTracingSessionHoldsNothingFromBeforeItsTrigger) {
+  ChildProcess recorder;
+  const std::string config = TriggerConfigText("e2e-bstart", "START_TRACING", 3600000);
+  ASSERT_TRUE(WriteTracefsFile(Path("trigger.pbtx"), config, O_CREAT | O_TRUNC));
+  ASSERT_TRUE(recorder.Start({Bin("sluice"), "record", "--daemon", "--consumer-socket", daemon_.consumer_socket(), "-c",
+                              Path("trigger.pbtx"), "--txt", "-q", "-o", Path("trace.pftrace")},
+                             Path("record.out"), Path("record.err")));
+  const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
+  while (Sluice({"sessions"}).out.find("'e2e-bstart'") == std::string::npos && NowMs() < deadline) usleep(50 * 1000);
+  WriteStaleMarkers();
+  testing::CommandResult fired = testing::RunToCompletion(
+      {Bin("sluice"), "trigger", "e2e-bstart", "--producer-socket", daemon_.producer_socket()}, dir_);
+  EXPECT_EQ(fired.exit_code, 0) << fired.err;
+  if (!WaitUntilCloneHoldsReadyMarker("e2e-bstart")) return;
+  WriteMarkersOnOneCpu(workload_.prefix, 2000);
+  recorder.Signal(SIGINT);
+  ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(120000))) << recorder.Describe();
+  EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
+  const Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  ExpectMarkerRange(d, 0, 2000);
+  ExpectTracefsRestored();
+}
+
+INSTANTIATE_TEST_SUITE_P(Clock, RecordBoundaryKernelTest, ::testing::Values("boot", "local"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string("AlreadyAt") + (info.param[0] == 'b' ? "Boot" : "Local");
+                         });
+
+// ---------------------------------------------------------------------------
+// Another tracer reading the top-level buffer at the same time
+// (user/probes/ftrace/ftrace_buffer_choice.h): sluice records from an
+// instance of its own, with trace_marker writes copied in where the kernel
+// can (copy_trace_marker, 6.17+), or refuses in one line naming the other
+// tracer; either way neither loses an event to the other.
+
+class OtherTracerKernelTest : public RecordKernelTest {
+ protected:
+  bool KernelCopiesTraceMarker() const {
+    return access((std::string(kTracefs) + "/options/copy_trace_marker").c_str(), F_OK) == 0;
+  }
+  // Waits until `pid` reads the top-level buffer, as sluice will see it.
+  bool WaitUntilReadsTopLevel(pid_t pid) {
+    const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
+    while (NowMs() < deadline) {
+      for (const TracefsReader& r : FindTracefsReaders(getpid()))
+        if (r.pid == pid && r.instance.empty()) return true;
+      usleep(20 * 1000);
+    }
+    ADD_FAILURE() << "pid " << pid << " never read the top-level buffer";
+    return false;
+  }
+  // How many of "<prefix>N", N in [0, n), occur in `text` (each counted once).
+  uint32_t MarkersIn(const std::string& text, uint32_t n) const {
+    uint32_t found = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      const std::string m = workload_.prefix + std::to_string(i);
+      for (size_t at = text.find(m); at != std::string::npos; at = text.find(m, at + 1)) {
+        const size_t end = at + m.size();
+        if (end == text.size() || !isdigit(static_cast<unsigned char>(text[end]))) {
+          found++;
+          break;
+        }
+      }
+    }
+    return found;
+  }
+};
+
+// The other tracer is `cat trace_pipe`, as bpftrace users and scripts read
+// the top-level buffer; busybox has it too, so every kernel of the VM set
+// runs this.
+TEST_F(OtherTracerKernelTest, ACatOfTracePipeKeepsEveryEventAndSoDoesSluice) {
+  ChildProcess other;
+  ASSERT_TRUE(other.Start({"/bin/sh", "-c", std::string("exec cat ") + kTracefs + "/trace_pipe"}, Path("other.txt"),
+                          Path("other.err")));
+  if (!WaitUntilReadsTopLevel(other.pid())) return;
+  ChildProcess recorder;
+  const std::vector<std::string> args = {"-k", "4mb", "-t", "1h", "-q", "sched/sched_switch", "ftrace/print",
+                                         "-o", Path("trace.pftrace")};
+  if (!KernelCopiesTraceMarker()) {
+    // No way to give an instance the markers: refused before anything starts.
+    std::vector<std::string> argv = {Bin("sluice"), "record"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    testing::CommandResult refused = testing::RunToCompletion(argv, dir_);
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("another tracer reads the top-level ftrace buffer: cat (pid " +
+                               std::to_string(other.pid()) + ")"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_NE(access(Path("trace.pftrace").c_str(), F_OK), 0) << "a refused recording wrote a file";
+    other.Terminate(testing::ScaledTimeoutMs(10000));
+    return;
+  }
+  ASSERT_TRUE(recorder.Start([&] {
+    std::vector<std::string> argv = {Bin("sluice"), "record"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }(), Path("record.out"), Path("record.err")));
+  ASSERT_TRUE(WaitUntilRecording(workload_, Path("trace.pftrace"), testing::ScaledTimeoutMs(120000), &recorder))
+      << recorder.Describe();
+  EXPECT_NE(recorder.Stderr().find("cat (pid " + std::to_string(other.pid()) +
+                                   ") reads the top-level ftrace buffer: recording from instance sluice-"),
+            std::string::npos)
+      << recorder.Stderr();
+  WriteMarkersOnOneCpu(workload_.prefix, 2000);
+  // The other tracer has read them all once its output holds the last one.
+  const std::string last = workload_.prefix + "1999";
+  const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
+  while (ReadFileOr(Path("other.txt"), "").find(last) == std::string::npos && NowMs() < deadline) usleep(20 * 1000);
+  StopRecorder(&recorder, SIGINT);
+  other.Terminate(testing::ScaledTimeoutMs(10000));
+  EXPECT_EQ(MarkersIn(ReadFileOr(Path("other.txt"), ""), 2000), 2000u) << "the other tracer lost markers to sluice";
+  const Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  ExpectMarkerRange(d, 0, 2000);
+  auto health = AnalyzeTraceFile(Path("trace.pftrace"));  // Counts compact sched_switch too.
+  ASSERT_TRUE(health.ok()) << health.status().message();
+  EXPECT_GT(health->ftrace_events, 2000u) << "no sched_switch from the instance";
+  ExpectNoDataLoss(Path("trace.pftrace"));
+  testing::CommandResult stats = testing::RunToCompletion({Bin("sluice"), "stats", Path("trace.pftrace")}, dir_);
+  EXPECT_NE(stats.out.find("ftrace_own_instance"), std::string::npos) << stats.out;
+}
+
+// Kernel events only: an instance of its own on every kernel.
+TEST_F(OtherTracerKernelTest, KernelEventsOnlyRecordBesideAnotherReaderOnEveryKernel) {
+  ChildProcess other;
+  ASSERT_TRUE(other.Start({"/bin/sh", "-c", std::string("exec cat ") + kTracefs + "/trace_pipe"}, Path("other.txt"),
+                          Path("other.err")));
+  if (!WaitUntilReadsTopLevel(other.pid())) return;
+  ChildProcess recorder;
+  ASSERT_TRUE(StartAndWaitForRecordingLine({"-k", "4mb", "-t", "1h", "sched/sched_switch", "-o", Path("trace.pftrace")},
+                                           Path("record.out"), Path("record.err"), &recorder));
+  EXPECT_NE(recorder.Stderr().find("reads the top-level ftrace buffer: recording from instance sluice-"),
+            std::string::npos)
+      << recorder.Stderr();
+  // Context switches the recorder sees: this thread sleeps a few times.
+  for (int i = 0; i < 20; i++) usleep(1000);
+  StopRecorder(&recorder, SIGINT);
+  other.Terminate(testing::ScaledTimeoutMs(10000));
+  const Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  auto health = AnalyzeTraceFile(Path("trace.pftrace"));  // Counts compact sched_switch too.
+  ASSERT_TRUE(health.ok()) << health.status().message();
+  EXPECT_GT(health->ftrace_events, 0u) << "no sched_switch from the instance";
+  ExpectNoDataLoss(Path("trace.pftrace"));
+}
+
+// Upstream Perfetto's own traced_probes recording ftrace/print and
+// sched_switch from the top-level buffer, and sluice recording the same
+// beside it: each trace holds every marker. Upstream's tools come from
+// ../shared/tools/perfetto (CI has them). Upstream leaves tracefs changed
+// (trace_clock boot, buffer_size_kb at its minimum): put back afterwards.
+class UpstreamTracerKernelTest : public OtherTracerKernelTest {
+ protected:
+  void TearDown() override {
+    for (ChildProcess* p : {&perfetto_, &probes_, &traced_})
+      if (p->running()) p->Terminate(testing::ScaledTimeoutMs(30000));
+    if (armed_) RestoreTracefsState(before_);
+    OtherTracerKernelTest::TearDown();
+  }
+  std::vector<std::string> Upstream(const std::string& tool) const {
+    return {"/usr/bin/env", "PERFETTO_PRODUCER_SOCK_NAME=" + Path("up-producer.sock"),
+            "PERFETTO_CONSUMER_SOCK_NAME=" + Path("up-consumer.sock"), upstream_dir_ + "/" + tool};
+  }
+  std::string upstream_dir_ = testing::SluiceBinDir() + "/../../shared/tools/perfetto";
+  ChildProcess traced_, probes_, perfetto_;
+};
+
+TEST_F(UpstreamTracerKernelTest, UpstreamTracedProbesAndSluiceEachKeepEveryMarker) {
+  if (access((upstream_dir_ + "/traced_probes").c_str(), X_OK) != 0) {
+    if (testing::RunningUnderCi()) FAIL() << "no upstream Perfetto tools at " << upstream_dir_;
+    GTEST_SKIP() << "no upstream Perfetto tools at " << upstream_dir_ << " (../shared/tools/perfetto)";
+  }
+  if (!KernelCopiesTraceMarker()) GTEST_SKIP() << "no options/copy_trace_marker (Linux 6.17+): refused, as tested above";
+  ASSERT_TRUE(traced_.Start(Upstream("traced"), Path("traced.out"), Path("traced.err")));
+  ASSERT_TRUE(probes_.Start(Upstream("traced_probes"), Path("probes.out"), Path("probes.err")));
+  ASSERT_TRUE(WriteTracefsFile(Path("upstream.pbtx"), R"(
+buffers { size_kb: 16384 fill_policy: DISCARD }
+data_sources { config { name: "linux.ftrace" ftrace_config {
+  ftrace_events: "sched/sched_switch" ftrace_events: "ftrace/print" buffer_size_kb: 4096 } } }
+duration_ms: 3600000
+)", O_CREAT | O_TRUNC));
+  // perfetto retries until traced_probes has registered its data source.
+  std::vector<std::string> argv = Upstream("perfetto");
+  argv.insert(argv.end(), {"-c", Path("upstream.pbtx"), "--txt", "-o", Path("upstream.pftrace")});
+  ASSERT_TRUE(perfetto_.Start(argv, Path("perfetto.out"), Path("perfetto.err")));
+  if (!WaitUntilReadsTopLevel(probes_.pid())) return;
+
+  ChildProcess recorder;
+  ASSERT_TRUE(recorder.Start({Bin("sluice"), "record", "-k", "4mb", "-t", "1h", "-q", "sched/sched_switch",
+                              "ftrace/print", "-o", Path("trace.pftrace")},
+                             Path("record.out"), Path("record.err")));
+  ASSERT_TRUE(WaitUntilRecording(workload_, Path("trace.pftrace"), testing::ScaledTimeoutMs(120000), &recorder))
+      << recorder.Describe();
+  EXPECT_NE(recorder.Stderr().find("traced_probes (pid " + std::to_string(probes_.pid()) +
+                                   ") reads the top-level ftrace buffer: recording from instance sluice-"),
+            std::string::npos)
+      << recorder.Stderr();
+  WriteMarkersOnOneCpu(workload_.prefix, 2000);
+  StopRecorder(&recorder, SIGINT);
+  perfetto_.Signal(SIGINT);  // perfetto flushes and writes its trace, as at Ctrl-C.
+  ASSERT_TRUE(perfetto_.Wait(testing::ScaledTimeoutMs(120000))) << perfetto_.Describe();
+
+  const Decoded ours = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
+  ASSERT_TRUE(ours.status.ok()) << ours.status.message();
+  ExpectMarkerRange(ours, 0, 2000);
+  ExpectNoDataLoss(Path("trace.pftrace"));
+  const Decoded theirs = DecodeTrace(Path("upstream.pftrace"), workload_.prefix);
+  ASSERT_TRUE(theirs.status.ok()) << theirs.status.message() << "\n" << perfetto_.Describe();
+  ExpectMarkerRange(theirs, 0, 2000);
 }
 
 }  // namespace

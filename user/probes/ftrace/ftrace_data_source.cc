@@ -12,6 +12,7 @@
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/base/clock.h"
 #include "user/probes/ftrace/ftrace_cpu_stats.h"
+#include "user/probes/tracefs_readers.h"
 #include "user/probes/ftrace/ftrace_watermark.h"
 
 namespace sluice {
@@ -57,10 +58,13 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
                          " is not a percent: give 1-100 (how full a CPU's buffer gets before its reader "
                          "wakes), or leave it out for the kernel's 50");
   }
+  SLUICE_ASSIGN_OR_RETURN(const FtraceBufferChoice buffer, ChooseBuffer(config, options));
   std::unique_ptr<FtraceDataSource> ds(new FtraceDataSource(config, std::move(make_writer), options));
+  ds->buffer_choice_ = buffer;
+  if (!buffer.reason.empty()) ds->AddWarning(buffer.reason);
   TracefsOptions fs_options;
   fs_options.root = options.tracefs_root;
-  fs_options.instance_name = config.instance_name();
+  fs_options.instance_name = buffer.instance_name;
   fs_options.allow_mount = options.allow_mount;
   fs_options.cpu_online_path = options.cpu_online_path;
   FtraceControlOptions control_options = options.control;
@@ -74,13 +78,13 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
                      "): if this process is killed, tracefs stays as it changed it");
     }
   }
-  if (ds->state_file_ && !config.instance_name().empty()) {
+  if (ds->state_file_ && !buffer.instance_name.empty()) {
     // The instance is the first change: saved before Open() makes it.
     auto root = FindTracefsRoot(fs_options);
-    if (root.ok() && !IsDirectory(*root + "/instances/" + config.instance_name())) {
+    if (root.ok() && !IsDirectory(*root + "/instances/" + buffer.instance_name)) {
       TracefsChanges creating;
       creating.tracefs_root = *root;
-      creating.instance_name = config.instance_name();
+      creating.instance_name = buffer.instance_name;
       creating.created_instance = true;
       if (Status st = ds->state_file_->Save(creating); !st.ok()) {
         ds->AddWarning("cannot keep the tracefs state file (" + st.message() +
@@ -94,6 +98,13 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
     return tracefs.status();
   }
   ds->tracefs_ = std::move(tracefs).value();
+  if (buffer.copy_trace_marker) {
+    // The instance is ours (made just now), so the option goes with it.
+    if (Status st = ds->tracefs_->Write("options/copy_trace_marker", "1"); !st.ok()) {
+      return Status::Error("cannot have instance " + buffer.instance_name + " copy trace_marker writes (" +
+                           st.message() + "): stop the other tracer, or record without ftrace/print");
+    }
+  }
 
   FtraceControlConfig control;
   control.events.assign(config.ftrace_events().begin(), config.ftrace_events().end());
@@ -106,6 +117,27 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   ds->controller_ = std::make_unique<FtraceController>(ds->tracefs_.get(), std::move(control),
                                                        control_options);
   return ds;
+}
+
+// Another tracer reading the top-level buffer moves the session to an
+// instance of its own, or refuses it (ftrace_buffer_choice.h). Only on the
+// machine's tracefs: a test's fake tree has no readers.
+StatusOr<FtraceBufferChoice> FtraceDataSource::ChooseBuffer(const perfetto::protos::FtraceConfig& config,
+                                                           const FtraceDataSourceOptions& options) {
+  if (!options.tracefs_root.empty() || !config.instance_name().empty() || !options.avoid_other_tracers) {
+    FtraceBufferChoice as_configured;
+    as_configured.instance_name = config.instance_name();
+    return as_configured;
+  }
+  TracefsOptions fs_options;
+  fs_options.allow_mount = options.allow_mount;
+  auto root = FindTracefsRoot(fs_options);
+  if (!root.ok()) return root.status();
+  static std::atomic<uint32_t> own_instances{0};
+  const std::string own_name = "sluice-" + std::to_string(getpid()) + "-" +
+                               std::to_string(own_instances.fetch_add(1, std::memory_order_relaxed));
+  return ChooseFtraceBuffer(config, ReadersOfInstance(FindTracefsReaders(getpid()), ""),
+                            access((*root + "/options/copy_trace_marker").c_str(), F_OK) == 0, own_name);
 }
 
 FtraceDataSource::~FtraceDataSource() {
@@ -588,6 +620,12 @@ void FtraceDataSource::WriteStats(int phase) {
   }
   if (config_.preserve_ftrace_buffer()) {
     packet->WriteVarInt(FtraceStats::kPreserveFtraceBufferFieldNumber, 1);
+  }
+  if (buffer_choice_.instance_name != config_.instance_name())
+    packet->WriteString(FtraceStats::kSluiceOwnInstanceFieldNumber, buffer_choice_.instance_name);
+  if (options_.tracefs_root.empty()) {
+    for (const TracefsReader& r : ReadersOfInstance(FindTracefsReaders(getpid()), tracefs_->instance_name()))
+      packet->WriteString(FtraceStats::kSluiceOtherReadersFieldNumber, DescribeTracefsReaders({r}));
   }
   // Read back, not remembered: what the kernel had (before Restore()).
   if (auto percent = tracefs_->ReadBufferPercent(); percent.ok())

@@ -91,6 +91,7 @@
 #include "shm/base/atomic_stats.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
+#include "user/probes/ftrace/ftrace_buffer_choice.h"
 #include "user/probes/ftrace/ftrace_controller.h"
 #include "user/probes/ftrace/ftrace_cpu_reader.h"
 #include "user/probes/ftrace/ftrace_format.h"
@@ -122,6 +123,11 @@ struct FtraceDataSourceOptions {
   // counted (overrun), as any backlog is. Tests lengthen it to leave a
   // reader's near miss as the only way the watermark is lowered.
   std::chrono::milliseconds housekeeping_period{1000};
+  // With no instance configured, another process reading the top-level
+  // buffer moves the session to an instance of its own or refuses it
+  // (ftrace_buffer_choice.h). Tests that stand in for that other tracer in
+  // this process turn it off for the stand-in.
+  bool avoid_other_tracers = true;
 };
 
 // What Abandon() could not deliver.
@@ -196,6 +202,8 @@ class FtraceDataSource {
   std::vector<uint32_t> ReadingCpusForTesting() const;
 
  private:
+  static StatusOr<FtraceBufferChoice> ChooseBuffer(const perfetto::protos::FtraceConfig& config,
+                                                   const FtraceDataSourceOptions& options);
   // FtraceCpuStats.sluice_read_path: a bit per way a CPU was read.
   static constexpr uint32_t kReadMapped = sluice::protos::FTRACE_READ_PATH_MAPPED;
   static constexpr uint32_t kReadSplice = sluice::protos::FTRACE_READ_PATH_SPLICE;
@@ -326,6 +334,7 @@ class FtraceDataSource {
   // Abandon(): the drain thread stops at its next check, without a flush.
   std::atomic<bool> abandoned_{false};
 
+  FtraceBufferChoice buffer_choice_;  // Set by Create().
   mutable std::mutex warnings_mutex_;
   std::vector<std::string> warnings_;
 
