@@ -195,6 +195,11 @@ GTEST_ARGS ?=
 test: all
 	$(Q)$(TEST_BIN) $(GTEST_ARGS)
 
+# The kernel suites again from each tracefs state a machine is found in
+# (docs/FTRACE_CONTROL.md, "Start states"); the state found is put back.
+test-start-states: all
+	$(Q)tests/tracefs_start_states.sh -b $(TEST_BIN)
+
 # ---- run -------------------------------------------------------------------
 # Builds only the sluice CLI (the test suite is built by `make test`).
 RUN_OUT ?= /tmp/sluice-run.pftrace
@@ -239,6 +244,6 @@ bench: $(BENCH_BINS)
 clean:
 	rm -rf build
 
-.PHONY: all deps protos test run fuzz fuzz-build fuzz-run bench clean
+.PHONY: all deps protos test test-start-states run fuzz fuzz-build fuzz-run bench clean
 
 -include $(shell find $(OBJ_DIR) -name '*.d' 2>/dev/null)
