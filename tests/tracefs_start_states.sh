@@ -44,7 +44,7 @@ fi
 [ -w $T/tracing_on ] || { echo "tracefs_start_states: $T is not writable: run as root with tracefs" >&2; exit 2; }
 [ -x "$tests_bin" ] || { echo "tracefs_start_states: no $tests_bin: run make first" >&2; exit 2; }
 
-foreign_event=signal/signal_generate  # An event no sluice test enables.
+foreign_event=signal:signal_generate  # An event no sluice test enables (set_event form).
 foreign_instance=foreign-tracer
 
 w() { printf '%s' "$2" >"$T/$1" || echo "tracefs_start_states: cannot write '$2' to $T/$1" >&2; }

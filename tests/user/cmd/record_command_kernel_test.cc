@@ -611,7 +611,7 @@ void WriteMarkersOnOneCpu(const std::string& prefix, uint32_t n, uint32_t first 
     char buf[96];
     for (uint32_t i = first; i < first + n; i++) {
       int len = snprintf(buf, sizeof(buf), "%s%u", prefix.c_str(), i);
-      ASSERT_EQ(write(fd, buf, static_cast<size_t>(len)), len);
+      ASSERT_TRUE(testing::WriteTraceMarker(fd, std::string_view(buf, static_cast<size_t>(len)))) << strerror(errno);
     }
     close(fd);
   });
@@ -1308,7 +1308,7 @@ INSTANTIATE_TEST_SUITE_P(Clock, RecordBoundaryKernelTest, ::testing::Values("boo
 class OtherTracerKernelTest : public RecordKernelTest {
  protected:
   void TearDown() override {
-    if (resized_top_level_) RestoreTracefsState(before_);
+    if (changed_top_level_) RestoreTracefsState(before_);
     RecordKernelTest::TearDown();
   }
   // Starts `cat trace_pipe` as the other tracer, with room for what the test
@@ -1319,14 +1319,18 @@ class OtherTracerKernelTest : public RecordKernelTest {
     const std::string size_path = std::string(kTracefs) + "/buffer_size_kb";
     auto size = ParseBufferSize(ReadFileOr(size_path, ""));
     if (!size.ok() || size->per_cpu_differs || size->kb < 4096) {
-      resized_top_level_ = true;
+      changed_top_level_ = true;
       EXPECT_TRUE(WriteTracefsFile(size_path, "4096"));
+    }
+    if (TrimWhitespace(before_.tracing_on) == "0") {  // A tracer turns it on.
+      changed_top_level_ = true;
+      EXPECT_TRUE(WriteTracefsFile(std::string(kTracefs) + "/tracing_on", "1"));
     }
     EXPECT_TRUE(other->Start({"/bin/sh", "-c", std::string("exec cat ") + kTracefs + "/trace_pipe"},
                              Path("other.txt"), Path("other.err")));
     return WaitUntilReadsTopLevel(other->pid());
   }
-  bool resized_top_level_ = false;
+  bool changed_top_level_ = false;
   bool KernelCopiesTraceMarker() const {
     return access((std::string(kTracefs) + "/options/copy_trace_marker").c_str(), F_OK) == 0;
   }

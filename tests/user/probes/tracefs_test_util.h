@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -83,6 +84,20 @@ inline bool WriteTracefsFile(const std::string& path, const std::string& text,
   bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   close(fd);
   return ok;
+}
+
+// Writes one trace_marker record on `fd` (of `tracefs`'s top-level
+// trace_marker). True when the kernel took it, and also when it refused it
+// because the top-level buffer is off (tracing_on 0, as `trace-cmd reset`
+// leaves it): the write then fails with EBADF and no ftrace buffer holds it,
+// but BPF marker capture, at the write's syscall entry, still sees it (and
+// instances with copy_trace_marker get it). Tests started from any tracefs
+// state use this rather than expect every write to succeed.
+inline bool WriteTraceMarker(int fd, std::string_view text,
+                             const std::string& tracefs = std::string(Tracefs::kDefaultRoot)) {
+  const ssize_t n = write(fd, text.data(), text.size());
+  if (n == static_cast<ssize_t>(text.size())) return true;
+  return n < 0 && errno == EBADF && TrimWhitespace(ReadFileOr(tracefs + "/tracing_on", "")) == "0";
 }
 
 // Puts back `saved` after a recorder that could not clean up (SIGKILL), so

@@ -42,6 +42,7 @@
 #include "tests/kernel_test_util.h"
 #include "tests/service/service_test_util.h"
 #include "tests/user/probes/in_process_session_test_util.h"
+#include "tests/user/probes/tracefs_test_util.h"
 #include "user/probes/bpf/bpf_data_source.h"
 #include "user/probes/probes_producer.h"
 
@@ -180,8 +181,10 @@ long ThreadSwitches() {
   return ru.ru_nvcsw + ru.ru_nivcsw;
 }
 
+// A marker write; one the kernel refuses because the top-level buffer is
+// off still reaches the BPF source, at the syscall's entry.
 void WriteMarker(int fd, const std::string& s) {
-  ASSERT_EQ(write(fd, s.data(), s.size()), static_cast<ssize_t>(s.size()));
+  ASSERT_TRUE(testing::WriteTraceMarker(fd, s)) << strerror(errno);
 }
 
 void PingPong(int rounds, const std::string& token, PingPongThread out[2],
@@ -296,7 +299,10 @@ void RunPingPongAndMarkers(const BpfDataSourceOptions& options) {
   // Kernels before 6.x (e.g. Debian's 6.1) take at most 1024 bytes of one
   // trace_marker write and return the short count; newer ones take it all.
   // Either way the source records the first marker_payload_bytes (1 KiB).
-  ASSERT_GE(write(fd, big.data(), big.size()), 1024);
+  const ssize_t big_written = write(fd, big.data(), big.size());
+  if (!(big_written < 0 && errno == EBADF)) {  // EBADF: the top-level buffer is off.
+    ASSERT_GE(big_written, 1024);
+  }
   close(fd);
   close(dup_fd);
   // A write to a regular file is not a marker.
