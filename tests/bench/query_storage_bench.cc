@@ -19,9 +19,9 @@
 #include <memory>
 #include <string>
 
-#include "user/query/query_table.h"
-#include "user/query/query_tables.h"
-#include "user/query/trace_storage.h"
+#include "user/query/engine/query_table.h"
+#include "user/query/engine/query_tables.h"
+#include "user/query/storage/trace_storage.h"
 
 namespace sluice {
 namespace {

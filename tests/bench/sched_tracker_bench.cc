@@ -15,9 +15,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "user/query/process_tracker.h"
-#include "user/query/sched_tracker.h"
-#include "user/query/trace_storage.h"
+#include "user/query/importer/process_tracker.h"
+#include "user/query/importer/sched_tracker.h"
+#include "user/query/storage/trace_storage.h"
 
 namespace sluice {
 namespace {

@@ -14,7 +14,7 @@
 
 #include <google/protobuf/stubs/logging.h>
 
-#include "user/query/query_engine.h"
+#include "user/query/engine/query_engine.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static bool quiet = [] {

@@ -19,12 +19,12 @@
 #include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
 #include "user/cmd/trace_path.h"
-#include "user/query/line_reader.h"
-#include "user/query/query_engine.h"
-#include "user/query/query_output.h"
-#include "user/query/query_shell.h"
-#include "user/query/sql_statements.h"
-#include "user/query/sqlite_export.h"
+#include "user/cmd/line_reader.h"
+#include "user/query/engine/query_engine.h"
+#include "user/query/engine/query_output.h"
+#include "user/cmd/query_shell.h"
+#include "user/query/engine/sql_statements.h"
+#include "user/cmd/sqlite_export.h"
 
 namespace sluice {
 

@@ -1,7 +1,7 @@
 // `sluice query TRACE`: SQL over a trace file, with the tables Perfetto's
-// trace_processor has (user/query/query_engine.h). -q SQL or -f FILE runs a
+// trace_processor has (user/query/engine/query_engine.h). -q SQL or -f FILE runs a
 // script and prints the last statement's result (each one's with --all); with
-// neither, an interactive shell (user/query/query_shell.h) that also reads
+// neither, an interactive shell (user/cmd/query_shell.h) that also reads
 // statements from a pipe; --export FILE writes every table into a SQLite
 // file. docs/QUERY.md describes the command and the tables.
 //

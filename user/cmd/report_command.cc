@@ -17,7 +17,7 @@
 #include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
 #include "user/cmd/trace_path.h"
-#include "user/query/query_engine.h"
+#include "user/query/engine/query_engine.h"
 #include "user/report/report_builder.h"
 #include "user/report/report_html.h"
 #include "user/report/report_json.h"

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "user/query/sql_statements.h"
+#include "user/query/engine/sql_statements.h"
 
 namespace sluice {
 

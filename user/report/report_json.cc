@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string_view>
 
-#include "user/query/query_output.h"
+#include "user/query/engine/query_output.h"
 
 namespace sluice {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "user/query/query_output.h"
+#include "user/query/engine/query_output.h"
 
 namespace sluice {
 

@@ -18,7 +18,7 @@
 #include "tests/child_process_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
 #include "tests/user/query/query_test_util.h"
-#include "user/query/query_engine.h"
+#include "user/query/engine/query_engine.h"
 
 namespace sluice {
 namespace {

@@ -81,7 +81,7 @@
 #include "tests/user/cmd/record_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
-#include "user/query/query_engine.h"
+#include "user/query/engine/query_engine.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
 #include "user/probes/tracefs.h"

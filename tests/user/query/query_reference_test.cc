@@ -26,7 +26,7 @@
 #include "shm/base/file_util.h"
 #include "shm/base/string_util.h"
 #include "tests/user/query/query_csv_test_util.h"
-#include "user/query/query_engine.h"
+#include "user/query/engine/query_engine.h"
 #include "user/trace/trace_health.h"
 
 namespace sluice {

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/user/query/query_test_util.h"
-#include "user/query/query_engine.h"
+#include "user/query/engine/query_engine.h"
 
 namespace sluice {
 namespace {

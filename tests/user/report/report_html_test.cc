@@ -22,7 +22,7 @@
 #include "tests/kernel_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
 #include "tests/user/query/query_test_util.h"
-#include "user/query/query_engine.h"
+#include "user/query/engine/query_engine.h"
 #include "user/report/report_builder.h"
 #include "user/report/report_json.h"
 

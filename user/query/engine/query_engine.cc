@@ -1,0 +1,155 @@
+#include "user/query/engine/query_engine.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "user/query/engine/percentile_functions.h"
+#include "user/query/engine/query_table.h"
+#include "user/query/engine/query_tables.h"
+#include "user/query/engine/sql_statements.h"
+#include "user/query/importer/trace_importer.h"
+#include "user/trace/trace_file_reader.h"
+
+namespace sluice {
+namespace {
+
+// Views over the tables: Perfetto's aliases and the track views.
+constexpr const char* kViews[][2] = {
+    {"sched_slice", "SELECT * FROM sched"},
+    {"raw", "SELECT * FROM ftrace_event"},
+    {"track",
+     "SELECT id, name, type, dimension_arg_set_id, NULL AS parent_id, NULL AS source_arg_set_id, "
+     "0 AS machine_id, track_group_id FROM __sluice_track"},
+    {"thread_track",
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, utid "
+     "FROM __sluice_track WHERE utid IS NOT NULL"},
+    {"process_track",
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, upid "
+     "FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 0"},
+    {"counter_track",
+     "SELECT id, name, NULL AS parent_id, type, dimension_arg_set_id, NULL AS source_arg_set_id, "
+     "0 AS machine_id, NULL AS unit, NULL AS description FROM __sluice_track WHERE is_counter = 1"},
+    {"cpu_counter_track",
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, NULL AS unit, "
+     "NULL AS description, cpu FROM __sluice_track WHERE cpu IS NOT NULL"},
+    {"process_counter_track",
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, NULL AS unit, "
+     "NULL AS description, upid FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 1"},
+    {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
+};
+
+void TraceStart(sqlite3_context* ctx, int, sqlite3_value**) {
+  const auto* s = static_cast<const TraceStorage*>(sqlite3_user_data(ctx));
+  sqlite3_result_int64(ctx, s->start_ts == kNullInt ? 0 : s->start_ts);
+}
+void TraceEnd(sqlite3_context* ctx, int, sqlite3_value**) {
+  const auto* s = static_cast<const TraceStorage*>(sqlite3_user_data(ctx));
+  sqlite3_result_int64(ctx, s->end_ts == kNullInt ? 0 : s->end_ts);
+}
+void TraceDur(sqlite3_context* ctx, int, sqlite3_value**) {
+  const auto* s = static_cast<const TraceStorage*>(sqlite3_user_data(ctx));
+  sqlite3_result_int64(ctx, s->start_ts == kNullInt ? 0 : s->end_ts - s->start_ts);
+}
+
+}  // namespace
+
+struct QueryEngine::Tables {
+  std::vector<std::unique_ptr<QueryTable>> list;
+};
+
+QueryEngine::QueryEngine() : storage_(std::make_unique<TraceStorage>()) {}
+
+QueryEngine::~QueryEngine() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Status QueryEngine::Init() {
+  // NOMUTEX: one thread uses the connection; SQLite's default serialized
+  // mode cost 9% of a full-table read in mutex calls.
+  if (sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK)
+    return Status::Error("sluice query: cannot open an in-memory SQLite database");
+  tables_ = std::make_unique<Tables>();
+  tables_->list = MakeQueryTables(storage_.get());
+  for (const auto& table : tables_->list) SLUICE_RETURN_IF_ERROR(RegisterQueryTable(db_, table.get()));
+  struct Function {
+    const char* name;
+    void (*fn)(sqlite3_context*, int, sqlite3_value**);
+  };
+  for (const Function& f : {Function{"trace_start", TraceStart}, Function{"trace_end", TraceEnd},
+                            Function{"trace_dur", TraceDur}}) {
+    if (sqlite3_create_function(db_, f.name, 0, SQLITE_UTF8 | SQLITE_DETERMINISTIC, storage_.get(), f.fn,
+                                nullptr, nullptr) != SQLITE_OK)
+      return Status::Error(std::string("sluice query: cannot define ") + f.name + "(): " + sqlite3_errmsg(db_));
+  }
+  if (Status percentiles = RegisterPercentileFunctions(db_); !percentiles.ok())
+    return Status::Error("sluice query: " + percentiles.message());
+  for (const auto& view : kViews) {
+    Status defined = ExecSql(db_, std::string("CREATE TEMP VIEW ") + view[0] + " AS " + view[1]);
+    if (!defined.ok())
+      return Status::Error(std::string("sluice query: cannot define view ") + view[0] + ": " + defined.message());
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+StatusOr<std::unique_ptr<QueryEngine>> Finish(std::unique_ptr<QueryEngine> engine, Status init) {
+  if (!init.ok()) return init;
+  return engine;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Import(
+    std::string_view head, uint64_t file_bytes,
+    const std::function<Status(const std::function<void(std::string_view)>&, TraceFileSummary*)>& read) {
+  std::unique_ptr<QueryEngine> engine(new QueryEngine());
+  long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  uint64_t memory = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
+  engine->storage_->ReserveForTraceFile(file_bytes, memory);
+  TraceImporter importer(engine->storage_.get());
+  importer.HashHead(head);
+  TraceFileSummary summary;
+  Status read_status = read([&importer](std::string_view packet) { importer.OnPacket(packet); }, &summary);
+  if (!read_status.ok() && summary.packets == 0)
+    return Status::Error("sluice query: " + read_status.message());
+  importer.Finish(summary, read_status);
+  Status init = engine->Init();
+  return Finish(std::move(engine), init);
+}
+
+StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Open(const std::string& path) {
+  std::string head;
+  struct stat st = {};
+  uint64_t file_bytes = stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  if (FILE* f = fopen(path.c_str(), "rb")) {
+    head.resize(4096);
+    head.resize(fread(head.data(), 1, head.size(), f));
+    fclose(f);
+  }
+  return Import(head, file_bytes, [&path](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
+    return ReadTraceFile(path, on_packet, summary);
+  });
+}
+
+StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::OpenBytes(std::string_view bytes) {
+  return Import(bytes.substr(0, 4096), bytes.size(), [bytes](const std::function<void(std::string_view)>& on_packet, TraceFileSummary* summary) {
+    return ReadTraceBytes(bytes, on_packet, summary);
+  });
+}
+
+std::vector<std::string> QueryEngine::TableNames() const {
+  std::vector<std::string> names;
+  for (const auto& table : tables_->list) {
+    std::string name(table->name());
+    if (name.rfind("__", 0) != 0) names.push_back(name);
+  }
+  for (const auto& view : kViews) names.push_back(view[0]);
+  return names;
+}
+
+}  // namespace sluice

@@ -1,0 +1,99 @@
+#include "user/query/importer/slice_tracker.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace sluice {
+
+void SliceTracker::Begin(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args, StringId category) {
+  TrackStack& state = tracks_[track];
+  CloseEnded(state, ts, kOpen);
+  Start(ts, kOpen, track, state, name, std::move(args), category);
+}
+
+void SliceTracker::BeginLegacyUnnestable(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args) {
+  TrackStack& state = tracks_[track];
+  state.legacy_unnestable = true;
+  state.legacy_begin_count++;
+  state.legacy_last_begin_ts = ts;
+  if (!state.stack.empty()) return;  // Counted only: one slice at a time.
+  CloseEnded(state, ts, kOpen);
+  Start(ts, kOpen, track, state, name, std::move(args));
+}
+
+void SliceTracker::Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args) {
+  TrackStack& state = tracks_[track];
+  CloseEnded(state, ts, 0);
+  Start(ts, 0, track, state, name, std::move(args));
+}
+
+void SliceTracker::Start(int64_t ts, int64_t dur, uint32_t track, TrackStack& state, StringId name,
+                         std::vector<Arg> args, StringId category) {
+  size_t depth = state.stack.size();
+  if (depth >= kMaxDepth) {
+    max_depth_exceeded_++;
+    return;
+  }
+  SliceTable& slices = storage_->slice;
+  auto row = static_cast<uint32_t>(slices.size());
+  slices.ts.push_back(ts);
+  slices.dur.push_back(dur);
+  slices.track_id.push_back(track);
+  slices.category.push_back(category);
+  slices.name.push_back(name);
+  slices.depth.push_back(static_cast<uint32_t>(depth));
+  slices.parent_id.push_back(depth == 0 ? kNullU32 : state.stack.back().row);
+  slices.arg_set_id.push_back(kNoArgSet);
+  state.stack.push_back({row, ts, dur, std::move(args)});
+}
+
+void SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args) {
+  auto it = tracks_.find(track);
+  if (it == tracks_.end()) return;
+  TrackStack& state = it->second;
+  CloseEnded(state, ts, kOpen);
+  // The innermost slice still open.
+  size_t index = state.stack.size();
+  while (index > 0 && state.stack[index - 1].dur != kOpen) --index;
+  if (index == 0) return;
+  OpenSlice& slice = state.stack[index - 1];
+  slice.dur = ts - slice.ts;
+  storage_->slice.dur[slice.row] = slice.dur;
+  for (Arg& arg : end_args) {
+    bool present = std::any_of(slice.args.begin(), slice.args.end(), [&](const Arg& a) { return a.key == arg.key; });
+    if (!present) slice.args.push_back(arg);
+  }
+  if (state.legacy_unnestable) {
+    StringPool& s = storage_->strings;
+    slice.args.push_back({s.Intern("legacy_unnestable_begin_count"), ArgType::kInt, state.legacy_begin_count, 0});
+    slice.args.push_back({s.Intern("legacy_unnestable_last_begin_ts"), ArgType::kInt, state.legacy_last_begin_ts, 0});
+  }
+  if (index == state.stack.size()) Pop(state);
+}
+
+void SliceTracker::CloseEnded(TrackStack& state, int64_t ts, int64_t dur) {
+  auto& stack = state.stack;
+  for (size_t i = stack.size(); i > 0; --i) {
+    const OpenSlice& slice = stack[i - 1];
+    if (slice.dur == kOpen) continue;
+    int64_t end = slice.ts + slice.dur;
+    // Intervals are closed on the left and open on the right; instants only
+    // stack on instants.
+    bool ended = end < ts || (end == ts && !(slice.dur == 0 && dur == 0));
+    if (ended && i == stack.size()) Pop(state);
+  }
+}
+
+void SliceTracker::Pop(TrackStack& state) {
+  OpenSlice& slice = state.stack.back();
+  if (!slice.args.empty()) storage_->slice.arg_set_id[slice.row] = storage_->args.Add(&slice.args);
+  state.stack.pop_back();
+}
+
+void SliceTracker::Finish() {
+  for (auto& [track, state] : tracks_) {
+    while (!state.stack.empty()) Pop(state);
+  }
+}
+
+}  // namespace sluice

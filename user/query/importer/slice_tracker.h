@@ -1,0 +1,75 @@
+// SliceTracker: the `slice` table, built from begins and ends on tracks in
+// timestamp order, with Perfetto's stacking rules (its SliceTracker):
+//
+//   - Each track has a stack of open slices; a begin nests under the top
+//     (depth, parent_id) and an end closes the innermost open one. An end
+//     on a track with nothing open changes nothing.
+//   - Instants (Scoped, dur 0) are pushed and popped as soon as a later
+//     event reaches the track: a begin at the same timestamp pops them, an
+//     instant at the same timestamp stacks on them.
+//   - A track marked legacy unnestable (atrace S/F) holds at most one slice:
+//     a begin while one is open only counts; at the end the slice gets
+//     legacy_unnestable_begin_count and legacy_unnestable_last_begin_ts
+//     (the track's count of begins and the last begin's time).
+//   - A slice's args are written when it leaves the stack (or at Finish for
+//     slices still open, which keep dur -1).
+//   - Stacks deeper than 512 drop the begin (slice_max_depth_exceeded).
+#ifndef SLUICE_USER_QUERY_IMPORTER_SLICE_TRACKER_H_
+#define SLUICE_USER_QUERY_IMPORTER_SLICE_TRACKER_H_
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "user/query/storage/trace_storage.h"
+
+namespace sluice {
+
+class SliceTracker {
+ public:
+  explicit SliceTracker(TraceStorage* storage) : storage_(storage) {}
+  SliceTracker(const SliceTracker&) = delete;
+  SliceTracker& operator=(const SliceTracker&) = delete;
+
+  void Begin(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {},
+             StringId category = kNullStringId);
+  void BeginLegacyUnnestable(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args);
+  // `end_args` join the closed slice's args (a key it has already is kept).
+  void End(int64_t ts, uint32_t track, std::vector<Arg> end_args = {});
+  void Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {});
+  // Writes the args of the slices still open (their dur stays -1).
+  void Finish();
+
+  int64_t max_depth_exceeded() const { return max_depth_exceeded_; }
+
+ private:
+  static constexpr int64_t kOpen = -1;
+  static constexpr size_t kMaxDepth = 512;
+  struct OpenSlice {
+    uint32_t row;
+    int64_t ts;
+    int64_t dur;  // kOpen until ended
+    std::vector<Arg> args;
+  };
+  struct TrackStack {
+    std::vector<OpenSlice> stack;
+    bool legacy_unnestable = false;
+    uint32_t legacy_begin_count = 0;
+    int64_t legacy_last_begin_ts = 0;
+  };
+
+  void Start(int64_t ts, int64_t dur, uint32_t track, TrackStack& state, StringId name, std::vector<Arg> args,
+             StringId category = kNullStringId);
+  // Pops the slices that ended before `ts` (or at it, unless both are
+  // instants); `dur` is the new slice's (kOpen for a begin).
+  void CloseEnded(TrackStack& state, int64_t ts, int64_t dur);
+  void Pop(TrackStack& state);
+
+  TraceStorage* storage_;
+  std::unordered_map<uint32_t, TrackStack> tracks_;
+  int64_t max_depth_exceeded_ = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_QUERY_IMPORTER_SLICE_TRACKER_H_

@@ -1,0 +1,937 @@
+#include "user/query/importer/trace_importer.h"
+
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <iterator>
+#include <string>
+
+#include "perfetto/common/system_info.pb.h"
+#include "perfetto/common/trace_stats.pb.h"
+#include "perfetto/config/trace_config.pb.h"
+#include "perfetto/trace/ftrace/ftrace_stats.pb.h"
+#include "perfetto/trace/ps/process_tree.pb.h"
+#include "user/query/importer/proto_wire_reader.h"
+
+namespace sluice {
+namespace {
+
+// TracePacket fields.
+constexpr uint32_t kPacketFtraceEvents = 1;
+constexpr uint32_t kPacketProcessTree = 2;
+constexpr uint32_t kPacketProcessStats = 9;
+constexpr uint32_t kPacketTimestamp = 8;
+constexpr uint32_t kPacketSequenceId = 10;
+constexpr uint32_t kPacketTraceConfig = 33;
+constexpr uint32_t kPacketFtraceStats = 34;
+constexpr uint32_t kPacketTraceStats = 35;
+constexpr uint32_t kPacketSystemInfo = 45;
+constexpr uint32_t kPacketPerfSample = 66;
+// PerfSample fields (protos/perfetto/trace/profiling/profile_packet.proto).
+constexpr uint32_t kPerfSampleCpu = 1;
+constexpr uint32_t kPerfSampleKernelRecordsLost = 17;
+// FtraceEventBundle fields.
+constexpr uint32_t kBundleCpu = 1;
+constexpr uint32_t kBundleEvent = 2;
+constexpr uint32_t kBundleLostEvents = 3;
+constexpr uint32_t kBundleCompactSched = 4;
+constexpr uint32_t kBundleLastReadEventTimestamp = 9;
+constexpr uint32_t kBundlePreviousBundleEndTimestamp = 10;
+// FtraceEventBundle.CompactSched fields.
+enum CompactField : uint32_t {
+  kSwitchTimestamp = 1, kSwitchPrevState = 2, kSwitchNextPid = 3, kSwitchNextPrio = 4,
+  kInternTable = 5, kSwitchNextCommIndex = 6, kWakingTimestamp = 7, kWakingPid = 8,
+  kWakingTargetCpu = 9, kWakingPrio = 10, kWakingCommIndex = 11, kWakingCommonFlags = 12,
+  kCompactFieldCount = 13
+};
+
+// How far behind the newest event the sorter may hold events, and how many.
+// The window covers sluice's and Perfetto's write periods (a CPU's bundles
+// can trail another's by a read pass); the count bounds memory at ~200 MB.
+constexpr int64_t kSortWindowNs = 10'000'000'000;
+constexpr size_t kMaxPendingEvents = 4'000'000;
+// The sorter stream (with the packet's sequence) of process_tree packets:
+// not a CPU number, which Dispatch never sees for them.
+constexpr uint32_t kProcessTreeStream = UINT32_MAX;
+
+// Values of a repeated varint field, packed or not, appended to `out`.
+bool AppendVarints(const WireField& f, std::vector<uint64_t>* out) {
+  if (f.type == WireType::kVarint) {
+    out->push_back(f.value);
+    return true;
+  }
+  if (f.type != WireType::kBytes) return false;
+  PackedVarints packed(f.bytes);
+  uint64_t v;
+  while (packed.Next(&v)) out->push_back(v);
+  return packed.ok();
+}
+
+const EventField* FindField(const std::vector<EventField>& fields, uint32_t number) {
+  for (const EventField& f : fields)
+    if (f.number == number) return &f;
+  return nullptr;
+}
+
+int64_t IntField(const std::vector<EventField>& fields, uint32_t number, int64_t fallback = 0) {
+  const EventField* f = FindField(fields, number);
+  return f && f->arg.type != ArgType::kString && f->arg.type != ArgType::kReal ? f->arg.int_value : fallback;
+}
+
+}  // namespace
+
+// What the stats table needs from the trace's own stats packets: the last
+// TraceStats and the first/last FtraceStats of each phase.
+struct TraceImporter::StatsCapture {
+  perfetto::protos::TraceStats trace_stats;
+  bool has_trace_stats = false;
+  perfetto::protos::FtraceStats ftrace_begin, ftrace_end;
+  bool has_ftrace_begin = false, has_ftrace_end = false;
+};
+
+TraceImporter::TraceImporter(TraceStorage* storage)
+    : storage_(storage),
+      processes_(storage),
+      sched_(storage, &processes_),
+      tracks_(storage),
+      slices_(storage),
+      atrace_(storage, &processes_, &tracks_, &slices_),
+      schema_(&storage->strings),
+      sorter_(kSortWindowNs, kMaxPendingEvents,
+              [this](const SortedEvent& e, std::string_view bytes) { DispatchEvent(e, bytes); }),
+      stats_(std::make_unique<StatsCapture>()) {
+  known_.sched_switch = schema_.EventFieldNumber("sched_switch");
+  known_.sched_waking = schema_.EventFieldNumber("sched_waking");
+  known_.sched_wakeup_new = schema_.EventFieldNumber("sched_wakeup_new");
+  known_.task_newtask = schema_.EventFieldNumber("task_newtask");
+  known_.task_rename = schema_.EventFieldNumber("task_rename");
+  known_.process_fork = schema_.EventFieldNumber("sched_process_fork");
+  known_.process_exec = schema_.EventFieldNumber("sched_process_exec");
+  known_.process_exit = schema_.EventFieldNumber("sched_process_exit");
+  known_.process_free = schema_.EventFieldNumber("sched_process_free");
+  known_.cpu_idle = schema_.EventFieldNumber("cpu_idle");
+  known_.cpu_frequency = schema_.EventFieldNumber("cpu_frequency");
+  known_.print = schema_.EventFieldNumber("print");
+  known_.irq_handler_entry = schema_.EventFieldNumber("irq_handler_entry");
+  known_.irq_handler_exit = schema_.EventFieldNumber("irq_handler_exit");
+  known_.softirq_entry = schema_.EventFieldNumber("softirq_entry");
+  known_.softirq_exit = schema_.EventFieldNumber("softirq_exit");
+  StringPool& s = storage_->strings;
+  names_ = {s.Intern("sched_switch"), s.Intern("sched_waking"), s.Intern("prev_comm"),
+            s.Intern("prev_pid"),     s.Intern("prev_prio"),    s.Intern("prev_state"),
+            s.Intern("next_comm"),    s.Intern("next_pid"),     s.Intern("next_prio"),
+            s.Intern("comm"),         s.Intern("pid"),          s.Intern("prio"),
+            s.Intern("target_cpu"),   s.Intern("cpuidle"),      s.Intern("cpufreq"),
+            s.Intern("cpu_idle"),     s.Intern("cpu_frequency"), s.Intern("swapper"),
+            s.Intern("cpu_irq"),      s.Intern("ret"),           s.Intern("handled"),
+            s.Intern("unhandled")};
+}
+
+TraceImporter::~TraceImporter() = default;
+
+TraceImporter::CpuState& TraceImporter::Cpu(uint32_t cpu) {
+  if (cpu >= cpus_.size()) cpus_.resize(cpu + 1);
+  return cpus_[cpu];
+}
+
+void TraceImporter::HashHead(std::string_view head) {
+  for (char c : head.substr(0, 4096)) {
+    head_hash_ ^= static_cast<uint8_t>(c);
+    head_hash_ *= 0x100000001b3ull;
+  }
+}
+
+void TraceImporter::OnPacket(std::string_view packet) {
+  packets_++;
+  health_.AddPacket(packet);
+  ProtoWireReader reader(packet);
+  WireField f;
+  sequence_ = 0;
+  int64_t ts = kNullInt;  // The packet's own timestamp (process_tree's).
+  std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats,
+      perf_sample;
+  std::vector<std::string_view> bundles;
+  while (reader.Next(&f)) {
+    switch (f.number) {
+      case kPacketSequenceId:
+        if (f.type == WireType::kVarint) sequence_ = static_cast<uint32_t>(f.value);
+        break;
+      case kPacketTimestamp:
+        if (f.type == WireType::kVarint) ts = static_cast<int64_t>(f.value);
+        break;
+      case kPacketFtraceEvents:
+        if (f.type == WireType::kBytes) bundle = f.bytes;
+        break;
+      case kPacketProcessTree:
+        if (f.type == WireType::kBytes) process_tree = f.bytes;
+        break;
+      case kPacketProcessStats:
+        if (f.type == WireType::kBytes) process_stats = f.bytes;
+        break;
+      case kPacketSystemInfo:
+        if (f.type == WireType::kBytes) system_info = f.bytes;
+        break;
+      case kPacketTraceConfig:
+        if (f.type == WireType::kBytes) trace_config = f.bytes;
+        break;
+      case kPacketFtraceStats:
+        if (f.type == WireType::kBytes) ftrace_stats = f.bytes;
+        break;
+      case kPacketTraceStats:
+        if (f.type == WireType::kBytes) trace_stats = f.bytes;
+        break;
+      case kPacketPerfSample:
+        if (f.type == WireType::kBytes) perf_sample = f.bytes;
+        break;
+      default:
+        break;
+    }
+  }
+  if (!reader.ok()) {
+    unparsable_packets_++;
+    return;
+  }
+  if (!bundle.empty()) OnBundle(bundle, packet);
+  // process_tree and process_stats go in timestamp order with the ftrace
+  // events, as Perfetto sorts them: a scan applied before the forks and
+  // frees that precede it would make a second process for each task it
+  // lists.
+  for (auto [bytes, kind] : {std::pair{process_tree, SortedEvent::kProcessTree},
+                             std::pair{process_stats, SortedEvent::kProcessStats}}) {
+    if (bytes.empty()) continue;
+    if (ts == kNullInt) {
+      if (kind == SortedEvent::kProcessTree) OnProcessTree(bytes, ts);
+      else OnProcessStats(bytes);
+      continue;
+    }
+    SortedEvent e;
+    e.ts = ts;
+    e.cpu = kProcessTreeStream;
+    e.sequence = sequence_;
+    e.kind = kind;
+    e.block = sorter_.AddBlock(packet);
+    e.offset = static_cast<uint32_t>(bytes.data() - packet.data());
+    e.size = static_cast<uint32_t>(bytes.size());
+    sorter_.Push(e);
+    sorter_.ReleaseBlock(e.block);
+  }
+  if (!system_info.empty()) OnSystemInfo(system_info);
+  if (!perf_sample.empty()) OnPerfSample(perf_sample);
+  if (!trace_config.empty()) OnTraceConfig(trace_config);
+  if (!ftrace_stats.empty()) {
+    perfetto::protos::FtraceStats stats;
+    if (stats.ParseFromArray(ftrace_stats.data(), static_cast<int>(ftrace_stats.size()))) {
+      if (stats.phase() == perfetto::protos::FtraceStats::START_OF_TRACE && !stats_->has_ftrace_begin) {
+        stats_->ftrace_begin = stats;
+        stats_->has_ftrace_begin = true;
+      } else if (stats.phase() == perfetto::protos::FtraceStats::END_OF_TRACE) {
+        stats_->ftrace_end = stats;
+        stats_->has_ftrace_end = true;
+      }
+    }
+  }
+  if (!trace_stats.empty()) {
+    stats_->has_trace_stats =
+        stats_->trace_stats.ParseFromArray(trace_stats.data(), static_cast<int>(trace_stats.size()));
+  }
+  sorter_.Drain();
+}
+
+// sluice writes PerfSample only to say that a CPU's BPF ring lost records
+// (user/probes/bpf/bpf_lost_records.h); Perfetto adds those up per CPU as
+// perf_cpu_lost_records, and so does this.
+void TraceImporter::OnPerfSample(std::string_view bytes) {
+  uint64_t cpu = 0, lost = 0;
+  ProtoWireReader reader(bytes);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.type != WireType::kVarint) continue;
+    if (f.number == kPerfSampleCpu) cpu = f.value;
+    if (f.number == kPerfSampleKernelRecordsLost) lost = f.value;
+  }
+  if (reader.ok() && lost > 0 && cpu < SchedTracker::kMaxCpus) kernel_records_lost_[static_cast<uint32_t>(cpu)] += lost;
+}
+
+void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
+  uint32_t cpu = 0;
+  bool lost_events = false;
+  std::string_view compact;
+  int64_t data_start = kNullInt;
+  ProtoWireReader reader(bundle);
+  WireField f;
+  // The cpu field may follow the events on the wire: find it first.
+  while (reader.Next(&f)) {
+    if (f.number == kBundleCpu && f.type == WireType::kVarint)
+      cpu = static_cast<uint32_t>(std::min<uint64_t>(f.value, UINT32_MAX));
+    if (f.number == kBundleLostEvents && f.type == WireType::kVarint) lost_events = f.value != 0;
+    if (f.number == kBundleCompactSched && f.type == WireType::kBytes) compact = f.bytes;
+    if ((f.number == kBundlePreviousBundleEndTimestamp || f.number == kBundleLastReadEventTimestamp) &&
+        f.type == WireType::kVarint)
+      data_start = static_cast<int64_t>(f.value);
+  }
+  if (!reader.ok()) {
+    unparsable_packets_++;
+    return;
+  }
+  // Per-CPU state is indexed by cpu: a corrupt number must not size it.
+  if (cpu >= SchedTracker::kMaxCpus) {
+    cpu_out_of_range_bundles_++;
+    return;
+  }
+  if (lost_events) cpus_with_lost_events_.insert(cpu);
+  // Perfetto's soft drop: a CPU's first bundle says from when its stream is
+  // whole (the ring buffer overwrote what came before); before the latest of
+  // these, events only go to ftrace_event (see DispatchEvent).
+  if (cpu >= first_bundle_seen_.size()) first_bundle_seen_.resize(cpu + 1, false);
+  if (!first_bundle_seen_[cpu]) {
+    first_bundle_seen_[cpu] = true;
+    if (data_start != kNullInt) soft_drop_before_ts_ = std::max(soft_drop_before_ts_, data_start);
+  }
+  uint32_t block = UINT32_MAX;
+  ProtoWireReader events(bundle);
+  while (events.Next(&f)) {
+    if (f.number != kBundleEvent || f.type != WireType::kBytes) continue;
+    FtraceEventView view;
+    if (!ParseFtraceEvent(f.bytes, &view)) {
+      unparsable_events_++;
+      continue;
+    }
+    if (!view.has_timestamp) {
+      events_without_timestamp_++;
+      continue;
+    }
+    if (block == UINT32_MAX) block = sorter_.AddBlock(packet);
+    SortedEvent e;
+    e.ts = static_cast<int64_t>(view.timestamp);
+    e.cpu = cpu;
+    e.sequence = sequence_;
+    e.kind = SortedEvent::kFtrace;
+    e.block = block;
+    e.offset = static_cast<uint32_t>(f.bytes.data() - packet.data());
+    e.size = static_cast<uint32_t>(f.bytes.size());
+    sorter_.Push(e);
+  }
+  if (!compact.empty()) OnCompactSched(compact, cpu);
+  if (block != UINT32_MAX) sorter_.ReleaseBlock(block);  // The bundle's own reference.
+}
+
+void TraceImporter::OnCompactSched(std::string_view compact, uint32_t cpu) {
+  // Columns of the compact encoding, reused across bundles.
+  static thread_local std::vector<uint64_t> cols[kCompactFieldCount];
+  for (auto& c : cols) c.clear();
+  intern_table_.clear();
+  ProtoWireReader reader(compact);
+  WireField f;
+  bool ok = true;
+  while (reader.Next(&f)) {
+    if (f.number == kInternTable) {
+      if (f.type == WireType::kBytes) intern_table_.push_back(storage_->strings.Intern(f.bytes));
+    } else if (f.number < kCompactFieldCount) {
+      ok = AppendVarints(f, &cols[f.number]) && ok;
+    }
+  }
+  if (!reader.ok() || !ok) {
+    unparsable_events_++;
+    return;
+  }
+  auto comm = [this](uint64_t index) {
+    return index < intern_table_.size() ? intern_table_[index] : kNullStringId;
+  };
+  auto at = [](const std::vector<uint64_t>& col, size_t i) { return i < col.size() ? col[i] : 0; };
+  // Switches and wakings are two timestamp-ordered columns: push them
+  // merged, so the stream's queue only ever appends.
+  const auto& switch_ts = cols[kSwitchTimestamp];
+  const auto& waking_ts = cols[kWakingTimestamp];
+  uint64_t next_switch_ts = switch_ts.empty() ? 0 : switch_ts[0];
+  uint64_t next_waking_ts = waking_ts.empty() ? 0 : waking_ts[0];
+  size_t si = 0, wi = 0;
+  while (si < switch_ts.size() || wi < waking_ts.size()) {
+    bool take_switch = wi == waking_ts.size() || (si < switch_ts.size() && next_switch_ts <= next_waking_ts);
+    SortedEvent e;
+    e.cpu = cpu;
+    e.sequence = sequence_;
+    if (take_switch) {
+      e.ts = static_cast<int64_t>(next_switch_ts);
+      e.kind = SortedEvent::kCompactSwitch;
+      e.prev_state = static_cast<int64_t>(at(cols[kSwitchPrevState], si));
+      e.pid = static_cast<int32_t>(at(cols[kSwitchNextPid], si));
+      e.prio = static_cast<int32_t>(at(cols[kSwitchNextPrio], si));
+      e.comm = comm(at(cols[kSwitchNextCommIndex], si));
+      // Timestamps are deltas from the previous one; the first from 0.
+      if (++si < switch_ts.size()) next_switch_ts += switch_ts[si];
+    } else {
+      e.ts = static_cast<int64_t>(next_waking_ts);
+      e.kind = SortedEvent::kCompactWaking;
+      e.pid = static_cast<int32_t>(at(cols[kWakingPid], wi));
+      e.target_cpu = static_cast<int32_t>(at(cols[kWakingTargetCpu], wi));
+      e.prio = static_cast<int32_t>(at(cols[kWakingPrio], wi));
+      e.comm = comm(at(cols[kWakingCommIndex], wi));
+      e.common_flags = static_cast<uint32_t>(at(cols[kWakingCommonFlags], wi));
+      if (++wi < waking_ts.size()) next_waking_ts += waking_ts[wi];
+    }
+    sorter_.Push(e);
+  }
+}
+
+void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view bytes) {
+  if (event.kind == SortedEvent::kProcessTree) {
+    OnProcessTree(bytes, event.ts);
+    return;
+  }
+  if (event.kind == SortedEvent::kProcessStats) {
+    OnProcessStats(bytes);
+    return;
+  }
+  Cpu(event.cpu);
+  switch (event.kind) {
+    case SortedEvent::kFtrace: DispatchFtraceEvent(event, bytes); break;
+    case SortedEvent::kCompactSwitch: DispatchCompactSwitch(event); break;
+    case SortedEvent::kCompactWaking: DispatchCompactWaking(event); break;
+    case SortedEvent::kProcessTree:
+    case SortedEvent::kProcessStats: break;  // Handled above.
+  }
+}
+
+void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, uint32_t utid,
+                                      std::vector<Arg>* args, bool sorted) {
+  AddFtraceEventRow(ts, name, cpu, utid, storage_->args.Add(args, sorted));
+}
+
+void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, uint32_t utid,
+                                      uint32_t arg_set_id) {
+  // trace_bounds cover the rows, as Perfetto's do: a skipped event does not
+  // move them.
+  storage_->ExtendBounds(ts);
+  FtraceEventTable& t = storage_->ftrace_event;
+  t.ts.push_back(ts);
+  t.name.push_back(name);
+  t.cpu.push_back(cpu);
+  t.utid.push_back(utid);
+  t.arg_set_id.push_back(arg_set_id);
+}
+
+void TraceImporter::OnIrqEntry(int64_t ts, uint32_t cpu, std::string_view name) {
+  StringPool& s = storage_->strings;
+  uint32_t track = tracks_.CpuSliceTrack(names_.cpu_irq_type, s.Intern("Irq Cpu " + std::to_string(cpu)), cpu);
+  slices_.Begin(ts, track, s.Intern("IRQ (" + std::string(name) + ")"), {}, s.Intern("irq"));
+}
+
+void TraceImporter::OnIrqExit(int64_t ts, uint32_t cpu, int64_t ret) {
+  StringPool& s = storage_->strings;
+  uint32_t track = tracks_.CpuSliceTrack(names_.cpu_irq_type, s.Intern("Irq Cpu " + std::to_string(cpu)), cpu);
+  slices_.End(ts, track, {{names_.ret, ArgType::kString, ret == 1 ? names_.handled : names_.unhandled, 0}});
+}
+
+void TraceImporter::OnSoftirq(int64_t ts, uint32_t cpu, int64_t vec, bool entry) {
+  // The kernel's softirq_to_name[], by vector.
+  static constexpr const char* kVectorNames[] = {"HI",    "TIMER",    "NET_TX", "NET_RX",  "BLOCK",
+                                                 "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"};
+  if (vec < 0 || vec >= static_cast<int64_t>(std::size(kVectorNames))) return;
+  StringPool& s = storage_->strings;
+  uint32_t track = tracks_.CpuSliceTrack(s.Intern("cpu_softirq"), s.Intern("SoftIrq Cpu " + std::to_string(cpu)), cpu);
+  if (entry)
+    slices_.Begin(ts, track, s.Intern(kVectorNames[vec]), {{s.Intern("vec"), ArgType::kInt, vec, 0}}, s.Intern("irq"));
+  else
+    slices_.End(ts, track);
+}
+
+void TraceImporter::AddCounter(int64_t ts, StringId type, uint32_t cpu, double value) {
+  StringId name = type == names_.cpu_idle_type ? names_.cpu_idle_track : names_.cpu_frequency_track;
+  CounterTable& c = storage_->counter;
+  c.ts.push_back(ts);
+  c.track_id.push_back(tracks_.CpuCounterTrack(type, name, cpu));
+  c.value.push_back(value);
+  c.arg_set_id.push_back(kNoArgSet);
+}
+
+void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_view bytes) {
+  FtraceEventView view;
+  ParseFtraceEvent(bytes, &view);  // Parsed once before: cannot fail now.
+  const uint32_t kind = view.event_field;
+  StringId name = schema_.EventName(kind);
+  if (!schema_.DecodeFields(kind, view.payload, &fields_)) unparsable_events_++;
+  const int64_t ts = event.ts;
+  const auto& fs = fields_;
+  if (ts < soft_drop_before_ts_) {
+    // Before every CPU's stream is whole: ftrace_event only, and no row at
+    // all for sched_switch (Perfetto makes that row in its sched path).
+    if (kind == known_.sched_switch) return;
+    uint32_t utid = processes_.GetOrCreateThread(view.pid);
+    args_.clear();
+    for (const EventField& f : fs) args_.push_back(f.arg);
+    AddFtraceEventRow(ts, name, event.cpu, utid, &args_, schema_.SortByKey(kind, fields_, &args_));
+    return;
+  }
+  // The row's thread: Perfetto takes it (creating it if new) before the
+  // event's own handler runs, except for sched_switch, whose row belongs to
+  // the switch's prev task (SchedTracker::OnSwitch's answer).
+  uint32_t utid = kind == known_.sched_switch ? kNullU32 : processes_.GetOrCreateThread(view.pid);
+  if (kind == known_.sched_switch) {
+    auto comm_of = [&fs](uint32_t n) {
+      const EventField* f = FindField(fs, n);
+      return f && f->arg.type == ArgType::kString ? static_cast<StringId>(f->arg.int_value) : kNullStringId;
+    };
+    // sched_switch: prev_comm 1, prev_pid 2, prev_prio 3, prev_state 4,
+    // next_comm 5, next_pid 6, next_prio 7 (sched.proto).
+    StringPool& s = storage_->strings;
+    StringId prev_comm = comm_of(1), next_comm = comm_of(5);
+    utid = sched_.OnSwitch(ts, event.cpu, IntField(fs, 2), s.Get(prev_comm), static_cast<int32_t>(IntField(fs, 3)),
+                           IntField(fs, 4), IntField(fs, 6), s.Get(next_comm), static_cast<int32_t>(IntField(fs, 7)));
+    if (utid == kNullU32) utid = processes_.GetOrCreateThread(view.pid);  // CPU out of range
+    CpuState& cpu = Cpu(event.cpu);
+    cpu.known = true;
+    cpu.pid = static_cast<int32_t>(IntField(fs, 6));
+    cpu.prio = static_cast<int32_t>(IntField(fs, 7));
+    cpu.comm = next_comm;
+  } else if (kind == known_.sched_waking || kind == known_.sched_wakeup_new) {
+    // comm 1, pid 2, prio 3, success 4, target_cpu 5.
+    const EventField* comm = FindField(fs, 1);
+    std::string_view comm_text =
+        comm && comm->arg.type == ArgType::kString ? storage_->strings.Get(static_cast<StringId>(comm->arg.int_value)) : "";
+    if (kind == known_.sched_waking)
+      sched_.OnWaking(ts, view.pid, IntField(fs, 2), comm_text);
+    else
+      sched_.OnWakeupNew(ts, view.pid, IntField(fs, 2));
+  } else if (kind == known_.cpu_idle || kind == known_.cpu_frequency) {
+    // state 1, cpu_id 2 (power.proto).
+    AddCounter(ts, kind == known_.cpu_idle ? names_.cpu_idle_type : names_.cpu_frequency_type,
+               static_cast<uint32_t>(IntField(fs, 2)), static_cast<double>(static_cast<uint32_t>(IntField(fs, 1))));
+  } else {
+    auto text = [&](uint32_t n) -> std::string_view {
+      const EventField* f = FindField(fs, n);
+      return f && f->arg.type == ArgType::kString ? storage_->strings.Get(static_cast<StringId>(f->arg.int_value)) : "";
+    };
+    if (kind == known_.task_newtask) {
+      // pid 1, comm 2, clone_flags 3 (task.proto); the parent is the
+      // event's own task.
+      sched_.OnTaskNewtask(ts, view.pid, IntField(fs, 1), text(2), static_cast<uint64_t>(IntField(fs, 3)));
+    } else if (kind == known_.task_rename) {
+      // pid 1, oldcomm 2, newcomm 3.
+      processes_.OnTaskRename(IntField(fs, 1), text(3));
+    } else if (kind == known_.process_fork) {
+      // parent_comm 1, parent_pid 2, child_comm 3, child_pid 4.
+      processes_.OnProcessFork(ts, IntField(fs, 2), IntField(fs, 4), text(3));
+    } else if (kind == known_.process_exec) {
+      // filename 1, pid 2, old_pid 3.
+      processes_.OnProcessExec(ts, IntField(fs, 2), text(1));
+    } else if (kind == known_.process_exit) {
+      // comm 1, pid 2.
+      processes_.OnProcessExit(ts, IntField(fs, 2), text(1));
+    } else if (kind == known_.process_free) {
+      processes_.OnProcessFree(ts, IntField(fs, 2));
+    } else if (kind == known_.print) {
+      // ip 1, buf 2 (ftrace.proto): atrace lines become slices and counters.
+      atrace_.OnPrint(ts, view.pid, text(2));
+    } else if (kind == known_.irq_handler_entry) {
+      // irq 1, name 2, handler 3 (irq.proto).
+      OnIrqEntry(ts, event.cpu, text(2));
+    } else if (kind == known_.irq_handler_exit) {
+      // irq 1, ret 2.
+      OnIrqExit(ts, event.cpu, IntField(fs, 2));
+    } else if (kind == known_.softirq_entry || kind == known_.softirq_exit) {
+      // vec 1.
+      OnSoftirq(ts, event.cpu, IntField(fs, 1), kind == known_.softirq_entry);
+    }
+  }
+  args_.clear();
+  for (const EventField& f : fs) args_.push_back(f.arg);
+  AddFtraceEventRow(ts, name, event.cpu, utid, &args_, schema_.SortByKey(kind, fields_, &args_));
+}
+
+void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
+  CpuState& cpu = Cpu(event.cpu);
+  StringPool& s = storage_->strings;
+  if (!cpu.known) {
+    // The first compact switch on a CPU has no previous task (the encoding
+    // leaves prev_* to the switch before): Perfetto skips it too.
+    compact_switch_skipped_++;
+  }
+  // The prev task of a compact switch is whoever the CPU's last switch put
+  // there; SchedTracker keeps that (and skips the CPU's first switch too).
+  uint32_t utid = sched_.OnSwitchCompact(event.ts, event.cpu, event.prev_state, event.pid, s.Get(event.comm),
+                                         event.prio, event.ts < soft_drop_before_ts_);
+  if (cpu.known && utid != kNullU32) {
+    // Perfetto names the previous task by its thread's name now (a
+    // task_rename or process_tree name since it was switched in shows; the
+    // idle thread is "swapper", not the wire's "swapper/N").
+    StringId prev_comm = storage_->thread.name[utid];
+    CompactArgsMemo::Key key{event.comm, prev_comm, event.pid, cpu.pid, event.prio, cpu.prio, event.prev_state};
+    uint32_t arg_set = switch_args_.Find(key);
+    if (arg_set == kNoArgSet) {
+      args_.clear();
+      // In key order (ArgSetStore's order), so Add need not sort.
+      args_.push_back({names_.next_comm, ArgType::kString, event.comm, 0});
+      args_.push_back({names_.next_pid, ArgType::kInt, event.pid, 0});
+      args_.push_back({names_.next_prio, ArgType::kInt, event.prio, 0});
+      args_.push_back({names_.prev_comm, ArgType::kString, prev_comm, 0});
+      args_.push_back({names_.prev_pid, ArgType::kInt, cpu.pid, 0});
+      args_.push_back({names_.prev_prio, ArgType::kInt, cpu.prio, 0});
+      args_.push_back({names_.prev_state, ArgType::kInt, event.prev_state, 0});
+      arg_set = storage_->args.Add(&args_, /*sorted=*/true);
+      switch_args_.Insert(key, arg_set);
+    }
+    AddFtraceEventRow(event.ts, names_.sched_switch, event.cpu, utid, arg_set);
+  }
+  cpu.known = true;
+  cpu.pid = event.pid;
+  cpu.prio = event.prio;
+  cpu.comm = event.comm;
+}
+
+void TraceImporter::DispatchCompactWaking(const SortedEvent& event) {
+  CpuState& cpu = Cpu(event.cpu);
+  if (!cpu.known) {
+    // The waker is the task running on the event's CPU, known only after a
+    // switch there: Perfetto skips these too.
+    compact_waking_skipped_++;
+    return;
+  }
+  // The waker (the row's thread) is the task the CPU's last switch put there.
+  uint32_t utid = sched_.OnWakingCompact(event.ts, event.cpu, event.pid, event.ts < soft_drop_before_ts_);
+  if (utid == kNullU32) return;  // CPU out of range
+  CompactArgsMemo::Key key{event.comm, kNullStringId, event.pid, 0, event.prio, 0, event.target_cpu};
+  uint32_t arg_set = waking_args_.Find(key);
+  if (arg_set == kNoArgSet) {
+    args_.clear();
+    args_.push_back({names_.comm, ArgType::kString, event.comm, 0});
+    args_.push_back({names_.pid, ArgType::kInt, event.pid, 0});
+    args_.push_back({names_.prio, ArgType::kInt, event.prio, 0});
+    args_.push_back({names_.target_cpu, ArgType::kInt, event.target_cpu, 0});
+    arg_set = storage_->args.Add(&args_, /*sorted=*/true);
+    waking_args_.Insert(key, arg_set);
+  }
+  AddFtraceEventRow(event.ts, names_.sched_waking, event.cpu, utid, arg_set);
+}
+
+void TraceImporter::OnProcessTree(std::string_view bytes, int64_t ts) {
+  perfetto::protos::ProcessTree tree;
+  if (!tree.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    unparsable_packets_++;
+    return;
+  }
+  (void)ts;
+  std::vector<std::string_view> argv;
+  for (const auto& p : tree.processes()) {
+    argv.assign(p.cmdline().begin(), p.cmdline().end());
+    processes_.OnProcessTreeProcess(p.pid(), p.ppid(), argv, p.cmdline_is_comm(), p.has_uid() ? p.uid() : kNullInt);
+  }
+  for (const auto& t : tree.threads())
+    processes_.OnProcessTreeThread(t.tid(), t.tgid(), t.has_name() ? std::optional<std::string_view>(t.name()) : std::nullopt);
+}
+
+void TraceImporter::OnProcessStats(std::string_view bytes) {
+  // ProcessStats { repeated Process processes = 1 }, Process { pid = 1,
+  // threads = 11 (Thread { tid = 1 }), counters... }: walked in wire order,
+  // as the tracker's calls expect. The memory counters are not turned into
+  // counter tracks yet (docs/QUERY.md).
+  ProtoWireReader stats(bytes);
+  WireField f;
+  while (stats.Next(&f)) {
+    if (f.number != 1 || f.type != WireType::kBytes) continue;
+    // The pid may come after other fields: find it first.
+    int64_t pid = -1;
+    ProtoWireReader find_pid(f.bytes);
+    WireField p;
+    while (find_pid.Next(&p))
+      if (p.number == 1 && p.type == WireType::kVarint) pid = static_cast<int32_t>(p.value);
+    if (!find_pid.ok() || pid < 0) {
+      unparsable_packets_++;
+      continue;
+    }
+    ProtoWireReader fields(f.bytes);
+    while (fields.Next(&p)) {
+      if (p.number == 1) continue;
+      if (p.number == 11 && p.type == WireType::kBytes) {
+        ProtoWireReader thread(p.bytes);
+        WireField t;
+        while (thread.Next(&t))
+          if (t.number == 1 && t.type == WireType::kVarint) processes_.OnProcessStatsThread(static_cast<int32_t>(t.value), pid);
+      } else if (p.number < 12 || p.number > 14) {  // Not is_peak_rss_resettable / chrome_*.
+        processes_.OnProcessStatsProcess(pid);
+      }
+    }
+  }
+  if (!stats.ok()) unparsable_packets_++;
+}
+
+void TraceImporter::OnSystemInfo(std::string_view bytes) {
+  perfetto::protos::SystemInfo info;
+  if (!info.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    unparsable_packets_++;
+    return;
+  }
+  if (info.has_utsname()) {
+    const auto& u = info.utsname();
+    AddMetadata("system_name", kNullInt, u.sysname());
+    AddMetadata("system_release", kNullInt, u.release());
+    AddMetadata("system_version", kNullInt, u.version());
+    AddMetadata("system_machine", kNullInt, u.machine());
+    int major = 0, minor = 0;
+    if (sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) sched_.SetKernelVersion(major, minor);
+  }
+  if (info.has_page_size()) AddMetadata("page_size", info.page_size(), {});
+  if (info.has_num_cpus()) {
+    AddMetadata("num_cpus", info.num_cpus(), {});
+  }
+  if (info.has_tracing_service_version()) AddMetadata("tracing_service_version", kNullInt, info.tracing_service_version());
+}
+
+void TraceImporter::OnTraceConfig(std::string_view bytes) {
+  perfetto::protos::TraceConfig config;
+  if (!config.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    unparsable_packets_++;
+    return;
+  }
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(config, &text);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  AddMetadata("trace_config_pbtxt", kNullInt, text);
+  // Perfetto's trace processor flags every DISCARD buffer of a
+  // write_into_file session as a loss (in Perfetto such a buffer stops
+  // taking data once filled); the same row here keeps both tools' loss
+  // queries alike.
+  if (config.write_into_file())
+    for (int i = 0; i < config.buffers_size(); ++i)
+      if (config.buffers(i).fill_policy() == perfetto::protos::TraceConfig::BufferConfig::DISCARD)
+        config_discard_buffers_.push_back(i);
+  if (config.has_unique_session_name()) AddMetadata("unique_session_name", kNullInt, config.unique_session_name());
+  if (config.has_trace_uuid_msb() || config.has_trace_uuid_lsb()) {
+    char uuid[40];
+    auto msb = static_cast<uint64_t>(config.trace_uuid_msb()), lsb = static_cast<uint64_t>(config.trace_uuid_lsb());
+    snprintf(uuid, sizeof(uuid), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(msb >> 32),
+             static_cast<unsigned>((msb >> 16) & 0xffff), static_cast<unsigned>(msb & 0xffff),
+             static_cast<unsigned>(lsb >> 48), static_cast<unsigned long long>(lsb & 0xffffffffffffull));
+    AddMetadata("trace_uuid", kNullInt, uuid);
+    has_uuid_ = true;
+  }
+}
+
+void TraceImporter::AddMetadata(std::string_view name, int64_t int_value, std::string_view str_value) {
+  StringPool& s = storage_->strings;
+  MetadataTable& m = storage_->metadata;
+  m.name.push_back(s.Intern(name));
+  m.key_type.push_back(s.Intern("single"));
+  m.int_value.push_back(int_value);
+  m.str_value.push_back(int_value == kNullInt ? s.Intern(str_value) : kNullStringId);
+}
+
+void TraceImporter::AddStat(std::string_view name, int64_t idx, std::string_view severity,
+                            std::string_view source, int64_t value, std::string_view description) {
+  StringPool& s = storage_->strings;
+  StatsTable& t = storage_->stats;
+  t.name.push_back(s.Intern(name));
+  t.idx.push_back(idx);
+  t.severity.push_back(s.Intern(severity));
+  t.source.push_back(s.Intern(source));
+  t.value.push_back(value);
+  t.description.push_back(s.Intern(description));
+}
+
+void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_status) {
+  sorter_.Flush();
+  slices_.Finish();
+  sched_.Finish(storage_->end_ts);
+  processes_.Finish();
+  std::set<uint32_t> cpus;
+  for (size_t cpu = 0; cpu < cpus_.size(); ++cpu) cpus.insert(static_cast<uint32_t>(cpu));
+  for (uint32_t cpu : cpus) storage_->cpu.cpu.push_back(cpu);
+  if (!has_uuid_) {
+    // No uuid in the trace: derive one from its first 4 KiB as Perfetto's
+    // trace processor does (64-bit FNV-1a as the low half), so both tools
+    // name the same trace alike.
+    char uuid[40];
+    snprintf(uuid, sizeof(uuid), "00000000-0000-0000-%04x-%012llx", static_cast<unsigned>(head_hash_ >> 48),
+             static_cast<unsigned long long>(head_hash_ & 0xffffffffffffull));
+    AddMetadata("trace_uuid", kNullInt, uuid);
+  }
+  AddMetadata("trace_type", kNullInt, "proto");
+  AddMetadata("trace_size_bytes", static_cast<int64_t>(file.bytes), {});
+  WriteStats(file, read_status);
+}
+
+void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_status) {
+  TraceHealth health = health_.Finish(file);
+  // sluice's own analysis (the rows `sluice stats` prints) decides severity
+  // and description wherever it has the same stat; it also has the stats
+  // Perfetto lacks (BPF ring, sluice service counters).
+  std::map<std::pair<std::string, int64_t>, const HealthRow*> health_rows;
+  for (const HealthRow& row : health.rows) health_rows[{row.name, row.index}] = &row;
+  std::set<std::pair<std::string, int64_t>> written;
+  // The chunks the service lost and added to one buffer's
+  // trace_writer_packet_loss so that Perfetto lists them (service/
+  // service_packets.h): that row is data loss even when nothing else of
+  // its figure is, and says what it holds.
+  const auto& faults = stats_->trace_stats.sluice_service_stats();
+  const bool chunks_added = stats_->has_trace_stats && faults.has_chunks_lost_buffer();
+  const uint64_t chunks_lost = faults.chunks_lost_being_written() + faults.chunks_lost_writer_unknown();
+  auto addendum = [&](const std::string& name, int64_t idx) -> std::string {
+    if (!chunks_added || name != "traced_buf_trace_writer_packet_loss" || idx != faults.chunks_lost_buffer())
+      return "";
+    return "; includes " + std::to_string(chunks_lost) +
+           " chunks lost in producer shared memory (chunks_lost_being_written + chunks_lost_writer_unknown)";
+  };
+  auto emit = [&](const std::string& name, int64_t idx, int64_t value) {
+    auto key = std::make_pair(name, idx == kNullInt ? int64_t{-1} : idx);
+    if (!written.insert(key).second) return;
+    auto it = health_rows.find(key);
+    if (it == health_rows.end()) {
+      std::string added = addendum(name, idx);
+      if (!added.empty()) AddStat(name, idx, "data_loss", "trace", value, "producer shared memory: " + added.substr(2));
+      else AddStat(name, idx, "info", "trace", value, "");
+      return;
+    }
+    const HealthRow& row = *it->second;
+    // Perfetto counts a failed flush as data loss (the flush's data may be
+    // missing); `sluice stats` calls it an error. The table follows Perfetto.
+    std::string severity = name == "traced_flushes_failed" ? "data_loss" : row.severity;
+    AddStat(name, idx, severity, "trace", value, row.source + ": " + row.explanation + addendum(name, idx));
+  };
+
+  // Perfetto's names for the service's TraceStats: traced_<field> and, per
+  // central buffer, traced_buf_<field> (idx = buffer).
+  if (stats_->has_trace_stats) {
+    const auto& ts = stats_->trace_stats;
+    const auto* reflection = ts.GetReflection();
+    std::vector<const google::protobuf::FieldDescriptor*> fields;
+    reflection->ListFields(ts, &fields);
+    for (const auto* f : fields) {
+      if (f->is_repeated() || f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+      if (f->name() == "final_flush_outcome") {
+        bool ok = ts.final_flush_outcome() == perfetto::protos::TraceStats::FINAL_FLUSH_SUCCEEDED;
+        emit(ok ? "traced_final_flush_succeeded" : "traced_final_flush_failed", kNullInt, 1);
+        continue;
+      }
+      int64_t value = f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT32 ? reflection->GetUInt32(ts, f)
+                      : f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT64
+                          ? static_cast<int64_t>(reflection->GetUInt64(ts, f))
+                          : 0;
+      emit("traced_" + f->name(), kNullInt, value);
+    }
+    for (int b = 0; b < ts.buffer_stats_size(); ++b) {
+      const auto& buf = ts.buffer_stats(b);
+      const auto* br = buf.GetReflection();
+      std::vector<const google::protobuf::FieldDescriptor*> bfields;
+      br->ListFields(buf, &bfields);
+      for (const auto* f : bfields) {
+        if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_UINT64) continue;
+        emit("traced_buf_" + f->name(), b, static_cast<int64_t>(br->GetUInt64(buf, f)));
+      }
+    }
+  }
+  // Perfetto's names for ftrace's per-CPU stats: ftrace_cpu_<x>_begin/_end
+  // and, for the counters, _delta (timestamps in ns, as Perfetto scales them).
+  auto cpu_stats = [](const perfetto::protos::FtraceStats& stats) {
+    std::map<uint64_t, perfetto::protos::FtraceCpuStats> by_cpu;
+    for (const auto& c : stats.cpu_stats()) by_cpu[c.cpu()] = c;
+    return by_cpu;
+  };
+  if (stats_->has_ftrace_begin || stats_->has_ftrace_end) {
+    auto begin = cpu_stats(stats_->ftrace_begin), end = cpu_stats(stats_->ftrace_end);
+    std::set<uint64_t> all;
+    for (const auto& [cpu, c] : begin) all.insert(cpu);
+    for (const auto& [cpu, c] : end) all.insert(cpu);
+    for (uint64_t cpu : all) {
+      const auto& b = begin[cpu];
+      const auto& e = end[cpu];
+      auto idx = static_cast<int64_t>(cpu);
+      struct Counter {
+        const char* name;
+        uint64_t begin, end;
+      };
+      const Counter counters[] = {{"entries", b.entries(), e.entries()},
+                                  {"overrun", b.overrun(), e.overrun()},
+                                  {"commit_overrun", b.commit_overrun(), e.commit_overrun()},
+                                  {"bytes", b.bytes_read(), e.bytes_read()},
+                                  {"dropped_events", b.dropped_events(), e.dropped_events()},
+                                  {"read_events", b.read_events(), e.read_events()}};
+      for (const Counter& c : counters) {
+        std::string base = std::string("ftrace_cpu_") + c.name;
+        if (stats_->has_ftrace_begin) emit(base + "_begin", idx, static_cast<int64_t>(c.begin));
+        if (stats_->has_ftrace_end) {
+          emit(base + "_end", idx, static_cast<int64_t>(c.end));
+          if (stats_->has_ftrace_begin)
+            emit(base + "_delta", idx, static_cast<int64_t>(c.end) - static_cast<int64_t>(c.begin));
+        }
+      }
+      auto ns = [](double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); };
+      if (stats_->has_ftrace_begin) {
+        emit("ftrace_cpu_oldest_event_ts_begin", idx, ns(b.oldest_event_ts()));
+        emit("ftrace_cpu_now_ts_begin", idx, ns(b.now_ts()));
+      }
+      if (stats_->has_ftrace_end) {
+        emit("ftrace_cpu_oldest_event_ts_end", idx, ns(e.oldest_event_ts()));
+        emit("ftrace_cpu_now_ts_end", idx, ns(e.now_ts()));
+      }
+    }
+  }
+  // Every other figure sluice's analysis has (BPF ring, shared memory,
+  // service, file): same name, value and explanation as `sluice stats`.
+  for (const HealthRow& row : health.rows) {
+    auto key = std::make_pair(row.name, row.index);
+    if (written.count(key)) continue;
+    written.insert(key);
+    bool about_file = row.source == "trace file";
+    AddStat(row.name, row.index < 0 ? kNullInt : row.index, row.severity, about_file ? "analysis" : "trace",
+            row.value, row.source + ": " + row.explanation);
+  }
+  // Perfetto's flag for a CPU whose kernel buffer lost events (a bundle
+  // marked lost_events); the count is ftrace_cpu_overrun_delta.
+  for (const auto& [cpu, lost] : kernel_records_lost_)
+    AddStat("perf_cpu_lost_records", cpu, "data_loss", "trace", static_cast<int64_t>(lost),
+            "BPF ring buffer: records of this CPU that never reached the trace (Perfetto's name for a kernel "
+            "ring with no room; the same loss as bpf_ringbuf_dropped, plus bpf_decode_errors and "
+            "bpf_unaccounted): raise bpf_config.ringbuf_size_kb");
+  for (uint32_t cpu : cpus_with_lost_events_)
+    AddStat("ftrace_cpu_has_data_loss", cpu, "data_loss", "trace", 1,
+            "kernel ftrace buffer: events were lost on this CPU (a page came after lost events); "
+            "ftrace_cpu_overrun_delta and bpf_ringbuf_dropped say how many");
+  for (int buffer : config_discard_buffers_)
+    AddStat("config_write_into_file_discard", buffer, "data_loss", "trace", 1,
+            "a DISCARD buffer in a write_into_file session: upstream Perfetto flags it because its buffers "
+            "stop taking data once filled; look at traced_buf_chunks_discarded for what was refused");
+  // The importer's own findings, listed even when zero (as Perfetto lists
+  // its stats), so that a query can tell "none" from "not checked".
+  AddStat("sorter_push_event_out_of_order", kNullInt, "error", "analysis",
+          static_cast<int64_t>(sorter_.out_of_order()),
+          "events that arrived later than the sort window allowed; imported out of order");
+  AddStat("compact_sched_switch_skipped", kNullInt, "info", "analysis", static_cast<int64_t>(compact_switch_skipped_),
+          "first compact sched_switch on each CPU: its previous task is unknown");
+  AddStat("compact_sched_waking_skipped", kNullInt, "info", "analysis", static_cast<int64_t>(compact_waking_skipped_),
+          "compact sched_waking before any switch on its CPU: its waker is unknown");
+  // The trackers' findings, under Perfetto's names and severities.
+  AddStat("mismatched_sched_switch_tids", kNullInt, "error", "analysis", sched_.mismatched_sched_switch_tids(),
+          "sched_switch whose prev_pid is not the task the CPU's last switch put there (events lost): "
+          "that sched slice stays open (dur -1)");
+  AddStat("task_state_invalid", kNullInt, "error", "analysis", sched_.task_state_invalid(),
+          "sched_switch prev_state with bits the kernel version's layout does not have: end_state NULL");
+  AddStat("sched_events_cpu_out_of_range", kNullInt, "error", "analysis", sched_.bad_cpu_events(),
+          "sched events of a CPU number >= 8192 (a corrupt bundle): dropped");
+  AddStat("ftrace_bundles_cpu_out_of_range", kNullInt, "error", "analysis",
+          static_cast<int64_t>(cpu_out_of_range_bundles_),
+          "ftrace event bundles of a CPU number >= 8192 (corrupt): dropped with all their events");
+  AddStat("systrace_parse_failure", kNullInt, "error", "analysis", atrace_.parse_failures(),
+          "print events that are not atrace lines (B|pid|name, E|pid, C|pid|name|value, ...): kept as "
+          "ftrace_event rows only");
+  AddStat("slice_max_depth_exceeded", kNullInt, "error", "analysis", slices_.max_depth_exceeded(),
+          "slice begins on a track with 512 slices open: dropped");
+  AddStat("process_tracker_errors", kNullInt, "error", "analysis", processes_.process_tracker_errors(),
+          "a thread created with CLONE_THREAD by a thread of another process: left in its own process");
+  AddStat("process_tracker_parent_pid_changed", kNullInt, "info", "analysis", processes_.parent_pid_changed(),
+          "A process was seen with a changed parent pid and was treated as the same process being reparented "
+          "rather than pid reuse.");
+  AddStat("ftrace_events_unparsable", kNullInt, "error", "analysis", static_cast<int64_t>(unparsable_events_),
+          "ftrace events whose bytes are malformed: skipped");
+  AddStat("ftrace_events_without_timestamp", kNullInt, "error", "analysis",
+          static_cast<int64_t>(events_without_timestamp_), "ftrace events with no timestamp: skipped");
+  AddStat("packets_unparsable_import", kNullInt, "error", "analysis", static_cast<int64_t>(unparsable_packets_),
+          "packets the importer could not decode: skipped");
+  if (!read_status.ok())
+    AddStat("trace_file_corrupt", kNullInt, "error", "analysis", 1,
+            "the file is corrupt past byte " + std::to_string(file.valid_bytes) +
+                ": imported up to there (" + read_status.message() + ")");
+}
+
+}  // namespace sluice

@@ -1,0 +1,150 @@
+// TraceImporter: turns a trace's packets into TraceStorage's tables.
+//
+//   packets ──► TraceImporter::OnPacket
+//                 ├─ ftrace bundles ─► EventSorter (per-CPU queues, window)
+//                 │                      └─► events in ts order ─► DispatchEvent
+//                 │                            ├─ ftrace_event + args (every event)
+//                 │                            ├─ SchedTracker (sched, thread_state)
+//                 │                            ├─ ProcessTracker (thread, process)
+//                 │                            └─ counters (cpu_idle, cpu_frequency)
+//                 ├─ process_tree ─► ProcessTracker
+//                 ├─ system_info, trace_config ─► metadata
+//                 └─ trace_stats, ftrace_stats, sequence flags ─► stats (Finish)
+//
+// Packets are read in one streaming pass (ReadTraceFile's bounded window);
+// memory beyond the tables is the sorter's queues and the packet blocks it
+// holds. Non-ftrace packets are applied as they arrive: they carry state
+// (process tree, uname) rather than events on the timeline.
+#ifndef SLUICE_USER_QUERY_IMPORTER_TRACE_IMPORTER_H_
+#define SLUICE_USER_QUERY_IMPORTER_TRACE_IMPORTER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "shm/base/status.h"
+#include "user/query/importer/atrace_tracker.h"
+#include "user/query/importer/compact_args_memo.h"
+#include "user/query/importer/event_sorter.h"
+#include "user/query/importer/ftrace_event_schema.h"
+#include "user/query/importer/process_tracker.h"
+#include "user/query/importer/sched_tracker.h"
+#include "user/query/storage/trace_storage.h"
+#include "user/trace/trace_file_reader.h"
+#include "user/trace/trace_health.h"
+
+namespace sluice {
+
+class TraceImporter {
+ public:
+  explicit TraceImporter(TraceStorage* storage);
+  ~TraceImporter();
+
+  void OnPacket(std::string_view packet);
+  // The file's first 4 KiB: the fallback trace_uuid is their hash, as
+  // Perfetto's trace processor derives it. Call once, before Finish.
+  void HashHead(std::string_view head);
+  // End of input: flushes the sorter, closes open slices, writes stats and
+  // metadata. `read_status` is the reader's result: an error there (a
+  // corrupt record) is an import error in `stats`, the data before it kept.
+  void Finish(const TraceFileSummary& file, const Status& read_status);
+
+ private:
+  struct CpuState {
+    bool known = false;   // A switch on this CPU has been seen.
+    int32_t pid = 0;
+    int32_t prio = 0;
+    StringId comm = kNullStringId;
+  };
+  struct StatsCapture;
+
+  void OnBundle(std::string_view bundle, std::string_view packet);
+  void OnCompactSched(std::string_view compact, uint32_t cpu);
+  void OnProcessTree(std::string_view bytes, int64_t ts);
+  void OnProcessStats(std::string_view bytes);
+  void OnSystemInfo(std::string_view bytes);
+  void OnPerfSample(std::string_view bytes);
+  void OnTraceConfig(std::string_view bytes);
+  void DispatchEvent(const SortedEvent& event, std::string_view bytes);
+  void DispatchFtraceEvent(const SortedEvent& event, std::string_view bytes);
+  void DispatchCompactSwitch(const SortedEvent& event);
+  void DispatchCompactWaking(const SortedEvent& event);
+  void AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, uint32_t utid, std::vector<Arg>* args,
+                         bool sorted);
+  void AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, uint32_t utid, uint32_t arg_set_id);
+  void AddCounter(int64_t ts, StringId type, uint32_t cpu, double value);
+  // irq_handler_entry / _exit: a slice "IRQ (name)" on the CPU's cpu_irq
+  // track ("Irq Cpu N"), ended with arg ret "handled" or "unhandled".
+  void OnIrqEntry(int64_t ts, uint32_t cpu, std::string_view name);
+  void OnIrqExit(int64_t ts, uint32_t cpu, int64_t ret);
+  // softirq_entry / _exit: a slice named by the vector (TIMER, NET_RX, ...)
+  // on the CPU's cpu_softirq track ("SoftIrq Cpu N"), with arg vec; vectors
+  // the kernel does not have are ignored, as in Perfetto.
+  void OnSoftirq(int64_t ts, uint32_t cpu, int64_t vec, bool entry);
+  CpuState& Cpu(uint32_t cpu);
+  void AddStat(std::string_view name, int64_t idx, std::string_view severity,
+               std::string_view source, int64_t value, std::string_view description);
+  void AddMetadata(std::string_view name, int64_t int_value, std::string_view str_value);
+  void WriteStats(const TraceFileSummary& file, const Status& read_status);
+
+  TraceStorage* storage_;
+  ProcessTracker processes_;
+  SchedTracker sched_;
+  TrackTracker tracks_;
+  SliceTracker slices_;
+  AtraceTracker atrace_;
+  FtraceEventSchema schema_;
+  EventSorter sorter_;
+  TraceHealthCollector health_;
+  std::unique_ptr<StatsCapture> stats_;
+  std::vector<CpuState> cpus_;
+  // Arg set ids of compact sched events by their values.
+  CompactArgsMemo switch_args_, waking_args_;
+  // Scratch, reused per event (no allocation per event).
+  std::vector<EventField> fields_;
+  std::vector<Arg> args_;
+  std::vector<StringId> intern_table_;
+
+  // Event kinds the importer reads beyond their args (oneof field numbers).
+  struct Known {
+    uint32_t sched_switch, sched_waking, sched_wakeup_new, task_newtask, task_rename,
+        process_fork, process_exec, process_exit, process_free, cpu_idle, cpu_frequency, print,
+        irq_handler_entry, irq_handler_exit, softirq_entry, softirq_exit;
+  } known_;
+  // Interned strings used per event.
+  struct Names {
+    StringId sched_switch, sched_waking, prev_comm, prev_pid, prev_prio, prev_state,
+        next_comm, next_pid, next_prio, comm, pid, prio, target_cpu, cpu_idle_track,
+        cpu_frequency_track, cpu_idle_type, cpu_frequency_type, swapper, cpu_irq_type, ret, handled,
+        unhandled;
+  } names_;
+
+  std::vector<int> config_discard_buffers_;
+  std::set<uint32_t> cpus_with_lost_events_;
+  std::map<uint32_t, uint64_t> kernel_records_lost_;  // cpu -> PerfSample.kernel_records_lost, summed
+  bool has_uuid_ = false;
+  uint64_t head_hash_ = 0xcbf29ce484222325ull;  // FNV-1a offset basis.
+  uint32_t sequence_ = 0;  // The current packet's trusted_packet_sequence_id.
+  uint64_t packets_ = 0;
+  uint64_t unparsable_packets_ = 0;
+  uint64_t cpu_out_of_range_bundles_ = 0;  // Bundles whose cpu >= kMaxCpus.
+  uint64_t unparsable_events_ = 0;
+  uint64_t compact_switch_skipped_ = 0;
+  uint64_t compact_waking_skipped_ = 0;
+  // Perfetto's ftrace_latest_data_start_ns: the latest, over CPUs, of the
+  // first bundle's previous_bundle_end_timestamp. Events before it are
+  // imported into ftrace_event only. A CPU whose first bundle arrives after
+  // the sorter released later events cannot hold those back (not seen in
+  // sluice traces: every CPU is read in the first pass).
+  std::vector<bool> first_bundle_seen_;
+  int64_t soft_drop_before_ts_ = 0;
+  uint64_t events_without_timestamp_ = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_QUERY_IMPORTER_TRACE_IMPORTER_H_

@@ -1,0 +1,89 @@
+// TrackTracker: the rows of the `track` table, interned by what they stand
+// for, with Perfetto's types and dimension args:
+//
+//   cpu counter tracks     cpu_idle / cpu_frequency, per CPU
+//   thread tracks          thread_execution, per utid: a thread's slices
+//   process counters       atrace_counter, per (upid, name)
+//   async process tracks   atrace_async_slice (S/F) and
+//                          atrace_async_slice_for_track (N/G/H), per
+//                          (upid, name), compressed as Perfetto does
+//
+// Compression (Perfetto's TrackCompressor): async slices of one (upid, name)
+// share as few tracks as possible. A begin reuses the track its cookie had,
+// else adopts the first track with nothing open, else adds one; an end
+// finds its cookie's track the same way; an instant (N) goes on the first
+// instant track whose last instant has ended, else on a new one. Each
+// track's dimensions record its index in the set (track_compressor_idx);
+// the tracks of one set share a track_group_id.
+#ifndef SLUICE_USER_QUERY_IMPORTER_TRACK_TRACKER_H_
+#define SLUICE_USER_QUERY_IMPORTER_TRACK_TRACKER_H_
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "user/query/storage/trace_storage.h"
+
+namespace sluice {
+
+class TrackTracker {
+ public:
+  explicit TrackTracker(TraceStorage* storage);
+  TrackTracker(const TrackTracker&) = delete;
+  TrackTracker& operator=(const TrackTracker&) = delete;
+
+  // Per-CPU tracks: counters (cpu_idle, cpu_frequency) and slices
+  // (cpu_irq). `type` also keys the track; `name` is its display name.
+  uint32_t CpuCounterTrack(StringId type, StringId name, uint32_t cpu) { return CpuTrack(type, name, cpu, true); }
+  uint32_t CpuSliceTrack(StringId type, StringId name, uint32_t cpu) { return CpuTrack(type, name, cpu, false); }
+  uint32_t ThreadTrack(uint32_t utid);
+  uint32_t ProcessCounterTrack(uint32_t upid, StringId name);
+  // A track of its own kind, one per (type, dimension): Android's
+  // screen_state and android_device_state (no dimension), android_lmk and
+  // oom_score_adj (per upid: `upid`), battery_stats (per name: `key_value`,
+  // a dimension named `key`). kNullU32 / kNullStringId: no such dimension.
+  uint32_t SingletonTrack(StringId type, StringId name, bool counter, uint32_t upid = kNullU32,
+                          StringId key = kNullStringId, StringId key_value = kNullStringId);
+
+  // Legacy unnestable (S/F): a begin while the track has a slice open
+  // keeps the track "busy" (nest count saturates at 1) instead of nesting.
+  enum class Nesting { kNestable, kLegacyUnnestable };
+  uint32_t AsyncBegin(StringId type, uint32_t upid, StringId name, int64_t cookie, Nesting nesting);
+  uint32_t AsyncEnd(StringId type, uint32_t upid, StringId name, int64_t cookie);
+  uint32_t AsyncInstant(StringId type, uint32_t upid, StringId name, int64_t ts);
+
+ private:
+  struct CompressedTrack {
+    bool instant = false;    // a track of instants (N), matched by time
+    int64_t cookie = 0;      // a track of cookie slices: its current cookie
+    uint32_t nest_count = 0;
+    int64_t ts_end = 0;      // instant tracks: end of the last instant
+    uint32_t track_id = kNullU32;
+  };
+  struct TrackSet {
+    std::vector<CompressedTrack> tracks;
+    uint32_t group = 0;
+  };
+  using SetKey = std::tuple<StringId, uint32_t, StringId>;  // type, upid, name
+
+  uint32_t CpuTrack(StringId type, StringId name, uint32_t cpu, bool counter);
+  TrackSet& SetOf(StringId type, uint32_t upid, StringId name);
+  uint32_t TrackForCookie(TrackSet& set, int64_t cookie);
+  uint32_t TrackRow(TrackSet& set, uint32_t index, StringId type, uint32_t upid, StringId name);
+
+  TraceStorage* storage_;
+  StringId thread_execution_, atrace_counter_;
+  StringId utid_key_, upid_key_, name_key_, cpu_key_, compressor_idx_key_;
+  std::unordered_map<uint64_t, uint32_t> cpu_tracks_;  // (type << 32 | cpu)
+  std::unordered_map<uint32_t, uint32_t> thread_tracks_;       // utid
+  std::map<std::pair<uint32_t, StringId>, uint32_t> process_counter_tracks_;
+  std::map<SetKey, TrackSet> async_sets_;
+  std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> singleton_tracks_;  // type, upid, key_value
+  uint32_t next_group_ = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_QUERY_IMPORTER_TRACK_TRACKER_H_

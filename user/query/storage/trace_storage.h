@@ -1,0 +1,212 @@
+// TraceStorage: the imported trace as columns, one struct of vectors per
+// Perfetto trace processor table. The importer and its trackers append rows;
+// the SQLite virtual tables (query_tables.h) read them.
+//
+// Column names and meanings follow Perfetto's trace processor tables so that
+// queries written for it run unchanged; a row's id is its index. Nullable
+// columns use a sentinel (kNullInt, kNullU32, -1 for flags, kNullStringId),
+// which the virtual tables turn into SQL NULL. Columns are the narrowest type
+// that holds their values: the sched tables have a row per context switch,
+// tens of millions of them.
+#ifndef SLUICE_USER_QUERY_STORAGE_TRACE_STORAGE_H_
+#define SLUICE_USER_QUERY_STORAGE_TRACE_STORAGE_H_
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "user/query/storage/arg_set_store.h"
+#include "user/query/storage/string_pool.h"
+
+namespace sluice {
+
+inline constexpr int64_t kNullInt = std::numeric_limits<int64_t>::min();
+inline constexpr uint32_t kNullU32 = std::numeric_limits<uint32_t>::max();
+
+// `sched` (alias `sched_slice`): one row per time a thread ran on a CPU,
+// from the sched_switch that put it there to the one that took it off.
+struct SchedSliceTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> dur;        // -1 while still running at trace end
+  std::vector<uint32_t> cpu;
+  std::vector<uint32_t> utid;
+  std::vector<StringId> end_state; // prev_state of the closing switch ("S", "R+", ...)
+  std::vector<int32_t> priority;
+  size_t size() const { return ts.size(); }
+  void Reserve(size_t rows) {
+    ts.reserve(rows), dur.reserve(rows), cpu.reserve(rows), utid.reserve(rows);
+    end_state.reserve(rows), priority.reserve(rows);
+  }
+  static constexpr size_t kRowBytes = 8 + 8 + 4 + 4 + 4 + 4;
+};
+
+// `thread_state`: every interval a thread spent Running, runnable (R, R+) or
+// blocked (S, D, ...), as Perfetto derives it from switches and wakings.
+struct ThreadStateTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> dur;          // -1 when open at trace end
+  std::vector<uint32_t> cpu;         // kNullU32 unless Running
+  std::vector<uint32_t> utid;
+  std::vector<StringId> state;
+  std::vector<int8_t> io_wait;       // -1 = NULL
+  std::vector<uint32_t> waker_utid;  // kNullU32 = NULL
+  size_t size() const { return ts.size(); }
+  void Reserve(size_t rows) {
+    ts.reserve(rows), dur.reserve(rows), cpu.reserve(rows), utid.reserve(rows);
+    state.reserve(rows), io_wait.reserve(rows), waker_utid.reserve(rows);
+  }
+  static constexpr size_t kRowBytes = 8 + 8 + 4 + 4 + 4 + 1 + 4;
+};
+
+// `thread`: utid is the row index; utid 0 is the idle thread (tid 0).
+struct ThreadTable {
+  std::vector<int64_t> tid;
+  std::vector<StringId> name;
+  std::vector<int64_t> start_ts;       // kNullInt
+  std::vector<int64_t> end_ts;         // kNullInt
+  std::vector<uint32_t> upid;          // kNullU32
+  std::vector<int8_t> is_main_thread;  // -1 = NULL
+  size_t size() const { return tid.size(); }
+};
+
+// `process`: upid is the row index; upid 0 is the swapper (pid 0).
+struct ProcessTable {
+  std::vector<int64_t> pid;
+  std::vector<StringId> name;
+  std::vector<StringId> cmdline;
+  std::vector<int64_t> start_ts;       // kNullInt
+  std::vector<int64_t> end_ts;         // kNullInt
+  std::vector<uint32_t> parent_upid;   // kNullU32
+  std::vector<int64_t> uid;            // kNullInt
+  size_t size() const { return pid.size(); }
+};
+
+// `cpu`: one row per CPU seen in the trace (id = ucpu = cpu).
+struct CpuTable {
+  std::vector<uint32_t> cpu;
+  size_t size() const { return cpu.size(); }
+};
+
+// `ftrace_event` (formerly `raw`): every ftrace event, compact_sched included.
+struct FtraceEventTable {
+  std::vector<int64_t> ts;
+  std::vector<StringId> name;
+  std::vector<uint32_t> cpu;
+  std::vector<uint32_t> utid;
+  std::vector<uint32_t> arg_set_id;  // kNoArgSet = NULL
+  size_t size() const { return ts.size(); }
+  void Reserve(size_t rows) {
+    ts.reserve(rows), name.reserve(rows), cpu.reserve(rows), utid.reserve(rows), arg_set_id.reserve(rows);
+  }
+  static constexpr size_t kRowBytes = 8 + 4 + 4 + 4 + 4;
+};
+
+// `track` and its views (thread_track, process_track, counter_track,
+// process_counter_track, cpu_counter_track): slices and counters live on
+// tracks. Add keeps the columns in step.
+struct TrackTable {
+  std::vector<StringId> name;     // kNullStringId for thread tracks, as Perfetto
+  std::vector<StringId> type;     // "cpu_idle", "thread_execution", "atrace_counter", ...
+  std::vector<int8_t> is_counter;
+  std::vector<uint32_t> cpu;      // kNullU32 unless a CPU counter track
+  std::vector<uint32_t> utid;     // kNullU32 unless a thread track
+  std::vector<uint32_t> upid;     // kNullU32 unless a process track
+  std::vector<uint32_t> dimension_arg_set_id;  // kNoArgSet = NULL
+  std::vector<uint32_t> track_group_id;        // kNullU32 unless compressed (async) tracks
+  size_t size() const { return name.size(); }
+  uint32_t Add(StringId track_name, StringId track_type, bool counter, uint32_t track_cpu, uint32_t track_utid,
+               uint32_t track_upid, uint32_t dimensions, uint32_t group = kNullU32) {
+    name.push_back(track_name), type.push_back(track_type), is_counter.push_back(counter ? 1 : 0);
+    cpu.push_back(track_cpu), utid.push_back(track_utid), upid.push_back(track_upid);
+    dimension_arg_set_id.push_back(dimensions), track_group_id.push_back(group);
+    return static_cast<uint32_t>(name.size() - 1);
+  }
+};
+
+struct CounterTable {
+  std::vector<int64_t> ts;
+  std::vector<uint32_t> track_id;
+  std::vector<double> value;
+  std::vector<uint32_t> arg_set_id;  // kNoArgSet = NULL
+  size_t size() const { return ts.size(); }
+};
+
+// `slice`: atrace (and later other) slices on tracks. depth and parent_id
+// follow the stack of open slices on the track; dur -1 while still open at
+// the end of the trace, as in Perfetto.
+struct SliceTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> dur;
+  std::vector<uint32_t> track_id;
+  std::vector<StringId> category;    // kNullStringId = NULL
+  std::vector<StringId> name;
+  std::vector<uint32_t> depth;
+  std::vector<uint32_t> parent_id;   // kNullU32 = NULL
+  std::vector<uint32_t> arg_set_id;  // kNoArgSet = NULL
+  size_t size() const { return ts.size(); }
+};
+
+// `metadata`: key/value facts about the trace (uuid, uname, sizes).
+struct MetadataTable {
+  std::vector<StringId> name;
+  std::vector<StringId> key_type;   // "single" or "multi"
+  std::vector<int64_t> int_value;   // kNullInt
+  std::vector<StringId> str_value;  // kNullStringId
+  size_t size() const { return name.size(); }
+};
+
+// `stats`: Perfetto's stat names for every counter the trace carries, the
+// importer's own findings (source "analysis") included.
+struct StatsTable {
+  std::vector<StringId> name;
+  std::vector<int64_t> idx;          // kNullInt
+  std::vector<StringId> severity;    // "info", "data_loss", "error"
+  std::vector<StringId> source;      // "trace" or "analysis"
+  std::vector<int64_t> value;
+  std::vector<StringId> description;
+  size_t size() const { return name.size(); }
+};
+
+struct TraceStorage {
+  TraceStorage() : args(&strings) {}
+  TraceStorage(const TraceStorage&) = delete;
+  TraceStorage& operator=(const TraceStorage&) = delete;
+
+  StringPool strings;
+  ArgSetStore args;
+  SchedSliceTable sched;
+  ThreadStateTable thread_state;
+  ThreadTable thread;
+  ProcessTable process;
+  CpuTable cpu;
+  FtraceEventTable ftrace_event;
+  TrackTable track;
+  CounterTable counter;
+  SliceTable slice;
+  MetadataTable metadata;
+  StatsTable stats;
+  // trace_bounds: first and last timestamp of any imported event or packet.
+  int64_t start_ts = kNullInt;
+  int64_t end_ts = kNullInt;
+
+  // Reserves the event tables for a trace file of `file_bytes`, so that
+  // they never regrow: regrowing a column of 10-20 M rows copies it and
+  // faults in fresh pages for the copy, a quarter of a sched trace's import
+  // time. The estimate is an upper bound for uncompressed sched traces (a
+  // compact_sched event takes at least 5 bytes: one varint per field; we
+  // allow for 6) and the reservation is address space only: pages no row
+  // reaches are never touched, so peak RSS does not grow. Capped at half of
+  // `memory_bytes` (physical memory) so that a huge file cannot ask for more
+  // address space than the machine backs.
+  void ReserveForTraceFile(uint64_t file_bytes, uint64_t memory_bytes);
+
+  void ExtendBounds(int64_t ts) {
+    if (start_ts == kNullInt || ts < start_ts) start_ts = ts;
+    if (end_ts == kNullInt || ts > end_ts) end_ts = ts;
+  }
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_QUERY_STORAGE_TRACE_STORAGE_H_
