@@ -945,7 +945,11 @@ void CheckMarkerInstancesFromConfig() {
     ASSERT_TRUE((*source)->Start().ok());
     const std::string tag = "sluice-instance-marker-" + std::to_string(getpid());
     EXPECT_TRUE(WriteFile(inst + "/trace_marker", tag + "-instance"));
-    EXPECT_TRUE(WriteFile(std::string(kTracefs) + "/trace_marker", tag + "-root"));
+    {
+      const int root = open((std::string(kTracefs) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+      EXPECT_TRUE(testing::WriteTraceMarker(root, tag + "-root")) << strerror(errno);
+      close(root);
+    }
     (*source)->Stop();
     cap.Parse();
     int from_instance = 0, from_root = 0;
