@@ -24,6 +24,7 @@
 #include "user/query/engine/query_output.h"
 #include "user/cmd/query_shell.h"
 #include "user/query/engine/sql_statements.h"
+#include "user/query/engine/stdlib/stdlib_modules.h"
 #include "user/cmd/sqlite_export.h"
 
 namespace sluice {
@@ -35,7 +36,10 @@ constexpr char kCommand[] = "sluice query";
 constexpr char kUsage[] =
     "usage: sluice query TRACE [-q SQL | -f FILE] [--all] [--format FORMAT]\n"
     "       sluice query TRACE --export OUT.sqlite [--force]\n"
-    "  SQL over a trace, with the tables of Perfetto's trace_processor (docs/QUERY.md).\n"
+    "       sluice query --list-modules\n"
+    "  SQL over a trace, with the tables of Perfetto's trace_processor and its\n"
+    "  PerfettoSQL: INCLUDE PERFETTO MODULE, CREATE PERFETTO TABLE/VIEW/FUNCTION/\n"
+    "  MACRO/INDEX, EXTRACT_ARG and the other helpers (docs/QUERY.md).\n"
     "  -q, --query SQL     run SQL: one statement or several separated by ';'\n"
     "  -f, --file FILE     run the statements in FILE (- for stdin); comments allowed\n"
     "  -a, --all           print every statement's result, not only the last one's\n"
@@ -44,11 +48,13 @@ constexpr char kUsage[] =
     "                      tool opens; the file appears only when complete\n"
     "      --force         let --export replace an existing FILE\n"
     "      --timing        print the import's and each statement's time on stderr\n"
+    "      --list-modules  the standard-library modules INCLUDE PERFETTO MODULE takes,\n"
+    "                      one line each\n"
     "  -h, --help          this text\n"
     "Without -q or -f: a shell. On a terminal it edits lines and keeps history in\n"
     "~/.sluice_query_history; from a pipe it runs the statements it reads. A\n"
     "statement ends at ';'; .help lists the dot-commands (.tables, .schema TABLE,\n"
-    ".format FORMAT, .quit).\n"
+    ".modules, .format FORMAT, .quit).\n"
     "The format is table whether or not stdout is a terminal, so a script sees what\n"
     "you see; scripts that parse the output want --format csv (RFC 4180, what\n"
     "trace_processor_shell -q prints) or json. NULL is [NULL] in a table, an empty\n"
@@ -56,7 +62,7 @@ constexpr char kUsage[] =
     "Exit status: 0 done; 1 an SQL statement failed (\"SQL error at line L column\n"
     "C: ...\"), or the export or the output failed; 2 bad arguments or unreadable input.\n";
 
-enum : int { kFormatOption = kFirstLongOnly, kExportOption, kForceOption, kTimingOption };
+enum : int { kFormatOption = kFirstLongOnly, kExportOption, kForceOption, kTimingOption, kListModulesOption };
 
 struct QueryOptions {
   std::string trace;
@@ -67,6 +73,7 @@ struct QueryOptions {
   std::optional<std::string> export_path;
   bool force = false;
   bool timing = false;
+  bool list_modules = false;
 };
 
 Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
@@ -77,6 +84,7 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
                                            {"export", required_argument, nullptr, kExportOption},
                                            {"force", no_argument, nullptr, kForceOption},
                                            {"timing", no_argument, nullptr, kTimingOption},
+                                           {"list-modules", no_argument, nullptr, kListModulesOption},
                                            {"help", no_argument, nullptr, 'h'},
                                            {nullptr, 0, nullptr, 0}};
   std::vector<std::string> operands;
@@ -111,6 +119,9 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
           case kTimingOption:
             options->timing = true;
             break;
+          case kListModulesOption:
+            options->list_modules = true;
+            break;
           case kForceOption:
             options->force = true;
             break;
@@ -119,6 +130,11 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
         }
         return Status::Ok();
       }));
+  if (options->list_modules) {
+    if (!operands.empty() || options->query || options->file || options->export_path)
+      return Status::Error("--list-modules runs alone, without a TRACE");
+    return Status::Ok();
+  }
   if (operands.empty()) return Status::Error("no TRACE given: name the trace file to query");
   if (operands.size() > 1) {
     return Status::Error("one TRACE at a time (got '" + operands[0] + "' and '" + operands[1] +
@@ -175,7 +191,7 @@ double CpuSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-int RunScript(sqlite3* db, const std::string& script, const QueryOptions& options) {
+int RunScript(sqlite3* db, SqlDialect* dialect, const std::string& script, const QueryOptions& options) {
   bool printed = false;
   Status status = RunSqlScript(db, script, [&](const SqlStatement& statement) {
     auto start = std::chrono::steady_clock::now();
@@ -196,7 +212,7 @@ int RunScript(sqlite3* db, const std::string& script, const QueryOptions& option
               (CpuSeconds() - cpu_start) * 1e3);
     }
     return ran;
-  });
+  }, 1, dialect);
   if (!status.ok()) {
     PrintError(status.message());
     return 1;
@@ -215,6 +231,10 @@ int RunQueryCommand(int argc, char** argv) {
   QueryOptions options;
   Status parsed = ParseQueryOptions(argc, argv, &options);
   if (!parsed.ok()) return CommandLineExit(parsed, kCommand, kUsage);
+  if (options.list_modules) {
+    for (const StdlibModule& m : StdlibModules()) printf("%-40s %s\n", m.name.c_str(), m.Description().c_str());
+    return 0;
+  }
 
   // Inputs first, so a typo fails before a long import.
   std::string script;
@@ -262,11 +282,11 @@ int RunQueryCommand(int argc, char** argv) {
     printf("exported %zu tables, %llu rows to %s\n", exported->tables,
            static_cast<unsigned long long>(exported->rows), options.export_path->c_str());
   } else if (options.query || options.file) {
-    exit_code = RunScript(db, script, options);
+    exit_code = RunScript(db, (*engine)->dialect(), script, options);
   } else {
     std::unique_ptr<LineReader> reader =
         isatty(STDIN_FILENO) ? MakeTerminalLineReader(HistoryPath()) : MakeStreamLineReader(stdin);
-    QueryShell shell(db, (*engine)->TableNames(), options.format, stdout, stderr);
+    QueryShell shell(db, (*engine)->TableNames(), options.format, stdout, stderr, (*engine)->dialect());
     exit_code = shell.Run(*reader);
   }
   if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -9,12 +9,14 @@
 
 #include "shm/base/string_util.h"
 #include "user/query/engine/sql_statements.h"
+#include "user/query/engine/stdlib/stdlib_modules.h"
 
 namespace sluice {
 namespace {
 
 constexpr char kShellHelp[] =
     ".tables            the tables and views\n"
+    ".modules           the modules INCLUDE PERFETTO MODULE takes\n"
     ".schema [TABLE]    the columns and types of TABLE; all tables without one\n"
     ".format [FORMAT]   table, csv, tsv or json; the current one without FORMAT\n"
     ".help              this list\n"
@@ -72,8 +74,8 @@ std::string Unquote(std::string name) {
 }  // namespace
 
 QueryShell::QueryShell(sqlite3* db, std::vector<std::string> engine_tables, OutputFormat format,
-                       FILE* out, FILE* err)
-    : db_(db), engine_tables_(std::move(engine_tables)), format_(format), out_(out), err_(err) {}
+                       FILE* out, FILE* err, SqlDialect* dialect)
+    : db_(db), dialect_(dialect), engine_tables_(std::move(engine_tables)), format_(format), out_(out), err_(err) {}
 
 void QueryShell::Error(const std::string& message) {
   fflush(out_);  // Keep the error after the rows printed before it.
@@ -132,7 +134,7 @@ void QueryShell::RunSql(const std::string& sql, int first_line, bool interactive
         printed = printed || sqlite3_column_count(statement.stmt) > 0;
         return WriteQueryResult(statement.stmt, format_, out_);
       },
-      first_line);
+      first_line, dialect_);
   if (!status.ok()) Error(status.message());
   fflush(out_);
 }
@@ -147,6 +149,9 @@ bool QueryShell::RunDotCommand(const std::string& line) {
     fputs(kShellHelp, out_);
   } else if (command == ".tables") {
     for (const std::string& table : AllTables()) fprintf(out_, "%s\n", table.c_str());
+  } else if (command == ".modules") {
+    for (const StdlibModule& m : StdlibModules())
+      fprintf(out_, "%-40s %s\n", m.name.c_str(), m.Description().c_str());
   } else if (command == ".schema") {
     if (words.size() > 2) Error(".schema takes one table name (.tables lists them)");
     else if (words.size() == 2) ShowSchema(Unquote(words[1]));

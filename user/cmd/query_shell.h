@@ -33,13 +33,16 @@ struct sqlite3;
 
 namespace sluice {
 
+class SqlDialect;
+
 class QueryShell {
  public:
   // `engine_tables`: what .tables lists first (QueryEngine::TableNames()).
   // Results go to `out`, errors (one line each, prefixed "sluice query: ")
   // to `err`.
+  // `dialect`: PerfettoSQL (QueryEngine::dialect()), or null for plain SQL.
   QueryShell(sqlite3* db, std::vector<std::string> engine_tables, OutputFormat format, FILE* out,
-             FILE* err);
+             FILE* err, SqlDialect* dialect = nullptr);
 
   // Reads and runs entries until the end of the input or .quit. Returns 0,
   // or 1 when any entry failed (for scripts that pipe statements in).
@@ -55,6 +58,7 @@ class QueryShell {
   void Error(const std::string& message);
 
   sqlite3* db_;
+  SqlDialect* dialect_;
   std::vector<std::string> engine_tables_;
   OutputFormat format_;
   FILE* out_;

@@ -188,6 +188,7 @@ int RunReportCommand(int argc, char** argv) {
   ReportOptions report_options;
   report_options.html_sections = options.html_path.has_value();
   report_options.window = options.window;
+  report_options.dialect = (*engine)->dialect();
   StatusOr<Report> report = BuildReport((*engine)->db(), options.trace, report_options);
   if (!report.ok()) {
     fprintf(stderr, "%s: %s\n", kCommand, report.status().message().c_str());

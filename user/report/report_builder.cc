@@ -57,14 +57,14 @@ Status ReadResult(sqlite3_stmt* stmt, ReportSection* section) {
 
 }  // namespace
 
-StatusOr<ReportSection> RunReportSection(sqlite3* db, const ReportSqlFile& file) {
+StatusOr<ReportSection> RunReportSection(sqlite3* db, const ReportSqlFile& file, SqlDialect* dialect) {
   ReportSection section;
   section.name = file.SectionName();
   section.title = file.Title();
   section.description = file.Description();
   Status ran = RunSqlScript(db, file.sql, [&](const SqlStatement& statement) {
     return statement.last ? ReadResult(statement.stmt, &section) : StepToEnd(statement.stmt);
-  });
+  }, 1, dialect);
   if (!ran.ok()) return Status::Error(std::string(file.file_name) + ": " + ran.message());
   return section;
 }
@@ -99,7 +99,7 @@ StatusOr<Report> BuildReport(sqlite3* db, const std::string& trace_path, const R
   report.trace_path = trace_path;
   for (const ReportSqlFile& file : ReportSqlFiles()) {
     if (file.ForHtmlOnly() && !options.html_sections) continue;
-    StatusOr<ReportSection> section = RunReportSection(db, file);
+    StatusOr<ReportSection> section = RunReportSection(db, file, options.dialect);
     if (!section.ok()) return section.status();
     report.sections.push_back(std::move(*section));
   }

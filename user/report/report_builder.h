@@ -14,6 +14,8 @@ struct sqlite3;
 
 namespace sluice {
 
+class SqlDialect;
+
 // A span of the trace in seconds from its start (trace_start()).
 struct ReportWindow {
   double start_s = 0;
@@ -23,12 +25,15 @@ struct ReportWindow {
 struct ReportOptions {
   bool html_sections = false;          // Also run the html_* sections.
   std::optional<ReportWindow> window;  // The HTML page's window; the whole trace if unset.
+  // PerfettoSQL for the sections (QueryEngine::dialect()), so that they may
+  // INCLUDE PERFETTO MODULE; null = plain SQLite.
+  SqlDialect* dialect = nullptr;
 };
 
 // Runs every statement of `file` on `db`; the last statement's result is the
 // section. Errors say which file and where ("40_cpu_by_thread.sql: SQL error
 // at line 3 column 5: ...").
-StatusOr<ReportSection> RunReportSection(sqlite3* db, const ReportSqlFile& file);
+StatusOr<ReportSection> RunReportSection(sqlite3* db, const ReportSqlFile& file, SqlDialect* dialect = nullptr);
 
 // Every section, in order (the html_* ones only with options.html_sections).
 StatusOr<Report> BuildReport(sqlite3* db, const std::string& trace_path, const ReportOptions& options);

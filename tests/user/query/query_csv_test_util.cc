@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "user/query/engine/sql_statements.h"
+
 namespace sluice::testing {
 namespace {
 
@@ -62,66 +64,40 @@ std::string Shorten(std::string_view line) {
   return std::string(line.substr(0, kMax)) + "...";
 }
 
-// The statement for an error message: its leading blank and `--` comment
-// lines skipped, cut to 200 characters.
-std::string StatementExcerpt(std::string_view sql) {
-  for (;;) {
-    size_t start = sql.find_first_not_of(" \t\r\n");
-    if (start == std::string_view::npos) return "";
-    sql.remove_prefix(start);
-    if (!sql.starts_with("--")) break;
-    size_t nl = sql.find('\n');
-    if (nl == std::string_view::npos) return "";
-    sql.remove_prefix(nl + 1);
-  }
-  return Shorten(sql);
-}
-
 }  // namespace
 
-StatusOr<std::string> QueryToTraceProcessorCsv(sqlite3* db, std::string_view sql) {
+StatusOr<std::string> QueryToTraceProcessorCsv(sqlite3* db, std::string_view sql, SqlDialect* dialect) {
   std::string out;
   bool first_table = true;
-  const char* next = sql.data();
-  const char* end = sql.data() + sql.size();
-  while (next < end) {
-    sqlite3_stmt* stmt = nullptr;
-    const char* tail = nullptr;
-    const char* start = next;
-    int rc = sqlite3_prepare_v2(db, start, static_cast<int>(end - start), &stmt, &tail);
-    if (rc != SQLITE_OK) {
-      std::string_view statement(start, static_cast<size_t>(end - start));
-      return Status::Error("SQL error: " + std::string(sqlite3_errmsg(db)) + " in: " +
-                           StatementExcerpt(statement));
-    }
-    next = tail;
-    if (!stmt) continue;  // Only whitespace or comments were left.
-    int columns = sqlite3_column_count(stmt);
-    if (columns > 0) {
-      if (!first_table) out += '\n';
-      first_table = false;
-      for (int c = 0; c < columns; c++) {
-        if (c > 0) out += ',';
-        out += '"';
-        out += sqlite3_column_name(stmt, c);
-        out += '"';
-      }
-      out += '\n';
-    }
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-      for (int c = 0; c < columns; c++) {
-        if (c > 0) out += ',';
-        AppendValue(stmt, c, &out);
-      }
-      out += '\n';
-    }
-    std::string error = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db);
-    sqlite3_finalize(stmt);
-    if (!error.empty()) {
-      std::string_view statement(start, static_cast<size_t>(tail - start));
-      return Status::Error("SQL error: " + error + " in: " + StatementExcerpt(statement));
-    }
-  }
+  Status ran = RunSqlScript(
+      db, sql,
+      [&](const SqlStatement& statement) {
+        sqlite3_stmt* stmt = statement.stmt;
+        const int columns = sqlite3_column_count(stmt);
+        if (columns > 0) {
+          if (!first_table) out += '\n';
+          first_table = false;
+          for (int c = 0; c < columns; c++) {
+            if (c > 0) out += ',';
+            out += '"';
+            out += sqlite3_column_name(stmt, c);
+            out += '"';
+          }
+          out += '\n';
+        }
+        int rc;
+        while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+          for (int c = 0; c < columns; c++) {
+            if (c > 0) out += ',';
+            AppendValue(stmt, c, &out);
+          }
+          out += '\n';
+        }
+        if (rc != SQLITE_DONE) return Status::Error(sqlite3_errmsg(db));
+        return Status::Ok();
+      },
+      1, dialect);
+  if (!ran.ok()) return ran;  // "SQL error at line L column C: ..."
   return out;
 }
 

@@ -26,12 +26,17 @@
 
 struct sqlite3;
 
+namespace sluice {
+class SqlDialect;
+}
+
 namespace sluice::testing {
 
 // Runs every statement of `sql` on `db` and returns what the shell would
 // print. Fails with SQLite's message (and the statement's start) when a
 // statement does not compile or fails while stepping.
-StatusOr<std::string> QueryToTraceProcessorCsv(sqlite3* db, std::string_view sql);
+// With a `dialect` (QueryEngine::dialect()), PerfettoSQL too.
+StatusOr<std::string> QueryToTraceProcessorCsv(sqlite3* db, std::string_view sql, SqlDialect* dialect = nullptr);
 
 // A short readable account of how `actual` differs from `expected` (line
 // counts, then up to `max_lines` differing lines with their numbers, each

@@ -203,7 +203,7 @@ TEST_P(QueryReferenceTest, MatchesTraceProcessor) {
                              << " (tests/data/query/refresh_expected.sh writes it)";
   QueryEngine* engine = EngineFor(pair.trace);
   ASSERT_NE(engine, nullptr);
-  StatusOr<std::string> actual = QueryToTraceProcessorCsv(engine->db(), *sql);
+  StatusOr<std::string> actual = QueryToTraceProcessorCsv(engine->db(), *sql, engine->dialect());
   ASSERT_TRUE(actual.ok()) << "queries/" << pair.query << ".sql on " << pair.trace
                            << ".pftrace: " << actual.status().message();
   std::string difference = DescribeCsvDifference(Normalise(pair.query, *expected, false),

@@ -7,6 +7,8 @@
 #include <cstdio>
 
 #include "user/query/engine/percentile_functions.h"
+#include "user/query/engine/perfetto_sql/builtin_functions.h"
+#include "user/query/engine/perfetto_sql/perfetto_sql.h"
 #include "user/query/engine/query_table.h"
 #include "user/query/engine/query_tables.h"
 #include "user/query/engine/sql_statements.h"
@@ -63,8 +65,11 @@ struct QueryEngine::Tables {
 QueryEngine::QueryEngine() : storage_(std::make_unique<TraceStorage>()) {}
 
 QueryEngine::~QueryEngine() {
+  perfetto_sql_.reset();  // Finalizes its functions' statements first.
   if (db_) sqlite3_close_v2(db_);
 }
+
+SqlDialect* QueryEngine::dialect() const { return perfetto_sql_.get(); }
 
 Status QueryEngine::Init() {
   // NOMUTEX: one thread uses the connection; SQLite's default serialized
@@ -87,6 +92,9 @@ Status QueryEngine::Init() {
   }
   if (Status percentiles = RegisterPercentileFunctions(db_); !percentiles.ok())
     return Status::Error("sluice query: " + percentiles.message());
+  if (Status builtins = RegisterBuiltinFunctions(db_, storage_.get()); !builtins.ok())
+    return Status::Error("sluice query: " + builtins.message());
+  perfetto_sql_ = std::make_unique<PerfettoSql>(db_);
   for (const auto& view : kViews) {
     Status defined = ExecSql(db_, std::string("CREATE TEMP VIEW ") + view[0] + " AS " + view[1]);
     if (!defined.ok())

@@ -2,7 +2,10 @@
 // virtual tables under Perfetto's trace processor names (sched, thread_state,
 // thread, process, cpu, ftrace_event, args, counter, track,
 // cpu_counter_track, metadata, stats, trace_bounds) with the functions
-// trace_start(), trace_end() and trace_dur(). docs/QUERY.md has the tables.
+// trace_start(), trace_end() and trace_dur(), and PerfettoSQL on top
+// (perfetto_sql/perfetto_sql.h): run scripts with RunSqlScript(db(), ...,
+// dialect()) so that INCLUDE PERFETTO MODULE, CREATE PERFETTO ... and macros
+// work. docs/QUERY.md has the tables.
 #ifndef SLUICE_USER_QUERY_ENGINE_QUERY_ENGINE_H_
 #define SLUICE_USER_QUERY_ENGINE_QUERY_ENGINE_H_
 
@@ -20,6 +23,9 @@ struct sqlite3;
 
 namespace sluice {
 
+class PerfettoSql;
+class SqlDialect;
+
 class QueryEngine {
  public:
   ~QueryEngine();
@@ -36,6 +42,8 @@ class QueryEngine {
 
   // The database: run any SQL on it (sqlite3_prepare_v2 and friends).
   sqlite3* db() const { return db_; }
+  // PerfettoSQL, for RunSqlScript.
+  SqlDialect* dialect() const;
   const TraceStorage& storage() const { return *storage_; }
   // The tables and views this engine defines, in the order `.tables` lists
   // them.
@@ -53,6 +61,7 @@ class QueryEngine {
   std::unique_ptr<TraceStorage> storage_;
   std::unique_ptr<Tables> tables_;
   sqlite3* db_ = nullptr;
+  std::unique_ptr<PerfettoSql> perfetto_sql_;  // Before db_ closes: declared after it, destroyed first.
 };
 
 }  // namespace sluice

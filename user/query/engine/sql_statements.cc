@@ -67,9 +67,34 @@ Status StepToEnd(sqlite3_stmt* stmt) {
 }
 
 Status RunSqlScript(sqlite3* db, std::string_view script, const SqlStatementRunner& run,
-                    int first_line) {
+                    int first_line, SqlDialect* dialect) {
   size_t offset = SkipSqlSeparators(script, 0);
   while (offset < script.size()) {
+    if (dialect) {
+      const size_t end = std::max(dialect->StatementEnd(script, offset), offset + 1);
+      SqlDialect::Outcome outcome;
+      Status handled = dialect->Handle(script.substr(offset, end - offset), &outcome);
+      if (!handled.ok()) return SqlError(script, offset + outcome.error_offset, handled.message(), first_line);
+      if (outcome.ran || outcome.rewritten) {
+        if (outcome.rewritten) {
+          sqlite3_stmt* stmt = nullptr;
+          const int rc = sqlite3_prepare_v2(db, outcome.sql.c_str(), static_cast<int>(outcome.sql.size()), &stmt,
+                                            nullptr);
+          FinalizeOnExit finalize{stmt};
+          if (rc != SQLITE_OK) return SqlError(script, offset, sqlite3_errmsg(db), first_line);
+          if (stmt != nullptr) {
+            SqlStatement statement;
+            statement.stmt = stmt;
+            statement.offset = offset;
+            statement.last = SkipSqlSeparators(script, end) == script.size();
+            Status status = run(statement);
+            if (!status.ok()) return SqlError(script, offset, status.message(), first_line);
+          }
+        }
+        offset = SkipSqlSeparators(script, end);
+        continue;
+      }
+    }
     const char* start = script.data() + offset;
     const char* tail = nullptr;
     sqlite3_stmt* stmt = nullptr;

@@ -52,12 +52,31 @@ struct SqlStatement {
 // SQLite's message when a step fails.
 using SqlStatementRunner = std::function<Status(const SqlStatement&)>;
 
+// A language on top of SQLite's SQL (PerfettoSQL: perfetto_sql/perfetto_sql.h)
+// sees each statement of a script first: it runs the statements that are
+// its own, rewrites those that need it (macro calls), and leaves the rest,
+// untouched, to SQLite.
+class SqlDialect {
+ public:
+  struct Outcome {
+    bool ran = false;        // The dialect ran the statement itself.
+    bool rewritten = false;  // SQLite is to prepare `sql` instead of the statement.
+    std::string sql;
+    size_t error_offset = 0;  // In the statement, when Handle() fails.
+  };
+  virtual ~SqlDialect() = default;
+  // Where the statement that starts at `offset` of `script` ends.
+  virtual size_t StatementEnd(std::string_view script, size_t offset) = 0;
+  virtual Status Handle(std::string_view statement, Outcome* outcome) = 0;
+};
+
 // Prepares and runs each statement of `script` in order on `db`, stopping at
 // the first error: "SQL error at line L column C: <SQLite's message>". Lines
 // are counted from `first_line` (the shell passes the input line where an
-// entry began).
+// entry began). With a `dialect`, each statement goes through it first; an
+// error in a rewritten statement is placed at the statement's start.
 Status RunSqlScript(sqlite3* db, std::string_view script, const SqlStatementRunner& run,
-                    int first_line = 1);
+                    int first_line = 1, SqlDialect* dialect = nullptr);
 
 // Steps `stmt` to the end, discarding rows; SQLite's message on failure.
 Status StepToEnd(sqlite3_stmt* stmt);
