@@ -96,10 +96,12 @@ Status QueryEngine::Init() {
     return Status::Error("sluice query: " + builtins.message());
   perfetto_sql_ = std::make_unique<PerfettoSql>(db_);
   for (const auto& view : kViews) {
-    Status defined = ExecSql(db_, std::string("CREATE TEMP VIEW ") + view[0] + " AS " + view[1]);
+    Status defined = ExecSql(db_, std::string("CREATE VIEW ") + view[0] + " AS " + view[1]);
     if (!defined.ok())
       return Status::Error(std::string("sluice query: cannot define view ") + view[0] + ": " + defined.message());
   }
+  if (Status prelude = perfetto_sql_->IncludePrelude(); !prelude.ok())
+    return Status::Error("sluice query: the PerfettoSQL prelude failed: " + prelude.message());
   return Status::Ok();
 }
 

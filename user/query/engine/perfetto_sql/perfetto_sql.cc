@@ -43,6 +43,12 @@ Status PerfettoSql::Exec(std::string_view script) {
   return RunSqlScript(db_, script, [](const SqlStatement& s) { return StepToEnd(s.stmt); }, 1, this);
 }
 
+Status PerfettoSql::IncludePrelude() {
+  for (const StdlibModule& m : StdlibModules())
+    if (m.name.rfind("prelude.", 0) == 0) SLUICE_RETURN_IF_ERROR(IncludeOne(m.name));
+  return Status::Ok();
+}
+
 Status PerfettoSql::Handle(std::string_view statement, Outcome* outcome) {
   PerfettoSqlStatement st;
   PerfettoSqlParseError parse_error;

@@ -43,6 +43,8 @@ class PerfettoSql : public SqlDialect {
 
   // Runs `script` (statements only, no results kept) through this dialect.
   Status Exec(std::string_view script);
+  // Includes every prelude.* module: what upstream offers without INCLUDE.
+  Status IncludePrelude();
 
  private:
   Status Include(const std::string& name);

@@ -1,6 +1,10 @@
 #include "user/query/engine/stdlib/stdlib_modules.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace sluice {
 namespace {
@@ -25,6 +29,23 @@ std::string ModuleName(std::string_view path) {
 constexpr std::string_view kOutOfScope[] = {"android.", "chrome.", "wattson.", "viz.", "v8.", "pkvm.",
                                             "appleos.", "export.", "graphs."};
 
+// SLUICE_STDLIB_DIR: the modules' texts from that directory (its .sql files,
+// named by their paths under it) instead of the compiled-in copies, so that a
+// module can be edited and tried without a rebuild. The texts live as long
+// as the process.
+std::vector<StdlibModule>* ModulesFromDirectory(const std::string& dir) {
+  auto* list = new std::vector<StdlibModule>();
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file() || it->path().extension() != ".sql") continue;
+    std::ifstream in(it->path());
+    auto* text = new std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    list->push_back(StdlibModule{ModuleName(std::filesystem::relative(it->path(), dir).string()), *text});
+  }
+  return list;
+}
+
 }  // namespace
 
 std::string StdlibModule::Description() const {
@@ -43,8 +64,10 @@ std::string StdlibModule::Description() const {
 
 const std::vector<StdlibModule>& StdlibModules() {
   static const auto* modules = [] {
-    auto* list = new std::vector<StdlibModule>();
-    for (const EmbeddedFile& f : kFiles) list->push_back(StdlibModule{ModuleName(f.path), f.text});
+    const char* dir = std::getenv("SLUICE_STDLIB_DIR");
+    auto* list = dir && *dir ? ModulesFromDirectory(dir) : new std::vector<StdlibModule>();
+    if (!(dir && *dir))
+      for (const EmbeddedFile& f : kFiles) list->push_back(StdlibModule{ModuleName(f.path), f.text});
     std::sort(list->begin(), list->end(), [](const StdlibModule& a, const StdlibModule& b) { return a.name < b.name; });
     return list;
   }();

@@ -4,6 +4,13 @@
 // is a file under user/query/engine/stdlib/ (sched/time_in_state.sql is
 // module sched.time_in_state) that opens with a `--` comment saying what it
 // gives; mk/stdlib.mk compiles them in. docs/QUERY.md lists them.
+//
+// The modules named prelude.* are what upstream offers without an INCLUDE:
+// QueryEngine runs them when it opens a trace.
+//
+// SLUICE_STDLIB_DIR=DIR reads the modules from DIR instead of the
+// compiled-in copies (DIR=user/query/engine/stdlib: edit a module and run it
+// again without rebuilding).
 #ifndef SLUICE_USER_QUERY_ENGINE_STDLIB_STDLIB_MODULES_H_
 #define SLUICE_USER_QUERY_ENGINE_STDLIB_STDLIB_MODULES_H_
 
