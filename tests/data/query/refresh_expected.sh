@@ -5,6 +5,7 @@
 # tests/user/query/query_reference_test.cc compares sluice's engine against.
 #
 #   tests/data/query/refresh_expected.sh            # from anywhere
+#   tests/data/query/refresh_expected.sh ps_sched_states ...   # only these queries
 #   TRACE_PROCESSOR=/path/to/trace_processor_shell tests/data/query/refresh_expected.sh
 #
 # Run it after adding a trace or a query, or after moving to a newer
@@ -20,10 +21,16 @@ if [[ ! -x $tp ]]; then
 fi
 
 mkdir -p "$here/expected"
-rm -f "$here"/expected/*.csv
+queries=()
+if [[ $# -gt 0 ]]; then
+  for q in "$@"; do queries+=("$here/queries/$q.sql"); rm -f "$here"/expected/*."$q".csv; done
+else
+  rm -f "$here"/expected/*.csv
+  queries=("$here"/queries/*.sql)
+fi
 for trace in "$here"/*.pftrace; do
   t=$(basename "$trace" .pftrace)
-  for query in "$here"/queries/*.sql; do
+  for query in "${queries[@]}"; do
     q=$(basename "$query" .sql)
     out="$here/expected/$t.$q.csv"
     # stderr carries the shell's load log; a failing query exits non-zero.

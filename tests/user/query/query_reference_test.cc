@@ -46,14 +46,16 @@ const std::vector<std::string>& Traces() {
   return traces;
 }
 
+std::string QueryDataDir();
+std::set<std::string> FilesEndingIn(const std::string& dir, std::string_view suffix);
+
+// Every file of queries/: the core tables' queries, and the PerfettoSQL
+// ones (ps_*.sql: modules, operators, functions).
 const std::vector<std::string>& Queries() {
-  static const std::vector<std::string> queries = {
-      "sched", "sched_by_thread", "thread_state", "thread_state_by_thread",
-      "thread", "process", "cpu",
-      "ftrace_args", "ftrace_rare_args", "ftrace_by_name", "ftrace_by_thread",
-      "counter", "counter_by_track", "metadata", "metadata_config",
-      "trace_bounds", "trace_times", "stats", "data_loss",
-      "slice", "slice_args", "atrace_counter", "track_dims"};
+  static const std::vector<std::string> queries = [] {
+    const std::set<std::string> files = FilesEndingIn(QueryDataDir() + "/queries", ".sql");
+    return std::vector<std::string>(files.begin(), files.end());
+  }();
   return queries;
 }
 
