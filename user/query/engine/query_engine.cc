@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "user/query/engine/operators/span_join.h"
 #include "user/query/engine/percentile_functions.h"
 #include "user/query/engine/perfetto_sql/builtin_functions.h"
 #include "user/query/engine/perfetto_sql/perfetto_sql.h"
@@ -94,6 +95,8 @@ Status QueryEngine::Init() {
     return Status::Error("sluice query: " + percentiles.message());
   if (Status builtins = RegisterBuiltinFunctions(db_, storage_.get()); !builtins.ok())
     return Status::Error("sluice query: " + builtins.message());
+  if (Status span_join = RegisterSpanJoin(db_); !span_join.ok())
+    return Status::Error("sluice query: " + span_join.message());
   perfetto_sql_ = std::make_unique<PerfettoSql>(db_);
   for (const auto& view : kViews) {
     Status defined = ExecSql(db_, std::string("CREATE VIEW ") + view[0] + " AS " + view[1]);
