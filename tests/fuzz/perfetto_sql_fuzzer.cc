@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     sluice::PerfettoSqlStatement statement;
     sluice::PerfettoSqlParseError error;
     sluice::ParsePerfettoSqlStatement(text.substr(offset, end - offset), &statement, &error);
-    sluice::PerfettoSqlMacro macro{"m", {{"x", "Expr"}}, "Expr", "($x + m!($x))"};
+    sluice::PerfettoSqlMacro macro{"m", {{"x", "Expr"}}, "Expr", "($x + m!($x))", nullptr};
     std::string expanded;
     sluice::ExpandPerfettoSqlMacros(
         text.substr(offset, end - offset),

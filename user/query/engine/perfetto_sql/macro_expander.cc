@@ -105,9 +105,16 @@ bool Expand(std::string_view text, const PerfettoSqlMacroLookup& lookup, int dep
       if (!Expand(v, lookup, depth + 1, &expanded, &inner)) return fail(inner.message);
       v = std::move(expanded);
     }
+    std::string body;
+    if (macro->native) {
+      std::string native_error;
+      if (!macro->native(values, &body, &native_error)) return fail(macro->name + "!: " + native_error);
+    } else {
+      body = Substitute(*macro, values);
+    }
     std::string expanded;
     PerfettoSqlParseError inner;
-    if (!Expand(Substitute(*macro, values), lookup, depth + 1, &expanded, &inner))
+    if (!Expand(body, lookup, depth + 1, &expanded, &inner))
       return fail("in macro " + macro->name + "!: " + inner.message);
     out->append(text.substr(copied, name.offset - copied));
     out->append(expanded);

@@ -24,6 +24,10 @@ struct PerfettoSqlMacro {
   std::vector<PerfettoSqlArgument> args;
   std::string return_kind;
   std::string body;
+  // A macro written in C++ (interval_intersect.h): given the arguments'
+  // texts, writes the expansion, or false with a message. Used instead of
+  // `body` when set.
+  std::function<bool(const std::vector<std::string>& args, std::string* out, std::string* error)> native;
 };
 
 // Finds a macro by name (case-insensitive names are the caller's business);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "user/query/engine/operators/interval_intersect.h"
 #include "user/query/engine/perfetto_sql/sql_tokenizer.h"
 #include "user/query/engine/stdlib/stdlib_modules.h"
 
@@ -32,7 +33,9 @@ std::string InModule(const std::string& module, const std::string& message) {
 
 }  // namespace
 
-PerfettoSql::PerfettoSql(sqlite3* db) : db_(db), functions_(db) {}
+PerfettoSql::PerfettoSql(sqlite3* db) : db_(db), functions_(db) {
+  for (PerfettoSqlMacro& m : IntervalIntersectMacros()) macros_[Lower(m.name)] = std::move(m);
+}
 PerfettoSql::~PerfettoSql() = default;
 
 size_t PerfettoSql::StatementEnd(std::string_view script, size_t offset) {
@@ -89,7 +92,7 @@ Status PerfettoSql::Handle(std::string_view statement, Outcome* outcome) {
       const std::string key = Lower(st.name);
       if (macros_.count(key) && !st.or_replace)
         return Status::Error("macro " + st.name + " already exists: use CREATE OR REPLACE PERFETTO MACRO");
-      macros_[key] = PerfettoSqlMacro{st.name, st.columns, st.return_type, st.body};
+      macros_[key] = PerfettoSqlMacro{st.name, st.columns, st.return_type, st.body, nullptr};
       return Status::Ok();
     }
     case PerfettoSqlStatementKind::kCreateIndex: {
