@@ -500,6 +500,16 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("int_value", IntsOf(md.int_value))
       .Text("str_value", &md.str_value);
 
+  const auto& cs = s.clock_snapshot;
+  table("clock_snapshot", SizeOf(cs))
+      .Id("id")
+      .Int("ts", IntsOf(cs.ts))
+      .Int("clock_id", IntsOf(cs.clock_id))
+      .Text("clock_name", &cs.clock_name)
+      .Int("clock_value", IntsOf(cs.clock_value))
+      .Int("snapshot_id", IntsOf(cs.snapshot_id))
+      .Int("machine_id", [](uint64_t) { return int64_t{0}; });
+
   const auto& st = s.stats;
   table("stats", SizeOf(st))
       .Id("id")

@@ -12,6 +12,7 @@
 #include "perfetto/common/system_info.pb.h"
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/config/trace_config.pb.h"
+#include "perfetto/trace/clock_snapshot.pb.h"
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/ps/process_tree.pb.h"
 #include "user/query/importer/proto_wire_reader.h"
@@ -23,6 +24,7 @@ namespace {
 constexpr uint32_t kPacketFtraceEvents = 1;
 constexpr uint32_t kPacketProcessTree = 2;
 constexpr uint32_t kPacketProcessStats = 9;
+constexpr uint32_t kPacketClockSnapshot = 6;
 constexpr uint32_t kPacketTimestamp = 8;
 constexpr uint32_t kPacketSequenceId = 10;
 constexpr uint32_t kPacketTraceConfig = 33;
@@ -152,7 +154,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
   sequence_ = 0;
   int64_t ts = kNullInt;  // The packet's own timestamp (process_tree's).
   std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats,
-      perf_sample;
+      perf_sample, clock_snapshot;
   std::vector<std::string_view> bundles;
   while (reader.Next(&f)) {
     switch (f.number) {
@@ -186,6 +188,9 @@ void TraceImporter::OnPacket(std::string_view packet) {
       case kPacketPerfSample:
         if (f.type == WireType::kBytes) perf_sample = f.bytes;
         break;
+      case kPacketClockSnapshot:
+        if (f.type == WireType::kBytes) clock_snapshot = f.bytes;
+        break;
       default:
         break;
     }
@@ -195,6 +200,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
     return;
   }
   if (!bundle.empty()) OnBundle(bundle, packet);
+  if (!clock_snapshot.empty()) OnClockSnapshot(clock_snapshot);
   // process_tree and process_stats go in timestamp order with the ftrace
   // events, as Perfetto sorts them: a scan applied before the forks and
   // frees that precede it would make a second process for each task it
@@ -655,6 +661,44 @@ void TraceImporter::OnProcessStats(std::string_view bytes) {
     }
   }
   if (!stats.ok()) unparsable_packets_++;
+}
+
+// Upstream's names for the builtin clocks (ClockSnapshot.Clock.BuiltinClocks).
+static std::string_view BuiltinClockName(int64_t id) {
+  switch (id) {
+    case 1: return "REALTIME";
+    case 2: return "REALTIME_COARSE";
+    case 3: return "MONOTONIC";
+    case 4: return "MONOTONIC_COARSE";
+    case 5: return "MONOTONIC_RAW";
+    case 6: return "BOOTTIME";
+    default: return {};
+  }
+}
+
+// The snapshot's trace time is its BOOTTIME reading (the trace clock): a
+// snapshot without one cannot be placed on the trace's timeline.
+void TraceImporter::OnClockSnapshot(std::string_view bytes) {
+  perfetto::protos::ClockSnapshot snapshot;
+  if (!snapshot.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    unparsable_packets_++;
+    return;
+  }
+  constexpr uint32_t kBoottime = 6;
+  int64_t ts = kNullInt;
+  for (const auto& clock : snapshot.clocks())
+    if (clock.clock_id() == kBoottime) ts = static_cast<int64_t>(clock.timestamp());
+  if (ts == kNullInt) return;
+  ClockSnapshotTable& t = storage_->clock_snapshot;
+  for (const auto& clock : snapshot.clocks()) {
+    const std::string_view name = BuiltinClockName(clock.clock_id());
+    t.ts.push_back(ts);
+    t.clock_id.push_back(clock.clock_id());
+    t.clock_name.push_back(name.empty() ? kNullStringId : storage_->strings.Intern(name));
+    t.clock_value.push_back(static_cast<int64_t>(clock.timestamp()));
+    t.snapshot_id.push_back(clock_snapshots_);
+  }
+  clock_snapshots_++;
 }
 
 void TraceImporter::OnSystemInfo(std::string_view bytes) {

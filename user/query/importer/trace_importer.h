@@ -67,6 +67,7 @@ class TraceImporter {
   void OnProcessTree(std::string_view bytes, int64_t ts);
   void OnProcessStats(std::string_view bytes);
   void OnSystemInfo(std::string_view bytes);
+  void OnClockSnapshot(std::string_view bytes);
   void OnPerfSample(std::string_view bytes);
   void OnTraceConfig(std::string_view bytes);
   void DispatchEvent(const SortedEvent& event, std::string_view bytes);
@@ -130,6 +131,7 @@ class TraceImporter {
   uint64_t head_hash_ = 0xcbf29ce484222325ull;  // FNV-1a offset basis.
   uint32_t sequence_ = 0;  // The current packet's trusted_packet_sequence_id.
   uint64_t packets_ = 0;
+  int64_t clock_snapshots_ = 0;  // ClockSnapshot packets imported: the next snapshot_id.
   uint64_t unparsable_packets_ = 0;
   uint64_t cpu_out_of_range_bundles_ = 0;  // Bundles whose cpu >= kMaxCpus.
   uint64_t unparsable_events_ = 0;

@@ -156,6 +156,18 @@ struct MetadataTable {
   size_t size() const { return name.size(); }
 };
 
+// `clock_snapshot`: each ClockSnapshot packet's clocks, at the trace time
+// (BOOTTIME) of the snapshot; what to_realtime(), to_monotonic() and
+// abs_time_str() convert with.
+struct ClockSnapshotTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> clock_id;
+  std::vector<StringId> clock_name;  // kNullStringId for a clock that is not built in.
+  std::vector<int64_t> clock_value;
+  std::vector<int64_t> snapshot_id;
+  size_t size() const { return ts.size(); }
+};
+
 // `stats`: Perfetto's stat names for every counter the trace carries, the
 // importer's own findings (source "analysis") included.
 struct StatsTable {
@@ -185,6 +197,7 @@ struct TraceStorage {
   CounterTable counter;
   SliceTable slice;
   MetadataTable metadata;
+  ClockSnapshotTable clock_snapshot;
   StatsTable stats;
   // trace_bounds: first and last timestamp of any imported event or packet.
   int64_t start_ts = kNullInt;

@@ -2,7 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <regex>
@@ -117,6 +120,75 @@ void Regexp(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_int(ctx, std::regex_search(text.begin(), text.end(), *re) ? 1 : 0);
 }
 
+// The trace time `ts` on clock `clock_id` (1 REALTIME, 3 MONOTONIC), from
+// the trace's clock snapshots as upstream converts: after the last
+// snapshot, its value plus the time since; at or before the first, the
+// first's value; between two, the earlier one's value plus the time since,
+// but never past the later one's value (a clock that stopped meanwhile,
+// MONOTONIC in a suspend, does not run ahead of itself). False when the
+// clock was never snapshotted.
+bool ConvertTraceTime(const TraceStorage& s, int64_t clock_id, int64_t ts, int64_t* out) {
+  const ClockSnapshotTable& c = s.clock_snapshot;
+  bool have_prev = false, have_next = false;
+  int64_t prev_ts = 0, prev_value = 0, next_ts = 0, next_value = 0;
+  for (size_t i = 0; i < c.size(); i++) {
+    if (c.clock_id[i] != clock_id) continue;
+    if (c.ts[i] <= ts && (!have_prev || c.ts[i] >= prev_ts)) {
+      have_prev = true;
+      prev_ts = c.ts[i];
+      prev_value = c.clock_value[i];
+    }
+    if (c.ts[i] > ts && (!have_next || c.ts[i] < next_ts)) {
+      have_next = true;
+      next_ts = c.ts[i];
+      next_value = c.clock_value[i];
+    }
+  }
+  if (!have_prev && !have_next) return false;
+  if (!have_prev) {
+    *out = next_value;
+  } else if (!have_next) {
+    *out = prev_value + (ts - prev_ts);
+  } else {
+    *out = std::min(prev_value + (ts - prev_ts), next_value);
+  }
+  return true;
+}
+
+// to_realtime(ts), to_monotonic(ts) and abs_time_str(ts); the clock in the
+// function's user data. NULL in, NULL out; so for a clock never snapshotted.
+template <int64_t kClockId, bool kAsText>
+void ClockFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) return Error(ctx, "the timestamp must be an integer");
+  const auto* storage = static_cast<const TraceStorage*>(sqlite3_user_data(ctx));
+  int64_t value = 0;
+  if (!ConvertTraceTime(*storage, kClockId, sqlite3_value_int64(argv[0]), &value)) return sqlite3_result_null(ctx);
+  if (!kAsText) return sqlite3_result_int64(ctx, value);
+  // UTC, always 9 digits of nanoseconds: 2026-11-24T02:03:20.110198233.
+  const time_t seconds = static_cast<time_t>(value / 1000000000);
+  const int64_t nanos = value % 1000000000;
+  struct tm tm {};
+  if (value < 0 || !gmtime_r(&seconds, &tm)) return sqlite3_result_null(ctx);
+  char text[64];
+  snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%09lld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+           tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(nanos));
+  sqlite3_result_text(ctx, text, -1, SQLITE_TRANSIENT);
+}
+
+// to_timecode(ns): "HH:MM:SS mmm uuu nnn".
+void ToTimecode(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) return Error(ctx, "to_timecode: the time must be an integer");
+  const int64_t ns = sqlite3_value_int64(argv[0]);
+  char text[64];
+  snprintf(text, sizeof(text), "%02lld:%02lld:%02lld %03lld %03lld %03lld", static_cast<long long>(ns / 3600000000000),
+           static_cast<long long>(ns / 60000000000 % 60), static_cast<long long>(ns / 1000000000 % 60),
+           static_cast<long long>(ns / 1000000 % 1000), static_cast<long long>(ns / 1000 % 1000),
+           static_cast<long long>(ns % 1000));
+  sqlite3_result_text(ctx, text, -1, SQLITE_TRANSIENT);
+}
+
 // string_agg(x, sep): as group_concat(x, sep); NULL values are skipped.
 struct StringAgg {
   std::string* text;  // Null until the first value.
@@ -156,6 +228,10 @@ Status RegisterBuiltinFunctions(sqlite3* db, const TraceStorage* storage) {
       {"str_split", 3, StrSplit, true},
       {"hash", -1, Hash, true},
       {"regexp", 2, Regexp, true},
+      {"to_realtime", 1, ClockFunction<1, false>, true},
+      {"to_monotonic", 1, ClockFunction<3, false>, true},
+      {"abs_time_str", 1, ClockFunction<1, true>, true},
+      {"to_timecode", 1, ToTimecode, true},
   };
   for (const Function& f : functions) {
     const int flags = SQLITE_UTF8 | (f.deterministic ? SQLITE_DETERMINISTIC : 0);

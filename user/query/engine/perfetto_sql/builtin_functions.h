@@ -12,6 +12,11 @@
 //                                 anywhere in text (`text REGEXP pattern`)
 //   string_agg(x, sep)            group_concat(x, sep): SQLite 3.40 has no
 //                                 string_agg
+//   to_realtime(ts), to_monotonic(ts), abs_time_str(ts)
+//                                 trace time on the REALTIME or MONOTONIC
+//                                 clock, from the trace's clock snapshots
+//                                 (abs_time_str: as UTC ISO 8601 text)
+//   to_timecode(ns)               "HH:MM:SS mmm uuu nnn"
 //
 // Each follows upstream's documented behaviour, errors included (a NULL
 // or REAL given to HASH, an empty delimiter, a bad pattern): the tests in
