@@ -1109,34 +1109,6 @@ TEST_F(RecordTriggersKernelTest, StopTracingTriggerEndsTheRecordingWithEverythin
   ExpectTracefsRestored();
 }
 
-// START_TRACING: nothing runs until the trigger (tracefs is untouched), then
-// the session records what comes after it until it is stopped.
-TEST_F(RecordTriggersKernelTest, StartTracingTriggerStartsTheRecording) {
-  ChildProcess recorder;
-  ASSERT_TRUE(StartRecorder(TriggerConfigText("e2e-start", "START_TRACING", 3600000), &recorder));
-  // The session exists once sluice sessions lists it; it waits.
-  const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
-  while (Sluice({"sessions"}).out.find("'e2e-start'") == std::string::npos && NowMs() < deadline)
-    usleep(50 * 1000);
-  ASSERT_NE(Sluice({"sessions"}).out.find("'e2e-start'"), std::string::npos) << recorder.Describe();
-  EXPECT_EQ(ReadTracefsState(), before_) << "a START_TRACING session enabled events before its trigger";
-  WriteMarkersOnOneCpu(workload_.prefix, 500, 100000);  // Before the trigger: not recorded.
-  testing::CommandResult fired = Trigger("e2e-start");
-  EXPECT_EQ(fired.exit_code, 0) << fired.err;
-  EXPECT_NE(fired.out.find("e2e-start: 1 session acted on it"), std::string::npos) << fired.out;
-  if (!WaitUntilCloneHoldsReadyMarker("e2e-start")) return;
-  WriteMarkersOnOneCpu(workload_.prefix, 2000);
-  recorder.Signal(SIGINT);
-  ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(120000))) << recorder.Describe();
-  EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
-  const Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
-  ASSERT_TRUE(d.status.ok()) << d.status.message();
-  EXPECT_EQ(d.triggers, std::vector<std::string>{"e2e-start"});
-  ExpectMarkerRange(d, 0, 2000);
-  ExpectNoDataLoss(Path("trace.pftrace"));
-  ExpectTracefsRestored();
-}
-
 // A START_TRACING session whose trigger never comes: nothing is written,
 // an existing file stays as it was, and the exit status says so.
 TEST_F(RecordTriggersKernelTest, NoTriggerWithinTheTimeoutWritesNothing) {
@@ -1195,17 +1167,17 @@ TEST_F(RecordTriggersKernelTest, CloneSnapshotTriggerWritesASnapshotAndRecordsOn
 // already "local" (the kernel's default). -k asks for a size the buffer does
 // not have, so a resize happens too, which empties nothing by itself.
 
-class RecordBoundaryKernelTest : public RecordSessionsKernelTest,
+class RecordBoundaryKernelTest : public RecordTriggersKernelTest,
                                  public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
     // Before the base reads the state the test must leave.
     found_clock_ = ParseSelectedTraceClock(ReadFileOr(std::string(kTracefs) + "/trace_clock", ""));
     if (!found_clock_.empty()) clock_set_ = WriteTracefsFile(std::string(kTracefs) + "/trace_clock", GetParam());
-    RecordSessionsKernelTest::SetUp();
+    RecordTriggersKernelTest::SetUp();
   }
   void TearDown() override {
-    RecordSessionsKernelTest::TearDown();
+    RecordTriggersKernelTest::TearDown();
     if (clock_set_) {
       EXPECT_TRUE(WriteTracefsFile(std::string(kTracefs) + "/trace_clock", found_clock_));
     }
@@ -1267,29 +1239,32 @@ TEST_P(RecordBoundaryKernelTest, ADetachedRingSessionItsCloneAndItsAttachedEndHo
   ExpectTracefsRestored();
 }
 
-// START_TRACING: the kernel buffer is emptied at the trigger, not at the
-// session's creation, so what was written while it waited stays out.
+// START_TRACING: nothing runs until the trigger (tracefs is untouched), then
+// the kernel buffer is emptied and the session records what comes after it
+// until it is stopped; what was written while it waited stays out.
 TEST_P(RecordBoundaryKernelTest, AStartTracingSessionHoldsNothingFromBeforeItsTrigger) {
   ChildProcess recorder;
-  const std::string config = TriggerConfigText("e2e-bstart", "START_TRACING", 3600000);
-  ASSERT_TRUE(WriteTracefsFile(Path("trigger.pbtx"), config, O_CREAT | O_TRUNC));
-  ASSERT_TRUE(recorder.Start({Bin("sluice"), "record", "--daemon", "--consumer-socket", daemon_.consumer_socket(), "-c",
-                              Path("trigger.pbtx"), "--txt", "-q", "-o", Path("trace.pftrace")},
-                             Path("record.out"), Path("record.err")));
+  ASSERT_TRUE(StartRecorder(TriggerConfigText("e2e-start", "START_TRACING", 3600000), &recorder));
+  // The session exists once sluice sessions lists it; it waits.
   const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
-  while (Sluice({"sessions"}).out.find("'e2e-bstart'") == std::string::npos && NowMs() < deadline) usleep(50 * 1000);
+  while (Sluice({"sessions"}).out.find("'e2e-start'") == std::string::npos && NowMs() < deadline)
+    usleep(50 * 1000);
+  ASSERT_NE(Sluice({"sessions"}).out.find("'e2e-start'"), std::string::npos) << recorder.Describe();
+  EXPECT_EQ(ReadTracefsState(), before_) << "a START_TRACING session enabled events before its trigger";
   WriteStaleMarkers();
-  testing::CommandResult fired = testing::RunToCompletion(
-      {Bin("sluice"), "trigger", "e2e-bstart", "--producer-socket", daemon_.producer_socket()}, dir_);
+  testing::CommandResult fired = Trigger("e2e-start");
   EXPECT_EQ(fired.exit_code, 0) << fired.err;
-  if (!WaitUntilCloneHoldsReadyMarker("e2e-bstart")) return;
+  EXPECT_NE(fired.out.find("e2e-start: 1 session acted on it"), std::string::npos) << fired.out;
+  if (!WaitUntilCloneHoldsReadyMarker("e2e-start")) return;
   WriteMarkersOnOneCpu(workload_.prefix, 2000);
   recorder.Signal(SIGINT);
   ASSERT_TRUE(recorder.Wait(testing::ScaledTimeoutMs(120000))) << recorder.Describe();
   EXPECT_TRUE(recorder.exited_normally_with(0)) << recorder.Describe();
   const Decoded d = DecodeTrace(Path("trace.pftrace"), workload_.prefix);
   ASSERT_TRUE(d.status.ok()) << d.status.message();
+  EXPECT_EQ(d.triggers, std::vector<std::string>{"e2e-start"});
   ExpectMarkerRange(d, 0, 2000);
+  ExpectNoDataLoss(Path("trace.pftrace"));
   ExpectTracefsRestored();
 }
 

@@ -59,22 +59,30 @@ Status PerfettoSql::Handle(std::string_view statement, Outcome* outcome) {
     outcome->error_offset = parse_error.offset;
     return Status::Error(parse_error.message);
   }
+  const PerfettoSqlMacroLookup lookup = [this](const std::string& name) -> const PerfettoSqlMacro* {
+    auto it = macros_.find(Lower(name));
+    return it == macros_.end() ? nullptr : &it->second;
+  };
   if (st.kind == PerfettoSqlStatementKind::kNone) {
     if (!HasPerfettoSqlMacroCall(statement)) return Status::Ok();  // Plain SQL: SQLite's.
     PerfettoSqlParseError error;
-    const bool expanded = ExpandPerfettoSqlMacros(
-        statement,
-        [this](const std::string& name) -> const PerfettoSqlMacro* {
-          auto it = macros_.find(Lower(name));
-          return it == macros_.end() ? nullptr : &it->second;
-        },
-        &outcome->sql, &error);
-    if (!expanded) {
+    if (!ExpandPerfettoSqlMacros(statement, lookup, &outcome->sql, &error)) {
       outcome->error_offset = error.offset;
       return Status::Error(error.message);
     }
     outcome->rewritten = true;
     return Status::Ok();
+  }
+  // A table's, view's or function's body may call macros; a macro's body is
+  // expanded where the macro is called.
+  if (st.kind != PerfettoSqlStatementKind::kCreateMacro && HasPerfettoSqlMacroCall(st.body)) {
+    std::string expanded;
+    PerfettoSqlParseError error;
+    if (!ExpandPerfettoSqlMacros(st.body, lookup, &expanded, &error)) {
+      outcome->error_offset = st.body_offset + error.offset;
+      return Status::Error(error.message);
+    }
+    st.body = std::move(expanded);
   }
   outcome->ran = true;
   // Errors of the statement as a whole point at its body, or its start.

@@ -139,6 +139,16 @@ TEST_F(PerfettoSqlTest, Macros) {
   EXPECT_EQ(One("SELECT nope!(1)"),
             "ERROR: SQL error at line 1 column 8: no such macro: nope! (define it with CREATE PERFETTO MACRO, or "
             "INCLUDE the module that does)");
+  // Bodies of tables, views and functions may call macros too.
+  EXPECT_EQ(One("CREATE PERFETTO MACRO plus1(x Expr) RETURNS Expr AS ($x + 1);"
+                "CREATE PERFETTO TABLE m1 AS SELECT plus1!(1) AS v;"
+                "CREATE PERFETTO VIEW m2 AS SELECT plus1!(v) AS v FROM m1;"
+                "CREATE PERFETTO FUNCTION m3(a LONG) RETURNS LONG AS SELECT plus1!($a);"
+                "SELECT v, m3(v) FROM m2"),
+            "3|4");
+  EXPECT_EQ(One("CREATE PERFETTO TABLE m4 AS SELECT nope!(1);"),
+            "ERROR: SQL error at line 1 column 36: no such macro: nope! (define it with CREATE PERFETTO MACRO, or "
+            "INCLUDE the module that does)");
   EXPECT_EQ(One("CREATE PERFETTO MACRO bad() RETURNS Expr AS nope_column;\nSELECT bad!() FROM sched"),
             "ERROR: SQL error at line 2 column 1: no such column: nope_column");
 }
