@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "user/query/engine/operators/span_join.h"
@@ -105,6 +106,20 @@ Status QueryEngine::Init() {
   }
   if (Status prelude = perfetto_sql_->IncludePrelude(); !prelude.ok())
     return Status::Error("sluice query: the PerfettoSQL prelude failed: " + prelude.message());
+  // What the prelude defined is the engine's too (.tables, --export); its
+  // private objects (_name) are not.
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite%' "
+                         "AND substr(name, 1, 1) != '_' ORDER BY name",
+                         -1, &stmt, nullptr) == SQLITE_OK) {
+    const std::vector<std::string> core = TableNames();
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      std::string name = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      if (std::find(core.begin(), core.end(), name) == core.end()) prelude_names_.push_back(std::move(name));
+    }
+  }
+  sqlite3_finalize(stmt);
   return Status::Ok();
 }
 
@@ -162,6 +177,7 @@ std::vector<std::string> QueryEngine::TableNames() const {
     if (name.rfind("__", 0) != 0) names.push_back(name);
   }
   for (const auto& view : kViews) names.push_back(view[0]);
+  names.insert(names.end(), prelude_names_.begin(), prelude_names_.end());
   return names;
 }
 

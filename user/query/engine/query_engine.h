@@ -61,7 +61,9 @@ class QueryEngine {
   std::unique_ptr<TraceStorage> storage_;
   std::unique_ptr<Tables> tables_;
   sqlite3* db_ = nullptr;
-  std::unique_ptr<PerfettoSql> perfetto_sql_;  // Before db_ closes: declared after it, destroyed first.
+  // Reset by the destructor before db_ closes (its functions hold statements).
+  std::unique_ptr<PerfettoSql> perfetto_sql_;
+  std::vector<std::string> prelude_names_;  // Tables and views the prelude modules made.
 };
 
 }  // namespace sluice

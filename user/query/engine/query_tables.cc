@@ -377,7 +377,8 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("end_ts", IntsOf(th.end_ts))
       .Int("upid", IntsOf(th.upid, kNullU32))
       .Int("is_main_thread", IntsOf(th.is_main_thread, int8_t{-1}))
-      .Int("is_idle", [&th](uint64_t row) { return th.tid[row] == 0 ? 1 : 0; });
+      .Int("is_idle", [&th](uint64_t row) { return th.tid[row] == 0 ? 1 : 0; })
+      .Int("machine_id", [](uint64_t) { return int64_t{0}; });
 
   const auto& pr = s.process;
   auto upid_lookup = [&pr](int64_t v, std::vector<uint64_t>* out) {
@@ -393,7 +394,8 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("parent_upid", IntsOf(pr.parent_upid, kNullU32))
       .Int("uid", IntsOf(pr.uid))
       .Null("android_appid")
-      .Text("cmdline", &pr.cmdline);
+      .Text("cmdline", &pr.cmdline)
+      .Int("machine_id", [](uint64_t) { return int64_t{0}; });
 
   const auto& cpu = s.cpu;
   table("cpu", SizeOf(cpu))
@@ -401,7 +403,8 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("ucpu", IntsOf(cpu.cpu))
       .Int("cpu", IntsOf(cpu.cpu))
       .Int("cluster_id", [](uint64_t) { return int64_t{0}; })
-      .Text("processor", nullptr, Constant(null_id));
+      .Text("processor", nullptr, Constant(null_id))
+      .Int("machine_id", [](uint64_t) { return int64_t{0}; });
 
   const auto& fe = s.ftrace_event;
   table("ftrace_event", SizeOf(fe))
