@@ -34,7 +34,7 @@ std::string InModule(const std::string& module, const std::string& message) {
 }  // namespace
 
 PerfettoSql::PerfettoSql(sqlite3* db) : db_(db), functions_(db) {
-  for (PerfettoSqlMacro& m : IntervalIntersectMacros()) macros_[Lower(m.name)] = std::move(m);
+  for (PerfettoSqlMacro& m : IntervalIntersectMacros(db)) macros_[Lower(m.name)] = std::move(m);
 }
 PerfettoSql::~PerfettoSql() = default;
 
