@@ -30,7 +30,9 @@
 #include "user/cmd/record_status.h"
 #include "user/cmd/session_snapshot.h"
 #include "user/probes/probes_producer.h"
+#include "user/probes/ftrace/ftrace_buffer_choice.h"
 #include "user/probes/tracefs.h"
+#include "user/probes/tracefs_readers.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
 
@@ -475,6 +477,24 @@ int RunAttached(const RecordArgs& args) {
   return FinishRecording(args, error, service_gone, output.get(), info, nullptr);
 }
 
+// An ftrace source that another tracer's reading of the top-level buffer
+// would refuse (ftrace_buffer_choice.h) is refused here, before anything
+// starts and before a file is made: the probes would skip it and record
+// the rest, which is not what was asked for.
+Status CheckOtherTracers(const TraceConfig& config) {
+  StatusOr<std::unique_ptr<Tracefs>> tracefs = Tracefs::Open(TracefsOptions{});
+  if (!tracefs.ok()) return Status::Ok();  // The probes say what is wrong.
+  const bool copies = access(((*tracefs)->root() + "/options/copy_trace_marker").c_str(), F_OK) == 0;
+  const std::vector<TracefsReader> readers = ReadersOfInstance(FindTracefsReaders(getpid()), "");
+  if (readers.empty()) return Status::Ok();
+  for (const auto& source : config.data_sources()) {
+    if (source.config().name() != "linux.ftrace") continue;
+    StatusOr<FtraceBufferChoice> choice = ChooseFtraceBuffer(source.config().ftrace_config(), readers, copies, "");
+    if (!choice.ok()) return choice.status();
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunRecordCommand(int argc, char** argv) {
@@ -505,6 +525,10 @@ int RunRecordCommand(int argc, char** argv) {
     const bool android = access("/system/bin/atrace", X_OK) == 0;
     if (Status names = CheckRecordEventNames(config, *available, android); !names.ok()) {
       fprintf(stderr, "sluice record: %s\n", names.message().c_str());
+      return 2;
+    }
+    if (Status others = CheckOtherTracers(config); !others.ok()) {
+      fprintf(stderr, "sluice record: %s\n", others.message().c_str());
       return 2;
     }
   }
