@@ -4,12 +4,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "perfetto/trace/ps/process_stats.pb.h"
 #include "perfetto/trace/ps/process_tree.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/base/clock.h"
@@ -18,6 +22,7 @@
 namespace sluice {
 namespace {
 
+using perfetto::protos::ProcessStats;
 using perfetto::protos::ProcessTree;
 using perfetto::protos::TracePacket;
 
@@ -58,9 +63,25 @@ bool ReadStatus(const std::string& path, ProcStatus* out) {
 ProcessStatsDataSource::ProcessStatsDataSource(const perfetto::protos::ProcessStatsConfig& config,
                                                std::unique_ptr<TraceWriter> writer,
                                                std::string proc_root)
-    : config_(config), writer_(std::move(writer)), proc_root_(std::move(proc_root)) {}
+    : config_(config), writer_(std::move(writer)), proc_root_(std::move(proc_root)) {
+  poll_period_ms_ = config_.proc_stats_poll_ms();
+  if (poll_period_ms_ > 0) poll_period_ms_ = std::max(poll_period_ms_, kMinPollPeriodMs);
+  if (poll_period_ms_ > 0) cache_ttl_polls_ = std::max(config_.proc_stats_cache_ttl_ms() / poll_period_ms_, 1u);
+  const long ticks = sysconf(_SC_CLK_TCK);
+  if (ticks > 0) ticks_per_second_ = ticks;
+}
+
+ProcessStatsDataSource::~ProcessStatsDataSource() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (poll_thread_.joinable()) poll_thread_.join();
+}
 
 void ProcessStatsDataSource::Start() {
+  std::lock_guard<std::mutex> lock(mutex_);
   // /proc/self names us by our pid in the namespace /proc lists.
   char self[32];
   const ssize_t n = readlink((proc_root_ + "/self").c_str(), self, sizeof(self));
@@ -68,9 +89,16 @@ void ProcessStatsDataSource::Start() {
       n > 0 && std::string_view(self, static_cast<size_t>(n)) == std::to_string(getpid());
   if (config_.scan_all_processes_on_start()) ScanAndWriteNew();
   writer_->Flush();
+  if (poll_period_ms_ > 0) poll_thread_ = std::thread([this] { PollThread(); });
 }
 
 void ProcessStatsDataSource::Flush() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  WriteNewProcessesLocked();
+  writer_->Flush();
+}
+
+void ProcessStatsDataSource::WriteNewProcessesLocked() {
   const long last_pid = proc_is_our_pid_namespace_ ? ReadLastPid() : -1;
   const bool probe = last_pid >= 0 && last_pid_at_scan_ >= 0 && last_pid >= last_pid_at_scan_ &&
                      last_pid - last_pid_at_scan_ <= kMaxPidsToProbe;
@@ -82,7 +110,6 @@ void ProcessStatsDataSource::Flush() {
   } else {
     ScanAndWriteNew();
   }
-  writer_->Flush();
 }
 
 long ProcessStatsDataSource::ReadLastPid() const {
@@ -97,7 +124,111 @@ long ProcessStatsDataSource::ReadLastPid() const {
   return pid;
 }
 
-void ProcessStatsDataSource::Stop() { Flush(); }
+void ProcessStatsDataSource::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (poll_thread_.joinable()) poll_thread_.join();
+  Flush();
+}
+
+uint64_t ProcessStatsDataSource::polls() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return polls_;
+}
+
+void ProcessStatsDataSource::PollNow() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  PollLocked();
+}
+
+void ProcessStatsDataSource::PollThread() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    // The next multiple of the period on the wall clock.
+    const auto now = std::chrono::system_clock::now();
+    const auto period = std::chrono::milliseconds(poll_period_ms_);
+    const auto since_epoch = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch());
+    const auto next = std::chrono::system_clock::time_point(since_epoch - since_epoch % period + period);
+    if (stop_cv_.wait_until(lock, next, [this] { return stopping_; })) break;
+    PollLocked();
+  }
+}
+
+void ProcessStatsDataSource::PollLocked() {
+  auto packet = writer_->NewTracePacket();
+  packet->WriteVarInt(TracePacket::kTimestampFieldNumber, BootTimeNs());
+  packet->BeginNested(TracePacket::kProcessStatsFieldNumber);
+  for (pid_t pid : NumericEntries(proc_root_)) {
+    if (pids_without_memory_.count(pid)) continue;
+    if (!WriteCountersLocked(packet.writer(), pid)) pids_without_memory_.insert(pid);
+  }
+  packet->WriteVarInt(ProcessStats::kCollectionEndTimestampFieldNumber, BootTimeNs());
+  packet->EndNested();
+  packet.Finalize();
+  polls_++;
+  if (++polls_since_cache_clear_ >= cache_ttl_polls_) {
+    polls_since_cache_clear_ = 0;
+    written_counters_.clear();
+    pids_without_memory_.clear();  // A kernel thread's pid may be reused.
+  }
+  WriteNewProcessesLocked();
+}
+
+bool ProcessStatsDataSource::WriteCountersLocked(ProtoWriter* stats, pid_t pid) {
+  const std::string dir = proc_root_ + "/" + std::to_string(pid);
+  auto status = ReadFile(dir + "/status", 64 * 1024);
+  if (!status.ok()) return true;  // Gone: nothing to write, nothing to learn.
+  ProcMemoryCounters now;
+  ParseProcStatus(*status, &now);
+  if (!now.has_memory) return false;
+  if (auto adj = ReadFile(dir + "/oom_score_adj", 64); adj.ok()) now.oom_score_adj = strtoll(adj->c_str(), nullptr, 10);
+  if (config_.record_process_runtime()) {
+    if (auto stat = ReadFile(dir + "/stat", 4096); stat.ok()) ParseProcStatRuntimes(*stat, ticks_per_second_, &now);
+  }
+  if (config_.scan_smaps_rollup()) {
+    if (auto rollup = ReadFile(dir + "/smaps_rollup", 64 * 1024); rollup.ok()) ParseSmapsRollup(*rollup, &now);
+  }
+  ProcMemoryCounters& written = written_counters_[pid];
+  bool begun = false;
+  auto put = [&](auto ProcMemoryCounters::*field, uint32_t field_number) {
+    const auto& value = now.*field;
+    if (!value || value == written.*field) return;
+    if (!begun) {
+      stats->BeginNested(ProcessStats::kProcessesFieldNumber);
+      stats->WriteInt(ProcessStats::Process::kPidFieldNumber, pid);
+      begun = true;
+    }
+    if constexpr (std::is_signed_v<std::remove_reference_t<decltype(*value)>>) {
+      stats->WriteInt(field_number, *value);
+    } else {
+      stats->WriteVarInt(field_number, *value);
+    }
+    written.*field = value;
+  };
+  using P = ProcessStats::Process;
+  put(&ProcMemoryCounters::vm_size_kb, P::kVmSizeKbFieldNumber);
+  put(&ProcMemoryCounters::vm_rss_kb, P::kVmRssKbFieldNumber);
+  put(&ProcMemoryCounters::rss_anon_kb, P::kRssAnonKbFieldNumber);
+  put(&ProcMemoryCounters::rss_file_kb, P::kRssFileKbFieldNumber);
+  put(&ProcMemoryCounters::rss_shmem_kb, P::kRssShmemKbFieldNumber);
+  put(&ProcMemoryCounters::vm_swap_kb, P::kVmSwapKbFieldNumber);
+  put(&ProcMemoryCounters::vm_locked_kb, P::kVmLockedKbFieldNumber);
+  put(&ProcMemoryCounters::vm_hwm_kb, P::kVmHwmKbFieldNumber);
+  put(&ProcMemoryCounters::oom_score_adj, P::kOomScoreAdjFieldNumber);
+  put(&ProcMemoryCounters::smr_rss_kb, P::kSmrRssKbFieldNumber);
+  put(&ProcMemoryCounters::smr_pss_kb, P::kSmrPssKbFieldNumber);
+  put(&ProcMemoryCounters::smr_pss_anon_kb, P::kSmrPssAnonKbFieldNumber);
+  put(&ProcMemoryCounters::smr_pss_file_kb, P::kSmrPssFileKbFieldNumber);
+  put(&ProcMemoryCounters::smr_pss_shmem_kb, P::kSmrPssShmemKbFieldNumber);
+  put(&ProcMemoryCounters::smr_swap_pss_kb, P::kSmrSwapPssKbFieldNumber);
+  put(&ProcMemoryCounters::runtime_user_mode_ns, P::kRuntimeUserModeFieldNumber);
+  put(&ProcMemoryCounters::runtime_kernel_mode_ns, P::kRuntimeKernelModeFieldNumber);
+  if (begun) stats->EndNested();
+  return true;
+}
 
 void ProcessStatsDataSource::WriteProcess(ProtoWriter* tree, pid_t pid, pid_t ppid, int uid,
                                           const std::string& comm, const std::string& dir) {
@@ -142,6 +273,7 @@ bool ProcessStatsDataSource::records_threads() const {
   return config_.record_thread_names() || config_.scan_all_processes_on_start();
 }
 
+// With mutex_ held.
 void ProcessStatsDataSource::ScanAndWriteNew() {
   // Before the scan: a pid allocated during it is probed by the next flush.
   last_pid_at_scan_ = proc_is_our_pid_namespace_ ? ReadLastPid() : -1;

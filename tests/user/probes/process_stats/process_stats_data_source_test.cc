@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
+#include <map>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -14,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "perfetto/trace/ps/process_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "tests/user/probes/fake_tracefs.h"
 
@@ -234,6 +237,120 @@ TEST_F(ProcessStatsDataSourceTest, AMalformedLoadavgMeansScan) {
   source->Flush();
   EXPECT_EQ(TakeTrees().size(), 1u);  // An empty tree: it scanned.
   EXPECT_EQ(source->scans_skipped(), 0u);
+}
+
+// Polling: memory counters of the fake /proc's processes.
+class ProcessStatsPollTest : public ProcessStatsDataSourceTest {
+ protected:
+  void AddMemory(int pid, int rss_kb, int oom_score_adj) {
+    const std::string dir = std::to_string(pid);
+    proc_.Write(dir + "/status", "Name:\tp" + dir + "\nTgid:\t" + dir + "\nPPid:\t1\nVmSize:\t 9000 kB\nVmRSS:\t " +
+                                     std::to_string(rss_kb) + " kB\nRssAnon:\t 100 kB\nVmSwap:\t 0 kB\n");
+    proc_.Write(dir + "/oom_score_adj", std::to_string(oom_score_adj) + "\n");
+  }
+  std::unique_ptr<ProcessStatsDataSource> CreatePolling(uint32_t poll_ms, uint32_t ttl_ms) {
+    perfetto::protos::ProcessStatsConfig config;
+    config.set_proc_stats_poll_ms(poll_ms);
+    config.set_proc_stats_cache_ttl_ms(ttl_ms);
+    auto writer = std::make_unique<HeapTraceWriter>();
+    writer_ = writer.get();
+    return std::make_unique<ProcessStatsDataSource>(config, std::move(writer), proc_.root());
+  }
+  std::vector<perfetto::protos::ProcessStats> TakeStats() {
+    std::vector<perfetto::protos::ProcessStats> out;
+    for (const std::string& bytes : writer_->TakePackets()) {
+      TracePacket packet;
+      EXPECT_TRUE(packet.ParseFromString(bytes));
+      if (packet.has_process_stats()) {
+        EXPECT_TRUE(packet.has_timestamp());
+        out.push_back(packet.process_stats());
+      }
+    }
+    return out;
+  }
+};
+
+TEST_F(ProcessStatsPollTest, APollWritesEachProcesssMemoryButNotKernelThreads) {
+  AddMemory(10, 5000, -900);
+  AddMemory(11, 7000, 0);
+  proc_.Write("2/status", "Name:\tkthreadd\nTgid:\t2\nPPid:\t0\n");
+  auto source = CreatePolling(0, 0);
+  source->PollNow();
+  auto stats = TakeStats();
+  ASSERT_EQ(stats.size(), 1u);
+  ASSERT_EQ(stats[0].processes_size(), 2);
+  std::map<int, perfetto::protos::ProcessStats::Process> by_pid;
+  for (const auto& p : stats[0].processes()) by_pid[p.pid()] = p;
+  EXPECT_EQ(by_pid[10].vm_rss_kb(), 5000u);
+  EXPECT_EQ(by_pid[10].vm_size_kb(), 9000u);
+  EXPECT_EQ(by_pid[10].rss_anon_kb(), 100u);
+  EXPECT_EQ(by_pid[10].oom_score_adj(), -900);
+  EXPECT_TRUE(by_pid[11].has_vm_swap_kb());
+  EXPECT_FALSE(by_pid[11].has_runtime_user_mode());  // record_process_runtime is off.
+  EXPECT_TRUE(stats[0].has_collection_end_timestamp());
+  EXPECT_EQ(source->polls(), 1u);
+}
+
+TEST_F(ProcessStatsPollTest, UnchangedValuesAreLeftOutUntilTheCacheExpires) {
+  AddMemory(10, 5000, 0);
+  // Period 100 ms, cache 300 ms: cleared after every third poll.
+  auto source = CreatePolling(100, 300);
+  source->PollNow();
+  AddMemory(10, 6000, 0);
+  source->PollNow();
+  source->PollNow();
+  source->PollNow();  // The cache was cleared: everything again.
+  auto stats = TakeStats();
+  ASSERT_EQ(stats.size(), 4u);
+  EXPECT_TRUE(stats[0].processes(0).has_vm_size_kb());
+  ASSERT_EQ(stats[1].processes_size(), 1);
+  EXPECT_EQ(stats[1].processes(0).vm_rss_kb(), 6000u);
+  EXPECT_FALSE(stats[1].processes(0).has_vm_size_kb());
+  EXPECT_EQ(stats[2].processes_size(), 0);
+  ASSERT_EQ(stats[3].processes_size(), 1);
+  EXPECT_EQ(stats[3].processes(0).vm_size_kb(), 9000u);
+  EXPECT_EQ(stats[3].processes(0).vm_rss_kb(), 6000u);
+}
+
+TEST_F(ProcessStatsPollTest, APeriodUnder100MsIsClamped) {
+  EXPECT_EQ(CreatePolling(10, 0)->poll_period_ms(), 100u);
+  EXPECT_EQ(CreatePolling(0, 0)->poll_period_ms(), 0u);
+  EXPECT_EQ(CreatePolling(500, 0)->poll_period_ms(), 500u);
+}
+
+TEST_F(ProcessStatsPollTest, ThePollThreadPollsUntilStopped) {
+  AddMemory(10, 5000, 0);
+  auto source = CreatePolling(100, 0);
+  source->Start();
+  // Waits for the thread's polls, not for a time.
+  while (source->polls() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  source->Stop();
+  const uint64_t polls = source->polls();
+  EXPECT_GE(TakeStats().size(), polls);
+  EXPECT_EQ(source->polls(), polls);  // Stopped: no more.
+}
+
+TEST_F(ProcessStatsPollTest, TheRealProcHasOurOwnMemory) {
+  perfetto::protos::ProcessStatsConfig config;
+  config.set_record_process_runtime(true);
+  config.set_scan_smaps_rollup(true);
+  auto heap = std::make_unique<HeapTraceWriter>();
+  writer_ = heap.get();
+  ProcessStatsDataSource source(config, std::move(heap));
+  source.PollNow();
+  bool found = false;
+  for (const auto& stats : TakeStats()) {
+    for (const auto& p : stats.processes()) {
+      if (p.pid() != getpid()) continue;
+      found = true;
+      EXPECT_GT(p.vm_rss_kb(), 0u);
+      EXPECT_GT(p.vm_size_kb(), p.vm_rss_kb());
+      EXPECT_TRUE(p.has_oom_score_adj());
+      EXPECT_TRUE(p.has_runtime_user_mode());
+      EXPECT_GT(p.smr_rss_kb(), 0u);
+    }
+  }
+  EXPECT_TRUE(found) << "no ProcessStats entry for this process (" << getpid() << ")";
 }
 
 }  // namespace
