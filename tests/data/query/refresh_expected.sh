@@ -6,6 +6,7 @@
 #
 #   tests/data/query/refresh_expected.sh            # from anywhere
 #   tests/data/query/refresh_expected.sh ps_sched_states ...   # only these queries
+#   TRACES="process_memory syscalls" tests/data/query/refresh_expected.sh   # only these traces
 #   TRACE_PROCESSOR=/path/to/trace_processor_shell tests/data/query/refresh_expected.sh
 #
 # Run it after adding a trace or a query, or after moving to a newer
@@ -21,14 +22,22 @@ if [[ ! -x $tp ]]; then
 fi
 
 mkdir -p "$here/expected"
+traces=()
+if [[ -n ${TRACES:-} ]]; then
+  for t in $TRACES; do traces+=("$here/$t.pftrace"); done
+else
+  traces=("$here"/*.pftrace)
+fi
 queries=()
 if [[ $# -gt 0 ]]; then
-  for q in "$@"; do queries+=("$here/queries/$q.sql"); rm -f "$here"/expected/*."$q".csv; done
+  for q in "$@"; do queries+=("$here/queries/$q.sql"); done
 else
-  rm -f "$here"/expected/*.csv
   queries=("$here"/queries/*.sql)
 fi
-for trace in "$here"/*.pftrace; do
+for trace in "${traces[@]}"; do
+  for query in "${queries[@]}"; do rm -f "$here/expected/$(basename "$trace" .pftrace).$(basename "$query" .sql).csv"; done
+done
+for trace in "${traces[@]}"; do
   t=$(basename "$trace" .pftrace)
   for query in "${queries[@]}"; do
     q=$(basename "$query" .sql)

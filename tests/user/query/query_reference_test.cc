@@ -42,7 +42,7 @@ const std::vector<std::string>& Traces() {
   static const std::vector<std::string> traces = {
       "default", "nocompact", "bpf", "procstats", "upstream",
       "loss_kernel", "loss_bpf", "loss_bpf_ext", "loss_smb", "loss_central", "atrace", "atrace_rec", "atrace_bpf",
-      "arm64", "arm64_bpf", "arm64_loss", "ps_slices_edges"};
+      "arm64", "arm64_bpf", "arm64_loss", "ps_slices_edges", "process_memory"};
   return traces;
 }
 
@@ -124,12 +124,6 @@ std::vector<ReferencePair> AllPairs() {
 //   Perfetto's data-loss query says how many events were lost, as `sluice
 //   stats` does) and info upstream (which flags the CPU with
 //   ftrace_cpu_has_data_loss instead): their severity is not compared.
-// - upstream gives each CPU of a PerfSample packet a perf session and an
-//   empty counter track ("perf_cpu_counter", "cpu-clock"), even for the
-//   packets that only say how many records the CPU's ring lost, which is
-//   all sluice writes (user/probes/bpf/bpf_lost_records.h); sluice's
-//   importer only counts them (perf_cpu_lost_records). Those tracks are
-//   dropped from upstream's side of track_dims.sql.
 // - metadata_config is not compared on traces whose config has sluice's
 //   BpfConfig extension (upstream prints it as unknown field 60001 bytes,
 //   sluice by name), nor on upstream's own trace (upstream prints fields in
@@ -153,16 +147,6 @@ const std::set<std::string>& SeverityNotCompared() {
 // stats.sql / data_loss.sql output ("name",idx,"severity","source",value)
 // normalised as described above; other queries' output unchanged.
 std::string Normalise(const std::string& query, const std::string& csv, bool sluice_side) {
-  if (query == "track_dims" && !sluice_side) {
-    std::string out;
-    ForEachLine(csv, [&](std::string_view line) {
-      if (line.rfind("\"perf_cpu_counter\",", 0) == 0) return true;
-      out += line;
-      out += '\n';
-      return true;
-    });
-    return out;
-  }
   if (query != "stats" && query != "data_loss") return csv;
   std::string out;
   ForEachLine(csv, [&](std::string_view line) {

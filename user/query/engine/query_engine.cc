@@ -38,11 +38,30 @@ constexpr const char* kViews[][2] = {
      "0 AS machine_id, NULL AS unit, NULL AS description FROM __sluice_track WHERE is_counter = 1"},
     {"cpu_counter_track",
      "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, NULL AS unit, "
-     "NULL AS description, cpu FROM __sluice_track WHERE cpu IS NOT NULL"},
+     "NULL AS description, cpu FROM __sluice_track WHERE cpu IS NOT NULL AND is_counter = 1"},
     {"process_counter_track",
      "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, NULL AS unit, "
      "NULL AS description, upid FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 1"},
     {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
+    // One machine: the one that recorded (a trace from several machines
+    // is not imported yet). Its row exists even without SystemInfo.
+    {"machine",
+     "SELECT 0 AS id, 0 AS raw_id, NULL AS name, "
+     "(SELECT str_value FROM metadata WHERE name = 'system_name') AS sysname, "
+     "(SELECT str_value FROM metadata WHERE name = 'system_release') AS release, "
+     "(SELECT str_value FROM metadata WHERE name = 'system_version') AS version, "
+     "(SELECT str_value FROM metadata WHERE name = 'system_machine') AS arch, "
+     "(SELECT int_value FROM metadata WHERE name = 'num_cpus') AS num_cpus, "
+     "(SELECT str_value FROM metadata WHERE name = 'android_build_fingerprint') AS android_build_fingerprint, "
+     "(SELECT str_value FROM metadata WHERE name = 'android_device_manufacturer') AS android_device_manufacturer, "
+     "(SELECT int_value FROM metadata WHERE name = 'android_sdk_version') AS android_sdk_version, "
+     "(SELECT int_value FROM metadata WHERE name = 'system_ram_bytes') AS system_ram_bytes, "
+     "(SELECT int_value FROM metadata WHERE name = 'system_ram_gb') AS system_ram_gb, 0 AS label_index"},
+    // Flows come from track events and binder transactions, which Linux
+    // kernel traces do not have: the table exists, empty, so that
+    // queries and modules that join it run.
+    {"flow",
+     "SELECT NULL AS id, NULL AS slice_out, NULL AS slice_in, NULL AS trace_id, NULL AS arg_set_id WHERE 0"},
 };
 
 void TraceStart(sqlite3_context* ctx, int, sqlite3_value**) {

@@ -38,8 +38,10 @@ namespace sluice {
 struct SortedEvent {
   // kProcessTree: a process_tree packet, sorted in at its packet timestamp
   // as Perfetto does (a scan describes the tasks alive at that time).
-  enum Kind : uint8_t { kFtrace, kCompactSwitch, kCompactWaking, kProcessTree, kProcessStats };
-  bool has_bytes() const { return kind == kFtrace || kind == kProcessTree || kind == kProcessStats; }
+  enum Kind : uint8_t { kFtrace, kCompactSwitch, kCompactWaking, kProcessTree, kProcessStats, kPerfSample };
+  bool has_bytes() const {
+    return kind == kFtrace || kind == kProcessTree || kind == kProcessStats || kind == kPerfSample;
+  }
   int64_t ts = 0;
   uint32_t cpu = 0;
   uint32_t sequence = 0;  // trusted_packet_sequence_id: with cpu, the stream.

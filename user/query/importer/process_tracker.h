@@ -99,9 +99,10 @@ class ProcessTracker {
   // process_stats (proc_stats_poll_ms) Process entry `pid`, for each field
   // in wire order: OnProcessStatsThread per `threads` entry, and
   // OnProcessStatsProcess for any other field but pid (memory counters, fds,
-  // oom_score_adj, runtimes; not the chrome_* / is_peak_rss_resettable
-  // ones). An entry with only its pid changes nothing, as in Perfetto.
-  void OnProcessStatsProcess(int64_t pid) { GetOrCreateProcess(pid); }
+  // oom_score_adj, runtimes, the chrome_* ones), which returns the upid
+  // its counters go to. An entry with only its pid changes nothing, as in
+  // Perfetto.
+  uint32_t OnProcessStatsProcess(int64_t pid) { return GetOrCreateProcess(pid); }
   void OnProcessStatsThread(int64_t tid, int64_t pid) { UpdateThread(tid, pid); }
 
   // task_newtask raised by `parent_tid` (the event's common pid). Without

@@ -101,6 +101,7 @@ TraceImporter::TraceImporter(TraceStorage* storage)
       tracks_(storage),
       slices_(storage),
       atrace_(storage, &processes_, &tracks_, &slices_),
+      process_stats_(storage, &processes_, &tracks_),
       schema_(&storage->strings),
       sorter_(kSortWindowNs, kMaxPendingEvents,
               [this](const SortedEvent& e, std::string_view bytes) { DispatchEvent(e, bytes); }),
@@ -205,12 +206,15 @@ void TraceImporter::OnPacket(std::string_view packet) {
   // events, as Perfetto sorts them: a scan applied before the forks and
   // frees that precede it would make a second process for each task it
   // lists.
+  // So do PerfSamples: the tracks they make get their ids in that order.
   for (auto [bytes, kind] : {std::pair{process_tree, SortedEvent::kProcessTree},
-                             std::pair{process_stats, SortedEvent::kProcessStats}}) {
+                             std::pair{process_stats, SortedEvent::kProcessStats},
+                             std::pair{perf_sample, SortedEvent::kPerfSample}}) {
     if (bytes.empty()) continue;
     if (ts == kNullInt) {
       if (kind == SortedEvent::kProcessTree) OnProcessTree(bytes, ts);
-      else OnProcessStats(bytes);
+      else if (kind == SortedEvent::kProcessStats) OnProcessStats(bytes, ts);
+      else OnPerfSample(bytes);
       continue;
     }
     SortedEvent e;
@@ -225,7 +229,6 @@ void TraceImporter::OnPacket(std::string_view packet) {
     sorter_.ReleaseBlock(e.block);
   }
   if (!system_info.empty()) OnSystemInfo(system_info);
-  if (!perf_sample.empty()) OnPerfSample(perf_sample);
   if (!trace_config.empty()) OnTraceConfig(trace_config);
   if (!ftrace_stats.empty()) {
     perfetto::protos::FtraceStats stats;
@@ -258,7 +261,9 @@ void TraceImporter::OnPerfSample(std::string_view bytes) {
     if (f.number == kPerfSampleCpu) cpu = f.value;
     if (f.number == kPerfSampleKernelRecordsLost) lost = f.value;
   }
-  if (reader.ok() && lost > 0 && cpu < SchedTracker::kMaxCpus) kernel_records_lost_[static_cast<uint32_t>(cpu)] += lost;
+  if (!reader.ok() || cpu >= SchedTracker::kMaxCpus) return;
+  tracks_.PerfCpuCounterTrack(static_cast<uint32_t>(cpu));
+  if (lost > 0) kernel_records_lost_[static_cast<uint32_t>(cpu)] += lost;
 }
 
 void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
@@ -388,7 +393,11 @@ void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view byt
     return;
   }
   if (event.kind == SortedEvent::kProcessStats) {
-    OnProcessStats(bytes);
+    OnProcessStats(bytes, event.ts);
+    return;
+  }
+  if (event.kind == SortedEvent::kPerfSample) {
+    OnPerfSample(bytes);
     return;
   }
   Cpu(event.cpu);
@@ -397,7 +406,8 @@ void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view byt
     case SortedEvent::kCompactSwitch: DispatchCompactSwitch(event); break;
     case SortedEvent::kCompactWaking: DispatchCompactWaking(event); break;
     case SortedEvent::kProcessTree:
-    case SortedEvent::kProcessStats: break;  // Handled above.
+    case SortedEvent::kProcessStats:
+    case SortedEvent::kPerfSample: break;  // Handled above.
   }
 }
 
@@ -628,39 +638,8 @@ void TraceImporter::OnProcessTree(std::string_view bytes, int64_t ts) {
     processes_.OnProcessTreeThread(t.tid(), t.tgid(), t.has_name() ? std::optional<std::string_view>(t.name()) : std::nullopt);
 }
 
-void TraceImporter::OnProcessStats(std::string_view bytes) {
-  // ProcessStats { repeated Process processes = 1 }, Process { pid = 1,
-  // threads = 11 (Thread { tid = 1 }), counters... }: walked in wire order,
-  // as the tracker's calls expect. The memory counters are not turned into
-  // counter tracks yet (docs/QUERY.md).
-  ProtoWireReader stats(bytes);
-  WireField f;
-  while (stats.Next(&f)) {
-    if (f.number != 1 || f.type != WireType::kBytes) continue;
-    // The pid may come after other fields: find it first.
-    int64_t pid = -1;
-    ProtoWireReader find_pid(f.bytes);
-    WireField p;
-    while (find_pid.Next(&p))
-      if (p.number == 1 && p.type == WireType::kVarint) pid = static_cast<int32_t>(p.value);
-    if (!find_pid.ok() || pid < 0) {
-      unparsable_packets_++;
-      continue;
-    }
-    ProtoWireReader fields(f.bytes);
-    while (fields.Next(&p)) {
-      if (p.number == 1) continue;
-      if (p.number == 11 && p.type == WireType::kBytes) {
-        ProtoWireReader thread(p.bytes);
-        WireField t;
-        while (thread.Next(&t))
-          if (t.number == 1 && t.type == WireType::kVarint) processes_.OnProcessStatsThread(static_cast<int32_t>(t.value), pid);
-      } else if (p.number < 12 || p.number > 14) {  // Not is_peak_rss_resettable / chrome_*.
-        processes_.OnProcessStatsProcess(pid);
-      }
-    }
-  }
-  if (!stats.ok()) unparsable_packets_++;
+void TraceImporter::OnProcessStats(std::string_view bytes, int64_t ts) {
+  if (!process_stats_.Import(bytes, ts == kNullInt ? 0 : ts)) unparsable_packets_++;
 }
 
 // Upstream's names for the builtin clocks (ClockSnapshot.Clock.BuiltinClocks).
@@ -709,10 +688,12 @@ void TraceImporter::OnSystemInfo(std::string_view bytes) {
   }
   if (info.has_utsname()) {
     const auto& u = info.utsname();
-    AddMetadata("system_name", kNullInt, u.sysname());
-    AddMetadata("system_release", kNullInt, u.release());
-    AddMetadata("system_version", kNullInt, u.version());
-    AddMetadata("system_machine", kNullInt, u.machine());
+    // All four, as upstream; a field the recorder left out is NULL, not "".
+    auto field = [](bool has, const std::string& v) { return has ? std::optional<std::string_view>(v) : std::nullopt; };
+    AddMetadata("system_name", kNullInt, field(u.has_sysname(), u.sysname()));
+    AddMetadata("system_release", kNullInt, field(u.has_release(), u.release()));
+    AddMetadata("system_version", kNullInt, field(u.has_version(), u.version()));
+    AddMetadata("system_machine", kNullInt, field(u.has_machine(), u.machine()));
     int major = 0, minor = 0;
     if (sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) sched_.SetKernelVersion(major, minor);
   }
@@ -721,6 +702,17 @@ void TraceImporter::OnSystemInfo(std::string_view bytes) {
     AddMetadata("num_cpus", info.num_cpus(), {});
   }
   if (info.has_tracing_service_version()) AddMetadata("tracing_service_version", kNullInt, info.tracing_service_version());
+  if (info.has_android_build_fingerprint())
+    AddMetadata("android_build_fingerprint", kNullInt, info.android_build_fingerprint());
+  if (info.has_android_device_manufacturer())
+    AddMetadata("android_device_manufacturer", kNullInt, info.android_device_manufacturer());
+  if (info.has_android_sdk_version())
+    AddMetadata("android_sdk_version", static_cast<int64_t>(info.android_sdk_version()), {});
+  if (info.has_system_ram_bytes()) {
+    AddMetadata("system_ram_bytes", static_cast<int64_t>(info.system_ram_bytes()), {});
+    // Rounded to the nearest GB (10^9 bytes), as upstream.
+    AddMetadata("system_ram_gb", static_cast<int64_t>((info.system_ram_bytes() + 500000000) / 1000000000), {});
+  }
 }
 
 void TraceImporter::OnTraceConfig(std::string_view bytes) {
@@ -753,13 +745,13 @@ void TraceImporter::OnTraceConfig(std::string_view bytes) {
   }
 }
 
-void TraceImporter::AddMetadata(std::string_view name, int64_t int_value, std::string_view str_value) {
+void TraceImporter::AddMetadata(std::string_view name, int64_t int_value, std::optional<std::string_view> str_value) {
   StringPool& s = storage_->strings;
   MetadataTable& m = storage_->metadata;
   m.name.push_back(s.Intern(name));
   m.key_type.push_back(s.Intern("single"));
   m.int_value.push_back(int_value);
-  m.str_value.push_back(int_value == kNullInt ? s.Intern(str_value) : kNullStringId);
+  m.str_value.push_back(int_value == kNullInt && str_value ? s.Intern(*str_value) : kNullStringId);
 }
 
 void TraceImporter::AddStat(std::string_view name, int64_t idx, std::string_view severity,
@@ -966,6 +958,9 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
   AddStat("process_tracker_parent_pid_changed", kNullInt, "info", "analysis", processes_.parent_pid_changed(),
           "A process was seen with a changed parent pid and was treated as the same process being reparented "
           "rather than pid reuse.");
+  AddStat("proc_stat_unknown_counters", kNullInt, "error", "analysis", process_stats_.unknown_counters(),
+          "process_stats counters this importer does not know (and chrome_peak_resident_set_kb, as upstream "
+          "counts it): skipped");
   AddStat("ftrace_events_unparsable", kNullInt, "error", "analysis", static_cast<int64_t>(unparsable_events_),
           "ftrace events whose bytes are malformed: skipped");
   AddStat("ftrace_events_without_timestamp", kNullInt, "error", "analysis",

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -31,6 +32,7 @@
 #include "user/query/importer/compact_args_memo.h"
 #include "user/query/importer/event_sorter.h"
 #include "user/query/importer/ftrace_event_schema.h"
+#include "user/query/importer/process_stats_importer.h"
 #include "user/query/importer/process_tracker.h"
 #include "user/query/importer/sched_tracker.h"
 #include "user/query/storage/trace_storage.h"
@@ -65,7 +67,7 @@ class TraceImporter {
   void OnBundle(std::string_view bundle, std::string_view packet);
   void OnCompactSched(std::string_view compact, uint32_t cpu);
   void OnProcessTree(std::string_view bytes, int64_t ts);
-  void OnProcessStats(std::string_view bytes);
+  void OnProcessStats(std::string_view bytes, int64_t ts);
   void OnSystemInfo(std::string_view bytes);
   void OnClockSnapshot(std::string_view bytes);
   void OnPerfSample(std::string_view bytes);
@@ -89,7 +91,8 @@ class TraceImporter {
   CpuState& Cpu(uint32_t cpu);
   void AddStat(std::string_view name, int64_t idx, std::string_view severity,
                std::string_view source, int64_t value, std::string_view description);
-  void AddMetadata(std::string_view name, int64_t int_value, std::string_view str_value);
+  // str_value nullopt: NULL.
+  void AddMetadata(std::string_view name, int64_t int_value, std::optional<std::string_view> str_value);
   void WriteStats(const TraceFileSummary& file, const Status& read_status);
 
   TraceStorage* storage_;
@@ -98,6 +101,7 @@ class TraceImporter {
   TrackTracker tracks_;
   SliceTracker slices_;
   AtraceTracker atrace_;
+  ProcessStatsImporter process_stats_;
   FtraceEventSchema schema_;
   EventSorter sorter_;
   TraceHealthCollector health_;

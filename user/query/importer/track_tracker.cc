@@ -24,6 +24,20 @@ uint32_t TrackTracker::CpuTrack(StringId type, StringId name, uint32_t cpu, bool
   return it->second;
 }
 
+uint32_t TrackTracker::PerfCpuCounterTrack(uint32_t cpu) {
+  auto [it, inserted] = perf_cpu_tracks_.try_emplace(cpu, 0);
+  if (inserted) {
+    StringPool& s = storage_->strings;
+    const StringId name = s.Intern("cpu-clock");
+    std::vector<Arg> dims = {{cpu_key_, ArgType::kInt, cpu, 0},
+                             {s.Intern("perf_session_id"), ArgType::kInt, 0, 0},
+                             {name_key_, ArgType::kString, name, 0}};
+    it->second = storage_->track.Add(name, s.Intern("perf_cpu_counter"), /*counter=*/true, cpu, kNullU32, kNullU32,
+                                     storage_->args.Add(&dims));
+  }
+  return it->second;
+}
+
 uint32_t TrackTracker::ThreadTrack(uint32_t utid) {
   auto [it, inserted] = thread_tracks_.try_emplace(utid, 0);
   if (inserted) {

@@ -38,6 +38,11 @@ class TrackTracker {
   // (cpu_irq). `type` also keys the track; `name` is its display name.
   uint32_t CpuCounterTrack(StringId type, StringId name, uint32_t cpu) { return CpuTrack(type, name, cpu, true); }
   uint32_t CpuSliceTrack(StringId type, StringId name, uint32_t cpu) { return CpuTrack(type, name, cpu, false); }
+  // The per-CPU counter track upstream makes for each CPU that PerfSample
+  // packets name: "cpu-clock" (the default timebase), type
+  // perf_cpu_counter, of perf session 0. sluice's PerfSamples carry only
+  // the BPF ring's losses, so the track has no values, as upstream's.
+  uint32_t PerfCpuCounterTrack(uint32_t cpu);
   uint32_t ThreadTrack(uint32_t utid);
   uint32_t ProcessCounterTrack(uint32_t upid, StringId name);
   // A track of its own kind, one per (type, dimension): Android's
@@ -78,6 +83,7 @@ class TrackTracker {
   StringId utid_key_, upid_key_, name_key_, cpu_key_, compressor_idx_key_;
   std::unordered_map<uint64_t, uint32_t> cpu_tracks_;  // (type << 32 | cpu)
   std::unordered_map<uint32_t, uint32_t> thread_tracks_;       // utid
+  std::unordered_map<uint32_t, uint32_t> perf_cpu_tracks_;     // cpu
   std::map<std::pair<uint32_t, StringId>, uint32_t> process_counter_tracks_;
   std::map<SetKey, TrackSet> async_sets_;
   std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> singleton_tracks_;  // type, upid, key_value
