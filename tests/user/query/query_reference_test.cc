@@ -42,7 +42,7 @@ const std::vector<std::string>& Traces() {
   static const std::vector<std::string> traces = {
       "default", "nocompact", "bpf", "procstats", "upstream",
       "loss_kernel", "loss_bpf", "loss_bpf_ext", "loss_smb", "loss_central", "atrace", "atrace_rec", "atrace_bpf",
-      "arm64", "arm64_bpf", "arm64_loss", "ps_slices_edges", "process_memory"};
+      "arm64", "arm64_bpf", "arm64_loss", "ps_slices_edges", "process_memory", "procstats_memory"};
   return traces;
 }
 

@@ -146,6 +146,8 @@ void ProcessStatsDataSource::PollNow() {
 
 void ProcessStatsDataSource::PollThread() {
   std::unique_lock<std::mutex> lock(mutex_);
+  // The first poll at once, so that even a short session has the counters.
+  if (!stopping_) PollLocked();
   while (!stopping_) {
     // The next multiple of the period on the wall clock.
     const auto now = std::chrono::system_clock::now();

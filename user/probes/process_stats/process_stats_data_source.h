@@ -25,8 +25,8 @@
 // where /proc lists that namespace (its /proc/self is our pid).
 //
 // Polling (ProcessStatsConfig.proc_stats_poll_ms > 0, at least 100 ms, as
-// upstream clamps it): a thread of this source wakes at each multiple of the
-// period (of CLOCK_REALTIME, so that two sources poll at the same instants)
+// upstream clamps it): a thread of this source polls at start, then wakes at
+// each multiple of the period (of CLOCK_REALTIME, so that two sources poll at the same instants)
 // and writes one ProcessStats packet: for every process with memory (kernel
 // threads have none and are not read again) VmSize, VmRSS, RssAnon, RssFile,
 // RssShmem, VmSwap, VmLck, VmHWM and oom_score_adj; with
