@@ -247,10 +247,35 @@ class ArgsTable : public QueryTable {
       sqlite3_result_text(ctx, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
     };
     bool is_string = arg.type == ArgType::kString, is_real = arg.type == ArgType::kReal;
+    // A string arg may be NULL (suspend_resume's device_name): no value, no display.
+    if (is_string && static_cast<StringId>(arg.int_value) == kNullStringId && (column == 5 || column == 8)) {
+      sqlite3_result_null(ctx);
+      return;
+    }
     switch (column) {
       case 0: sqlite3_result_int64(ctx, static_cast<int64_t>(row)); break;
       case 1: sqlite3_result_int64(ctx, state->set); break;
-      case 2:
+      case 2: {
+        // flat_key: the key without its array indices ("args[2]" -> "args").
+        std::string_view key = storage_->strings.Get(arg.key);
+        if (key.find('[') == std::string_view::npos) {
+          text(key);
+          break;
+        }
+        state->display.clear();
+        for (size_t i = 0; i < key.size(); ++i) {
+          if (key[i] == '[') {
+            const size_t close = key.find(']', i);
+            if (close != std::string_view::npos) {
+              i = close;
+              continue;
+            }
+          }
+          state->display += key[i];
+        }
+        sqlite3_result_text(ctx, state->display.data(), static_cast<int>(state->display.size()), SQLITE_TRANSIENT);
+        break;
+      }
       case 3: text(storage_->strings.Get(arg.key)); break;
       case 4:
         if (is_string || is_real) sqlite3_result_null(ctx);

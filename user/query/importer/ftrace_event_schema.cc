@@ -24,7 +24,8 @@ constexpr uint32_t kCommonFlagsField = 5;
 enum class Decode : uint8_t { kSkip, kInt, kSint, kUint, kBool, kString, kDouble, kFloat };
 
 Decode DecodeFor(const FieldDescriptor* f) {
-  if (f->is_repeated()) return Decode::kSkip;  // No ftrace event proto repeats.
+  // Repeated: only sys_enter's args; upstream's raw row keeps the last.
+  if (f->is_repeated() && f->type() != FieldDescriptor::TYPE_UINT64) return Decode::kSkip;
   switch (f->type()) {
     case FieldDescriptor::TYPE_INT32:
     case FieldDescriptor::TYPE_INT64:
@@ -58,6 +59,7 @@ struct FtraceEventSchema::EventKind {
     StringId key = kNullStringId;
     Decode decode = Decode::kSkip;
     uint16_t rank = 0;  // Position of `key` among the event's keys, in text order.
+    bool repeated = false;  // A later occurrence replaces the earlier.
   };
   std::vector<FieldInfo> fields;  // By field number.
 };
@@ -102,7 +104,7 @@ FtraceEventSchema::EventKind* FtraceEventSchema::Kind(uint32_t field) {
       auto n = static_cast<size_t>(f->number());
       if (n > 4096) continue;
       if (kind->fields.size() <= n) kind->fields.resize(n + 1);
-      kind->fields[n] = {strings_->Intern(f->name()), DecodeFor(f), 0};
+      kind->fields[n] = {strings_->Intern(f->name()), DecodeFor(f), 0, f->is_repeated()};
     }
     std::vector<std::pair<std::string, size_t>> names;
     for (size_t n = 0; n < kind->fields.size(); ++n)
@@ -173,6 +175,13 @@ bool FtraceEventSchema::DecodeFields(uint32_t field, std::string_view payload, s
         std::memcpy(&v, &bits, 4);
         ef.arg.real_value = v;
         break;
+      }
+    }
+    if (info.repeated) {
+      auto same = std::find_if(out->begin(), out->end(), [&](const EventField& e) { return e.number == ef.number; });
+      if (same != out->end()) {
+        *same = ef;
+        continue;
       }
     }
     out->push_back(ef);

@@ -202,6 +202,7 @@ void SchedTracker::Finish(int64_t /*end_ts*/) {
   // Perfetto leaves the rows still open at the end with dur -1; so do we.
   cpus_ = {};
   last_row_ = {};
+  last_blocked_row_ = {};
   state_ids_ = {};
 }
 
@@ -248,6 +249,16 @@ void SchedTracker::AddOpenState(int64_t ts, uint32_t utid, StringId state, uint3
   t.waker_utid.push_back(waker_utid);
   if (utid >= last_row_.size()) last_row_.resize(std::max<size_t>(utid + 1, last_row_.size() * 2), kNullU32);
   last_row_[utid] = row;
+  if (state == runnable_) return;  // Woken: the blocked row stays the mark.
+  if (utid >= last_blocked_row_.size())
+    last_blocked_row_.resize(std::max<size_t>(utid + 1, last_blocked_row_.size() * 2), kNullU32);
+  last_blocked_row_[utid] = state == running_ ? kNullU32 : row;
+}
+
+void SchedTracker::OnBlockedReason(int64_t pid, bool io_wait) {
+  const uint32_t utid = processes_->GetOrCreateThread(pid);
+  if (utid >= last_blocked_row_.size() || last_blocked_row_[utid] == kNullU32) return;
+  storage_->thread_state.io_wait[last_blocked_row_[utid]] = io_wait ? 1 : 0;
 }
 
 void SchedTracker::ClosePendingState(int64_t ts, uint32_t utid, bool data_loss) {

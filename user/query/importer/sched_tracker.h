@@ -115,6 +115,16 @@ class SchedTracker {
   void OnTaskNewtask(int64_t ts, int64_t parent_tid, int64_t new_tid, std::string_view comm,
                      uint64_t clone_flags);
 
+  // sched_blocked_reason: the blocked task `pid` (the payload's, not the
+  // event's common pid) waited on I/O or not. As upstream: it marks the
+  // thread's newest blocked row (any state but "R" and "Running", so "S",
+  // "D" and a preempted "R+"), even once the thread was woken since ("R"
+  // rows do not move the mark); a thread Running, or with no blocked row
+  // since it last ran, is left alone. The thread row is made if new.
+  // blocked_function stays NULL: upstream fills it only from the interned
+  // kernel symbols of Perfetto's own recorder, which sluice does not write.
+  void OnBlockedReason(int64_t pid, bool io_wait);
+
   // End of import: open rows keep dur -1, as in Perfetto.
   void Finish(int64_t end_ts);
 
@@ -169,6 +179,9 @@ class SchedTracker {
   std::vector<CpuState> cpus_;
   // Per utid: the thread's newest thread_state row (kNullU32 = none yet).
   std::vector<uint32_t> last_row_;
+  // Per utid: the newest blocked row, for sched_blocked_reason (kNullU32 =
+  // none since the thread last ran).
+  std::vector<uint32_t> last_blocked_row_;
   int64_t mismatched_sched_switch_tids_ = 0;
   int64_t compact_sched_switch_skipped_ = 0;
   int64_t compact_sched_waking_skipped_ = 0;

@@ -7,6 +7,7 @@ namespace sluice {
 
 void SliceTracker::Begin(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args, StringId category) {
   TrackStack& state = tracks_[track];
+  TruncateInsideEnded(state);
   CloseEnded(state, ts, kOpen);
   Start(ts, kOpen, track, state, name, std::move(args), category);
 }
@@ -56,7 +57,28 @@ void SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args) {
   size_t index = state.stack.size();
   while (index > 0 && state.stack[index - 1].dur != kOpen) --index;
   if (index == 0) return;
-  OpenSlice& slice = state.stack[index - 1];
+  CloseAt(state, index - 1, ts, std::move(end_args));
+}
+
+bool SliceTracker::EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args) {
+  auto it = tracks_.find(track);
+  if (it == tracks_.end()) return false;
+  TrackStack& state = it->second;
+  CloseEnded(state, ts, kOpen);
+  size_t index = state.stack.size();
+  bool above = false;  // A slice still open inside the one ended.
+  while (index > 0 && !(state.stack[index - 1].dur == kOpen && storage_->slice.name[state.stack[index - 1].row] == name)) {
+    if (state.stack[index - 1].dur == kOpen) above = true;
+    --index;
+  }
+  if (index == 0) return false;
+  if (above) misplaced_end_events_++;
+  CloseAt(state, index - 1, ts, std::move(end_args));
+  return true;
+}
+
+void SliceTracker::CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args) {
+  OpenSlice& slice = state.stack[index];
   slice.dur = ts - slice.ts;
   storage_->slice.dur[slice.row] = slice.dur;
   for (Arg& arg : end_args) {
@@ -68,7 +90,19 @@ void SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args) {
     slice.args.push_back({s.Intern("legacy_unnestable_begin_count"), ArgType::kInt, state.legacy_begin_count, 0});
     slice.args.push_back({s.Intern("legacy_unnestable_last_begin_ts"), ArgType::kInt, state.legacy_last_begin_ts, 0});
   }
-  if (index == state.stack.size()) Pop(state);
+  if (index + 1 == state.stack.size()) Pop(state);
+}
+
+void SliceTracker::TruncateInsideEnded(TrackStack& state) {
+  int64_t end = kOpen;  // The end of the outermost ended slice so far.
+  for (OpenSlice& slice : state.stack) {
+    if (slice.dur != kOpen) {
+      if (end == kOpen) end = slice.ts + slice.dur;
+    } else if (end != kOpen) {
+      slice.dur = std::max<int64_t>(end - slice.ts, 0);
+      storage_->slice.dur[slice.row] = slice.dur;
+    }
+  }
 }
 
 void SliceTracker::CloseEnded(TrackStack& state, int64_t ts, int64_t dur) {

@@ -36,11 +36,17 @@ class SliceTracker {
   void BeginLegacyUnnestable(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args);
   // `end_args` join the closed slice's args (a key it has already is kept).
   void End(int64_t ts, uint32_t track, std::vector<Arg> end_args = {});
+  // Ends the innermost open slice named `name` (syscall exits: a missing
+  // exit must not end the wrong call). One still open inside it stays open
+  // until the track's next begin, which ends it where its parent ended, and
+  // counts misplaced_end_event, as upstream. False if none is open.
+  bool EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args = {});
   void Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {});
   // Writes the args of the slices still open (their dur stays -1).
   void Finish();
 
   int64_t max_depth_exceeded() const { return max_depth_exceeded_; }
+  int64_t misplaced_end_events() const { return misplaced_end_events_; }
 
  private:
   static constexpr int64_t kOpen = -1;
@@ -64,10 +70,16 @@ class SliceTracker {
   // instants); `dur` is the new slice's (kOpen for a begin).
   void CloseEnded(TrackStack& state, int64_t ts, int64_t dur);
   void Pop(TrackStack& state);
+  // Slices still open inside one EndNamed ended end where it ended, as
+  // upstream does at the track's next begin.
+  void TruncateInsideEnded(TrackStack& state);
+  // Ends state.stack[index] at `ts` with `end_args`.
+  void CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args);
 
   TraceStorage* storage_;
   std::unordered_map<uint32_t, TrackStack> tracks_;
   int64_t max_depth_exceeded_ = 0;
+  int64_t misplaced_end_events_ = 0;
 };
 
 }  // namespace sluice

@@ -102,6 +102,8 @@ TraceImporter::TraceImporter(TraceStorage* storage)
       slices_(storage),
       atrace_(storage, &processes_, &tracks_, &slices_),
       process_stats_(storage, &processes_, &tracks_),
+      syscalls_(storage, &processes_, &tracks_, &slices_),
+      suspend_resume_(storage, &tracks_, &slices_),
       schema_(&storage->strings),
       sorter_(kSortWindowNs, kMaxPendingEvents,
               [this](const SortedEvent& e, std::string_view bytes) { DispatchEvent(e, bytes); }),
@@ -122,6 +124,10 @@ TraceImporter::TraceImporter(TraceStorage* storage)
   known_.irq_handler_exit = schema_.EventFieldNumber("irq_handler_exit");
   known_.softirq_entry = schema_.EventFieldNumber("softirq_entry");
   known_.softirq_exit = schema_.EventFieldNumber("softirq_exit");
+  known_.sched_blocked_reason = schema_.EventFieldNumber("sched_blocked_reason");
+  known_.sys_enter = schema_.EventFieldNumber("sys_enter");
+  known_.sys_exit = schema_.EventFieldNumber("sys_exit");
+  known_.suspend_resume = schema_.EventFieldNumber("suspend_resume");
   StringPool& s = storage_->strings;
   names_ = {s.Intern("sched_switch"), s.Intern("sched_waking"), s.Intern("prev_comm"),
             s.Intern("prev_pid"),     s.Intern("prev_prio"),    s.Intern("prev_state"),
@@ -540,7 +546,28 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
       processes_.OnProcessFree(ts, IntField(fs, 2));
     } else if (kind == known_.print) {
       // ip 1, buf 2 (ftrace.proto): atrace lines become slices and counters.
+      syscalls_.OnPrint(ts, view.pid);  // The write carrying it ends here.
       atrace_.OnPrint(ts, view.pid, text(2));
+    } else if (kind == known_.sched_blocked_reason) {
+      // pid 1, caller 2, io_wait 3 (sched.proto); an absent io_wait is 0.
+      sched_.OnBlockedReason(IntField(fs, 1), IntField(fs, 3) != 0);
+    } else if (kind == known_.sys_enter) {
+      // id 1, args 2 (repeated; raw_syscalls.proto): every element, which
+      // the decoded fields keep only the last of.
+      syscall_args_.clear();
+      ProtoWireReader payload(view.payload);
+      WireField a;
+      while (payload.Next(&a)) {
+        if (a.number == 2 && a.type == WireType::kVarint) syscall_args_.push_back(a.value);
+      }
+      syscalls_.OnEnter(ts, view.pid, IntField(fs, 1), syscall_args_);
+    } else if (kind == known_.sys_exit) {
+      // id 1, ret 2.
+      syscalls_.OnExit(ts, view.pid, IntField(fs, 1), FindField(fs, 2) != nullptr, IntField(fs, 2));
+    } else if (kind == known_.suspend_resume) {
+      // action 1, val 2, start 3 (power.proto).
+      suspend_resume_.OnEvent(ts, event.cpu, utid, text(1), static_cast<int32_t>(IntField(fs, 2)),
+                              IntField(fs, 3) != 0);
     } else if (kind == known_.irq_handler_entry) {
       // irq 1, name 2, handler 3 (irq.proto).
       OnIrqEntry(ts, event.cpu, text(2));
@@ -694,6 +721,7 @@ void TraceImporter::OnSystemInfo(std::string_view bytes) {
     AddMetadata("system_release", kNullInt, field(u.has_release(), u.release()));
     AddMetadata("system_version", kNullInt, field(u.has_version(), u.version()));
     AddMetadata("system_machine", kNullInt, field(u.has_machine(), u.machine()));
+    syscalls_.SetArchitecture(u.machine());
     int major = 0, minor = 0;
     if (sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) sched_.SetKernelVersion(major, minor);
   }
@@ -958,6 +986,10 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
   AddStat("process_tracker_parent_pid_changed", kNullInt, "info", "analysis", processes_.parent_pid_changed(),
           "A process was seen with a changed parent pid and was treated as the same process being reparented "
           "rather than pid reuse.");
+  AddStat("misplaced_end_event", kNullInt, "data_loss", "analysis", slices_.misplaced_end_events(),
+          "a syscall exit ended a slice with another still open inside it (an exit lost): that one stays open");
+  AddStat("truncated_sys_write_duration", kNullInt, "info", "analysis", syscalls_.truncated_sys_write_duration(),
+          "sys_write slices ended at the print (atrace) event they carried, so that its slice is not inside");
   AddStat("proc_stat_unknown_counters", kNullInt, "error", "analysis", process_stats_.unknown_counters(),
           "process_stats counters this importer does not know (and chrome_peak_resident_set_kb, as upstream "
           "counts it): skipped");

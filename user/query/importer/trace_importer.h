@@ -35,6 +35,8 @@
 #include "user/query/importer/process_stats_importer.h"
 #include "user/query/importer/process_tracker.h"
 #include "user/query/importer/sched_tracker.h"
+#include "user/query/importer/suspend_resume_tracker.h"
+#include "user/query/importer/syscall_tracker.h"
 #include "user/query/storage/trace_storage.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
@@ -102,6 +104,8 @@ class TraceImporter {
   SliceTracker slices_;
   AtraceTracker atrace_;
   ProcessStatsImporter process_stats_;
+  SyscallTracker syscalls_;
+  SuspendResumeTracker suspend_resume_;
   FtraceEventSchema schema_;
   EventSorter sorter_;
   TraceHealthCollector health_;
@@ -112,13 +116,15 @@ class TraceImporter {
   // Scratch, reused per event (no allocation per event).
   std::vector<EventField> fields_;
   std::vector<Arg> args_;
+  std::vector<uint64_t> syscall_args_;
   std::vector<StringId> intern_table_;
 
   // Event kinds the importer reads beyond their args (oneof field numbers).
   struct Known {
     uint32_t sched_switch, sched_waking, sched_wakeup_new, task_newtask, task_rename,
         process_fork, process_exec, process_exit, process_free, cpu_idle, cpu_frequency, print,
-        irq_handler_entry, irq_handler_exit, softirq_entry, softirq_exit;
+        irq_handler_entry, irq_handler_exit, softirq_entry, softirq_exit, sched_blocked_reason, sys_enter, sys_exit,
+        suspend_resume;
   } known_;
   // Interned strings used per event.
   struct Names {

@@ -95,9 +95,13 @@ uint32_t TrackTracker::TrackForCookie(TrackSet& set, int64_t cookie) {
 uint32_t TrackTracker::TrackRow(TrackSet& set, uint32_t index, StringId type, uint32_t upid, StringId name) {
   CompressedTrack& track = set.tracks[index];
   if (track.track_id == kNullU32) {
-    std::vector<Arg> dims = {{upid_key_, ArgType::kInt, upid, 0},
-                             {name_key_, ArgType::kString, name, 0},
-                             {compressor_idx_key_, ArgType::kInt, index, 0}};
+    // A set of no process (suspend_resume) has only the index as dimension.
+    std::vector<Arg> dims;
+    if (upid != kNullU32) {
+      dims.push_back({upid_key_, ArgType::kInt, upid, 0});
+      dims.push_back({name_key_, ArgType::kString, name, 0});
+    }
+    dims.push_back({compressor_idx_key_, ArgType::kInt, index, 0});
     track.track_id = storage_->track.Add(name, type, /*counter=*/false, kNullU32, kNullU32, upid,
                                          storage_->args.Add(&dims), set.group);
   }

@@ -7,6 +7,8 @@
 //   async process tracks   atrace_async_slice (S/F) and
 //                          atrace_async_slice_for_track (N/G/H), per
 //                          (upid, name), compressed as Perfetto does
+//   global async tracks    suspend_resume ("Suspend/Resume Latency"), upid
+//                          kNullU32: compressed the same way
 //
 // Compression (Perfetto's TrackCompressor): async slices of one (upid, name)
 // share as few tracks as possible. A begin reuses the track its cookie had,

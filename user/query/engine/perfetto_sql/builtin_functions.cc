@@ -43,6 +43,7 @@ void ExtractArg(sqlite3_context* ctx, int, sqlite3_value** argv) {
       case ArgType::kUint:
         return sqlite3_result_int64(ctx, arg.int_value);
       case ArgType::kString: {
+        if (static_cast<StringId>(arg.int_value) == kNullStringId) return sqlite3_result_null(ctx);
         const std::string_view s = storage->strings.Get(static_cast<StringId>(arg.int_value));
         return sqlite3_result_text(ctx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
       }
