@@ -55,6 +55,10 @@ StatusOr<std::string> FindEventsDir(const std::string& root) {
   if (IsRegularFile(r + "/header_page")) return r;
   if (IsRegularFile(r + "/events/header_page")) return r + "/events";
   if (root.empty()) return Status::Error("no events/header_page in the tracefs at " + r);
+  // A tree copied off a device may lack its header files: its events/
+  // directory, or the directory itself if it holds header_event or groups.
+  if (IsDirectory(r + "/events")) return r + "/events";
+  if (IsRegularFile(r + "/header_event") || IsDirectory(r + "/sched") || IsDirectory(r + "/ftrace")) return r;
   return Status::Error("no header_page in " + root + " or " + root +
                        "/events: pass a tracefs mount or its events/ directory");
 }
@@ -63,14 +67,16 @@ std::string DescribeFtraceFormats(const FtraceFormatTable& table,
                                   const std::vector<std::string>& filters) {
   std::string out;
   const FtraceHeaderFormat& h = table.header();
-  Appendf(&out, "page: %u bytes: timestamp @%u size %u, commit @%u size %u, data @%u size %u\n",
+  Appendf(&out, "page: %u bytes: timestamp @%u size %u, commit @%u size %u, data @%u size %u%s\n",
           h.page_size(), h.timestamp_offset, h.timestamp_size, h.commit_offset, h.commit_size,
-          h.data_offset, h.data_size);
+          h.data_offset, h.data_size,
+          h.header_page_assumed ? " (no header_page: a 4 KiB page, long as the formats say)" : "");
   Appendf(&out,
           "event header: type_len %u bits, time_delta %u bits; padding %u, time_extend %u, "
           "time_stamp %u%s; data max type_len %u\n",
           h.type_len_bits, h.time_delta_bits, h.padding_type, h.time_extend_type,
           h.time_stamp_type, h.has_time_stamp_type ? "" : " (not listed)", h.data_max_type_len);
+  if (h.header_event_assumed) out += "(no header_event: the layout of every kernel since 2.6.30)\n";
 
   FtraceEventTranslator translator(&table);
   std::vector<const FtraceEventFormat*> events = table.events();

@@ -1,5 +1,9 @@
 #include "user/cmd/ftrace_formats_command.h"
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "tests/user/probes/ftrace/ftrace_test_util.h"
@@ -50,6 +54,30 @@ TEST(FtraceFormatsCommandTest, RunsOnEveryTree) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   EXPECT_EQ(RunFtraceFormatsCommand(2, argv.data()), 1);
+}
+
+// A tree copied off a device without its header files (issue: the 3.10
+// tree without header_event was refused).
+TEST(FtraceFormatsCommandTest, RunsOnATreeWithoutHeaderFiles) {
+  const std::string scratch = ::testing::TempDir() + "/sluice_formats_cmd_headerless";
+  std::filesystem::remove_all(scratch);
+  std::filesystem::copy("../shared/kernel-formats/android_flounder_lte_LRX16F_3.10.40", scratch,
+                        std::filesystem::copy_options::recursive);
+  std::filesystem::remove(scratch + "/events/header_event");
+  for (int pass = 0; pass < 2; pass++) {
+    std::vector<std::string> args = {"ftrace-formats", scratch, "sched/sched_switch"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    ::testing::internal::CaptureStdout();
+    int rc = RunFtraceFormatsCommand(static_cast<int>(argv.size()), argv.data());
+    std::string out = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(rc, 0);
+    EXPECT_NE(out.find("-> FtraceEvent.sched_switch (4)"), std::string::npos) << out;
+    EXPECT_NE(out.find("no header_event"), std::string::npos) << out;
+    EXPECT_NE(out.find("commit @8 size 8, data @16 size 4080"), std::string::npos) << out;
+    std::filesystem::remove(scratch + "/events/header_page");  // Then without both.
+  }
+  std::filesystem::remove_all(scratch);
 }
 
 }  // namespace

@@ -250,6 +250,17 @@ Status ParseHeaderPage(std::string_view header_page, FtraceHeaderFormat* out) {
   return Status::Ok();
 }
 
+}  // namespace
+
+// What every kernel since 2.6.30 (and before 4.17's time_stamp line)
+// writes in header_event.
+const char kStandardHeaderEvent[] =
+    "# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
+    "\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n"
+    "\tdata max type_len  == 28\n";
+
+namespace {
+
 // events/header_event: "\ttype_len    :    5 bits", "\tpadding     : type == 29",
 // "\tdata max type_len  == 28".
 Status ParseHeaderEvent(std::string_view header_event, FtraceHeaderFormat* out) {
@@ -365,6 +376,13 @@ StatusOr<FtraceEventFormat> FtraceFormatTable::ParseEventFormat(std::string_view
 }
 
 // static
+FtraceFormatTable FtraceFormatTable::FromHeader(const FtraceHeaderFormat& header) {
+  FtraceFormatTable t;
+  t.header_ = header;
+  return t;
+}
+
+// static
 StatusOr<FtraceFormatTable> FtraceFormatTable::FromHeaders(std::string_view header_page,
                                                            std::string_view header_event) {
   auto h = ParseHeaders(header_page, header_event);
@@ -410,15 +428,69 @@ Status ReadTracefsFile(const std::string& path, std::string* out) {
 
 namespace {
 
+bool Missing(const std::string& path) { return access(path.c_str(), F_OK) != 0 && errno == ENOENT; }
+
+std::vector<std::string> ListDir(const std::string& path, bool dirs_only);
+
+// The kernel's sizeof(long), from the first event format with a field of
+// type long or unsigned long (ftrace/function's ip, kmem's call_site...);
+// 0 if none says.
+uint32_t LongSizeFromFormats(const std::string& events_dir) {
+  std::string text;
+  for (const std::string& group : ListDir(events_dir, true)) {
+    for (const std::string& name : ListDir(events_dir + "/" + group, true)) {
+      if (!ReadTracefsFile(events_dir + "/" + group + "/" + name + "/format", &text).ok()) continue;
+      auto e = FtraceFormatTable::ParseEventFormat(group, text);
+      if (!e.ok()) continue;
+      for (const FtraceFieldFormat& f : e->fields) {
+        if ((f.type == "long" || f.type == "unsigned long") && (f.size == 4 || f.size == 8)) return f.size;
+      }
+    }
+  }
+  return 0;
+}
+
+// Trees read off real devices can lack header_page or header_event (a
+// kernel writes both, but copies are incomplete). header_event's layout is
+// the same on every kernel since 2.6.30, so a missing one is that layout.
+// A missing header_page is the page of a 4 KiB-page kernel whose long has
+// the size the event formats give it (8: commit at 8, data at 16; 4: data
+// at 12); with no long in any format, there is nothing to go by.
 StatusOr<FtraceFormatTable> LoadHeaders(const std::string& events_dir) {
+  const std::string page_path = events_dir + "/header_page", event_path = events_dir + "/header_event";
+  const bool page_missing = Missing(page_path), event_missing = Missing(event_path);
   std::string page, event;
-  Status s = ReadTracefsFile(events_dir + "/header_page", &page);
-  if (!s.ok())
-    return Status::Error(s.message() +
+  if (!page_missing) {
+    Status s = ReadTracefsFile(page_path, &page);
+    if (!s.ok()) return Status::Error(s.message() + " (is tracefs mounted, and is this its events/ directory?)");
+  }
+  if (!event_missing) SLUICE_RETURN_IF_ERROR(ReadTracefsFile(event_path, &event));
+  if (page_missing && event_missing && ListDir(events_dir, true).empty())
+    return Status::Error("no header_page, header_event or event formats in " + events_dir +
                          " (is tracefs mounted, and is this its events/ directory?)");
-  s = ReadTracefsFile(events_dir + "/header_event", &event);
-  if (!s.ok()) return s;
-  return FtraceFormatTable::FromHeaders(page, event);
+  FtraceHeaderFormat h;
+  if (page_missing) {
+    const uint32_t long_size = LongSizeFromFormats(events_dir);
+    if (long_size == 0)
+      return Status::Error(events_dir + " has no header_page, and no event format has a long to tell a 32-bit "
+                           "kernel from a 64-bit one: copy events/header_page from the device too");
+    h.commit_size = long_size;
+    h.data_offset = h.commit_offset + long_size;
+    h.data_size = 4096 - h.data_offset;
+    h.header_page_assumed = true;
+  } else {
+    auto parsed = FtraceFormatTable::ParseHeaders(page, event_missing ? kStandardHeaderEvent : event);
+    if (!parsed.ok()) return parsed.status();
+    h = *parsed;
+  }
+  if (event_missing) {
+    // Type 31 (absolute time stamp) is only written by kernels that list
+    // it; treating it so on an older one changes nothing.
+    h.has_time_stamp_type = true;
+    h.header_event_assumed = true;
+  }
+  FtraceFormatTable t = FtraceFormatTable::FromHeader(h);
+  return t;
 }
 
 std::vector<std::string> ListDir(const std::string& path, bool dirs_only) {

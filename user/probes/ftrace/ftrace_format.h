@@ -131,6 +131,9 @@ struct FtraceHeaderFormat {
   // kernel so far; taken from the event formats).
   uint32_t common_type_offset = 0;
   uint32_t common_type_size = 2;
+  // The tree lacked the file: the layout above is assumed (Load()).
+  bool header_page_assumed = false;
+  bool header_event_assumed = false;
 
   // Size of one page as read from trace_pipe_raw.
   uint32_t page_size() const { return data_offset + data_size; }
@@ -147,6 +150,9 @@ class FtraceFormatTable {
 
   // Reads events/header_page, events/header_event and
   // events/<group>/<name>/format for each requested event ("group/name").
+  // A tree without header_event or header_page (copied off a device) gets
+  // the layout every kernel has, and the page of its word size, taken from
+  // the event formats (header_*_assumed).
   // Events whose format cannot be read or parsed are appended to `missing`
   // (may be null), not an error. Errors: the header files are missing or not
   // understood. `events_dir` is tracefs's events/ (or a copy of it).
@@ -156,6 +162,8 @@ class FtraceFormatTable {
   // Same, for every events/<group>/<name>/format under `events_dir`.
   static StatusOr<FtraceFormatTable> LoadAll(const std::string& events_dir,
                                              std::vector<std::string>* missing);
+  // With this header and no events yet.
+  static FtraceFormatTable FromHeader(const FtraceHeaderFormat& header);
   // From the text of header_page and header_event (tests, fuzzers).
   static StatusOr<FtraceFormatTable> FromHeaders(std::string_view header_page,
                                                  std::string_view header_event);
@@ -190,6 +198,10 @@ class FtraceFormatTable {
   std::vector<std::unique_ptr<FtraceEventFormat>> events_;
   std::vector<int32_t> by_id_;  // id -> index in events_, -1 if none.
 };
+
+// header_event as every kernel since 2.6.30 writes it (4.17+ add a
+// time_stamp line).
+extern const char kStandardHeaderEvent[];
 
 // A format file larger than this is not one.
 inline constexpr size_t kMaxFormatFileBytes = 4u << 20;

@@ -1,6 +1,11 @@
 #include "user/probes/ftrace/ftrace_format.h"
 
+#include <filesystem>
+#include <string>
+
 #include <gtest/gtest.h>
+
+#include "shm/base/file_util.h"
 
 #include "tests/user/probes/ftrace/ftrace_test_util.h"
 
@@ -227,6 +232,68 @@ TEST(FtraceFormatTest, MissingTreeIsAnErrorThatSaysWhy) {
   auto t = FtraceFormatTable::Load("/nonexistent/events", {}, nullptr);
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("header_page"), std::string::npos);
+}
+
+// Trees copied off devices can lack their header files: the layout is
+// taken from what the tree has, and every event still parses. Each real
+// tree, copied without header_event, without header_page, and without both,
+// gives the header the whole tree gives, and the same events.
+TEST(FtraceFormatTest, TreesWithoutHeaderFilesGiveTheSameLayout) {
+  const std::string scratch = ::testing::TempDir() + "/sluice_headerless_trees";
+  for (const char* tree : {kTree34, kTree310, kTree44, kTreeHost}) {
+    auto whole = FtraceFormatTable::LoadAll(tree, nullptr);
+    ASSERT_TRUE(whole.ok()) << whole.status().message();
+    for (const char* removed : {"header_event", "header_page", "both"}) {
+      SCOPED_TRACE(std::string(tree) + " without " + removed);
+      std::filesystem::remove_all(scratch);
+      std::filesystem::copy(tree, scratch, std::filesystem::copy_options::recursive);
+      const bool no_event = std::string(removed) != "header_page", no_page = std::string(removed) != "header_event";
+      if (no_event) std::filesystem::remove(scratch + "/header_event");
+      if (no_page) std::filesystem::remove(scratch + "/header_page");
+      std::vector<std::string> missing;
+      auto t = FtraceFormatTable::LoadAll(scratch, &missing);
+      ASSERT_TRUE(t.ok()) << t.status().message();
+      EXPECT_TRUE(missing.empty());
+      EXPECT_EQ(t->event_count(), whole->event_count());
+      const FtraceHeaderFormat &h = t->header(), &w = whole->header();
+      EXPECT_EQ(h.page_size(), w.page_size());
+      EXPECT_EQ(h.commit_offset, w.commit_offset);
+      EXPECT_EQ(h.commit_size, w.commit_size);
+      EXPECT_EQ(h.data_offset, w.data_offset);
+      EXPECT_EQ(h.data_size, w.data_size);
+      EXPECT_EQ(h.type_len_bits, w.type_len_bits);
+      EXPECT_EQ(h.time_delta_bits, w.time_delta_bits);
+      EXPECT_EQ(h.padding_type, w.padding_type);
+      EXPECT_EQ(h.time_extend_type, w.time_extend_type);
+      EXPECT_EQ(h.time_stamp_type, w.time_stamp_type);
+      EXPECT_EQ(h.header_page_assumed, no_page);
+      EXPECT_EQ(h.header_event_assumed, no_event);
+      // With only some events requested, the layout is the same.
+      auto some = FtraceFormatTable::Load(scratch, {"sched/sched_switch"}, nullptr);
+      ASSERT_TRUE(some.ok()) << some.status().message();
+      EXPECT_EQ(some->header().commit_size, w.commit_size);
+      EXPECT_NE(some->FindByName("sched", "sched_switch"), nullptr);
+    }
+  }
+  std::filesystem::remove_all(scratch);
+}
+
+TEST(FtraceFormatTest, ATreeWithNothingToTellTheWordSizeIsRefused) {
+  const std::string scratch = ::testing::TempDir() + "/sluice_headerless_tiny";
+  std::filesystem::remove_all(scratch);
+  // sched_process_free has no long (sched_switch's prev_state is one).
+  std::filesystem::create_directories(scratch + "/sched/sched_process_free");
+  std::filesystem::copy_file(std::string(kTree310) + "/sched/sched_process_free/format",
+                             scratch + "/sched/sched_process_free/format");
+  auto t = FtraceFormatTable::LoadAll(scratch, nullptr);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("copy events/header_page"), std::string::npos) << t.status().message();
+  // With header_page, a missing header_event is no obstacle.
+  std::filesystem::copy_file(std::string(kTree310) + "/header_page", scratch + "/header_page");
+  t = FtraceFormatTable::LoadAll(scratch, nullptr);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_TRUE(t->header().header_event_assumed);
+  std::filesystem::remove_all(scratch);
 }
 
 }  // namespace
