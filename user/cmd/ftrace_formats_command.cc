@@ -139,7 +139,7 @@ int RunFtraceFormatsCommand(int argc, char** argv) {
     return 1;
   }
   std::vector<std::string> unparsed;
-  auto table = FtraceFormatTable::LoadAll(*dir, &unparsed);
+  auto table = FtraceFormatTable::LoadAll(*dir, &unparsed, FtraceFormatTable::Headers::kAssumeIfMissing);
   if (!table.ok()) {
     fprintf(stderr, "sluice ftrace-formats: %s\n", table.status().message().c_str());
     return 1;

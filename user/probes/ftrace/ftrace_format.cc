@@ -456,9 +456,10 @@ uint32_t LongSizeFromFormats(const std::string& events_dir) {
 // A missing header_page is the page of a 4 KiB-page kernel whose long has
 // the size the event formats give it (8: commit at 8, data at 16; 4: data
 // at 12); with no long in any format, there is nothing to go by.
-StatusOr<FtraceFormatTable> LoadHeaders(const std::string& events_dir) {
+StatusOr<FtraceFormatTable> LoadHeaders(const std::string& events_dir, FtraceFormatTable::Headers headers) {
   const std::string page_path = events_dir + "/header_page", event_path = events_dir + "/header_event";
-  const bool page_missing = Missing(page_path), event_missing = Missing(event_path);
+  const bool assume = headers == FtraceFormatTable::Headers::kAssumeIfMissing;
+  const bool page_missing = assume && Missing(page_path), event_missing = assume && Missing(event_path);
   std::string page, event;
   if (!page_missing) {
     Status s = ReadTracefsFile(page_path, &page);
@@ -516,8 +517,8 @@ std::vector<std::string> ListDir(const std::string& path, bool dirs_only) {
 // static
 StatusOr<FtraceFormatTable> FtraceFormatTable::Load(const std::string& events_dir,
                                                     const std::vector<std::string>& events,
-                                                    std::vector<std::string>* missing) {
-  auto table = LoadHeaders(events_dir);
+                                                    std::vector<std::string>* missing, Headers headers) {
+  auto table = LoadHeaders(events_dir, headers);
   if (!table.ok()) return table;
   std::string text;
   for (const std::string& ev : events) {
@@ -535,8 +536,8 @@ StatusOr<FtraceFormatTable> FtraceFormatTable::Load(const std::string& events_di
 
 // static
 StatusOr<FtraceFormatTable> FtraceFormatTable::LoadAll(const std::string& events_dir,
-                                                       std::vector<std::string>* missing) {
-  auto table = LoadHeaders(events_dir);
+                                                       std::vector<std::string>* missing, Headers headers) {
+  auto table = LoadHeaders(events_dir, headers);
   if (!table.ok()) return table;
   std::string text;
   for (const std::string& group : ListDir(events_dir, true)) {

@@ -150,18 +150,23 @@ class FtraceFormatTable {
 
   // Reads events/header_page, events/header_event and
   // events/<group>/<name>/format for each requested event ("group/name").
-  // A tree without header_event or header_page (copied off a device) gets
-  // the layout every kernel has, and the page of its word size, taken from
-  // the event formats (header_*_assumed).
   // Events whose format cannot be read or parsed are appended to `missing`
   // (may be null), not an error. Errors: the header files are missing or not
   // understood. `events_dir` is tracefs's events/ (or a copy of it).
+  // With kAssumeIfMissing, a tree without header_event or header_page (one
+  // copied off a device: `sluice ftrace-formats`) gets the layout every
+  // kernel has, and the 4 KiB page of the word size the event formats give
+  // (header_*_assumed). A live tracefs always has both; the recorder
+  // requires them, since its pages may be of another size.
+  enum class Headers { kRequired, kAssumeIfMissing };
   static StatusOr<FtraceFormatTable> Load(const std::string& events_dir,
                                           const std::vector<std::string>& events,
-                                          std::vector<std::string>* missing);
+                                          std::vector<std::string>* missing,
+                                          Headers headers = Headers::kRequired);
   // Same, for every events/<group>/<name>/format under `events_dir`.
   static StatusOr<FtraceFormatTable> LoadAll(const std::string& events_dir,
-                                             std::vector<std::string>* missing);
+                                             std::vector<std::string>* missing,
+                                             Headers headers = Headers::kRequired);
   // With this header and no events yet.
   static FtraceFormatTable FromHeader(const FtraceHeaderFormat& header);
   // From the text of header_page and header_event (tests, fuzzers).

@@ -251,7 +251,7 @@ TEST(FtraceFormatTest, TreesWithoutHeaderFilesGiveTheSameLayout) {
       if (no_event) std::filesystem::remove(scratch + "/header_event");
       if (no_page) std::filesystem::remove(scratch + "/header_page");
       std::vector<std::string> missing;
-      auto t = FtraceFormatTable::LoadAll(scratch, &missing);
+      auto t = FtraceFormatTable::LoadAll(scratch, &missing, FtraceFormatTable::Headers::kAssumeIfMissing);
       ASSERT_TRUE(t.ok()) << t.status().message();
       EXPECT_TRUE(missing.empty());
       EXPECT_EQ(t->event_count(), whole->event_count());
@@ -269,7 +269,10 @@ TEST(FtraceFormatTest, TreesWithoutHeaderFilesGiveTheSameLayout) {
       EXPECT_EQ(h.header_page_assumed, no_page);
       EXPECT_EQ(h.header_event_assumed, no_event);
       // With only some events requested, the layout is the same.
-      auto some = FtraceFormatTable::Load(scratch, {"sched/sched_switch"}, nullptr);
+      auto some = FtraceFormatTable::Load(scratch, {"sched/sched_switch"}, nullptr,
+                                          FtraceFormatTable::Headers::kAssumeIfMissing);
+      // The recorder's way (the default) refuses such a tree.
+      EXPECT_FALSE(FtraceFormatTable::Load(scratch, {"sched/sched_switch"}, nullptr).ok());
       ASSERT_TRUE(some.ok()) << some.status().message();
       EXPECT_EQ(some->header().commit_size, w.commit_size);
       EXPECT_NE(some->FindByName("sched", "sched_switch"), nullptr);
@@ -285,12 +288,12 @@ TEST(FtraceFormatTest, ATreeWithNothingToTellTheWordSizeIsRefused) {
   std::filesystem::create_directories(scratch + "/sched/sched_process_free");
   std::filesystem::copy_file(std::string(kTree310) + "/sched/sched_process_free/format",
                              scratch + "/sched/sched_process_free/format");
-  auto t = FtraceFormatTable::LoadAll(scratch, nullptr);
+  auto t = FtraceFormatTable::LoadAll(scratch, nullptr, FtraceFormatTable::Headers::kAssumeIfMissing);
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("copy events/header_page"), std::string::npos) << t.status().message();
   // With header_page, a missing header_event is no obstacle.
   std::filesystem::copy_file(std::string(kTree310) + "/header_page", scratch + "/header_page");
-  t = FtraceFormatTable::LoadAll(scratch, nullptr);
+  t = FtraceFormatTable::LoadAll(scratch, nullptr, FtraceFormatTable::Headers::kAssumeIfMissing);
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_TRUE(t->header().header_event_assumed);
   std::filesystem::remove_all(scratch);
