@@ -24,6 +24,7 @@ void SliceTracker::BeginLegacyUnnestable(int64_t ts, uint32_t track, StringId na
 
 void SliceTracker::Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args) {
   TrackStack& state = tracks_[track];
+  TruncateInsideEnded(state);
   CloseEnded(state, ts, 0);
   Start(ts, 0, track, state, name, std::move(args));
 }
@@ -52,6 +53,7 @@ void SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args) {
   auto it = tracks_.find(track);
   if (it == tracks_.end()) return;
   TrackStack& state = it->second;
+  TruncateInsideEnded(state);
   CloseEnded(state, ts, kOpen);
   // The innermost slice still open.
   size_t index = state.stack.size();
@@ -64,6 +66,7 @@ bool SliceTracker::EndNamed(int64_t ts, uint32_t track, StringId name, std::vect
   auto it = tracks_.find(track);
   if (it == tracks_.end()) return false;
   TrackStack& state = it->second;
+  TruncateInsideEnded(state);
   CloseEnded(state, ts, kOpen);
   size_t index = state.stack.size();
   bool above = false;  // A slice still open inside the one ended.

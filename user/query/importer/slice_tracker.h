@@ -38,8 +38,8 @@ class SliceTracker {
   void End(int64_t ts, uint32_t track, std::vector<Arg> end_args = {});
   // Ends the innermost open slice named `name` (syscall exits: a missing
   // exit must not end the wrong call). One still open inside it stays open
-  // until the track's next begin, which ends it where its parent ended, and
-  // counts misplaced_end_event, as upstream. False if none is open.
+  // until the track's next event, which first ends it where its parent
+  // ended, and counts misplaced_end_event, as upstream. False if none is open.
   bool EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args = {});
   void Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {});
   // Writes the args of the slices still open (their dur stays -1).
@@ -71,7 +71,7 @@ class SliceTracker {
   void CloseEnded(TrackStack& state, int64_t ts, int64_t dur);
   void Pop(TrackStack& state);
   // Slices still open inside one EndNamed ended end where it ended, as
-  // upstream does at the track's next begin.
+  // upstream does at the track's next event.
   void TruncateInsideEnded(TrackStack& state);
   // Ends state.stack[index] at `ts` with `end_args`.
   void CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args);

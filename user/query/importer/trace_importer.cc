@@ -920,7 +920,8 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
             emit(base + "_delta", idx, static_cast<int64_t>(c.end) - static_cast<int64_t>(c.begin));
         }
       }
-      auto ns = [](double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); };
+      // Truncated, not rounded, as upstream: 17329797.441 s is 17329797440999 ns there.
+      auto ns = [](double seconds) { return static_cast<int64_t>(seconds * 1e9); };
       if (stats_->has_ftrace_begin) {
         emit("ftrace_cpu_oldest_event_ts_begin", idx, ns(b.oldest_event_ts()));
         emit("ftrace_cpu_now_ts_begin", idx, ns(b.now_ts()));

@@ -63,13 +63,15 @@ WITH RECURSIVE _up(up_id, hops) AS (
   WHERE id = $slice_id AND typeof($slice_id) = 'integer' AND parent_id IS NOT NULL
   UNION ALL
   SELECT s.parent_id, _up.hops + 1
-  FROM _up JOIN slice AS s ON s.id = _up.up_id
+  FROM _up CROSS JOIN slice AS s ON s.id = _up.up_id
   WHERE s.parent_id IS NOT NULL
 )
+-- CROSS JOIN keeps _up outside: each ancestor is an id lookup, where the
+-- planner's own choice scanned every slice per call.
 SELECT
   s.id, s.ts, s.dur, s.track_id, s.category, s.name, s.depth, s.parent_id, s.arg_set_id,
   s.thread_ts, s.thread_dur, s.thread_instruction_count, s.thread_instruction_delta
-FROM _up JOIN slice AS s ON s.id = _up.up_id
+FROM _up CROSS JOIN slice AS s ON s.id = _up.up_id
 ORDER BY _up.hops DESC;
 
 -- The slices nested in slice_id, in slice order (by id, which is by ts),
