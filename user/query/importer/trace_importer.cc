@@ -128,6 +128,7 @@ TraceImporter::TraceImporter(TraceStorage* storage)
   known_.sys_enter = schema_.EventFieldNumber("sys_enter");
   known_.sys_exit = schema_.EventFieldNumber("sys_exit");
   known_.suspend_resume = schema_.EventFieldNumber("suspend_resume");
+  known_.generic = schema_.EventFieldNumber("generic");
   StringPool& s = storage_->strings;
   names_ = {s.Intern("sched_switch"), s.Intern("sched_waking"), s.Intern("prev_comm"),
             s.Intern("prev_pid"),     s.Intern("prev_prio"),    s.Intern("prev_state"),
@@ -143,6 +144,7 @@ TraceImporter::~TraceImporter() = default;
 
 TraceImporter::CpuState& TraceImporter::Cpu(uint32_t cpu) {
   if (cpu >= cpus_.size()) cpus_.resize(cpu + 1);
+  cpus_[cpu].seen = true;
   return cpus_[cpu];
 }
 
@@ -435,6 +437,43 @@ void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, u
   t.arg_set_id.push_back(arg_set_id);
 }
 
+void TraceImporter::AddGenericEventRow(int64_t ts, uint32_t cpu, uint32_t utid, std::string_view payload) {
+  // GenericFtraceEvent: event_name 1, field 2 (Field: name 1, str_value 3,
+  // int_value 4, uint_value 5), as generic.proto. Upstream stores a
+  // uint_value as an int arg; so does this.
+  StringPool& s = storage_->strings;
+  StringId name = kNullStringId;
+  args_.clear();
+  ProtoWireReader reader(payload);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.number == 1 && f.type == WireType::kBytes) {
+      name = s.Intern(f.bytes);
+    } else if (f.number == 2 && f.type == WireType::kBytes) {
+      ProtoWireReader field(f.bytes);
+      WireField v;
+      Arg arg;
+      bool has_value = false;
+      while (field.Next(&v)) {
+        if (v.number == 1 && v.type == WireType::kBytes) {
+          arg.key = s.Intern(v.bytes);
+        } else if (v.number == 3 && v.type == WireType::kBytes) {
+          arg.type = ArgType::kString;
+          arg.int_value = s.Intern(v.bytes);
+          has_value = true;
+        } else if ((v.number == 4 || v.number == 5) && v.type == WireType::kVarint) {
+          arg.type = ArgType::kInt;
+          arg.int_value = static_cast<int64_t>(v.value);
+          has_value = true;
+        }
+      }
+      if (field.ok() && has_value && arg.key != kNullStringId) args_.push_back(arg);
+    }
+  }
+  if (!reader.ok()) unparsable_events_++;
+  AddFtraceEventRow(ts, name, cpu, utid, &args_, /*sorted=*/false);
+}
+
 void TraceImporter::OnIrqEntry(int64_t ts, uint32_t cpu, std::string_view name) {
   StringPool& s = storage_->strings;
   uint32_t track = tracks_.CpuSliceTrack(names_.cpu_irq_type, s.Intern("Irq Cpu " + std::to_string(cpu)), cpu);
@@ -485,6 +524,10 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
     args_.clear();
     for (const EventField& f : fs) args_.push_back(f.arg);
     AddFtraceEventRow(ts, name, event.cpu, utid, &args_, schema_.SortByKey(kind, fields_, &args_));
+    return;
+  }
+  if (kind == known_.generic) {
+    AddGenericEventRow(ts, event.cpu, processes_.GetOrCreateThread(view.pid), view.payload);
     return;
   }
   // The row's thread: Perfetto takes it (creating it if new) before the
@@ -799,8 +842,13 @@ void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_stat
   slices_.Finish();
   sched_.Finish(storage_->end_ts);
   processes_.Finish();
+  // As upstream: the CPUs events came from, and those tracks name (a
+  // cpu_idle event's cpu_id may be another CPU).
   std::set<uint32_t> cpus;
-  for (size_t cpu = 0; cpu < cpus_.size(); ++cpu) cpus.insert(static_cast<uint32_t>(cpu));
+  for (size_t cpu = 0; cpu < cpus_.size(); ++cpu)
+    if (cpus_[cpu].seen) cpus.insert(static_cast<uint32_t>(cpu));
+  for (uint32_t cpu : storage_->track.cpu)
+    if (cpu != kNullU32) cpus.insert(cpu);
   for (uint32_t cpu : cpus) storage_->cpu.cpu.push_back(cpu);
   if (!has_uuid_) {
     // No uuid in the trace: derive one from its first 4 KiB as Perfetto's

@@ -59,6 +59,7 @@ class TraceImporter {
 
  private:
   struct CpuState {
+    bool seen = false;    // An event of this CPU was imported: a `cpu` row.
     bool known = false;   // A switch on this CPU has been seen.
     int32_t pid = 0;
     int32_t prio = 0;
@@ -82,6 +83,9 @@ class TraceImporter {
                          bool sorted);
   void AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, uint32_t utid, uint32_t arg_set_id);
   void AddCounter(int64_t ts, StringId type, uint32_t cpu, double value);
+  // A GenericFtraceEvent (an event this build has no proto message for):
+  // named by its event_name (NULL if absent), its fields as args.
+  void AddGenericEventRow(int64_t ts, uint32_t cpu, uint32_t utid, std::string_view payload);
   // irq_handler_entry / _exit: a slice "IRQ (name)" on the CPU's cpu_irq
   // track ("Irq Cpu N"), ended with arg ret "handled" or "unhandled".
   void OnIrqEntry(int64_t ts, uint32_t cpu, std::string_view name);
@@ -124,7 +128,7 @@ class TraceImporter {
     uint32_t sched_switch, sched_waking, sched_wakeup_new, task_newtask, task_rename,
         process_fork, process_exec, process_exit, process_free, cpu_idle, cpu_frequency, print,
         irq_handler_entry, irq_handler_exit, softirq_entry, softirq_exit, sched_blocked_reason, sys_enter, sys_exit,
-        suspend_resume;
+        suspend_resume, generic;
   } known_;
   // Interned strings used per event.
   struct Names {
