@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,16 @@
 
 namespace sluice {
 namespace {
+
+// `sluice ftrace-formats ARGS...`: its exit code and standard output.
+std::pair<int, std::string> RunFormats(std::vector<std::string> args) {
+  args.insert(args.begin(), "ftrace-formats");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  int rc = RunFtraceFormatsCommand(static_cast<int>(argv.size()), argv.data());
+  return {rc, ::testing::internal::GetCapturedStdout()};
+}
 
 TEST(FtraceFormatsCommandTest, AcceptsRootOrEventsDir) {
   auto a = FindEventsDir("../shared/kernel-formats/android_hammerhead_MRA59G_3.4.0");
@@ -40,20 +51,12 @@ TEST(FtraceFormatsCommandTest, RunsOnEveryTree) {
                            "../shared/kernel-formats/android_walleye_OPM5.171019.017.A1_4.4.88",
                            "tests/data/kernel-formats/host-6.18"}) {
     SCOPED_TRACE(root);
-    std::vector<std::string> args = {"ftrace-formats", root, "sched/sched_switch"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    ::testing::internal::CaptureStdout();
-    int rc = RunFtraceFormatsCommand(static_cast<int>(argv.size()), argv.data());
-    std::string out = ::testing::internal::GetCapturedStdout();
+    auto [rc, out] = RunFormats({root, "sched/sched_switch"});
     EXPECT_EQ(rc, 0);
     EXPECT_NE(out.find("-> FtraceEvent.sched_switch (4)"), std::string::npos) << out;
     EXPECT_NE(out.find("1 events: 1 with a proto message"), std::string::npos) << out;
   }
-  std::vector<std::string> args = {"ftrace-formats", "/nonexistent"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  EXPECT_EQ(RunFtraceFormatsCommand(2, argv.data()), 1);
+  EXPECT_EQ(RunFormats({"/nonexistent"}).first, 1);
 }
 
 // A tree copied off a device without its header files (issue: the 3.10
@@ -65,12 +68,7 @@ TEST(FtraceFormatsCommandTest, RunsOnATreeWithoutHeaderFiles) {
                         std::filesystem::copy_options::recursive);
   std::filesystem::remove(scratch + "/events/header_event");
   for (int pass = 0; pass < 2; pass++) {
-    std::vector<std::string> args = {"ftrace-formats", scratch, "sched/sched_switch"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    ::testing::internal::CaptureStdout();
-    int rc = RunFtraceFormatsCommand(static_cast<int>(argv.size()), argv.data());
-    std::string out = ::testing::internal::GetCapturedStdout();
+    auto [rc, out] = RunFormats({scratch, "sched/sched_switch"});
     EXPECT_EQ(rc, 0);
     EXPECT_NE(out.find("-> FtraceEvent.sched_switch (4)"), std::string::npos) << out;
     EXPECT_NE(out.find("no header_event"), std::string::npos) << out;

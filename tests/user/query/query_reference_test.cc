@@ -43,7 +43,7 @@ const std::vector<std::string>& Traces() {
       "default", "nocompact", "bpf", "procstats", "upstream",
       "loss_kernel", "loss_bpf", "loss_bpf_ext", "loss_smb", "loss_central", "atrace", "atrace_rec", "atrace_bpf",
       "arm64", "arm64_bpf", "arm64_loss", "ps_slices_edges", "process_memory", "procstats_memory", "syscalls", "syscalls_x86_64_names",
-      "syscalls_aarch64_names", "suspend_resume", "blocked_reason", "syscalls_rec", "generic"};
+      "syscalls_aarch64_names", "suspend_resume", "blocked_reason", "syscalls_rec", "generic", "oom_power"};
   return traces;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <iterator>
+#include <tuple>
 #include <string>
 
 #include "perfetto/common/system_info.pb.h"
@@ -129,6 +130,9 @@ TraceImporter::TraceImporter(TraceStorage* storage)
   known_.sys_exit = schema_.EventFieldNumber("sys_exit");
   known_.suspend_resume = schema_.EventFieldNumber("suspend_resume");
   known_.generic = schema_.EventFieldNumber("generic");
+  known_.cpu_frequency_limits = schema_.EventFieldNumber("cpu_frequency_limits");
+  known_.oom_score_adj_update = schema_.EventFieldNumber("oom_score_adj_update");
+  known_.mark_victim = schema_.EventFieldNumber("mark_victim");
   StringPool& s = storage_->strings;
   names_ = {s.Intern("sched_switch"), s.Intern("sched_waking"), s.Intern("prev_comm"),
             s.Intern("prev_pid"),     s.Intern("prev_prio"),    s.Intern("prev_state"),
@@ -437,6 +441,45 @@ void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, u
   t.arg_set_id.push_back(arg_set_id);
 }
 
+void TraceImporter::OnFrequencyLimits(int64_t ts, uint32_t cpu, int64_t min_freq, int64_t max_freq) {
+  StringPool& s = storage_->strings;
+  const std::string prefix = "Cpu " + std::to_string(cpu);
+  for (auto [type, suffix, value] : {std::tuple{"cpu_max_frequency_limit", " Max Freq Limit", max_freq},
+                                     std::tuple{"cpu_min_frequency_limit", " Min Freq Limit", min_freq}}) {
+    CounterTable& c = storage_->counter;
+    c.ts.push_back(ts);
+    c.track_id.push_back(tracks_.CpuCounterTrack(s.Intern(type), s.Intern(prefix + suffix), cpu));
+    c.value.push_back(static_cast<double>(static_cast<uint32_t>(value)));
+    c.arg_set_id.push_back(kNoArgSet);
+  }
+}
+
+void TraceImporter::OnOomScoreAdjUpdate(int64_t ts, int64_t pid, int64_t oom_score_adj) {
+  // The row now, with arg utid; its track at the end, as upstream: the
+  // thread's process may become known later in the trace, and the track is
+  // the process's (or, if none, the thread's) as it is then.
+  const uint32_t utid = processes_.GetOrCreateThread(pid);
+  std::vector<Arg> args = {{storage_->strings.Intern("utid"), ArgType::kUint, utid, 0}};
+  CounterTable& c = storage_->counter;
+  pending_oom_score_adj_.push_back({static_cast<uint32_t>(c.size()), utid});
+  c.ts.push_back(ts);
+  c.track_id.push_back(kNullU32);
+  c.value.push_back(static_cast<double>(oom_score_adj));
+  c.arg_set_id.push_back(storage_->args.Add(&args));
+}
+
+void TraceImporter::AddPendingOomScoreAdj() {
+  StringPool& s = storage_->strings;
+  const StringId name = s.Intern("oom_score_adj");
+  for (const PendingCounter& p : pending_oom_score_adj_) {
+    const uint32_t upid = storage_->thread.upid[p.utid];
+    storage_->counter.track_id[p.row] =
+        upid != kNullU32 ? tracks_.SingletonTrack(name, name, /*counter=*/true, upid)
+                         : tracks_.ThreadCounterTrack(s.Intern("oom_score_adj_thread_fallback"), name, p.utid);
+  }
+  pending_oom_score_adj_.clear();
+}
+
 void TraceImporter::AddGenericEventRow(int64_t ts, uint32_t cpu, uint32_t utid, std::string_view payload) {
   // GenericFtraceEvent: event_name 1, field 2 (Field: name 1, str_value 3,
   // int_value 4, uint_value 5), as generic.proto. Upstream stores a
@@ -607,6 +650,16 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
     } else if (kind == known_.sys_exit) {
       // id 1, ret 2.
       syscalls_.OnExit(ts, view.pid, IntField(fs, 1), FindField(fs, 2) != nullptr, IntField(fs, 2));
+    } else if (kind == known_.cpu_frequency_limits) {
+      // min_freq 1, max_freq 2, cpu_id 3 (power.proto).
+      OnFrequencyLimits(ts, static_cast<uint32_t>(IntField(fs, 3)), IntField(fs, 1), IntField(fs, 2));
+    } else if (kind == known_.oom_score_adj_update) {
+      // comm 1, oom_score_adj 2, pid 3 (oom.proto).
+      OnOomScoreAdjUpdate(ts, IntField(fs, 3), static_cast<int32_t>(IntField(fs, 2)));
+    } else if (kind == known_.mark_victim) {
+      // pid 1: the OOM killer's victim, an instant on its thread's track.
+      const uint32_t victim = processes_.GetOrCreateThread(IntField(fs, 1));
+      slices_.Instant(ts, tracks_.ThreadTrack(victim), storage_->strings.Intern("mem.oom_kill"));
     } else if (kind == known_.suspend_resume) {
       // action 1, val 2, start 3 (power.proto).
       suspend_resume_.OnEvent(ts, event.cpu, utid, text(1), static_cast<int32_t>(IntField(fs, 2)),
@@ -839,6 +892,7 @@ void TraceImporter::AddStat(std::string_view name, int64_t idx, std::string_view
 
 void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_status) {
   sorter_.Flush();
+  AddPendingOomScoreAdj();
   slices_.Finish();
   sched_.Finish(storage_->end_ts);
   processes_.Finish();

@@ -83,6 +83,14 @@ class TraceImporter {
                          bool sorted);
   void AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, uint32_t utid, uint32_t arg_set_id);
   void AddCounter(int64_t ts, StringId type, uint32_t cpu, double value);
+  // cpu_frequency_limits: the CPU's "Cpu N Max Freq Limit" and "Cpu N Min
+  // Freq Limit" counters (kHz), as upstream.
+  void OnFrequencyLimits(int64_t ts, uint32_t cpu, int64_t min_freq, int64_t max_freq);
+  // oom_score_adj_update: the process's oom_score_adj counter, or, for a
+  // thread of no known process, one of the thread (upstream's
+  // oom_score_adj_thread_fallback).
+  void OnOomScoreAdjUpdate(int64_t ts, int64_t pid, int64_t oom_score_adj);
+  void AddPendingOomScoreAdj();
   // A GenericFtraceEvent (an event this build has no proto message for):
   // named by its event_name (NULL if absent), its fields as args.
   void AddGenericEventRow(int64_t ts, uint32_t cpu, uint32_t utid, std::string_view payload);
@@ -121,6 +129,11 @@ class TraceImporter {
   std::vector<EventField> fields_;
   std::vector<Arg> args_;
   std::vector<uint64_t> syscall_args_;
+  struct PendingCounter {
+    uint32_t row;  // In storage_->counter, track_id still kNullU32.
+    uint32_t utid;
+  };
+  std::vector<PendingCounter> pending_oom_score_adj_;  // Their tracks come at the end (AddPendingOomScoreAdj).
   std::vector<StringId> intern_table_;
 
   // Event kinds the importer reads beyond their args (oneof field numbers).
@@ -128,7 +141,7 @@ class TraceImporter {
     uint32_t sched_switch, sched_waking, sched_wakeup_new, task_newtask, task_rename,
         process_fork, process_exec, process_exit, process_free, cpu_idle, cpu_frequency, print,
         irq_handler_entry, irq_handler_exit, softirq_entry, softirq_exit, sched_blocked_reason, sys_enter, sys_exit,
-        suspend_resume, generic;
+        suspend_resume, generic, cpu_frequency_limits, oom_score_adj_update, mark_victim;
   } known_;
   // Interned strings used per event.
   struct Names {

@@ -70,6 +70,15 @@ uint32_t TrackTracker::SingletonTrack(StringId type, StringId name, bool counter
   return it->second;
 }
 
+uint32_t TrackTracker::ThreadCounterTrack(StringId type, StringId name, uint32_t utid) {
+  auto [it, inserted] = thread_counter_tracks_.try_emplace({type, utid}, 0);
+  if (inserted) {
+    std::vector<Arg> dims = {{utid_key_, ArgType::kInt, utid, 0}};
+    it->second = storage_->track.Add(name, type, /*counter=*/true, kNullU32, utid, kNullU32, storage_->args.Add(&dims));
+  }
+  return it->second;
+}
+
 TrackTracker::TrackSet& TrackTracker::SetOf(StringId type, uint32_t upid, StringId name) {
   auto [it, inserted] = async_sets_.try_emplace(SetKey{type, upid, name});
   if (inserted) it->second.group = next_group_++;

@@ -53,6 +53,9 @@ class TrackTracker {
   // a dimension named `key`). kNullU32 / kNullStringId: no such dimension.
   uint32_t SingletonTrack(StringId type, StringId name, bool counter, uint32_t upid = kNullU32,
                           StringId key = kNullStringId, StringId key_value = kNullStringId);
+  // A thread's counter track of its own kind (dimension utid):
+  // oom_score_adj_thread_fallback, for a thread of no known process.
+  uint32_t ThreadCounterTrack(StringId type, StringId name, uint32_t utid);
 
   // Legacy unnestable (S/F): a begin while the track has a slice open
   // keeps the track "busy" (nest count saturates at 1) instead of nesting.
@@ -86,6 +89,7 @@ class TrackTracker {
   std::unordered_map<uint64_t, uint32_t> cpu_tracks_;  // (type << 32 | cpu)
   std::unordered_map<uint32_t, uint32_t> thread_tracks_;       // utid
   std::unordered_map<uint32_t, uint32_t> perf_cpu_tracks_;     // cpu
+  std::map<std::pair<StringId, uint32_t>, uint32_t> thread_counter_tracks_;  // type, utid
   std::map<std::pair<uint32_t, StringId>, uint32_t> process_counter_tracks_;
   std::map<SetKey, TrackSet> async_sets_;
   std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> singleton_tracks_;  // type, upid, key_value
