@@ -80,6 +80,7 @@
 #include "tests/kernel_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
+#include "tests/user/query/query_csv_test_util.h"
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/query/engine/query_engine.h"
 #include "user/trace/trace_file_reader.h"
@@ -476,6 +477,37 @@ TEST_F(RecordKernelTest, DurationEndsRecording) {
   EXPECT_EQ(d.summary.valid_bytes, d.summary.bytes) << "file not a valid Trace to its last byte";
   EXPECT_TRUE(d.trace_stats) << "no TraceStats packet";
   EXPECT_TRUE(d.trace_config) << "no TraceConfig packet";
+}
+
+// raw_syscalls as `sluice query` shows them: this thread's write of 4321
+// bytes to a pipe is a sys_write slice on its track with the call's
+// arguments (args[0..5], from the event's array) and its return value.
+TEST_F(RecordKernelTest, SyscallsBecomeSlicesWithTheirArguments) {
+  ChildProcess recorder;
+  if (!StartAndRunWorkload({"-t", "1h", "-k", "16mb", "-q", "raw_syscalls/sys_enter", "raw_syscalls/sys_exit",
+                            "ftrace/print"},
+                           &recorder))
+    return;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string bytes(4321, 'x');
+  ASSERT_EQ(write(fds[1], bytes.data(), bytes.size()), 4321);
+  close(fds[0]);
+  close(fds[1]);
+  // The write's exit is in the kernel buffer before the recorder stops.
+  StopRecorder(&recorder, SIGINT);
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(Path("trace.pftrace"));
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  const std::string tid = std::to_string(gettid());
+  auto csv = testing::QueryToTraceProcessorCsv(
+      (*engine)->db(),
+      "SELECT count(*) FROM slice s JOIN thread_track tt ON s.track_id = tt.id JOIN thread t USING (utid) "
+      "WHERE t.tid = " + tid + " AND s.name = 'sys_write' AND s.dur > 0 "
+      "AND extract_arg(s.arg_set_id, 'args[1]') IS NOT NULL "
+      "AND extract_arg(s.arg_set_id, 'args[2]') = 4321 AND extract_arg(s.arg_set_id, 'ret') = 4321;",
+      (*engine)->dialect());
+  ASSERT_TRUE(csv.ok()) << csv.status().message();
+  EXPECT_EQ(*csv, "\"count(*)\"\n1\n") << "no sys_write slice of 4321 bytes on thread " << tid;
 }
 
 // Categories as Perfetto's CLI takes them: "sched" brings the scheduler's
