@@ -58,7 +58,6 @@ class SyscallTracker {
   size_t table_size_ = 0;
   StringId sys_write_ = kNullStringId, sys_rt_sigreturn_ = kNullStringId, ret_key_ = kNullStringId;
   std::vector<StringId> arg_keys_;  // "args[0]", ...
-  StringId args_flat_key_ = kNullStringId;
   std::vector<bool> in_sys_write_;  // By utid.
   int64_t truncated_sys_write_ = 0;
 };
