@@ -1,6 +1,7 @@
 #include "user/probes/process_stats/process_stats_data_source.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,6 +146,7 @@ void ProcessStatsDataSource::PollNow() {
 }
 
 void ProcessStatsDataSource::PollThread() {
+  pthread_setname_np(pthread_self(), "process-stats");
   std::unique_lock<std::mutex> lock(mutex_);
   // The first poll at once, so that even a short session has the counters.
   if (!stopping_) PollLocked();
