@@ -125,12 +125,8 @@ void ProcessStatsImporter::ImportCounter(const WireField& p, int64_t pid, int64_
   }
   const double value = p.number == kOomScoreAdj ? static_cast<double>(static_cast<int64_t>(p.value))
                                                   : static_cast<double>(p.value) * c->scale;
-  CounterTable& counter = storage_->counter;
   storage_->ExtendBounds(ts);  // trace_bounds cover the rows, as upstream's.
-  counter.ts.push_back(ts);
-  counter.track_id.push_back(tracks_->SingletonTrack(c->type, c->name, /*counter=*/true, upid, c->key, c->key_value));
-  counter.value.push_back(value);
-  counter.arg_set_id.push_back(kNoArgSet);
+  storage_->counter.Add(ts, tracks_->SingletonTrack(c->type, c->name, /*counter=*/true, upid, c->key, c->key_value), value);
 }
 
 }  // namespace sluice

@@ -446,11 +446,8 @@ void TraceImporter::OnFrequencyLimits(int64_t ts, uint32_t cpu, int64_t min_freq
   const std::string prefix = "Cpu " + std::to_string(cpu);
   for (auto [type, suffix, value] : {std::tuple{"cpu_max_frequency_limit", " Max Freq Limit", max_freq},
                                      std::tuple{"cpu_min_frequency_limit", " Min Freq Limit", min_freq}}) {
-    CounterTable& c = storage_->counter;
-    c.ts.push_back(ts);
-    c.track_id.push_back(tracks_.CpuCounterTrack(s.Intern(type), s.Intern(prefix + suffix), cpu));
-    c.value.push_back(static_cast<double>(static_cast<uint32_t>(value)));
-    c.arg_set_id.push_back(kNoArgSet);
+    storage_->counter.Add(ts, tracks_.CpuCounterTrack(s.Intern(type), s.Intern(prefix + suffix), cpu),
+                          static_cast<double>(static_cast<uint32_t>(value)));
   }
 }
 
@@ -460,12 +457,9 @@ void TraceImporter::OnOomScoreAdjUpdate(int64_t ts, int64_t pid, int64_t oom_sco
   // the process's (or, if none, the thread's) as it is then.
   const uint32_t utid = processes_.GetOrCreateThread(pid);
   std::vector<Arg> args = {{storage_->strings.Intern("utid"), ArgType::kUint, utid, 0}};
-  CounterTable& c = storage_->counter;
-  pending_oom_score_adj_.push_back({static_cast<uint32_t>(c.size()), utid});
-  c.ts.push_back(ts);
-  c.track_id.push_back(kNullU32);
-  c.value.push_back(static_cast<double>(oom_score_adj));
-  c.arg_set_id.push_back(storage_->args.Add(&args));
+  const uint32_t row =
+      storage_->counter.Add(ts, kNullU32, static_cast<double>(oom_score_adj), storage_->args.Add(&args));
+  pending_oom_score_adj_.push_back({row, utid});
 }
 
 void TraceImporter::AddPendingOomScoreAdj() {
@@ -544,11 +538,7 @@ void TraceImporter::OnSoftirq(int64_t ts, uint32_t cpu, int64_t vec, bool entry)
 
 void TraceImporter::AddCounter(int64_t ts, StringId type, uint32_t cpu, double value) {
   StringId name = type == names_.cpu_idle_type ? names_.cpu_idle_track : names_.cpu_frequency_track;
-  CounterTable& c = storage_->counter;
-  c.ts.push_back(ts);
-  c.track_id.push_back(tracks_.CpuCounterTrack(type, name, cpu));
-  c.value.push_back(value);
-  c.arg_set_id.push_back(kNoArgSet);
+  storage_->counter.Add(ts, tracks_.CpuCounterTrack(type, name, cpu), value);
 }
 
 void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_view bytes) {

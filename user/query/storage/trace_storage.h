@@ -130,6 +130,11 @@ struct CounterTable {
   std::vector<double> value;
   std::vector<uint32_t> arg_set_id;  // kNoArgSet = NULL
   size_t size() const { return ts.size(); }
+  // Appends a row; returns its index.
+  uint32_t Add(int64_t row_ts, uint32_t row_track, double row_value, uint32_t row_args = kNoArgSet) {
+    ts.push_back(row_ts), track_id.push_back(row_track), value.push_back(row_value), arg_set_id.push_back(row_args);
+    return static_cast<uint32_t>(ts.size() - 1);
+  }
 };
 
 // `slice`: atrace (and later other) slices on tracks. depth and parent_id
