@@ -202,7 +202,7 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
     const auto& c = info->aConstraint[i];
     if (!c.usable || c.op != SQLITE_INDEX_CONSTRAINT_EQ || c.iColumn < 0) continue;
     ColumnType type = columns[static_cast<size_t>(c.iColumn)].type;
-    if (type == ColumnType::kReal) continue;
+    if (type == ColumnType::kReal || !columns[static_cast<size_t>(c.iColumn)].filterable) continue;
     const char* collation = sqlite3_vtab_collation(info, i);
     if (type == ColumnType::kText && collation && sqlite3_stricmp(collation, "BINARY") != 0) continue;
     bool in = sqlite3_vtab_in(info, i, -1) != 0;

@@ -44,6 +44,9 @@ struct QueryColumn {
   bool lookup = false;
   // ORDER BY / GROUP BY on it can use KeyAt's order (false: SQLite sorts).
   bool ordered = true;
+  // `column = value` can be checked with KeyAt and FindTextKey (false:
+  // SQLite compares the values itself).
+  bool filterable = true;
 };
 
 // A column stored as a plain array of integers (or string ids).
