@@ -35,12 +35,12 @@ constexpr const char* kViews[][2] = {
      "FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 0"},
     {"counter_track",
      "SELECT id, name, NULL AS parent_id, type, dimension_arg_set_id, NULL AS source_arg_set_id, "
-     "0 AS machine_id, NULL AS unit, NULL AS description FROM __sluice_track WHERE is_counter = 1"},
+     "0 AS machine_id, unit, NULL AS description FROM __sluice_track WHERE is_counter = 1"},
     {"cpu_counter_track",
-     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, NULL AS unit, "
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, unit, "
      "NULL AS description, cpu FROM __sluice_track WHERE cpu IS NOT NULL AND is_counter = 1"},
     {"process_counter_track",
-     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, NULL AS unit, "
+     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, unit, "
      "NULL AS description, upid FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 1"},
     {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
     // One machine: the one that recorded (a trace from several machines

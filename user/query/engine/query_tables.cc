@@ -201,9 +201,6 @@ IntSource IntsOf(const std::vector<T>& v) {
   s.vector = &v;
   return s;
 }
-ColumnarTable::TextOf Constant(StringId id) {
-  return [id](uint64_t) { return id; };
-}
 template <typename T>
 std::function<uint64_t()> SizeOf(const T& table) {
   return [&table] { return static_cast<uint64_t>(table.size()); };
@@ -214,11 +211,18 @@ std::function<uint64_t()> SizeOf(const T& table) {
 class ArgsTable : public QueryTable {
  public:
   explicit ArgsTable(const TraceStorage* storage) : storage_(storage) {
-    columns_ = {{"id", ColumnType::kInt, true},          {"arg_set_id", ColumnType::kInt, true},
-                {"flat_key", ColumnType::kText, false},  {"key", ColumnType::kText, false},
-                {"int_value", ColumnType::kInt, false},  {"string_value", ColumnType::kText, false},
-                {"real_value", ColumnType::kReal, false}, {"value_type", ColumnType::kText, false},
-                {"display_value", ColumnType::kText, false, /*ordered=*/false}};
+    // flat_key is the key without its array indices, display_value is
+    // formatted per row: SQLite compares those itself (their KeyAt is the
+    // key's and none).
+    columns_ = {{"id", ColumnType::kInt, true},
+                {"arg_set_id", ColumnType::kInt, true},
+                {"flat_key", ColumnType::kText, false, /*ordered=*/false, /*filterable=*/false},
+                {"key", ColumnType::kText, false},
+                {"int_value", ColumnType::kInt, false},
+                {"string_value", ColumnType::kText, false},
+                {"real_value", ColumnType::kReal, false},
+                {"value_type", ColumnType::kText, false},
+                {"display_value", ColumnType::kText, false, /*ordered=*/false, /*filterable=*/false}};
   }
   std::string_view name() const override { return "args"; }
   const std::vector<QueryColumn>& columns() const override { return columns_; }
@@ -295,6 +299,7 @@ class ArgsTable : public QueryTable {
           text(storage_->strings.Get(static_cast<StringId>(arg.int_value)));
         } else {
           state->display = arg.type == ArgType::kUint ? std::to_string(static_cast<uint64_t>(arg.int_value))
+                           : arg.type == ArgType::kBool ? std::string(arg.int_value ? "true" : "false")
                            : is_real                  ? std::to_string(arg.real_value)
                                                       : std::to_string(arg.int_value);
           sqlite3_result_text(ctx, state->display.data(), static_cast<int>(state->display.size()),
@@ -321,6 +326,20 @@ class ArgsTable : public QueryTable {
       case 7: *key = static_cast<int64_t>(arg.type); return true;
       default: *key = 0; return false;
     }
+  }
+
+  bool FindTextKey(int column, std::string_view text, int64_t* key) const override {
+    if (column == 7) {
+      for (ArgType type : {ArgType::kInt, ArgType::kUint, ArgType::kString, ArgType::kReal, ArgType::kBool}) {
+        if (ArgTypeName(type) != text) continue;
+        *key = static_cast<int64_t>(type);
+        return true;
+      }
+      return false;
+    }
+    const StringId id = storage_->strings.Find(text);
+    *key = id;
+    return id != kNullStringId;
   }
 
   std::string_view KeyText(int column, int64_t key) const override {
@@ -360,7 +379,6 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
   // Ids are StringIds interned at import (TraceStorage owns the pool and is
   // not modified after import, so interning here is safe only for constants
   // that the importer already interned; look them up instead).
-  StringId null_id = kNullStringId;
 
   const auto& sc = s.sched;
   table("sched", SizeOf(sc))
@@ -383,7 +401,11 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("utid", IntsOf(ts.utid))
       .Text("state", &ts.state)
       .Int("io_wait", IntsOf(ts.io_wait, int8_t{-1}))
-      .Text("blocked_function", nullptr, Constant(null_id))
+      .Text("blocked_function", nullptr,
+            [&ts](uint64_t row) {
+              auto it = ts.blocked_function.find(static_cast<uint32_t>(row));
+              return it == ts.blocked_function.end() ? kNullStringId : it->second;
+            })
       .Int("waker_utid", IntsOf(ts.waker_utid, kNullU32))
       .Null("waker_id")
       .Null("irq_context")
@@ -420,16 +442,26 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("uid", IntsOf(pr.uid))
       .Null("android_appid")
       .Text("cmdline", &pr.cmdline)
-      .Int("machine_id", [](uint64_t) { return int64_t{0}; });
+      .Int("machine_id", [](uint64_t) { return int64_t{0}; })
+      .Int("arg_set_id", IntsOf(pr.arg_set_id, kNoArgSet));
 
   const auto& cpu = s.cpu;
   table("cpu", SizeOf(cpu))
       .Id("id")
       .Int("ucpu", IntsOf(cpu.cpu))
       .Int("cpu", IntsOf(cpu.cpu))
-      .Int("cluster_id", [](uint64_t) { return int64_t{0}; })
-      .Text("processor", nullptr, Constant(null_id))
-      .Int("machine_id", [](uint64_t) { return int64_t{0}; });
+      .Int("cluster_id", IntsOf(cpu.cluster_id))
+      .Text("processor", &cpu.processor)
+      .Int("machine_id", [](uint64_t) { return int64_t{0}; })
+      .Int("capacity", IntsOf(cpu.capacity, kNullInt))
+      .Int("arg_set_id", IntsOf(cpu.arg_set_id, kNoArgSet));
+
+  const auto& freq = s.cpu_freq;
+  table("cpu_available_frequencies", SizeOf(freq))
+      .Id("id")
+      .Int("cpu", IntsOf(freq.ucpu))
+      .Int("freq", IntsOf(freq.freq))
+      .Int("ucpu", IntsOf(freq.ucpu));
 
   const auto& fe = s.ftrace_event;
   table("ftrace_event", SizeOf(fe))
@@ -462,7 +494,8 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("utid", IntsOf(tr.utid, kNullU32))
       .Int("upid", IntsOf(tr.upid, kNullU32))
       .Int("dimension_arg_set_id", IntsOf(tr.dimension_arg_set_id, kNoArgSet))
-      .Int("track_group_id", IntsOf(tr.track_group_id, kNullU32));
+      .Int("track_group_id", IntsOf(tr.track_group_id, kNullU32))
+      .Text("unit", &tr.unit);
 
   const auto& sl = s.slice;
   table("slice", SizeOf(sl))

@@ -20,6 +20,7 @@ std::string_view ArgTypeName(ArgType type) {
     case ArgType::kUint: return "uint";
     case ArgType::kString: return "string";
     case ArgType::kReal: return "real";
+    case ArgType::kBool: return "bool";
   }
   return "int";
 }
@@ -55,6 +56,7 @@ uint32_t ArgSetStore::Add(std::vector<Arg>* args, bool sorted) {
     switch (arg.type) {
       case ArgType::kInt: AppendVarInt(ZigZag(arg.int_value), &scratch_); break;
       case ArgType::kUint:
+      case ArgType::kBool:
       case ArgType::kString: AppendVarInt(static_cast<uint64_t>(arg.int_value), &scratch_); break;
       case ArgType::kReal: {
         char bytes[8];

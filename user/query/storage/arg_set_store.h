@@ -26,12 +26,12 @@
 
 namespace sluice {
 
-enum class ArgType : uint8_t { kInt = 0, kUint = 1, kString = 2, kReal = 3 };
+enum class ArgType : uint8_t { kInt = 0, kUint = 1, kString = 2, kReal = 3, kBool = 4 };
 
 struct Arg {
   StringId key = kNullStringId;
   ArgType type = ArgType::kInt;
-  int64_t int_value = 0;       // kInt, kUint (bit pattern), kString (StringId)
+  int64_t int_value = 0;       // kInt, kUint (bit pattern), kString (StringId), kBool (0/1)
   double real_value = 0;       // kReal
 };
 

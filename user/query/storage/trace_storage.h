@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "user/query/storage/arg_set_store.h"
@@ -51,6 +52,9 @@ struct ThreadStateTable {
   std::vector<StringId> state;
   std::vector<int8_t> io_wait;       // -1 = NULL
   std::vector<uint32_t> waker_utid;  // kNullU32 = NULL
+  // blocked_function by row: only rows a symbolized sched_blocked_reason
+  // named (rare), so a map, not a column of every row.
+  std::unordered_map<uint32_t, StringId> blocked_function;
   size_t size() const { return ts.size(); }
   void Reserve(size_t rows) {
     ts.reserve(rows), dur.reserve(rows), cpu.reserve(rows), utid.reserve(rows);
@@ -79,13 +83,30 @@ struct ProcessTable {
   std::vector<int64_t> end_ts;         // kNullInt
   std::vector<uint32_t> parent_upid;   // kNullU32
   std::vector<int64_t> uid;            // kNullInt
+  std::vector<uint32_t> arg_set_id;    // kNoArgSet; process_tree's is_kthread
   size_t size() const { return pid.size(); }
 };
 
-// `cpu`: one row per CPU seen in the trace (id = ucpu = cpu).
+// `cpu`: one row per CPU seen in the trace (id = ucpu = cpu), with what a
+// CpuInfo packet says of it.
 struct CpuTable {
   std::vector<uint32_t> cpu;
+  std::vector<int64_t> cluster_id;   // 0 unless CpuInfo tells
+  std::vector<StringId> processor;   // kNullStringId
+  std::vector<int64_t> capacity;     // kNullInt
+  std::vector<uint32_t> arg_set_id;  // kNoArgSet
   size_t size() const { return cpu.size(); }
+  void Add(uint32_t row_cpu) {
+    cpu.push_back(row_cpu), cluster_id.push_back(0), processor.push_back(kNullStringId);
+    capacity.push_back(kNullInt), arg_set_id.push_back(kNoArgSet);
+  }
+};
+
+// `cpu_available_frequencies`: each CPU's frequencies (kHz) from CpuInfo.
+struct CpuFreqTable {
+  std::vector<uint32_t> ucpu;
+  std::vector<int64_t> freq;
+  size_t size() const { return ucpu.size(); }
 };
 
 // `ftrace_event` (formerly `raw`): every ftrace event, compact_sched included.
@@ -114,12 +135,13 @@ struct TrackTable {
   std::vector<uint32_t> upid;     // kNullU32 unless a process track
   std::vector<uint32_t> dimension_arg_set_id;  // kNoArgSet = NULL
   std::vector<uint32_t> track_group_id;        // kNullU32 unless compressed (async) tracks
+  std::vector<StringId> unit;                  // counter tracks' unit; kNullStringId: NULL
   size_t size() const { return name.size(); }
   uint32_t Add(StringId track_name, StringId track_type, bool counter, uint32_t track_cpu, uint32_t track_utid,
                uint32_t track_upid, uint32_t dimensions, uint32_t group = kNullU32) {
     name.push_back(track_name), type.push_back(track_type), is_counter.push_back(counter ? 1 : 0);
     cpu.push_back(track_cpu), utid.push_back(track_utid), upid.push_back(track_upid);
-    dimension_arg_set_id.push_back(dimensions), track_group_id.push_back(group);
+    dimension_arg_set_id.push_back(dimensions), track_group_id.push_back(group), unit.push_back(kNullStringId);
     return static_cast<uint32_t>(name.size() - 1);
   }
 };
@@ -197,6 +219,7 @@ struct TraceStorage {
   ThreadTable thread;
   ProcessTable process;
   CpuTable cpu;
+  CpuFreqTable cpu_freq;
   FtraceEventTable ftrace_event;
   TrackTable track;
   CounterTable counter;

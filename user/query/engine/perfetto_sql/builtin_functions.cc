@@ -41,6 +41,7 @@ void ExtractArg(sqlite3_context* ctx, int, sqlite3_value** argv) {
     switch (arg.type) {
       case ArgType::kInt:
       case ArgType::kUint:
+      case ArgType::kBool:
         return sqlite3_result_int64(ctx, arg.int_value);
       case ArgType::kString: {
         if (static_cast<StringId>(arg.int_value) == kNullStringId) return sqlite3_result_null(ctx);

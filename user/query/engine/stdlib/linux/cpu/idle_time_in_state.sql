@@ -7,7 +7,8 @@
 -- a row is the difference between a sample and the previous sample of its
 -- track; a track's first sample only serves as a base. time_slice is the time
 -- between the two samples in whole microseconds. C0 is whatever the idle
--- states leave of that time, floored at 0. Its time_slice is that of any one
+-- states leave of that time, floored at 0 (reals, as upstream's: a
+-- clamped 100 or 0 is 100.0 or 0.0). Its time_slice is that of any one
 -- state of the (ts, cpu) group: the states of a CPU are sampled together.
 
 INCLUDE PERFETTO MODULE time.conversion;
@@ -40,7 +41,7 @@ SELECT
   machine_id,
   state,
   cpu,
-  min(100, total_residency / time_slice * 100) AS idle_percentage,
+  min(100.0, total_residency / time_slice * 100) AS idle_percentage,
   total_residency,
   time_slice
 FROM deltas
@@ -51,8 +52,8 @@ SELECT
   machine_id,
   'C0' AS state,
   cpu,
-  max(0, (time_slice - sum(total_residency)) / time_slice * 100) AS idle_percentage,
-  max(0, time_slice - sum(total_residency)) AS total_residency,
+  max(0.0, (time_slice - sum(total_residency)) / time_slice * 100) AS idle_percentage,
+  max(0.0, time_slice - sum(total_residency)) AS total_residency,
   time_slice
 FROM deltas
 WHERE time_slice IS NOT NULL
@@ -70,7 +71,7 @@ SELECT
   ts,
   machine_id,
   state,
-  min(100, sum(total_residency) / sum(time_slice) * 100) AS idle_percentage,
+  min(100.0, sum(total_residency) / sum(time_slice) * 100) AS idle_percentage,
   sum(total_residency) AS total_residency,
   sum(time_slice) AS time_slice
 FROM linux_per_cpu_idle_time_in_state_counters
