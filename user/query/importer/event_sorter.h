@@ -38,10 +38,13 @@ namespace sluice {
 struct SortedEvent {
   // kProcessTree: a process_tree packet, sorted in at its packet timestamp
   // as Perfetto does (a scan describes the tasks alive at that time).
-  enum Kind : uint8_t { kFtrace, kCompactSwitch, kCompactWaking, kProcessTree, kProcessStats, kPerfSample };
-  bool has_bytes() const {
-    return kind == kFtrace || kind == kProcessTree || kind == kProcessStats || kind == kPerfSample;
-  }
+  // kProcessStats, kPerfSample, kSysStats, kTrigger, kCloneTrigger: those
+  // packets' payloads, likewise.
+  enum Kind : uint8_t {
+    kFtrace, kCompactSwitch, kCompactWaking, kProcessTree, kProcessStats, kPerfSample, kSysStats, kTrigger,
+    kCloneTrigger
+  };
+  bool has_bytes() const { return kind != kCompactSwitch && kind != kCompactWaking; }
   int64_t ts = 0;
   uint32_t cpu = 0;
   uint32_t sequence = 0;  // trusted_packet_sequence_id: with cpu, the stream.

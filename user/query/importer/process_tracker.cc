@@ -49,6 +49,7 @@ uint32_t ProcessTracker::AddProcessRow(int64_t pid) {
   pt.end_ts.push_back(kNullInt);
   pt.parent_upid.push_back(kNullU32);
   pt.uid.push_back(kNullInt);
+  pt.arg_set_id.push_back(kNoArgSet);
   return upid;
 }
 
@@ -205,22 +206,26 @@ uint32_t ProcessTracker::UpdateProcessWithParent(uint32_t upid, uint32_t parent_
   return upid;
 }
 
-void ProcessTracker::OnProcessTreeProcess(int64_t pid, int64_t ppid,
+// kworker/45:2-mm_percpu_wq: the suffix is the last workqueue the worker
+// ran, which changes all the time; keep "kworker/45:2".
+static std::string_view WithoutWorkqueue(std::string_view name) {
+  if (!name.starts_with("kworker/")) return name;
+  const size_t cut = std::min(name.find('+', 8), name.find('-', 8));
+  return cut == std::string_view::npos ? name : name.substr(0, cut);
+}
+
+bool ProcessTracker::OnProcessTreeProcess(int64_t pid, int64_t ppid,
                                           std::span<const std::string_view> argv,
-                                          bool cmdline_is_comm, int64_t uid) {
-  if (argv.empty()) return;
+                                          bool cmdline_is_comm, int64_t uid, int64_t start_ts,
+                                          std::optional<bool> is_kthread) {
+  if (argv.empty()) return false;
   std::string_view name = argv[0];
   std::string joined;
   bool have_joined = false;
-  // kworker/45:2-mm_percpu_wq: the suffix is the last workqueue the worker
-  // ran, which changes all the time; keep "kworker/45:2".
-  if (ppid == kKthreaddPid && name.starts_with("kworker/")) {
-    size_t cut = std::min(name.find('+', 8), name.find('-', 8));
-    if (cut != std::string_view::npos) {
-      name = name.substr(0, cut);
-      joined = name;
-      have_joined = true;
-    }
+  if (ppid == kKthreaddPid && WithoutWorkqueue(name).size() != name.size()) {
+    name = WithoutWorkqueue(name);
+    joined = name;
+    have_joined = true;
   }
   // A single cmdline field is taken as a rewritten "prog arg arg" string.
   if (argv.size() == 1) {
@@ -245,12 +250,21 @@ void ProcessTracker::OnProcessTreeProcess(int64_t pid, int64_t ppid,
     SetThreadNameId(GetOrCreateThread(pid), pt.cmdline[upid], NamePriority::kProcessTree);
   }
   if (uid != kNullInt) pt.uid[upid] = uid;
+  if (start_ts != kNullInt && pt.start_ts[upid] == kNullInt) pt.start_ts[upid] = start_ts;
+  if (is_kthread) {
+    std::vector<Arg> args = {{storage_->strings.Intern("is_kthread"), ArgType::kBool, *is_kthread ? 1 : 0, 0}};
+    pt.arg_set_id[upid] = storage_->args.Add(&args);
+  }
+  return ppid == kKthreaddPid;
 }
 
-void ProcessTracker::OnProcessTreeThread(int64_t tid, int64_t tgid,
-                                         std::optional<std::string_view> name) {
+void ProcessTracker::OnProcessTreeThread(int64_t tid, int64_t tgid, std::optional<std::string_view> name,
+                                         bool kthread_main) {
   UpdateThread(tid, tgid);
-  if (name) SetThreadName(GetOrCreateThread(tid), *name, NamePriority::kProcessTree);
+  if (!name) return;
+  std::string_view thread_name = *name;
+  if (kthread_main && tid == tgid) thread_name = WithoutWorkqueue(thread_name);
+  SetThreadName(GetOrCreateThread(tid), thread_name, NamePriority::kProcessTree);
 }
 
 void ProcessTracker::AssociateThreads(uint32_t utid1, uint32_t utid2) {

@@ -90,11 +90,17 @@ class ProcessTracker {
   void SetThreadName(uint32_t utid, std::string_view name, NamePriority priority);
 
   // One process_tree Process: `argv` is its cmdline fields in order
-  // (skipped when empty, as Perfetto does); `uid` kNullInt when absent.
-  void OnProcessTreeProcess(int64_t pid, int64_t ppid, std::span<const std::string_view> argv,
-                            bool cmdline_is_comm, int64_t uid);
+  // (skipped when empty, as Perfetto does); `uid` and `start_ts` (its
+  // process_start_from_boot) kNullInt when absent; `is_kthread` becomes the
+  // process's arg of that name. True if it is a child of kthreadd, whose
+  // main thread's name then loses its workqueue suffix too.
+  bool OnProcessTreeProcess(int64_t pid, int64_t ppid, std::span<const std::string_view> argv,
+                            bool cmdline_is_comm, int64_t uid, int64_t start_ts = kNullInt,
+                            std::optional<bool> is_kthread = std::nullopt);
   // One process_tree Thread; `name` nullopt when the field is absent.
-  void OnProcessTreeThread(int64_t tid, int64_t tgid, std::optional<std::string_view> name);
+  // `kthread_main`: its tid is a kthreadd child of the same packet.
+  void OnProcessTreeThread(int64_t tid, int64_t tgid, std::optional<std::string_view> name,
+                           bool kthread_main = false);
 
   // process_stats (proc_stats_poll_ms) Process entry `pid`, for each field
   // in wire order: OnProcessStatsThread per `threads` entry, and
@@ -138,6 +144,9 @@ class ProcessTracker {
   // new utid starts when the tid is known in another process.
   uint32_t UpdateThread(int64_t tid, int64_t pid);
   uint32_t GetOrCreateProcess(int64_t pid);
+  // Whether `utid` may still run: it has not ended, nor has its process,
+  // and no newer process took its process's pid.
+  bool IsThreadAlive(uint32_t utid) const;
 
   // End of import: drops the lookup state (nothing is derived at the end;
   // is_main_thread is set when a thread joins its process).
@@ -171,7 +180,6 @@ class ProcessTracker {
 
   uint32_t AddProcessRow(int64_t pid);  // a row with only its pid set
   uint32_t StartNewThread(int64_t ts, int64_t tid);
-  bool IsThreadAlive(uint32_t utid) const;
   void EraseTid(int64_t tid);
   void UnlinkThread(int64_t tid, uint32_t utid);
   uint32_t StartNewProcess(int64_t ts, std::optional<uint32_t> parent_upid, int64_t pid,

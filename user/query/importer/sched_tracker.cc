@@ -255,10 +255,12 @@ void SchedTracker::AddOpenState(int64_t ts, uint32_t utid, StringId state, uint3
   last_blocked_row_[utid] = state == running_ ? kNullU32 : row;
 }
 
-void SchedTracker::OnBlockedReason(int64_t pid, bool io_wait) {
+void SchedTracker::OnBlockedReason(int64_t pid, bool io_wait, StringId blocked_function) {
   const uint32_t utid = processes_->GetOrCreateThread(pid);
   if (utid >= last_blocked_row_.size() || last_blocked_row_[utid] == kNullU32) return;
-  storage_->thread_state.io_wait[last_blocked_row_[utid]] = io_wait ? 1 : 0;
+  const uint32_t row = last_blocked_row_[utid];
+  storage_->thread_state.io_wait[row] = io_wait ? 1 : 0;
+  if (blocked_function != kNullStringId) storage_->thread_state.blocked_function[row] = blocked_function;
 }
 
 void SchedTracker::ClosePendingState(int64_t ts, uint32_t utid, bool data_loss) {

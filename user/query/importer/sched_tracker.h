@@ -121,9 +121,9 @@ class SchedTracker {
   // "D" and a preempted "R+"), even once the thread was woken since ("R"
   // rows do not move the mark); a thread Running, or with no blocked row
   // since it last ran, is left alone. The thread row is made if new.
-  // blocked_function stays NULL: upstream fills it only from the interned
-  // kernel symbols of Perfetto's own recorder, which sluice does not write.
-  void OnBlockedReason(int64_t pid, bool io_wait);
+  // blocked_function: the caller's name when the trace interned kernel
+  // symbols (Perfetto's recorder with symbolize_ksyms), else NULL.
+  void OnBlockedReason(int64_t pid, bool io_wait, StringId blocked_function = kNullStringId);
 
   // End of import: open rows keep dur -1, as in Perfetto.
   void Finish(int64_t end_ts);

@@ -49,7 +49,7 @@ void SliceTracker::Start(int64_t ts, int64_t dur, uint32_t track, TrackStack& st
   state.stack.push_back({row, ts, dur, std::move(args)});
 }
 
-void SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args) {
+void SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args, EndArgs policy) {
   auto it = tracks_.find(track);
   if (it == tracks_.end()) return;
   TrackStack& state = it->second;
@@ -59,10 +59,10 @@ void SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args) {
   size_t index = state.stack.size();
   while (index > 0 && state.stack[index - 1].dur != kOpen) --index;
   if (index == 0) return;
-  CloseAt(state, index - 1, ts, std::move(end_args));
+  CloseAt(state, index - 1, ts, std::move(end_args), policy);
 }
 
-bool SliceTracker::EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args) {
+bool SliceTracker::EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args, EndArgs policy) {
   auto it = tracks_.find(track);
   if (it == tracks_.end()) return false;
   TrackStack& state = it->second;
@@ -76,17 +76,18 @@ bool SliceTracker::EndNamed(int64_t ts, uint32_t track, StringId name, std::vect
   }
   if (index == 0) return false;
   if (above) misplaced_end_events_++;
-  CloseAt(state, index - 1, ts, std::move(end_args));
+  CloseAt(state, index - 1, ts, std::move(end_args), policy);
   return true;
 }
 
-void SliceTracker::CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args) {
+void SliceTracker::CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args, EndArgs policy) {
   OpenSlice& slice = state.stack[index];
   slice.dur = ts - slice.ts;
   storage_->slice.dur[slice.row] = slice.dur;
   for (Arg& arg : end_args) {
-    bool present = std::any_of(slice.args.begin(), slice.args.end(), [&](const Arg& a) { return a.key == arg.key; });
-    if (!present) slice.args.push_back(arg);
+    auto same = std::find_if(slice.args.begin(), slice.args.end(), [&](const Arg& a) { return a.key == arg.key; });
+    if (same == slice.args.end()) slice.args.push_back(arg);
+    else if (policy == EndArgs::kReplace) *same = arg;
   }
   if (state.legacy_unnestable) {
     StringPool& s = storage_->strings;

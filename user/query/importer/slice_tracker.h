@@ -34,13 +34,17 @@ class SliceTracker {
   void Begin(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {},
              StringId category = kNullStringId);
   void BeginLegacyUnnestable(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args);
-  // `end_args` join the closed slice's args (a key it has already is kept).
-  void End(int64_t ts, uint32_t track, std::vector<Arg> end_args = {});
+  // `end_args` join the closed slice's args. A key the begin set already
+  // keeps its begin value (atrace's utid), or takes the end's (block_io's
+  // sector), as upstream does for each.
+  enum class EndArgs { kKeepBegin, kReplace };
+  void End(int64_t ts, uint32_t track, std::vector<Arg> end_args = {}, EndArgs policy = EndArgs::kKeepBegin);
   // Ends the innermost open slice named `name` (syscall exits: a missing
   // exit must not end the wrong call). One still open inside it stays open
   // until the track's next event, which first ends it where its parent
   // ended, and counts misplaced_end_event, as upstream. False if none is open.
-  bool EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args = {});
+  bool EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args = {},
+                EndArgs policy = EndArgs::kKeepBegin);
   void Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {});
   // Writes the args of the slices still open (their dur stays -1).
   void Finish();
@@ -74,7 +78,7 @@ class SliceTracker {
   // upstream does at the track's next event.
   void TruncateInsideEnded(TrackStack& state);
   // Ends state.stack[index] at `ts` with `end_args`.
-  void CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args);
+  void CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args, EndArgs policy);
 
   TraceStorage* storage_;
   std::unordered_map<uint32_t, TrackStack> tracks_;

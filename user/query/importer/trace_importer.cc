@@ -33,6 +33,17 @@ constexpr uint32_t kPacketFtraceStats = 34;
 constexpr uint32_t kPacketTraceStats = 35;
 constexpr uint32_t kPacketSystemInfo = 45;
 constexpr uint32_t kPacketPerfSample = 66;
+constexpr uint32_t kPacketSysStats = 7;
+constexpr uint32_t kPacketInternedData = 12;
+constexpr uint32_t kInternedKernelSymbols = 26;  // InternedData.kernel_symbols
+constexpr uint32_t kPacketSequenceFlags = 13;
+constexpr uint32_t kPacketIncrementalStateCleared = 41;
+constexpr uint32_t kPacketPreviousPacketDropped = 42;
+constexpr uint32_t kPacketTrigger = 46;
+constexpr uint32_t kPacketCpuInfo = 67;
+constexpr uint32_t kPacketServiceEvent = 69;
+constexpr uint32_t kPacketCloneSnapshotTrigger = 113;
+constexpr uint32_t kPacketTraceAttributes = 126;
 // PerfSample fields (protos/perfetto/trace/profiling/profile_packet.proto).
 constexpr uint32_t kPerfSampleCpu = 1;
 constexpr uint32_t kPerfSampleKernelRecordsLost = 17;
@@ -93,6 +104,8 @@ struct TraceImporter::StatsCapture {
   bool has_trace_stats = false;
   perfetto::protos::FtraceStats ftrace_begin, ftrace_end;
   bool has_ftrace_begin = false, has_ftrace_end = false;
+  // The packet-loss figures per buffer as of the last TraceStats.
+  std::map<uint32_t, SequenceLossTracker::BufferLoss> sequence_loss;
 };
 
 TraceImporter::TraceImporter(TraceStorage* storage)
@@ -105,6 +118,7 @@ TraceImporter::TraceImporter(TraceStorage* storage)
       process_stats_(storage, &processes_, &tracks_),
       syscalls_(storage, &processes_, &tracks_, &slices_),
       suspend_resume_(storage, &tracks_, &slices_),
+      rss_stat_(&processes_),
       schema_(&storage->strings),
       sorter_(kSortWindowNs, kMaxPendingEvents,
               [this](const SortedEvent& e, std::string_view bytes) { DispatchEvent(e, bytes); }),
@@ -133,6 +147,12 @@ TraceImporter::TraceImporter(TraceStorage* storage)
   known_.cpu_frequency_limits = schema_.EventFieldNumber("cpu_frequency_limits");
   known_.oom_score_adj_update = schema_.EventFieldNumber("oom_score_adj_update");
   known_.mark_victim = schema_.EventFieldNumber("mark_victim");
+  known_.rss_stat = schema_.EventFieldNumber("rss_stat");
+  known_.sched_cpu_util_cfs = schema_.EventFieldNumber("sched_cpu_util_cfs");
+  known_.kprobe_event = schema_.EventFieldNumber("kprobe_event");
+  known_.block_io_start = schema_.EventFieldNumber("block_io_start");
+  known_.block_io_done = schema_.EventFieldNumber("block_io_done");
+  known_.rss_stat_throttled = schema_.EventFieldNumber("rss_stat_throttled");
   StringPool& s = storage_->strings;
   names_ = {s.Intern("sched_switch"), s.Intern("sched_waking"), s.Intern("prev_comm"),
             s.Intern("prev_pid"),     s.Intern("prev_prio"),    s.Intern("prev_state"),
@@ -167,12 +187,44 @@ void TraceImporter::OnPacket(std::string_view packet) {
   sequence_ = 0;
   int64_t ts = kNullInt;  // The packet's own timestamp (process_tree's).
   std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats,
-      perf_sample, clock_snapshot;
-  std::vector<std::string_view> bundles;
+      perf_sample, clock_snapshot, sys_stats, trigger, clone_trigger, cpu_info, service_event, trace_attributes,
+      interned_data;
+  SequenceLossTracker::PacketFlags flags;
   while (reader.Next(&f)) {
+    const bool varint = f.type == WireType::kVarint;
     switch (f.number) {
       case kPacketSequenceId:
-        if (f.type == WireType::kVarint) sequence_ = static_cast<uint32_t>(f.value);
+        if (varint) sequence_ = flags.sequence = static_cast<uint32_t>(f.value), flags.has_sequence = true;
+        break;
+      case kPacketSequenceFlags:
+        if (varint) flags.sequence_flags = static_cast<uint32_t>(f.value);
+        break;
+      case kPacketIncrementalStateCleared:
+        if (varint) flags.incremental_state_cleared = f.value != 0;
+        break;
+      case kPacketPreviousPacketDropped:
+        if (varint) flags.previous_packet_dropped = static_cast<uint32_t>(f.value);
+        break;
+      case kPacketSysStats:
+        if (f.type == WireType::kBytes) sys_stats = f.bytes;
+        break;
+      case kPacketTrigger:
+        if (f.type == WireType::kBytes) trigger = f.bytes;
+        break;
+      case kPacketCloneSnapshotTrigger:
+        if (f.type == WireType::kBytes) clone_trigger = f.bytes;
+        break;
+      case kPacketCpuInfo:
+        if (f.type == WireType::kBytes) cpu_info = f.bytes;
+        break;
+      case kPacketServiceEvent:
+        if (f.type == WireType::kBytes) service_event = f.bytes;
+        break;
+      case kPacketTraceAttributes:
+        if (f.type == WireType::kBytes) trace_attributes = f.bytes;
+        break;
+      case kPacketInternedData:
+        if (f.type == WireType::kBytes) interned_data = f.bytes;
         break;
       case kPacketTimestamp:
         if (f.type == WireType::kVarint) ts = static_cast<int64_t>(f.value);
@@ -212,6 +264,13 @@ void TraceImporter::OnPacket(std::string_view packet) {
     unparsable_packets_++;
     return;
   }
+  // As upstream, in file order: a TraceStats packet sums what came before it.
+  sequence_loss_.OnPacket(flags);
+  if (flags.incremental_state_cleared || (flags.sequence_flags & 1)) kernel_symbols_.erase(sequence_);
+  if (!interned_data.empty()) OnInternedData(interned_data);
+  if (!service_event.empty()) OnServiceEvent(service_event, ts);
+  if (!trace_attributes.empty()) OnTraceAttributes(trace_attributes);
+  if (!cpu_info.empty()) OnCpuInfo(cpu_info);
   if (!bundle.empty()) OnBundle(bundle, packet);
   if (!clock_snapshot.empty()) OnClockSnapshot(clock_snapshot);
   // process_tree and process_stats go in timestamp order with the ftrace
@@ -219,14 +278,19 @@ void TraceImporter::OnPacket(std::string_view packet) {
   // frees that precede it would make a second process for each task it
   // lists.
   // So do PerfSamples: the tracks they make get their ids in that order.
+  // So do sys_stats and triggers, whose rows are on the timeline.
   for (auto [bytes, kind] : {std::pair{process_tree, SortedEvent::kProcessTree},
                              std::pair{process_stats, SortedEvent::kProcessStats},
-                             std::pair{perf_sample, SortedEvent::kPerfSample}}) {
+                             std::pair{perf_sample, SortedEvent::kPerfSample},
+                             std::pair{sys_stats, SortedEvent::kSysStats},
+                             std::pair{trigger, SortedEvent::kTrigger},
+                             std::pair{clone_trigger, SortedEvent::kCloneTrigger}}) {
     if (bytes.empty()) continue;
     if (ts == kNullInt) {
-      if (kind == SortedEvent::kProcessTree) OnProcessTree(bytes, ts);
-      else if (kind == SortedEvent::kProcessStats) OnProcessStats(bytes, ts);
-      else OnPerfSample(bytes);
+      SortedEvent e;
+      e.kind = kind;
+      e.ts = kNullInt;
+      DispatchPacketEvent(e, bytes);
       continue;
     }
     SortedEvent e;
@@ -245,6 +309,10 @@ void TraceImporter::OnPacket(std::string_view packet) {
   if (!ftrace_stats.empty()) {
     perfetto::protos::FtraceStats stats;
     if (stats.ParseFromArray(ftrace_stats.data(), static_cast<int>(ftrace_stats.size()))) {
+      for (int e : stats.ftrace_parse_errors())
+        if (e == perfetto::protos::FTRACE_STATUS_ABI_ZERO_DATA_LENGTH) abi_zero_data_length_errors_++;
+      if (stats.phase() == perfetto::protos::FtraceStats::START_OF_TRACE && stats.preserve_ftrace_buffer())
+        preserve_ftrace_buffer_ = true;
       if (stats.phase() == perfetto::protos::FtraceStats::START_OF_TRACE && !stats_->has_ftrace_begin) {
         stats_->ftrace_begin = stats;
         stats_->has_ftrace_begin = true;
@@ -257,6 +325,11 @@ void TraceImporter::OnPacket(std::string_view packet) {
   if (!trace_stats.empty()) {
     stats_->has_trace_stats =
         stats_->trace_stats.ParseFromArray(trace_stats.data(), static_cast<int>(trace_stats.size()));
+    if (stats_->has_trace_stats) {
+      std::vector<std::pair<uint64_t, uint32_t>> writers;
+      for (const auto& w : stats_->trace_stats.writer_stats()) writers.emplace_back(w.sequence_id(), w.buffer());
+      stats_->sequence_loss = sequence_loss_.PerBuffer(writers);
+    }
   }
   sorter_.Drain();
 }
@@ -399,27 +472,33 @@ void TraceImporter::OnCompactSched(std::string_view compact, uint32_t cpu) {
   }
 }
 
-void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view bytes) {
-  if (event.kind == SortedEvent::kProcessTree) {
-    OnProcessTree(bytes, event.ts);
-    return;
-  }
-  if (event.kind == SortedEvent::kProcessStats) {
-    OnProcessStats(bytes, event.ts);
-    return;
-  }
-  if (event.kind == SortedEvent::kPerfSample) {
-    OnPerfSample(bytes);
-    return;
-  }
-  Cpu(event.cpu);
+void TraceImporter::DispatchPacketEvent(const SortedEvent& event, std::string_view bytes) {
   switch (event.kind) {
-    case SortedEvent::kFtrace: DispatchFtraceEvent(event, bytes); break;
-    case SortedEvent::kCompactSwitch: DispatchCompactSwitch(event); break;
-    case SortedEvent::kCompactWaking: DispatchCompactWaking(event); break;
-    case SortedEvent::kProcessTree:
-    case SortedEvent::kProcessStats:
-    case SortedEvent::kPerfSample: break;  // Handled above.
+    case SortedEvent::kProcessTree: OnProcessTree(bytes, event.ts); break;
+    case SortedEvent::kProcessStats: OnProcessStats(bytes, event.ts); break;
+    case SortedEvent::kPerfSample: OnPerfSample(bytes); break;
+    case SortedEvent::kSysStats: OnSysStats(bytes, event.ts == kNullInt ? 0 : event.ts); break;
+    case SortedEvent::kTrigger:
+    case SortedEvent::kCloneTrigger:
+      OnTrigger(bytes, event.ts == kNullInt ? 0 : event.ts, event.kind == SortedEvent::kCloneTrigger);
+      break;
+    case SortedEvent::kFtrace:
+    case SortedEvent::kCompactSwitch:
+    case SortedEvent::kCompactWaking: break;  // Not packets: DispatchEvent's.
+  }
+}
+
+void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view bytes) {
+  switch (event.kind) {
+    case SortedEvent::kFtrace:
+    case SortedEvent::kCompactSwitch:
+    case SortedEvent::kCompactWaking:
+      Cpu(event.cpu);
+      if (event.kind == SortedEvent::kFtrace) DispatchFtraceEvent(event, bytes);
+      else if (event.kind == SortedEvent::kCompactSwitch) DispatchCompactSwitch(event);
+      else DispatchCompactWaking(event);
+      break;
+    default: DispatchPacketEvent(event, bytes); break;
   }
 }
 
@@ -459,19 +538,48 @@ void TraceImporter::OnOomScoreAdjUpdate(int64_t ts, int64_t pid, int64_t oom_sco
   std::vector<Arg> args = {{storage_->strings.Intern("utid"), ArgType::kUint, utid, 0}};
   const uint32_t row =
       storage_->counter.Add(ts, kNullU32, static_cast<double>(oom_score_adj), storage_->args.Add(&args));
-  pending_oom_score_adj_.push_back({row, utid});
+  pending_process_counters_.push_back({row, utid, kNullStringId});
 }
 
-void TraceImporter::AddPendingOomScoreAdj() {
+void TraceImporter::OnRssStat(int64_t ts, int64_t pid, const std::vector<EventField>& fields, bool throttled) {
+  // rss_stat: member 1, size 2, curr 3, mm_id 4 (kmem.proto);
+  // rss_stat_throttled: curr 1, member 2, mm_id 3, size 4 (synthetic.proto),
+  // where curr and mm_id are always taken, as upstream.
+  const uint32_t member_n = throttled ? 2 : 1, size_n = throttled ? 4 : 2, curr_n = throttled ? 1 : 3,
+                 mm_n = throttled ? 3 : 4;
+  std::optional<bool> curr;
+  std::optional<int64_t> mm_id;
+  if (throttled || FindField(fields, curr_n)) curr = IntField(fields, curr_n) != 0;
+  if (throttled || FindField(fields, mm_n)) mm_id = IntField(fields, mm_n);
+  const auto sample = rss_stat_.OnRssStat(pid, static_cast<int32_t>(IntField(fields, member_n)),
+                                          IntField(fields, size_n), curr, mm_id);
+  if (!sample) return;
+  std::vector<Arg> args = {{storage_->strings.Intern("utid"), ArgType::kUint, sample->utid, 0}};
+  const uint32_t row = storage_->counter.Add(ts, kNullU32, static_cast<double>(IntField(fields, size_n)),
+                                             storage_->args.Add(&args));
+  pending_process_counters_.push_back({row, sample->utid, storage_->strings.Intern(sample->memory_key)});
+}
+
+void TraceImporter::AddPendingProcessCounters() {
   StringPool& s = storage_->strings;
-  const StringId name = s.Intern("oom_score_adj");
-  for (const PendingCounter& p : pending_oom_score_adj_) {
+  const StringId oom = s.Intern("oom_score_adj"), oom_fallback = s.Intern("oom_score_adj_thread_fallback");
+  const StringId memory = s.Intern("process_memory"), memory_fallback = s.Intern("process_memory_thread_fallback");
+  const StringId memory_key = s.Intern("process_memory_key");
+  for (const PendingCounter& p : pending_process_counters_) {
     const uint32_t upid = storage_->thread.upid[p.utid];
-    storage_->counter.track_id[p.row] =
-        upid != kNullU32 ? tracks_.SingletonTrack(name, name, /*counter=*/true, upid)
-                         : tracks_.ThreadCounterTrack(s.Intern("oom_score_adj_thread_fallback"), name, p.utid);
+    uint32_t track;
+    if (p.memory_key == kNullStringId) {
+      track = upid != kNullU32 ? tracks_.SingletonTrack(oom, oom, /*counter=*/true, upid)
+                               : tracks_.ThreadCounterTrack(oom_fallback, oom, p.utid);
+    } else {
+      const StringId name = s.Intern("mem." + std::string(s.Get(p.memory_key)));
+      track = upid != kNullU32
+                  ? tracks_.SingletonTrack(memory, name, /*counter=*/true, upid, memory_key, p.memory_key)
+                  : tracks_.ThreadCounterTrack(memory_fallback, name, p.utid, memory_key, p.memory_key);
+    }
+    storage_->counter.track_id[p.row] = track;
   }
-  pending_oom_score_adj_.clear();
+  pending_process_counters_.clear();
 }
 
 void TraceImporter::AddGenericEventRow(int64_t ts, uint32_t cpu, uint32_t utid, std::string_view payload) {
@@ -549,6 +657,7 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
   if (!schema_.DecodeFields(kind, view.payload, &fields_)) unparsable_events_++;
   const int64_t ts = event.ts;
   const auto& fs = fields_;
+  if (DroppedBeforeTracingStart(ts)) return;
   if (ts < soft_drop_before_ts_) {
     // Before every CPU's stream is whole: ftrace_event only, and no row at
     // all for sched_switch (Perfetto makes that row in its sched path).
@@ -626,7 +735,14 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
       atrace_.OnPrint(ts, view.pid, text(2));
     } else if (kind == known_.sched_blocked_reason) {
       // pid 1, caller 2, io_wait 3 (sched.proto); an absent io_wait is 0.
-      sched_.OnBlockedReason(IntField(fs, 1), IntField(fs, 3) != 0);
+      // caller is an interned kernel symbol's iid when the recorder
+      // symbolized it.
+      StringId caller = kNullStringId;
+      if (auto seq = kernel_symbols_.find(event.sequence); seq != kernel_symbols_.end()) {
+        auto sym = seq->second.find(static_cast<uint64_t>(IntField(fs, 2)));
+        if (sym != seq->second.end()) caller = sym->second;
+      }
+      sched_.OnBlockedReason(IntField(fs, 1), IntField(fs, 3) != 0, caller);
     } else if (kind == known_.sys_enter) {
       // id 1, args 2 (repeated; raw_syscalls.proto): every element, which
       // the decoded fields keep only the last of.
@@ -646,6 +762,41 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
     } else if (kind == known_.oom_score_adj_update) {
       // comm 1, oom_score_adj 2, pid 3 (oom.proto).
       OnOomScoreAdjUpdate(ts, IntField(fs, 3), static_cast<int32_t>(IntField(fs, 2)));
+    } else if (kind == known_.rss_stat || kind == known_.rss_stat_throttled) {
+      OnRssStat(ts, view.pid, fs, kind == known_.rss_stat_throttled);
+    } else if (kind == known_.block_io_start || kind == known_.block_io_done) {
+      // dev 1, sector 2 (block.proto): a "block_io" slice per request on
+      // the device's track. As upstream, a done ends the device's newest
+      // open request whatever its sector; one with none open is ignored.
+      StringPool& s = storage_->strings;
+      const uint32_t track = tracks_.IntDimensionTrack(s.Intern("block_io"), kNullStringId, /*counter=*/true,
+                                                       s.Intern("block_device"), IntField(fs, 1));
+      std::vector<Arg> sector = {{s.Intern("sector"), ArgType::kUint, IntField(fs, 2), 0}};
+      if (kind == known_.block_io_start) slices_.Begin(ts, track, s.Intern("block_io"), std::move(sector));
+      else slices_.EndNamed(ts, track, s.Intern("block_io"), std::move(sector), SliceTracker::EndArgs::kReplace);
+    } else if (kind == known_.kprobe_event) {
+      // name 1, type 2 (generic.proto): BEGIN 1, END 2, INSTANT 3 on the
+      // thread's track; the thread is made even for an unknown type.
+      const uint32_t track = tracks_.ThreadTrack(utid);
+      const StringId probe = storage_->strings.Intern(text(1));
+      switch (IntField(fs, 2)) {
+        case 1: slices_.Begin(ts, track, probe); break;
+        case 2: slices_.EndNamed(ts, track, probe); break;
+        case 3: slices_.Instant(ts, track, probe); break;
+        default: break;
+      }
+    } else if (kind == known_.sched_cpu_util_cfs) {
+      // capacity 2, cpu 4, cpu_util 6, nr_running 11 (sched.proto), on the
+      // event's own cpu, in upstream's order.
+      StringPool& s = storage_->strings;
+      const auto cpu = static_cast<uint32_t>(IntField(fs, 4));
+      const std::string prefix = "Cpu " + std::to_string(cpu);
+      for (auto [type, suffix, field] : {std::tuple{"cpu_utilization", " Util", 6u},
+                                         std::tuple{"cpu_capacity", " Cap", 2u},
+                                         std::tuple{"cpu_nr_running", " Nr Running", 11u}}) {
+        storage_->counter.Add(ts, tracks_.CpuCounterTrack(s.Intern(type), s.Intern(prefix + suffix), cpu),
+                              static_cast<double>(IntField(fs, field)));
+      }
     } else if (kind == known_.mark_victim) {
       // pid 1: the OOM killer's victim, an instant on its thread's track.
       const uint32_t victim = processes_.GetOrCreateThread(IntField(fs, 1));
@@ -671,6 +822,7 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
 }
 
 void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
+  if (DroppedBeforeTracingStart(event.ts)) return;
   CpuState& cpu = Cpu(event.cpu);
   StringPool& s = storage_->strings;
   if (!cpu.known) {
@@ -711,6 +863,7 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
 }
 
 void TraceImporter::DispatchCompactWaking(const SortedEvent& event) {
+  if (DroppedBeforeTracingStart(event.ts)) return;
   CpuState& cpu = Cpu(event.cpu);
   if (!cpu.known) {
     // The waker is the task running on the event's CPU, known only after a
@@ -743,12 +896,18 @@ void TraceImporter::OnProcessTree(std::string_view bytes, int64_t ts) {
   }
   (void)ts;
   std::vector<std::string_view> argv;
+  std::set<int64_t> kthreads;  // kthreadd's children in this packet
   for (const auto& p : tree.processes()) {
     argv.assign(p.cmdline().begin(), p.cmdline().end());
-    processes_.OnProcessTreeProcess(p.pid(), p.ppid(), argv, p.cmdline_is_comm(), p.has_uid() ? p.uid() : kNullInt);
+    // process_start_from_boot is BOOTTIME ns, the trace's clock.
+    const int64_t start = p.has_process_start_from_boot() ? static_cast<int64_t>(p.process_start_from_boot()) : kNullInt;
+    if (processes_.OnProcessTreeProcess(p.pid(), p.ppid(), argv, p.cmdline_is_comm(), p.has_uid() ? p.uid() : kNullInt,
+                                        start, p.has_is_kthread() ? std::optional<bool>(p.is_kthread()) : std::nullopt))
+      kthreads.insert(p.pid());
   }
   for (const auto& t : tree.threads())
-    processes_.OnProcessTreeThread(t.tid(), t.tgid(), t.has_name() ? std::optional<std::string_view>(t.name()) : std::nullopt);
+    processes_.OnProcessTreeThread(t.tid(), t.tgid(), t.has_name() ? std::optional<std::string_view>(t.name()) : std::nullopt,
+                                   kthreads.count(t.tid()) > 0);
 }
 
 void TraceImporter::OnProcessStats(std::string_view bytes, int64_t ts) {
@@ -777,6 +936,8 @@ void TraceImporter::OnClockSnapshot(std::string_view bytes) {
     return;
   }
   constexpr uint32_t kBoottime = 6;
+  if (primary_trace_clock_ == kNullInt)
+    primary_trace_clock_ = snapshot.has_primary_trace_clock() ? static_cast<int64_t>(snapshot.primary_trace_clock()) : int64_t{kBoottime};
   int64_t ts = kNullInt;
   for (const auto& clock : snapshot.clocks())
     if (clock.clock_id() == kBoottime) ts = static_cast<int64_t>(clock.timestamp());
@@ -793,6 +954,18 @@ void TraceImporter::OnClockSnapshot(std::string_view bytes) {
   clock_snapshots_++;
 }
 
+// The SDK level of an Android release, for fingerprints of builds whose
+// SystemInfo has no android_sdk_version (upstream's table).
+static std::optional<int64_t> AndroidSdkOfRelease(std::string_view release) {
+  if (!release.empty() && (release[0] == 'S' || release[0] == 'T')) return 31;
+  static constexpr std::pair<std::string_view, int64_t> kReleases[] = {
+      {"12", 31}, {"11", 30}, {"10", 29}, {"9", 28}, {"8.1", 27}, {"8.0", 26}, {"7.1", 25}, {"7.0", 24},
+      {"6.0", 23}, {"5.1", 22}, {"5.1.1", 22}, {"5.0", 21}, {"5.0.1", 21}, {"5.0.2", 21}};
+  for (const auto& [name, sdk] : kReleases)
+    if (release == name) return sdk;
+  return std::nullopt;
+}
+
 void TraceImporter::OnSystemInfo(std::string_view bytes) {
   perfetto::protos::SystemInfo info;
   if (!info.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -803,29 +976,43 @@ void TraceImporter::OnSystemInfo(std::string_view bytes) {
     const auto& u = info.utsname();
     // All four, as upstream; a field the recorder left out is NULL, not "".
     auto field = [](bool has, const std::string& v) { return has ? std::optional<std::string_view>(v) : std::nullopt; };
-    AddMetadata("system_name", kNullInt, field(u.has_sysname(), u.sysname()));
-    AddMetadata("system_release", kNullInt, field(u.has_release(), u.release()));
-    AddMetadata("system_version", kNullInt, field(u.has_version(), u.version()));
-    AddMetadata("system_machine", kNullInt, field(u.has_machine(), u.machine()));
+    SetMetadata("system_name", kNullInt, field(u.has_sysname(), u.sysname()));
+    SetMetadata("system_release", kNullInt, field(u.has_release(), u.release()));
+    SetMetadata("system_version", kNullInt, field(u.has_version(), u.version()));
+    SetMetadata("system_machine", kNullInt, field(u.has_machine(), u.machine()));
     syscalls_.SetArchitecture(u.machine());
     int major = 0, minor = 0;
     if (sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) sched_.SetKernelVersion(major, minor);
   }
-  if (info.has_page_size()) AddMetadata("page_size", info.page_size(), {});
+  if (info.has_page_size()) SetMetadata("page_size", info.page_size(), {});
   if (info.has_num_cpus()) {
-    AddMetadata("num_cpus", info.num_cpus(), {});
+    SetMetadata("num_cpus", info.num_cpus(), {});
   }
-  if (info.has_tracing_service_version()) AddMetadata("tracing_service_version", kNullInt, info.tracing_service_version());
-  if (info.has_android_build_fingerprint())
-    AddMetadata("android_build_fingerprint", kNullInt, info.android_build_fingerprint());
+  if (info.has_tracing_service_version()) SetMetadata("tracing_service_version", kNullInt, info.tracing_service_version());
+  std::optional<int64_t> sdk_from_release;
+  if (info.has_android_build_fingerprint()) {
+    const std::string& fp = info.android_build_fingerprint();
+    SetMetadata("android_build_fingerprint", kNullInt, fp);
+    // BRAND/PRODUCT/DEVICE:RELEASE/ID/INCREMENTAL:TYPE/TAGS
+    const size_t colon = fp.find(':');
+    const size_t release_end = colon == std::string::npos ? colon : fp.find('/', colon + 1);
+    const size_t id_end = release_end == std::string::npos ? release_end : fp.find('/', release_end + 1);
+    const size_t incremental_end = id_end == std::string::npos ? id_end : fp.find(':', id_end + 1);
+    if (incremental_end != std::string::npos) {
+      SetMetadata("android_incremental_build", kNullInt, fp.substr(id_end + 1, incremental_end - id_end - 1));
+      sdk_from_release = AndroidSdkOfRelease(fp.substr(colon + 1, release_end - colon - 1));
+    }
+  }
   if (info.has_android_device_manufacturer())
-    AddMetadata("android_device_manufacturer", kNullInt, info.android_device_manufacturer());
+    SetMetadata("android_device_manufacturer", kNullInt, info.android_device_manufacturer());
   if (info.has_android_sdk_version())
-    AddMetadata("android_sdk_version", static_cast<int64_t>(info.android_sdk_version()), {});
+    SetMetadata("android_sdk_version", static_cast<int64_t>(info.android_sdk_version()), {});
+  else if (sdk_from_release)
+    SetMetadata("android_sdk_version", *sdk_from_release, {});
   if (info.has_system_ram_bytes()) {
-    AddMetadata("system_ram_bytes", static_cast<int64_t>(info.system_ram_bytes()), {});
+    SetMetadata("system_ram_bytes", static_cast<int64_t>(info.system_ram_bytes()), {});
     // Rounded to the nearest GB (10^9 bytes), as upstream.
-    AddMetadata("system_ram_gb", static_cast<int64_t>((info.system_ram_bytes() + 500000000) / 1000000000), {});
+    SetMetadata("system_ram_gb", static_cast<int64_t>((info.system_ram_bytes() + 500000000) / 1000000000), {});
   }
 }
 
@@ -838,7 +1025,7 @@ void TraceImporter::OnTraceConfig(std::string_view bytes) {
   std::string text;
   google::protobuf::TextFormat::PrintToString(config, &text);
   while (!text.empty() && text.back() == '\n') text.pop_back();
-  AddMetadata("trace_config_pbtxt", kNullInt, text);
+  SetMetadata("trace_config_pbtxt", kNullInt, text);
   // Perfetto's trace processor flags every DISCARD buffer of a
   // write_into_file session as a loss (in Perfetto such a buffer stops
   // taking data once filled); the same row here keeps both tools' loss
@@ -847,23 +1034,377 @@ void TraceImporter::OnTraceConfig(std::string_view bytes) {
     for (int i = 0; i < config.buffers_size(); ++i)
       if (config.buffers(i).fill_policy() == perfetto::protos::TraceConfig::BufferConfig::DISCARD)
         config_discard_buffers_.push_back(i);
-  if (config.has_unique_session_name()) AddMetadata("unique_session_name", kNullInt, config.unique_session_name());
+  if (config.has_unique_session_name()) SetMetadata("unique_session_name", kNullInt, config.unique_session_name());
+  if (config.has_trace_attributes()) OnTraceAttributes(config.trace_attributes().SerializeAsString());
   if (config.has_trace_uuid_msb() || config.has_trace_uuid_lsb()) {
     char uuid[40];
     auto msb = static_cast<uint64_t>(config.trace_uuid_msb()), lsb = static_cast<uint64_t>(config.trace_uuid_lsb());
     snprintf(uuid, sizeof(uuid), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(msb >> 32),
              static_cast<unsigned>((msb >> 16) & 0xffff), static_cast<unsigned>(msb & 0xffff),
              static_cast<unsigned>(lsb >> 48), static_cast<unsigned long long>(lsb & 0xffffffffffffull));
-    AddMetadata("trace_uuid", kNullInt, uuid);
+    SetMetadata("trace_uuid", kNullInt, uuid);
     has_uuid_ = true;
   }
 }
 
-void TraceImporter::AddMetadata(std::string_view name, int64_t int_value, std::optional<std::string_view> str_value) {
+bool TraceImporter::DroppedBeforeTracingStart(int64_t ts) {
+  // Decided at the first ftrace event, as upstream: by then the session's
+  // tracing_started service event and START_OF_TRACE ftrace stats, which
+  // precede the data in the file, have been read.
+  if (!drop_decided_) {
+    drop_decided_ = true;
+    drop_before_ts_ = preserve_ftrace_buffer_ || tracing_started_ns_ == kNullInt ? 0 : tracing_started_ns_;
+  }
+  if (ts >= drop_before_ts_) return false;
+  ftrace_before_tracing_start_++;
+  return true;
+}
+
+void TraceImporter::OnServiceEvent(std::string_view bytes, int64_t packet_ts) {
+  // TracingServiceEvent: all_data_sources_started 1, tracing_started 2,
+  // all_data_sources_flushed 3, tracing_disabled 5,
+  // slow_starting_data_sources 7 (data_source 1: producer_name 1,
+  // data_source_name 2), clone_started 10, buffer_cloned 11. Upstream takes
+  // the packet's timestamp as it is, without clock conversion.
+  const int64_t ts = packet_ts == kNullInt ? 0 : packet_ts;
+  ProtoWireReader reader(bytes);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.type == WireType::kVarint) {
+      switch (f.number) {
+        case 1: if (f.value) SetMetadata("all_data_source_started_ns", ts, {}); break;
+        case 2:
+          if (f.value) {
+            SetMetadata("tracing_started_ns", ts, {});
+            tracing_started_ns_ = ts;
+          }
+          break;
+        case 3: if (f.value) AppendMetadata("all_data_source_flushed_ns", ts, {}); break;
+        case 5: if (f.value) SetMetadata("tracing_disabled_ns", ts, {}); break;
+        case 10: if (f.value) clone_started_ns_ = ts; break;
+        case 11: buffer_cloned_ns_[static_cast<int64_t>(f.value)] = ts; break;
+        default: break;
+      }
+    } else if (f.number == 7 && f.type == WireType::kBytes) {
+      ProtoWireReader sources(f.bytes);
+      WireField d;
+      while (sources.Next(&d)) {
+        if (d.number != 1 || d.type != WireType::kBytes) continue;
+        std::string_view producer, name;
+        ProtoWireReader source(d.bytes);
+        WireField n;
+        while (source.Next(&n)) {
+          if (n.type != WireType::kBytes) continue;
+          if (n.number == 1) producer = n.bytes;
+          if (n.number == 2) name = n.bytes;
+        }
+        AppendMetadata("slow_start_data_source", kNullInt, std::string(producer) + " " + std::string(name));
+      }
+    }
+  }
+  if (!reader.ok()) unparsable_packets_++;
+}
+
+void TraceImporter::OnInternedData(std::string_view bytes) {
+  // kernel_symbols: InternedString {iid 1, str 2}, per packet sequence,
+  // until the sequence clears its incremental state.
+  ProtoWireReader reader(bytes);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.number != kInternedKernelSymbols || f.type != WireType::kBytes) continue;
+    uint64_t iid = 0;
+    std::string_view str;
+    ProtoWireReader entry(f.bytes);
+    WireField e;
+    while (entry.Next(&e)) {
+      if (e.number == 1 && e.type == WireType::kVarint) iid = e.value;
+      if (e.number == 2 && e.type == WireType::kBytes) str = e.bytes;
+    }
+    kernel_symbols_[sequence_][iid] = storage_->strings.Intern(str);
+  }
+  if (!reader.ok()) unparsable_packets_++;
+}
+
+void TraceImporter::OnTraceAttributes(std::string_view bytes) {
+  // TraceAttributes: attribute 1 (key 1, long_value 2, string_value 3); a
+  // later value of a key replaces the earlier one.
+  ProtoWireReader reader(bytes);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.number != 1 || f.type != WireType::kBytes) continue;
+    std::string_view key;
+    std::optional<int64_t> long_value;
+    std::optional<std::string_view> string_value;
+    ProtoWireReader attribute(f.bytes);
+    WireField a;
+    while (attribute.Next(&a)) {
+      if (a.number == 1 && a.type == WireType::kBytes) key = a.bytes;
+      if (a.number == 2 && a.type == WireType::kVarint) long_value = static_cast<int64_t>(a.value), string_value.reset();
+      if (a.number == 3 && a.type == WireType::kBytes) string_value = a.bytes, long_value.reset();
+    }
+    const std::string name = "trace_attribute." + std::string(key);
+    if (long_value) SetMetadata(name, *long_value, {});
+    else if (string_value) SetMetadata(name, kNullInt, *string_value);
+  }
+  if (!reader.ok()) unparsable_packets_++;
+}
+
+void TraceImporter::OnCpuInfo(std::string_view bytes) {
+  // CpuInfo: cpus 1 (processor 1, frequencies 2, capacity 3,
+  // arm_identifier 4 {implementer 1, architecture 2, variant 3, part 4,
+  // revision 5}, features 5); a CPU's number is its place in the list.
+  cpu_info_.clear();
+  ProtoWireReader reader(bytes);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.number != 1 || f.type != WireType::kBytes) continue;
+    CpuInfoEntry cpu;
+    cpu.cpu = static_cast<uint32_t>(cpu_info_.size());
+    ProtoWireReader fields(f.bytes);
+    WireField c;
+    while (fields.Next(&c)) {
+      if (c.number == 1 && c.type == WireType::kBytes) cpu.processor = std::string(c.bytes);
+      else if (c.number == 2) AppendVarints(c, &cpu.frequencies);
+      else if (c.number == 3 && c.type == WireType::kVarint) cpu.capacity = static_cast<int64_t>(c.value);
+      else if (c.number == 5 && c.type == WireType::kVarint) cpu.features = c.value;
+      else if (c.number == 4 && c.type == WireType::kBytes) {
+        cpu.arm.emplace();
+        ProtoWireReader arm(c.bytes);
+        WireField a;
+        while (arm.Next(&a))
+          if (a.type == WireType::kVarint && a.number >= 1 && a.number <= 5) (*cpu.arm)[a.number - 1] = a.value;
+      }
+    }
+    cpu_info_.push_back(std::move(cpu));
+  }
+  if (!reader.ok()) unparsable_packets_++;
+}
+
+void TraceImporter::AddCpuInfoRows() {
+  // As upstream: CPUs are clustered by capacity when every CPU has one,
+  // else by their highest frequency when every CPU has some, else all in
+  // cluster 0; a cluster is a run of equal values in ascending order. The
+  // frequencies are listed in that (capacity) order.
+  if (cpu_info_.empty()) return;
+  std::vector<const CpuInfoEntry*> order;
+  for (const CpuInfoEntry& c : cpu_info_) order.push_back(&c);
+  std::vector<int64_t> cluster(cpu_info_.size(), 0);
+  auto assign = [&](std::vector<std::pair<uint64_t, uint32_t>> by_value) {
+    std::stable_sort(by_value.begin(), by_value.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    int64_t id = 0;
+    for (size_t i = 0; i < by_value.size(); ++i) {
+      if (i > 0 && by_value[i].first > by_value[i - 1].first) id++;
+      cluster[by_value[i].second] = id;
+    }
+  };
+  const bool all_capacity = std::all_of(cpu_info_.begin(), cpu_info_.end(), [](const CpuInfoEntry& c) { return c.capacity != kNullInt; });
+  const bool all_freqs = std::all_of(cpu_info_.begin(), cpu_info_.end(), [](const CpuInfoEntry& c) { return !c.frequencies.empty(); });
+  if (all_capacity) {
+    std::stable_sort(order.begin(), order.end(), [](const CpuInfoEntry* a, const CpuInfoEntry* b) { return a->capacity < b->capacity; });
+    std::vector<std::pair<uint64_t, uint32_t>> v;
+    for (const CpuInfoEntry& c : cpu_info_) v.emplace_back(static_cast<uint64_t>(c.capacity), c.cpu);
+    assign(std::move(v));
+  } else if (all_freqs) {
+    std::vector<std::pair<uint64_t, uint32_t>> v;
+    for (const CpuInfoEntry& c : cpu_info_) v.emplace_back(*std::max_element(c.frequencies.begin(), c.frequencies.end()), c.cpu);
+    assign(std::move(v));
+  }
+  StringPool& s = storage_->strings;
+  CpuTable& t = storage_->cpu;
+  static constexpr const char* kArmKeys[] = {"arm_cpu_implementer", "arm_cpu_architecture", "arm_cpu_variant",
+                                             "arm_cpu_part", "arm_cpu_revision"};
+  for (const CpuInfoEntry* c : order) {
+    auto it = std::lower_bound(t.cpu.begin(), t.cpu.end(), c->cpu);
+    if (it == t.cpu.end() || *it != c->cpu) continue;
+    const auto row = static_cast<size_t>(it - t.cpu.begin());
+    if (!c->processor.empty()) t.processor[row] = s.Intern(c->processor);
+    t.cluster_id[row] = cluster[c->cpu];
+    t.capacity[row] = c->capacity;
+    for (uint64_t freq : c->frequencies) {
+      storage_->cpu_freq.ucpu.push_back(c->cpu);
+      storage_->cpu_freq.freq.push_back(static_cast<int64_t>(freq));
+    }
+    std::vector<Arg> args;
+    if (c->arm)
+      for (size_t i = 0; i < 5; ++i) args.push_back({s.Intern(kArmKeys[i]), ArgType::kUint, static_cast<int64_t>((*c->arm)[i]), 0});
+    if (c->features & 1) args.push_back({s.Intern("cpu_features.mte"), ArgType::kBool, 1, 0});
+    if (c->features & 2) args.push_back({s.Intern("cpu_features.mte3"), ArgType::kBool, 1, 0});
+    if (c->features != 0)
+      args.push_back({s.Intern("cpu_features.raw_bitmap"), ArgType::kUint, static_cast<int64_t>(c->features), 0});
+    if (c->features >> 2) cpu_unknown_features_++;
+    if (!args.empty()) t.arg_set_id[row] = storage_->args.Add(&args);
+  }
+}
+
+void TraceImporter::OnTrigger(std::string_view bytes, int64_t ts, bool clone) {
+  // Trigger: trigger_name 1, producer_name 2, trusted_producer_uid 3. A
+  // point slice on the "Trace Triggers" track; trace_trigger names the
+  // first clone-snapshot trigger, or if none, the first trigger.
+  StringPool& s = storage_->strings;
+  std::string_view name, producer;
+  std::optional<int64_t> uid;
+  ProtoWireReader reader(bytes);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.number == 1 && f.type == WireType::kBytes) name = f.bytes;
+    if (f.number == 2 && f.type == WireType::kBytes) producer = f.bytes;
+    if (f.number == 3 && f.type == WireType::kVarint) uid = static_cast<int32_t>(f.value);
+  }
+  if (!reader.ok()) {
+    unparsable_packets_++;
+    return;
+  }
+  std::vector<Arg> args;
+  if (!producer.empty()) args.push_back({s.Intern("producer_name"), ArgType::kString, s.Intern(producer), 0});
+  if (uid) args.push_back({s.Intern("trusted_producer_uid"), ArgType::kInt, *uid, 0});
+  const StringId type = s.Intern("triggers");
+  slices_.Instant(ts, tracks_.SingletonTrack(type, s.Intern("Trace Triggers"), /*counter=*/false), s.Intern(name),
+                  std::move(args));
+  storage_->ExtendBounds(ts);
+  if (clone && trigger_state_ != TriggerState::kCloneSnapshot) {
+    SetMetadata("trace_trigger", kNullInt, name);
+    trigger_state_ = TriggerState::kCloneSnapshot;
+    clone_trigger_ns_ = ts;
+  } else if (!clone && trigger_state_ == TriggerState::kNone) {
+    SetMetadata("trace_trigger", kNullInt, name);
+    trigger_state_ = TriggerState::kTrigger;
+  }
+}
+
+void TraceImporter::OnSysStats(std::string_view bytes, int64_t ts) {
+  // SysStats: disk_stat 13 (device_name 1, read_sectors 2, read_time_ms 3,
+  // write_sectors 4, write_time_ms 5, discard_sectors 6, discard_time_ms 7,
+  // flush_count 8, flush_time_ms 9), thermal_zone 15 (name 1, temp 2,
+  // type 3), cpuidle_state 16 (cpu_id 1, cpuidle_state_entry 2: state 1,
+  // duration_us 2), gpufreq_mhz 17. In upstream's order of the kinds, which
+  // decides the tracks' ids.
+  StringPool& s = storage_->strings;
+  auto each = [&](uint32_t number, auto&& fn) {
+    ProtoWireReader reader(bytes);
+    WireField f;
+    while (reader.Next(&f))
+      if (f.number == number) fn(f);
+    if (!reader.ok()) unparsable_packets_++;
+  };
+  auto counter = [&](uint32_t track, double value) {
+    storage_->ExtendBounds(ts);
+    storage_->counter.Add(ts, track, value);
+  };
+  each(13, [&](const WireField& f) {
+    if (f.type != WireType::kBytes) return;
+    std::string device;
+    std::array<int64_t, 8> cur{};  // read/write/discard sectors, flush count, their times
+    ProtoWireReader disk(f.bytes);
+    WireField d;
+    while (disk.Next(&d)) {
+      if (d.number == 1 && d.type == WireType::kBytes) device = std::string(d.bytes);
+      static constexpr int kSlot[] = {-1, -1, 0, 4, 1, 5, 2, 6, 3, 7};
+      if (d.type == WireType::kVarint && d.number >= 2 && d.number <= 9) cur[kSlot[d.number]] = static_cast<int64_t>(d.value);
+    }
+    auto [it, first] = disk_stats_.try_emplace(device, cur);
+    if (first) return;  // Rates need a previous sample.
+    const std::array<int64_t, 8> prev = it->second;
+    it->second = cur;
+    auto mb = [&](int i) { return static_cast<double>(cur[i] - prev[i]) / 2048.0; };
+    auto rate = [&](double amount, int i) {
+      const int64_t ms = cur[i] - prev[i];
+      return ms == 0 ? 0.0 : amount * 1000.0 / static_cast<double>(ms);
+    };
+    const double read = mb(0), write = mb(1), discard = mb(2);
+    const std::tuple<const char*, const char*, double> rows[] = {
+        {"read_amount", "MB", read},           {"read_throughput", "MB/s", rate(read, 4)},
+        {"write_amount", "MB", write},         {"write_throughput", "MB/s", rate(write, 5)},
+        {"discard_amount", "MB", discard},     {"discard_throughput", "MB/s", rate(discard, 6)},
+        {"flush_amount", "count", static_cast<double>(cur[3] - prev[3])},
+        {"flush_time", "ms", static_cast<double>(cur[7] - prev[7])}};
+    for (const auto& [counter_name, unit, value] : rows) {
+      const std::string name = "diskstat.[" + device + "]." + counter_name;
+      counter(tracks_.DimensionsTrack(s.Intern("diskstat"), s.Intern(name), /*counter=*/true,
+                                      {{s.Intern("device_name"), ArgType::kString, s.Intern(device), 0},
+                                       {s.Intern("counter_name"), ArgType::kString, s.Intern(counter_name), 0}},
+                                      s.Intern(unit)),
+              value);
+    }
+  });
+  each(15, [&](const WireField& f) {
+    if (f.type != WireType::kBytes) return;
+    std::string_view type;
+    int64_t temp = 0;
+    ProtoWireReader zone(f.bytes);
+    WireField z;
+    while (zone.Next(&z)) {
+      if (z.number == 3 && z.type == WireType::kBytes) type = z.bytes;
+      if (z.number == 2 && z.type == WireType::kVarint) temp = static_cast<int64_t>(z.value);
+    }
+    counter(tracks_.DimensionsTrack(s.Intern("thermal_temperature_sys"), s.Intern(type), /*counter=*/true,
+                                    {{s.Intern("thermal_zone"), ArgType::kString, s.Intern(type), 0}}, s.Intern("C")),
+            static_cast<double>(temp));
+  });
+  each(16, [&](const WireField& f) {
+    if (f.type != WireType::kBytes) return;
+    int64_t cpu = 0;
+    ProtoWireReader find_cpu(f.bytes);
+    WireField c;
+    while (find_cpu.Next(&c))
+      if (c.number == 1 && c.type == WireType::kVarint) cpu = static_cast<int64_t>(c.value);
+    ProtoWireReader entries(f.bytes);
+    while (entries.Next(&c)) {
+      if (c.number != 2 || c.type != WireType::kBytes) continue;
+      std::string_view state;
+      int64_t duration_us = 0;
+      ProtoWireReader entry(c.bytes);
+      WireField e;
+      while (entry.Next(&e)) {
+        if (e.number == 1 && e.type == WireType::kBytes) state = e.bytes;
+        if (e.number == 2 && e.type == WireType::kVarint) duration_us = static_cast<int64_t>(e.value);
+      }
+      const std::string name = "cpuidle" + std::to_string(cpu) + "." + std::string(state);
+      counter(tracks_.DimensionsTrack(s.Intern("cpu_idle_state"), s.Intern(name), /*counter=*/true,
+                                      {{s.Intern("cpu"), ArgType::kInt, cpu, 0},
+                                       {s.Intern("state"), ArgType::kString, s.Intern(state), 0}},
+                                      s.Intern("us"), static_cast<uint32_t>(cpu)),
+              static_cast<double>(duration_us));
+    }
+  });
+  each(17, [&](const WireField& f) {
+    std::vector<uint64_t> values;
+    AppendVarints(f, &values);
+    for (uint64_t mhz : values) {
+      // Upstream says kHz although the values are MHz, unscaled; so does this.
+      counter(tracks_.DimensionsTrack(s.Intern("gpu_frequency"), s.Intern("gpufreq"), /*counter=*/true,
+                                      {{s.Intern("ugpu"), ArgType::kInt, 0, 0}, {s.Intern("gpu"), ArgType::kInt, 0, 0}},
+                                      s.Intern("kHz")),
+              static_cast<double>(mhz));
+    }
+  });
+}
+
+void TraceImporter::SetMetadata(std::string_view name, int64_t int_value, std::optional<std::string_view> str_value) {
+  // A single key: a later value replaces the earlier one, as upstream.
   StringPool& s = storage_->strings;
   MetadataTable& m = storage_->metadata;
-  m.name.push_back(s.Intern(name));
-  m.key_type.push_back(s.Intern("single"));
+  const StringId key = s.Intern(name);
+  for (size_t i = 0; i < m.name.size(); ++i) {
+    if (m.name[i] != key) continue;
+    m.int_value[i] = int_value;
+    m.str_value[i] = int_value == kNullInt && str_value ? s.Intern(*str_value) : kNullStringId;
+    return;
+  }
+  AddMetadataRow(key, s.Intern("single"), int_value, str_value);
+}
+
+void TraceImporter::AppendMetadata(std::string_view name, int64_t int_value, std::optional<std::string_view> str_value) {
+  StringPool& s = storage_->strings;
+  AddMetadataRow(s.Intern(name), s.Intern("multi"), int_value, str_value);
+}
+
+void TraceImporter::AddMetadataRow(StringId name, StringId key_type, int64_t int_value,
+                                   std::optional<std::string_view> str_value) {
+  StringPool& s = storage_->strings;
+  MetadataTable& m = storage_->metadata;
+  m.name.push_back(name);
+  m.key_type.push_back(key_type);
   m.int_value.push_back(int_value);
   m.str_value.push_back(int_value == kNullInt && str_value ? s.Intern(*str_value) : kNullStringId);
 }
@@ -882,7 +1423,7 @@ void TraceImporter::AddStat(std::string_view name, int64_t idx, std::string_view
 
 void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_status) {
   sorter_.Flush();
-  AddPendingOomScoreAdj();
+  AddPendingProcessCounters();
   slices_.Finish();
   sched_.Finish(storage_->end_ts);
   processes_.Finish();
@@ -893,7 +1434,9 @@ void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_stat
     if (cpus_[cpu].seen) cpus.insert(static_cast<uint32_t>(cpu));
   for (uint32_t cpu : storage_->track.cpu)
     if (cpu != kNullU32) cpus.insert(cpu);
-  for (uint32_t cpu : cpus) storage_->cpu.cpu.push_back(cpu);
+  for (const CpuInfoEntry& c : cpu_info_) cpus.insert(c.cpu);
+  for (uint32_t cpu : cpus) storage_->cpu.Add(cpu);
+  AddCpuInfoRows();
   if (!has_uuid_) {
     // No uuid in the trace: derive one from its first 4 KiB as Perfetto's
     // trace processor does (64-bit FNV-1a as the low half), so both tools
@@ -901,10 +1444,13 @@ void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_stat
     char uuid[40];
     snprintf(uuid, sizeof(uuid), "00000000-0000-0000-%04x-%012llx", static_cast<unsigned>(head_hash_ >> 48),
              static_cast<unsigned long long>(head_hash_ & 0xffffffffffffull));
-    AddMetadata("trace_uuid", kNullInt, uuid);
+    SetMetadata("trace_uuid", kNullInt, uuid);
   }
-  AddMetadata("trace_type", kNullInt, "proto");
-  AddMetadata("trace_size_bytes", static_cast<int64_t>(file.bytes), {});
+  SetMetadata("trace_type", kNullInt, "proto");
+  // Upstream fixes the trace's clock at its first ClockSnapshot: BOOTTIME
+  // unless the snapshot names another primary clock.
+  if (primary_trace_clock_ != kNullInt) SetMetadata("trace_time_clock_id", primary_trace_clock_, {});
+  SetMetadata("trace_size_bytes", static_cast<int64_t>(file.bytes), {});
   WriteStats(file, read_status);
 }
 
@@ -977,6 +1523,24 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
       }
     }
   }
+  // What the packet sequences said of their own losses, per buffer, as
+  // upstream sums them (SequenceLossTracker).
+  for (const auto& [buffer, loss] : stats_->sequence_loss) {
+    auto add = [&](const std::string& name, int64_t value, std::string_view source, std::string_view description) {
+      if (!written.insert({name, buffer}).second) return;
+      AddStat(name, buffer, "data_loss", source, value, description);
+    };
+    add("traced_buf_sequence_packet_loss", loss.packet_loss, "analysis",
+        "packets of this buffer's writers marked previous_packet_dropped (after each sequence's first)");
+    add("traced_buf_incremental_sequences_dropped", loss.incremental_sequences_dropped, "analysis",
+        "sequences of this buffer all of whose packets needing incremental state came without it");
+    for (size_t i = 0; i < SequenceLossTracker::kCauses; ++i)
+      add(std::string("traced_buf_data_loss_") + SequenceLossTracker::kCauseNames[i], loss.causes[i], "trace",
+          "losses the writers of this buffer attributed to this cause (previous_packet_dropped bits)");
+  }
+  if (clone_started_ns_ != kNullInt) emit("traced_clone_started_timestamp_ns", kNullInt, clone_started_ns_);
+  if (clone_trigger_ns_ != kNullInt) emit("traced_clone_trigger_timestamp_ns", kNullInt, clone_trigger_ns_);
+  for (const auto& [buffer, ts] : buffer_cloned_ns_) emit("traced_buf_clone_done_timestamp_ns", buffer, ts);
   // Perfetto's names for ftrace's per-CPU stats: ftrace_cpu_<x>_begin/_end
   // and, for the counters, _delta (timestamps in ns, as Perfetto scales them).
   auto cpu_stats = [](const perfetto::protos::FtraceStats& stats) {
@@ -1086,6 +1650,17 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
   AddStat("proc_stat_unknown_counters", kNullInt, "error", "analysis", process_stats_.unknown_counters(),
           "process_stats counters this importer does not know (and chrome_peak_resident_set_kb, as upstream "
           "counts it): skipped");
+  AddStat("ftrace_packet_before_tracing_start", kNullInt, "info", "analysis", ftrace_before_tracing_start_,
+          "ftrace events from before the session's tracing_started (left in the kernel buffer by an earlier "
+          "session): dropped, as upstream; preserve_ftrace_buffer keeps them");
+  AddStat("ftrace_abi_errors_skipped_zero_data_length", kNullInt, "info", "analysis", abi_zero_data_length_errors_,
+          "kernel ring buffer pages with a zero data length, which the recorder skipped");
+  AddStat("cpu_info_unknown_cpu_features", kNullInt, "info", "analysis", cpu_unknown_features_,
+          "CPUs whose CpuInfo features have bits this importer does not name (beyond mte, mte3)");
+  AddStat("rss_stat_negative_size", kNullInt, "info", "analysis", rss_stat_.negative_size(),
+          "rss_stat events with a negative size (a kernel counter race): skipped, as upstream");
+  AddStat("rss_stat_unknown_thread_for_mm_id", kNullInt, "info", "analysis", rss_stat_.unknown_thread_for_mm_id(),
+          "rss_stat events of another task's mm (curr 0) whose owner is not known alive: skipped, as upstream");
   AddStat("ftrace_events_unparsable", kNullInt, "error", "analysis", static_cast<int64_t>(unparsable_events_),
           "ftrace events whose bytes are malformed: skipped");
   AddStat("ftrace_events_without_timestamp", kNullInt, "error", "analysis",

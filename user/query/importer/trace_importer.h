@@ -18,11 +18,13 @@
 #ifndef SLUICE_USER_QUERY_IMPORTER_TRACE_IMPORTER_H_
 #define SLUICE_USER_QUERY_IMPORTER_TRACE_IMPORTER_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +36,8 @@
 #include "user/query/importer/ftrace_event_schema.h"
 #include "user/query/importer/process_stats_importer.h"
 #include "user/query/importer/process_tracker.h"
+#include "user/query/importer/rss_stat_tracker.h"
+#include "user/query/importer/sequence_loss_tracker.h"
 #include "user/query/importer/sched_tracker.h"
 #include "user/query/importer/suspend_resume_tracker.h"
 #include "user/query/importer/syscall_tracker.h"
@@ -75,7 +79,29 @@ class TraceImporter {
   void OnClockSnapshot(std::string_view bytes);
   void OnPerfSample(std::string_view bytes);
   void OnTraceConfig(std::string_view bytes);
-  void DispatchEvent(const SortedEvent& event, std::string_view bytes);
+  // TracingServiceEvent: the session's milestones in metadata
+  // (tracing_started_ns, all_data_source_started_ns,
+  // all_data_source_flushed_ns per flush, tracing_disabled_ns,
+  // slow_start_data_source per late source) and the clone stats.
+  void OnServiceEvent(std::string_view bytes, int64_t packet_ts);
+  // InternedData's kernel_symbols, for sched_blocked_reason's caller.
+  void OnInternedData(std::string_view bytes);
+  // TraceAttributes (a packet's or the config's): trace_attribute.<key>.
+  void OnTraceAttributes(std::string_view bytes);
+  // CpuInfo: kept for the cpu table's columns, written at the end.
+  void OnCpuInfo(std::string_view bytes);
+  void AddCpuInfoRows();
+  // Trigger / clone_snapshot_trigger: a point slice on "Trace Triggers" and
+  // metadata trace_trigger.
+  void OnTrigger(std::string_view bytes, int64_t ts, bool clone);
+  // SysStats: disk, thermal, cpuidle and gpu frequency counters.
+  void OnSysStats(std::string_view bytes, int64_t ts);
+  // Ftrace data from before the session's tracing_started (stale data the
+  // kernel buffer held), unless the config preserved the buffer: dropped
+  // and counted (ftrace_packet_before_tracing_start), as upstream.
+  bool DroppedBeforeTracingStart(int64_t ts);
+  // A packet sorted in with the ftrace events (process_tree, ...).
+  void DispatchPacketEvent(const SortedEvent& event, std::string_view bytes);  void DispatchEvent(const SortedEvent& event, std::string_view bytes);
   void DispatchFtraceEvent(const SortedEvent& event, std::string_view bytes);
   void DispatchCompactSwitch(const SortedEvent& event);
   void DispatchCompactWaking(const SortedEvent& event);
@@ -90,7 +116,14 @@ class TraceImporter {
   // thread of no known process, one of the thread (upstream's
   // oom_score_adj_thread_fallback).
   void OnOomScoreAdjUpdate(int64_t ts, int64_t pid, int64_t oom_score_adj);
-  void AddPendingOomScoreAdj();
+  // rss_stat / rss_stat_throttled: the mm owner's "mem.<key>" counter
+  // (RssStatTracker), on its process_memory track, or for a thread of no
+  // known process, process_memory_thread_fallback.
+  void OnRssStat(int64_t ts, int64_t pid, const std::vector<EventField>& fields, bool throttled);
+  // The tracks of the counters a thread's event gave its process, once every
+  // thread's process is known: in the order of the rows, as upstream
+  // interns them.
+  void AddPendingProcessCounters();
   // A GenericFtraceEvent (an event this build has no proto message for):
   // named by its event_name (NULL if absent), its fields as args.
   void AddGenericEventRow(int64_t ts, uint32_t cpu, uint32_t utid, std::string_view payload);
@@ -105,8 +138,11 @@ class TraceImporter {
   CpuState& Cpu(uint32_t cpu);
   void AddStat(std::string_view name, int64_t idx, std::string_view severity,
                std::string_view source, int64_t value, std::string_view description);
-  // str_value nullopt: NULL.
-  void AddMetadata(std::string_view name, int64_t int_value, std::optional<std::string_view> str_value);
+  // str_value nullopt: NULL. Set: a single key, replaced if set before;
+  // Append: another row of a multi key.
+  void SetMetadata(std::string_view name, int64_t int_value, std::optional<std::string_view> str_value);
+  void AppendMetadata(std::string_view name, int64_t int_value, std::optional<std::string_view> str_value);
+  void AddMetadataRow(StringId name, StringId key_type, int64_t int_value, std::optional<std::string_view> str_value);
   void WriteStats(const TraceFileSummary& file, const Status& read_status);
 
   TraceStorage* storage_;
@@ -118,6 +154,8 @@ class TraceImporter {
   ProcessStatsImporter process_stats_;
   SyscallTracker syscalls_;
   SuspendResumeTracker suspend_resume_;
+  RssStatTracker rss_stat_;
+  SequenceLossTracker sequence_loss_;
   FtraceEventSchema schema_;
   EventSorter sorter_;
   TraceHealthCollector health_;
@@ -132,16 +170,39 @@ class TraceImporter {
   struct PendingCounter {
     uint32_t row;  // In storage_->counter, track_id still kNullU32.
     uint32_t utid;
+    StringId memory_key;  // process_memory's key; kNullStringId: oom_score_adj
   };
-  std::vector<PendingCounter> pending_oom_score_adj_;  // Their tracks come at the end (AddPendingOomScoreAdj).
+  std::vector<PendingCounter> pending_process_counters_;  // See AddPendingProcessCounters.
   std::vector<StringId> intern_table_;
+  struct CpuInfoEntry {
+    uint32_t cpu = 0;
+    std::string processor;
+    std::vector<uint64_t> frequencies;
+    int64_t capacity = kNullInt;
+    uint64_t features = 0;
+    std::optional<std::array<uint64_t, 5>> arm;  // implementer, architecture, variant, part, revision
+  };
+  std::vector<CpuInfoEntry> cpu_info_;
+  int64_t cpu_unknown_features_ = 0;
+  enum class TriggerState { kNone, kTrigger, kCloneSnapshot };
+  TriggerState trigger_state_ = TriggerState::kNone;
+  int64_t clone_trigger_ns_ = kNullInt, clone_started_ns_ = kNullInt;
+  std::map<int64_t, int64_t> buffer_cloned_ns_;  // buffer -> ts
+  std::map<std::string, std::array<int64_t, 8>> disk_stats_;  // device -> last sample
+  int64_t tracing_started_ns_ = kNullInt;
+  std::unordered_map<uint32_t, std::unordered_map<uint64_t, StringId>> kernel_symbols_;  // sequence -> iid -> name
+  int64_t primary_trace_clock_ = kNullInt;  // set by the first ClockSnapshot
+  bool preserve_ftrace_buffer_ = false, drop_decided_ = false;
+  int64_t drop_before_ts_ = 0;
+  int64_t ftrace_before_tracing_start_ = 0, abi_zero_data_length_errors_ = 0;
 
   // Event kinds the importer reads beyond their args (oneof field numbers).
   struct Known {
     uint32_t sched_switch, sched_waking, sched_wakeup_new, task_newtask, task_rename,
         process_fork, process_exec, process_exit, process_free, cpu_idle, cpu_frequency, print,
         irq_handler_entry, irq_handler_exit, softirq_entry, softirq_exit, sched_blocked_reason, sys_enter, sys_exit,
-        suspend_resume, generic, cpu_frequency_limits, oom_score_adj_update, mark_victim;
+        suspend_resume, generic, cpu_frequency_limits, oom_score_adj_update, mark_victim, rss_stat,
+        rss_stat_throttled, sched_cpu_util_cfs, kprobe_event, block_io_start, block_io_done;
   } known_;
   // Interned strings used per event.
   struct Names {

@@ -70,10 +70,32 @@ uint32_t TrackTracker::SingletonTrack(StringId type, StringId name, bool counter
   return it->second;
 }
 
-uint32_t TrackTracker::ThreadCounterTrack(StringId type, StringId name, uint32_t utid) {
-  auto [it, inserted] = thread_counter_tracks_.try_emplace({type, utid}, 0);
+uint32_t TrackTracker::IntDimensionTrack(StringId type, StringId name, bool counter, StringId key, int64_t value) {
+  auto [it, inserted] = int_dimension_tracks_.try_emplace({type, key, value}, 0);
+  if (inserted) {
+    std::vector<Arg> dims = {{key, ArgType::kInt, value, 0}};
+    it->second = storage_->track.Add(name, type, counter, kNullU32, kNullU32, kNullU32, storage_->args.Add(&dims));
+  }
+  return it->second;
+}
+
+uint32_t TrackTracker::DimensionsTrack(StringId type, StringId name, bool counter, std::vector<Arg> dims,
+                                       StringId unit, uint32_t cpu) {
+  const uint32_t set = storage_->args.Add(&dims);
+  auto [it, inserted] = dimension_tracks_.try_emplace({type, set}, 0);
+  if (inserted) {
+    it->second = storage_->track.Add(name, type, counter, cpu, kNullU32, kNullU32, set);
+    storage_->track.unit[it->second] = unit;
+  }
+  return it->second;
+}
+
+uint32_t TrackTracker::ThreadCounterTrack(StringId type, StringId name, uint32_t utid, StringId key,
+                                          StringId key_value) {
+  auto [it, inserted] = thread_counter_tracks_.try_emplace({type, utid, key_value}, 0);
   if (inserted) {
     std::vector<Arg> dims = {{utid_key_, ArgType::kInt, utid, 0}};
+    if (key != kNullStringId) dims.push_back({key, ArgType::kString, key_value, 0});
     it->second = storage_->track.Add(name, type, /*counter=*/true, kNullU32, utid, kNullU32, storage_->args.Add(&dims));
   }
   return it->second;

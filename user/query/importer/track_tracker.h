@@ -53,9 +53,19 @@ class TrackTracker {
   // a dimension named `key`). kNullU32 / kNullStringId: no such dimension.
   uint32_t SingletonTrack(StringId type, StringId name, bool counter, uint32_t upid = kNullU32,
                           StringId key = kNullStringId, StringId key_value = kNullStringId);
-  // A thread's counter track of its own kind (dimension utid):
-  // oom_score_adj_thread_fallback, for a thread of no known process.
-  uint32_t ThreadCounterTrack(StringId type, StringId name, uint32_t utid);
+  // A track of its own kind per value of one integer dimension: block_io
+  // per block_device (upstream makes it a counter track holding slices).
+  uint32_t IntDimensionTrack(StringId type, StringId name, bool counter, StringId key, int64_t value);
+  // A track of its own kind per set of dimensions `dims` (sys_stats'
+  // diskstat, thermal, cpuidle and gpu tracks), with `unit`; `cpu` also
+  // fills the track's cpu column (cpu_idle_state's).
+  uint32_t DimensionsTrack(StringId type, StringId name, bool counter, std::vector<Arg> dims,
+                           StringId unit = kNullStringId, uint32_t cpu = kNullU32);
+  // A thread's counter track of its own kind (dimension utid, and `key` =
+  // `key_value` when given): oom_score_adj_thread_fallback and
+  // process_memory_thread_fallback, for a thread of no known process.
+  uint32_t ThreadCounterTrack(StringId type, StringId name, uint32_t utid, StringId key = kNullStringId,
+                              StringId key_value = kNullStringId);
 
   // Legacy unnestable (S/F): a begin while the track has a slice open
   // keeps the track "busy" (nest count saturates at 1) instead of nesting.
@@ -89,10 +99,12 @@ class TrackTracker {
   std::unordered_map<uint64_t, uint32_t> cpu_tracks_;  // (type << 32 | cpu)
   std::unordered_map<uint32_t, uint32_t> thread_tracks_;       // utid
   std::unordered_map<uint32_t, uint32_t> perf_cpu_tracks_;     // cpu
-  std::map<std::pair<StringId, uint32_t>, uint32_t> thread_counter_tracks_;  // type, utid
+  std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> thread_counter_tracks_;  // type, utid, key_value
   std::map<std::pair<uint32_t, StringId>, uint32_t> process_counter_tracks_;
   std::map<SetKey, TrackSet> async_sets_;
-  std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> singleton_tracks_;  // type, upid, key_value
+  std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> singleton_tracks_;
+  std::map<std::tuple<StringId, StringId, int64_t>, uint32_t> int_dimension_tracks_;  // type, key, value
+  std::map<std::pair<StringId, uint32_t>, uint32_t> dimension_tracks_;  // type, dimension arg set  // type, upid, key_value
   uint32_t next_group_ = 0;
 };
 
