@@ -64,31 +64,43 @@ void ParseSmapsRollup(std::string_view rollup, ProcMemoryCounters* out) {
   });
 }
 
-bool ParseProcStatRuntimes(std::string_view stat, long ticks_per_second, ProcMemoryCounters* out) {
+std::optional<uint64_t> ProcStatField(std::string_view stat, int n) {
   const size_t paren = stat.rfind(')');
-  if (paren == std::string_view::npos || ticks_per_second <= 0) return false;
-  // After "pid (comm)": field 3 (state) is the first; utime is field 14.
+  if (paren == std::string_view::npos || n < 3) return std::nullopt;
+  // After "pid (comm)": field 3 (state) is the first token.
   std::string_view rest = stat.substr(paren + 1);
-  uint64_t values[2] = {};
-  int field = 2;
   size_t pos = 0;
-  while (field < 15) {
-    pos = rest.find_first_not_of(' ', pos);
-    if (pos == std::string_view::npos) return false;
-    const size_t end = rest.find(' ', pos);
-    field++;
-    if (field >= 14) {
-      const std::string_view token = rest.substr(pos, end == std::string_view::npos ? end : end - pos);
-      auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), values[field - 14]);
-      if (ec != std::errc() || p != token.data() + token.size()) return false;
+  for (int field = 3;; ++field) {
+    pos = rest.find_first_not_of(" \n", pos);
+    if (pos == std::string_view::npos) return std::nullopt;
+    size_t end = rest.find_first_of(" \n", pos);
+    if (end == std::string_view::npos) end = rest.size();
+    if (field == n) {
+      const std::string_view token = rest.substr(pos, end - pos);
+      uint64_t value = 0;
+      auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+      if (ec != std::errc() || p != token.data() + token.size()) return std::nullopt;
+      return value;
     }
-    if (end == std::string_view::npos && field < 15) return false;
     pos = end;
   }
+}
+
+bool ParseProcStatRuntimes(std::string_view stat, long ticks_per_second, ProcMemoryCounters* out) {
+  if (ticks_per_second <= 0) return false;
+  const std::optional<uint64_t> utime = ProcStatField(stat, 14), stime = ProcStatField(stat, 15);
+  if (!utime || !stime) return false;
   const uint64_t ns_per_tick = 1000000000ull / static_cast<uint64_t>(ticks_per_second);
-  out->runtime_user_mode_ns = values[0] * ns_per_tick;
-  out->runtime_kernel_mode_ns = values[1] * ns_per_tick;
+  out->runtime_user_mode_ns = *utime * ns_per_tick;
+  out->runtime_kernel_mode_ns = *stime * ns_per_tick;
   return true;
+}
+
+std::optional<uint64_t> ParseProcStartFromBootNs(std::string_view stat, long ticks_per_second) {
+  if (ticks_per_second <= 0) return std::nullopt;
+  const std::optional<uint64_t> start = ProcStatField(stat, 22);
+  if (!start) return std::nullopt;
+  return *start * (1000000000ull / static_cast<uint64_t>(ticks_per_second));
 }
 
 }  // namespace sluice

@@ -38,6 +38,12 @@ void ParseSmapsRollup(std::string_view rollup, ProcMemoryCounters* out);
 // `ticks_per_second`; the comm (field 2) may hold spaces and parentheses,
 // so the fields are counted after its last ')'. False if malformed.
 bool ParseProcStatRuntimes(std::string_view stat, long ticks_per_second, ProcMemoryCounters* out);
+// Field `n` (1-based, as proc(5) numbers them; n >= 3) of /proc/PID/stat as
+// an unsigned number; nullopt if absent or not a number.
+std::optional<uint64_t> ProcStatField(std::string_view stat, int n);
+// starttime (field 22): when the process started, in ns since boot
+// (BOOTTIME, the trace's clock), as upstream's process_start_from_boot.
+std::optional<uint64_t> ParseProcStartFromBootNs(std::string_view stat, long ticks_per_second);
 
 }  // namespace sluice
 

@@ -45,6 +45,7 @@ struct ProcStatus {
   std::string name;
   pid_t tgid = 0, ppid = 0;
   int uid = -1;
+  int kthread = -1;  // Kthread: 0 or 1 (Linux 6.4+); -1 absent
 };
 bool ReadStatus(const std::string& path, ProcStatus* out) {
   std::ifstream f(path);
@@ -55,6 +56,7 @@ bool ReadStatus(const std::string& path, ProcStatus* out) {
     else if (line.rfind("Tgid:\t", 0) == 0) out->tgid = atoi(line.c_str() + 6);
     else if (line.rfind("PPid:\t", 0) == 0) out->ppid = atoi(line.c_str() + 6);
     else if (line.rfind("Uid:\t", 0) == 0) out->uid = atoi(line.c_str() + 5);
+    else if (line == "Kthread:\t0" || line == "Kthread:\t1") out->kthread = line.back() - '0';
   }
   return out->tgid != 0;
 }
@@ -235,7 +237,7 @@ bool ProcessStatsDataSource::WriteCountersLocked(ProtoWriter* stats, pid_t pid) 
 }
 
 void ProcessStatsDataSource::WriteProcess(ProtoWriter* tree, pid_t pid, pid_t ppid, int uid,
-                                          const std::string& comm, const std::string& dir) {
+                                          const std::string& comm, const std::string& dir, int kthread) {
   seen_processes_.insert(pid);
   tree->BeginNested(ProcessTree::kProcessesFieldNumber);
   tree->WriteInt(ProcessTree::Process::kPidFieldNumber, pid);
@@ -257,6 +259,13 @@ void ProcessStatsDataSource::WriteProcess(ProtoWriter* tree, pid_t pid, pid_t pp
       start = end + 1;
     }
   }
+  if (config_.record_process_age()) {
+    if (auto stat = ReadFile(dir + "/stat", 4096); stat.ok()) {
+      if (auto start = ParseProcStartFromBootNs(*stat, ticks_per_second_))
+        tree->WriteVarInt(ProcessTree::Process::kProcessStartFromBootFieldNumber, *start);
+    }
+  }
+  if (kthread >= 0) tree->WriteVarInt(ProcessTree::Process::kIsKthreadFieldNumber, static_cast<uint64_t>(kthread));
   tree->EndNested();
   processes_written_++;
 }
@@ -289,7 +298,7 @@ void ProcessStatsDataSource::ScanAndWriteNew() {
     if (!seen_processes_.count(pid)) {
       ProcStatus st;
       if (!ReadStatus(dir + "/status", &st)) continue;  // Gone already.
-      WriteProcess(packet.writer(), pid, st.ppid, st.uid, st.name, dir);
+      WriteProcess(packet.writer(), pid, st.ppid, st.uid, st.name, dir, st.kthread);
     }
     if (!records_threads()) continue;
     for (pid_t tid : NumericEntries(dir + "/task")) {
@@ -314,7 +323,7 @@ void ProcessStatsDataSource::ProbeAndWriteNew(pid_t first, pid_t last) {
     ProcStatus st;
     if (!ReadStatus(dir + "/status", &st)) continue;  // Gone, or not in this namespace.
     if (st.tgid == tid) {
-      if (!seen_processes_.count(tid)) WriteProcess(packet.writer(), tid, st.ppid, st.uid, st.name, dir);
+      if (!seen_processes_.count(tid)) WriteProcess(packet.writer(), tid, st.ppid, st.uid, st.name, dir, st.kthread);
       if (records_threads()) seen_threads_.insert(tid);
     } else if (records_threads() && !seen_threads_.count(tid)) {
       WriteThread(packet.writer(), tid, st.tgid, st.name);

@@ -92,8 +92,9 @@ class ProcessStatsDataSource {
   // last scan, when the kernel allocated only a few pids since (cheaper
   // than a scan's directory per process).
   void ProbeAndWriteNew(pid_t first, pid_t last);
+  // `kthread`: status's Kthread line (Linux 6.4+), -1 if absent.
   void WriteProcess(ProtoWriter* tree, pid_t pid, pid_t ppid, int uid, const std::string& comm,
-                    const std::string& dir);
+                    const std::string& dir, int kthread);
   void WriteThread(ProtoWriter* tree, pid_t tid, pid_t tgid, const std::string& name);
   bool records_threads() const;
   // The last pid the kernel allocated (/proc/loadavg), or -1 if unreadable.

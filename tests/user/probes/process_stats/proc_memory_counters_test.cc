@@ -78,5 +78,16 @@ TEST(ProcMemoryCountersTest, ATruncatedStatIsRefused) {
   EXPECT_FALSE(c.runtime_user_mode_ns);
 }
 
+TEST(ProcMemoryCountersTest, StartTimeIsField22InNsSinceBoot) {
+  const std::string_view stat = "77 (a (b) c) S 1 77 77 0 -1 4194560 100 0 0 0 250 40 0 0 20 0 1 0 5 4096 3\n";
+  EXPECT_EQ(ParseProcStartFromBootNs(stat, 100), 50000000u);
+  EXPECT_EQ(ProcStatField(stat, 3), std::nullopt);  // "S": not a number
+  EXPECT_EQ(ProcStatField(stat, 4), 1u);
+  EXPECT_EQ(ProcStatField(stat, 24), 3u);
+  EXPECT_EQ(ProcStatField(stat, 25), std::nullopt);  // past the end
+  EXPECT_EQ(ParseProcStartFromBootNs("77 (sh) S 1 77", 100), std::nullopt);
+  EXPECT_EQ(ParseProcStartFromBootNs(stat, 0), std::nullopt);
+}
+
 }  // namespace
 }  // namespace sluice

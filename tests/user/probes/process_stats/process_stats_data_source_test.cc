@@ -45,10 +45,11 @@ class ProcessStatsDataSourceTest : public ::testing::Test {
     std::filesystem::create_symlink(std::to_string(getpid()), proc_.Path("self"));
   }
 
-  std::unique_ptr<ProcessStatsDataSource> Create() {
+  std::unique_ptr<ProcessStatsDataSource> Create(bool record_process_age = false) {
     perfetto::protos::ProcessStatsConfig config;
     config.set_scan_all_processes_on_start(true);
     config.set_record_thread_names(true);
+    config.set_record_process_age(record_process_age);
     auto writer = std::make_unique<HeapTraceWriter>();
     writer_ = writer.get();
     return std::make_unique<ProcessStatsDataSource>(config, std::move(writer), proc_.root());
@@ -87,6 +88,28 @@ TEST_F(ProcessStatsDataSourceTest, StartWritesEveryProcessAndThread) {
   EXPECT_EQ(trees[0].process_tree().threads_size(), 2);  // 201 and 202; main threads are processes.
   EXPECT_EQ(source->processes_written(), 2u);
   EXPECT_EQ(source->threads_written(), 2u);
+}
+
+TEST_F(ProcessStatsDataSourceTest, AgeAndKthreadComeFromStatAndStatus) {
+  // kthreadd as Linux 6.4+ shows it: a Kthread line, started 2 ticks after boot.
+  const std::string status = "Name:\tkthreadd\nTgid:\t2\nPPid:\t0\nUid:\t0\t0\t0\t0\nKthread:\t1\n";
+  proc_.Write("2/status", status);
+  proc_.Write("2/task/2/status", status);
+  proc_.Write("2/stat", "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 2 0 0\n");
+  AddProcess(300, "app");  // No stat file, no Kthread line: neither field.
+  SetLastPid(300);
+  auto source = Create(/*record_process_age=*/true);
+  source->Start();
+  auto trees = TakeTrees();
+  ASSERT_EQ(trees.size(), 1u);
+  std::map<int, perfetto::protos::ProcessTree::Process> by_pid;
+  for (const auto& p : trees[0].process_tree().processes()) by_pid[p.pid()] = p;
+  ASSERT_EQ(by_pid.count(2), 1u);
+  EXPECT_EQ(by_pid[2].process_start_from_boot(), 2 * (1000000000ull / static_cast<uint64_t>(sysconf(_SC_CLK_TCK))));
+  EXPECT_TRUE(by_pid[2].has_is_kthread() && by_pid[2].is_kthread());
+  ASSERT_EQ(by_pid.count(300), 1u);
+  EXPECT_FALSE(by_pid[300].has_process_start_from_boot());
+  EXPECT_FALSE(by_pid[300].has_is_kthread());
 }
 
 TEST_F(ProcessStatsDataSourceTest, AFlushWithNoNewPidDoesNotScan) {
