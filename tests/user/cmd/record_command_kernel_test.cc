@@ -49,11 +49,16 @@
 // All cases use the root instance (where apps' trace_marker writes land), so
 // another tracer using the root instance at the same time makes them fail.
 #include <fcntl.h>
+#include <linux/loop.h>
 #include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -508,6 +513,104 @@ TEST_F(RecordKernelTest, SyscallsBecomeSlicesWithTheirArguments) {
       (*engine)->dialect());
   ASSERT_TRUE(csv.ok()) << csv.status().message();
   EXPECT_EQ(*csv, "\"count(*)\"\n1\n") << "no sys_write slice of 4321 bytes on thread " << tid;
+}
+
+// A loop device over a file of the test's own, detached (and the file's
+// blocks freed) when it goes: block I/O the test alone makes, on a device
+// whose number it knows.
+class LoopDevice {
+ public:
+  // An empty path() if the kernel has no loop driver (what() says why).
+  explicit LoopDevice(const std::string& backing_file, size_t bytes) {
+    const int backing = open(backing_file.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (backing < 0 || ftruncate(backing, static_cast<off_t>(bytes)) != 0) {
+      why_ = "cannot create " + backing_file + ": " + strerror(errno);
+      if (backing >= 0) close(backing);
+      return;
+    }
+    const int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+    if (control < 0) {
+      why_ = std::string("no /dev/loop-control (no loop driver): ") + strerror(errno);
+      close(backing);
+      return;
+    }
+    // Another process may take the free device first: retry with the next.
+    for (int attempt = 0; attempt < 8 && path_.empty(); ++attempt) {
+      const int n = ioctl(control, LOOP_CTL_GET_FREE);
+      if (n < 0) break;
+      const std::string path = "/dev/loop" + std::to_string(n);
+      fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd_ >= 0 && ioctl(fd_, LOOP_SET_FD, backing) == 0) {
+        path_ = path;
+      } else if (fd_ >= 0) {
+        close(fd_);
+        fd_ = -1;
+      }
+    }
+    if (path_.empty()) why_ = std::string("no free loop device: ") + strerror(errno);
+    close(control);
+    close(backing);
+  }
+  ~LoopDevice() {
+    if (fd_ < 0) return;
+    ioctl(fd_, LOOP_CLR_FD, 0);
+    close(fd_);
+  }
+  const std::string& path() const { return path_; }
+  const std::string& what() const { return why_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_, why_;
+};
+
+// Block I/O as `sluice query` shows it (Linux 6.5+'s block_io_start and
+// block_io_done): direct writes and reads of a loop device are block_io
+// slices on that device's track, each request ended (none left open) and
+// carrying its sector.
+TEST_F(RecordKernelTest, BlockIoRequestsBecomeSlicesOfTheirDevice) {
+  if (access((std::string(kTracefs) + "/events/block/block_io_start").c_str(), F_OK) != 0)
+    SLUICE_KERNEL_SKIP("no block/block_io_start event (Linux 6.5+)");
+  LoopDevice loop(Path("loop.img"), 4 << 20);
+  if (loop.path().empty()) SLUICE_KERNEL_SKIP("cannot attach a loop device: " + loop.what());
+  struct stat st {};
+  ASSERT_EQ(stat(loop.path().c_str(), &st), 0);
+  // The kernel's dev_t (MKDEV: major << 20 | minor), as the event carries it.
+  const uint64_t dev = (static_cast<uint64_t>(major(st.st_rdev)) << 20) | minor(st.st_rdev);
+  ChildProcess recorder;
+  if (!StartAndRunWorkload({"-t", "1h", "-k", "16mb", "-q", "block/block_io_start", "block/block_io_done",
+                            "ftrace/print"},
+                           &recorder))
+    return;
+  constexpr int kBlocks = 16;
+  {
+    const int fd = open(loop.path().c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
+    ASSERT_GE(fd, 0) << loop.path() << ": " << strerror(errno);
+    void* block = nullptr;
+    ASSERT_EQ(posix_memalign(&block, 4096, 4096), 0);
+    memset(block, 'b', 4096);
+    for (int i = 0; i < kBlocks; ++i) {
+      EXPECT_EQ(pwrite(fd, block, 4096, static_cast<off_t>(i) * 2 * 4096), 4096) << strerror(errno);
+      EXPECT_EQ(pread(fd, block, 4096, static_cast<off_t>(i) * 2 * 4096), 4096) << strerror(errno);
+    }
+    free(block);
+    close(fd);
+  }
+  StopRecorder(&recorder, SIGINT);
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(Path("trace.pftrace"));
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  auto csv = testing::QueryToTraceProcessorCsv(
+      (*engine)->db(),
+      "SELECT count(*), sum(s.dur < 0), count(extract_arg(s.arg_set_id, 'sector')) FROM slice s "
+      "JOIN track t ON s.track_id = t.id WHERE t.type = 'block_io' AND s.name = 'block_io' "
+      "AND extract_arg(t.dimension_arg_set_id, 'block_device') = " + std::to_string(dev) + ";",
+      (*engine)->dialect());
+  ASSERT_TRUE(csv.ok()) << csv.status().message();
+  // Each direct write and read is one request (no merging: the blocks are
+  // apart and each waits for the one before).
+  EXPECT_EQ(*csv, "\"count(*)\",\"sum(s.dur < 0)\",\"count(extract_arg(s.arg_set_id, 'sector'))\"\n" +
+                      std::to_string(2 * kBlocks) + ",0," + std::to_string(2 * kBlocks) + "\n")
+      << "block_io slices on " << loop.path() << " (dev " << dev << ")";
 }
 
 // Categories as Perfetto's CLI takes them: "sched" brings the scheduler's
@@ -1461,6 +1564,23 @@ class UpstreamTracerKernelTest : public OtherTracerKernelTest {
     return {"/usr/bin/env", "PERFETTO_PRODUCER_SOCK_NAME=" + Path("up-producer.sock"),
             "PERFETTO_CONSUMER_SOCK_NAME=" + Path("up-consumer.sock"), upstream_dir_ + "/" + tool};
   }
+  // Waits until traced accepts connections on `socket_path`: perfetto, run
+  // before that, gives up at once ("Could not connect to the traced socket").
+  bool WaitUntilListening(const std::string& socket_path) {
+    const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path.c_str());
+    while (NowMs() < deadline && traced_.running()) {
+      const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      const bool up = fd >= 0 && connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+      if (fd >= 0) close(fd);
+      if (up) return true;
+      usleep(20 * 1000);
+    }
+    ADD_FAILURE() << "traced never listened on " << socket_path << ": " << traced_.Describe();
+    return false;
+  }
   std::string upstream_dir_ = testing::SluiceBinDir() + "/../../shared/tools/perfetto";
   ChildProcess traced_, probes_, perfetto_;
 };
@@ -1472,6 +1592,7 @@ TEST_F(UpstreamTracerKernelTest, UpstreamTracedProbesAndSluiceEachKeepEveryMarke
   }
   if (!KernelCopiesTraceMarker()) GTEST_SKIP() << "no options/copy_trace_marker (Linux 6.17+): refused, as tested above";
   ASSERT_TRUE(traced_.Start(Upstream("traced"), Path("traced.out"), Path("traced.err")));
+  if (!WaitUntilListening(Path("up-consumer.sock")) || !WaitUntilListening(Path("up-producer.sock"))) return;
   ASSERT_TRUE(probes_.Start(Upstream("traced_probes"), Path("probes.out"), Path("probes.err")));
   ASSERT_TRUE(WriteTracefsFile(Path("upstream.pbtx"), R"(
 buffers { size_kb: 16384 fill_policy: DISCARD }
