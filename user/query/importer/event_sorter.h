@@ -56,6 +56,7 @@ struct SortedEvent {
   uint32_t size = 0;
   // kCompactSwitch: prev_state, next pid/prio/comm.
   // kCompactWaking: pid, prio, comm, target_cpu, common_flags.
+  // kFtrace sched_blocked_reason: comm is its caller's interned symbol.
   int64_t prev_state = 0;
   int32_t pid = 0;
   int32_t prio = 0;

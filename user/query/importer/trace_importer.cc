@@ -405,6 +405,9 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
     e.cpu = cpu;
     e.sequence = sequence_;
     e.kind = SortedEvent::kFtrace;
+    // The symbol a sched_blocked_reason's caller iid names now: a later
+    // packet of the sequence may reuse the iid for another symbol.
+    if (view.event_field == known_.sched_blocked_reason) e.comm = KernelSymbolOfCaller(view.payload);
     e.block = block;
     e.offset = static_cast<uint32_t>(f.bytes.data() - packet.data());
     e.size = static_cast<uint32_t>(f.bytes.size());
@@ -736,13 +739,8 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
     } else if (kind == known_.sched_blocked_reason) {
       // pid 1, caller 2, io_wait 3 (sched.proto); an absent io_wait is 0.
       // caller is an interned kernel symbol's iid when the recorder
-      // symbolized it.
-      StringId caller = kNullStringId;
-      if (auto seq = kernel_symbols_.find(event.sequence); seq != kernel_symbols_.end()) {
-        auto sym = seq->second.find(static_cast<uint64_t>(IntField(fs, 2)));
-        if (sym != seq->second.end()) caller = sym->second;
-      }
-      sched_.OnBlockedReason(IntField(fs, 1), IntField(fs, 3) != 0, caller);
+      // symbolized it (resolved when the event was read: OnBundle).
+      sched_.OnBlockedReason(IntField(fs, 1), IntField(fs, 3) != 0, event.comm);
     } else if (kind == known_.sys_enter) {
       // id 1, args 2 (repeated; raw_syscalls.proto): every element, which
       // the decoded fields keep only the last of.
@@ -1103,6 +1101,20 @@ void TraceImporter::OnServiceEvent(std::string_view bytes, int64_t packet_ts) {
     }
   }
   if (!reader.ok()) unparsable_packets_++;
+}
+
+StringId TraceImporter::KernelSymbolOfCaller(std::string_view payload) const {
+  // SchedBlockedReasonFtraceEvent.caller (2).
+  auto seq = kernel_symbols_.find(sequence_);
+  if (seq == kernel_symbols_.end()) return kNullStringId;
+  ProtoWireReader reader(payload);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.number != 2 || f.type != WireType::kVarint) continue;
+    auto sym = seq->second.find(f.value);
+    return sym == seq->second.end() ? kNullStringId : sym->second;
+  }
+  return kNullStringId;
 }
 
 void TraceImporter::OnInternedData(std::string_view bytes) {

@@ -86,6 +86,9 @@ class TraceImporter {
   void OnServiceEvent(std::string_view bytes, int64_t packet_ts);
   // InternedData's kernel_symbols, for sched_blocked_reason's caller.
   void OnInternedData(std::string_view bytes);
+  // The interned symbol a sched_blocked_reason payload's caller names on
+  // the current sequence, or kNullStringId.
+  StringId KernelSymbolOfCaller(std::string_view payload) const;
   // TraceAttributes (a packet's or the config's): trace_attribute.<key>.
   void OnTraceAttributes(std::string_view bytes);
   // CpuInfo: kept for the cpu table's columns, written at the end.
