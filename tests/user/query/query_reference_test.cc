@@ -44,7 +44,8 @@ const std::vector<std::string>& Traces() {
       "loss_kernel", "loss_bpf", "loss_bpf_ext", "loss_smb", "loss_central", "atrace", "atrace_rec", "atrace_bpf",
       "arm64", "arm64_bpf", "arm64_loss", "ps_slices_edges", "process_memory", "procstats_memory", "syscalls", "syscalls_x86_64_names",
       "syscalls_aarch64_names", "suspend_resume", "blocked_reason", "syscalls_rec", "generic", "oom_power",
-      "rss_stat", "block_kprobe", "session", "tracing_start_preserved", "sysinfo", "cpu_capacity"};
+      "rss_stat", "block_kprobe", "session", "tracing_start_preserved", "sysinfo", "cpu_capacity",
+      "block_io_rec"};
   return traces;
 }
 
