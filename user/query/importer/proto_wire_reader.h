@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "shm/base/varint.h"
 
@@ -100,6 +101,19 @@ class PackedVarints {
   const uint8_t* end_;
   bool ok_ = true;
 };
+
+// Values of a repeated varint field, packed or not, appended to `out`.
+inline bool AppendVarints(const WireField& f, std::vector<uint64_t>* out) {
+  if (f.type == WireType::kVarint) {
+    out->push_back(f.value);
+    return true;
+  }
+  if (f.type != WireType::kBytes) return false;
+  PackedVarints packed(f.bytes);
+  uint64_t v;
+  while (packed.Next(&v)) out->push_back(v);
+  return packed.ok();
+}
 
 }  // namespace sluice
 

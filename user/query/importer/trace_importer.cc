@@ -71,19 +71,6 @@ constexpr size_t kMaxPendingEvents = 4'000'000;
 // not a CPU number, which Dispatch never sees for them.
 constexpr uint32_t kProcessTreeStream = UINT32_MAX;
 
-// Values of a repeated varint field, packed or not, appended to `out`.
-bool AppendVarints(const WireField& f, std::vector<uint64_t>* out) {
-  if (f.type == WireType::kVarint) {
-    out->push_back(f.value);
-    return true;
-  }
-  if (f.type != WireType::kBytes) return false;
-  PackedVarints packed(f.bytes);
-  uint64_t v;
-  while (packed.Next(&v)) out->push_back(v);
-  return packed.ok();
-}
-
 const EventField* FindField(const std::vector<EventField>& fields, uint32_t number) {
   for (const EventField& f : fields)
     if (f.number == number) return &f;
