@@ -41,6 +41,7 @@
 #include "user/query/importer/sched_tracker.h"
 #include "user/query/importer/suspend_resume_tracker.h"
 #include "user/query/importer/syscall_tracker.h"
+#include "user/query/importer/system_probes_importer.h"
 #include "user/query/storage/trace_storage.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
@@ -91,14 +92,9 @@ class TraceImporter {
   StringId KernelSymbolOfCaller(std::string_view payload) const;
   // TraceAttributes (a packet's or the config's): trace_attribute.<key>.
   void OnTraceAttributes(std::string_view bytes);
-  // CpuInfo: kept for the cpu table's columns, written at the end.
-  void OnCpuInfo(std::string_view bytes);
-  void AddCpuInfoRows();
   // Trigger / clone_snapshot_trigger: a point slice on "Trace Triggers" and
   // metadata trace_trigger.
   void OnTrigger(std::string_view bytes, int64_t ts, bool clone);
-  // SysStats: disk, thermal, cpuidle and gpu frequency counters.
-  void OnSysStats(std::string_view bytes, int64_t ts);
   // Ftrace data from before the session's tracing_started (stale data the
   // kernel buffer held), unless the config preserved the buffer: dropped
   // and counted (ftrace_packet_before_tracing_start), as upstream.
@@ -158,6 +154,7 @@ class TraceImporter {
   SyscallTracker syscalls_;
   SuspendResumeTracker suspend_resume_;
   RssStatTracker rss_stat_;
+  SystemProbesImporter system_probes_;
   SequenceLossTracker sequence_loss_;
   FtraceEventSchema schema_;
   EventSorter sorter_;
@@ -177,21 +174,10 @@ class TraceImporter {
   };
   std::vector<PendingCounter> pending_process_counters_;  // See AddPendingProcessCounters.
   std::vector<StringId> intern_table_;
-  struct CpuInfoEntry {
-    uint32_t cpu = 0;
-    std::string processor;
-    std::vector<uint64_t> frequencies;
-    int64_t capacity = kNullInt;
-    uint64_t features = 0;
-    std::optional<std::array<uint64_t, 5>> arm;  // implementer, architecture, variant, part, revision
-  };
-  std::vector<CpuInfoEntry> cpu_info_;
-  int64_t cpu_unknown_features_ = 0;
   enum class TriggerState { kNone, kTrigger, kCloneSnapshot };
   TriggerState trigger_state_ = TriggerState::kNone;
   int64_t clone_trigger_ns_ = kNullInt, clone_started_ns_ = kNullInt;
   std::map<int64_t, int64_t> buffer_cloned_ns_;  // buffer -> ts
-  std::map<std::string, std::array<int64_t, 8>> disk_stats_;  // device -> last sample
   int64_t tracing_started_ns_ = kNullInt;
   std::unordered_map<uint32_t, std::unordered_map<uint64_t, StringId>> kernel_symbols_;  // sequence -> iid -> name
   int64_t primary_trace_clock_ = kNullInt;  // set by the first ClockSnapshot

@@ -1,0 +1,70 @@
+// SystemProbesImporter: what upstream's system probes write about the
+// machine, as its trace processor imports it.
+//
+//   - CpuInfo: the `cpu` table's processor, capacity, cluster_id and args
+//     (cpu_features.mte/mte3/raw_bitmap, arm_cpu_*), and
+//     cpu_available_frequencies. CPUs are clustered by capacity when every
+//     CPU has one, else by their highest frequency when every CPU has some,
+//     else all in cluster 0; a cluster is a run of equal values in
+//     ascending order. Written at the end, once the cpu rows exist.
+//   - SysStats, at the packet's time: disk stats (diskstat.[dev].<counter>,
+//     amounts in MB and rates in MB/s between a device's samples, nothing
+//     for its first), thermal zones named by type, cpuidle residency per
+//     CPU and state, and the GPU frequency, with upstream's track types,
+//     dimensions and units.
+#ifndef SLUICE_USER_QUERY_IMPORTER_SYSTEM_PROBES_IMPORTER_H_
+#define SLUICE_USER_QUERY_IMPORTER_SYSTEM_PROBES_IMPORTER_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "user/query/importer/track_tracker.h"
+#include "user/query/storage/trace_storage.h"
+
+namespace sluice {
+
+class SystemProbesImporter {
+ public:
+  SystemProbesImporter(TraceStorage* storage, TrackTracker* tracks);
+
+  // CpuInfo: kept for the cpu table's columns, written by AddCpuInfoRows.
+  void OnCpuInfo(std::string_view bytes);
+  // The CPUs CpuInfo lists, which have `cpu` rows even without events.
+  void AddCpus(std::set<uint32_t>* cpus) const;
+  // Fills the cpu rows (made by the importer's Finish) and the frequencies.
+  void AddCpuInfoRows();
+  void OnSysStats(std::string_view bytes, int64_t ts);
+
+  // CPUs whose features have bits beyond mte and mte3
+  // (cpu_info_unknown_cpu_features).
+  int64_t unknown_cpu_features() const { return cpu_unknown_features_; }
+  // Packets whose bytes were malformed.
+  int64_t unparsable() const { return unparsable_; }
+
+ private:
+  struct CpuInfoEntry {
+    uint32_t cpu = 0;
+    std::string processor;
+    std::vector<uint64_t> frequencies;
+    int64_t capacity = kNullInt;
+    uint64_t features = 0;
+    std::optional<std::array<uint64_t, 5>> arm;  // implementer, architecture, variant, part, revision
+  };
+
+  TraceStorage* storage_;
+  TrackTracker* tracks_;
+  std::vector<CpuInfoEntry> cpu_info_;
+  int64_t cpu_unknown_features_ = 0;
+  int64_t unparsable_ = 0;
+  std::map<std::string, std::array<int64_t, 8>> disk_stats_;  // device -> last sample
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_USER_QUERY_IMPORTER_SYSTEM_PROBES_IMPORTER_H_
