@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "user/query/engine/operators/slice_descendants.h"
 #include "user/query/engine/operators/span_join.h"
 #include "user/query/engine/percentile_functions.h"
 #include "user/query/engine/perfetto_sql/builtin_functions.h"
@@ -117,6 +118,8 @@ Status QueryEngine::Init() {
     return Status::Error("sluice query: " + builtins.message());
   if (Status span_join = RegisterSpanJoin(db_); !span_join.ok())
     return Status::Error("sluice query: " + span_join.message());
+  if (Status descendants = RegisterSliceDescendants(db_, storage_.get()); !descendants.ok())
+    return Status::Error("sluice query: " + descendants.message());
   perfetto_sql_ = std::make_unique<PerfettoSql>(db_);
   for (const auto& view : kViews) {
     Status defined = ExecSql(db_, std::string("CREATE VIEW ") + view[0] + " AS " + view[1]);

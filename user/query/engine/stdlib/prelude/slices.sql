@@ -1,8 +1,9 @@
 -- The slice helpers upstream offers without an INCLUDE: the `slices` and
 -- `instant` views, the table functions ancestor_slice(id) and
 -- descendant_slice(id), and slice_is_ancestor(a, d). Upstream writes the
--- table functions in C++; these are SQL with the same rows, columns and
--- order (tests/data/query/queries/ps_prelude_*.sql check them against it).
+-- table functions in C++; these are SQL (descendant_slice's search in C++)
+-- with the same rows, columns and order (tests/data/query/queries/
+-- ps_prelude_*.sql check them against it).
 --
 -- Where they differ: upstream fails on an id no slice has and on an argument
 -- that is not an integer; here both give no rows (SQL cannot raise an error
@@ -75,16 +76,9 @@ FROM _up CROSS JOIN slice AS s ON s.id = _up.up_id
 ORDER BY _up.hops DESC;
 
 -- The slices nested in slice_id, in slice order (by id, which is by ts),
--- without slice_id itself.
---
--- As upstream, this is a time test rather than a walk down the tree: a
--- slice on the same track, deeper, that starts inside [ts, ts + dur] (to
--- the end of time when dur is -1) is a descendant, since the slices of a
--- track nest. Only a candidate starting exactly at either end may belong to
--- another subtree (a sibling's child starting where this slice ends, or an
--- earlier sibling's instant child at this slice's start), so that one must
--- have slice_id among its ancestors. This is also how an instant at the
--- parent's end, emitted before the parent closed, is counted in.
+-- without slice_id itself: the ids come from C++
+-- (engine/operators/slice_descendants.h, which says what nests), which
+-- finds them by binary search on the slice's track instead of scanning it.
 CREATE PERFETTO FUNCTION descendant_slice(slice_id LONG)
 RETURNS TABLE(
   id JOINID(slice.id),
@@ -101,23 +95,10 @@ RETURNS TABLE(
   thread_instruction_count LONG,
   thread_instruction_delta LONG
 ) AS
-WITH _root AS (
-  SELECT
-    id AS root_id, ts AS root_ts, track_id AS root_track_id, depth AS root_depth,
-    IIF(dur >= 0, ts + dur, 9223372036854775807) AS root_end
-  FROM slice
-  WHERE id = $slice_id AND typeof($slice_id) = 'integer'
-)
 SELECT
   s.id, s.ts, s.dur, s.track_id, s.category, s.name, s.depth, s.parent_id, s.arg_set_id,
   s.thread_ts, s.thread_dur, s.thread_instruction_count, s.thread_instruction_delta
-FROM _root JOIN slice AS s ON s.track_id = _root.root_track_id
-WHERE s.depth > root_depth
-  AND s.ts BETWEEN root_ts AND root_end
-  AND (
-    (s.ts > root_ts AND s.ts < root_end)
-    OR EXISTS (SELECT 1 FROM ancestor_slice(s.id) AS a WHERE a.id = root_id)
-  )
+FROM __intrinsic_slice_descendants($slice_id) AS d CROSS JOIN slice AS s ON s.id = d.id
 ORDER BY s.id;
 
 -- Whether slice ancestor_id encloses slice descendant_id: same track,
