@@ -186,14 +186,6 @@ bool Compared(const ReferencePair& pair) {
   static const std::set<std::string> arg_set_ids_differ = {"syscalls", "syscalls_x86_64_names",
                                                            "syscalls_aarch64_names", "syscalls_rec"};
   if (pair.query == "ps_slices_with_context") return !arg_set_ids_differ.count(pair.trace);
-  // Not a difference of answer but of time: descendant_slice and
-  // slice_is_ancestor per slice of syscalls_rec (27,000 syscall slices,
-  // 19,000 on one thread) scan that thread's slices per call, 25-65 s per
-  // query, where the rest of this suite takes 10. They are compared on every
-  // other trace; a native descendant_slice would let them run here too.
-  static const std::set<std::string> too_slow_on_syscalls_rec = {
-      "ps_prelude_descendant_slice_all", "ps_prelude_descendant_slice_order", "ps_prelude_slice_is_ancestor"};
-  if (pair.trace == "syscalls_rec" && too_slow_on_syscalls_rec.count(pair.query)) return false;
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -14,7 +15,9 @@ namespace sluice {
 namespace {
 
 // idxNum layout: bits 0-3 plan, bit 4 descending, bits 8+ column.
-enum Plan : int { kScan = 0, kLookup = 1, kOrdered = 2 };
+enum Plan : int { kScan = 0, kLookup = 1, kOrdered = 2, kRange = 3 };
+// kRange's idxNum flags: which bounds argv holds (lower first).
+constexpr int kRangeLower = 32, kRangeUpper = 64;
 
 struct VTab : sqlite3_vtab {
   const QueryTable* table = nullptr;
@@ -194,10 +197,36 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
   info->idxNum = kScan;
   info->estimatedCost = rows + 1;
   info->estimatedRows = static_cast<sqlite3_int64>(rows) + 1;
+  int argv_index = 0;
+  // A range on the row-index column (id > x, id BETWEEN x AND y): only the
+  // rows in it are read. One lower and one upper bound at most; SQLite
+  // re-checks them (omit 0), so a rounded bound cannot let a row through.
+  int lower = -1, upper = -1;
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (!c.usable || c.iColumn < 0 || !columns[static_cast<size_t>(c.iColumn)].row_index) continue;
+    if ((c.op == SQLITE_INDEX_CONSTRAINT_GT || c.op == SQLITE_INDEX_CONSTRAINT_GE) && lower < 0) lower = i;
+    if ((c.op == SQLITE_INDEX_CONSTRAINT_LT || c.op == SQLITE_INDEX_CONSTRAINT_LE) && upper < 0) upper = i;
+  }
+  if (lower >= 0 || upper >= 0) {
+    info->idxNum = kRange;
+    for (int i : {lower, upper}) {
+      if (i < 0) continue;
+      info->aConstraintUsage[i].argvIndex = ++argv_index;
+      info->aConstraintUsage[i].omit = 0;
+      info->idxNum |= (i == lower ? kRangeLower : kRangeUpper) |
+                      ((info->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_GT ||
+                        info->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_LT)
+                           ? (i == lower ? 128 : 256)
+                           : 0);
+    }
+    const double fraction = lower >= 0 && upper >= 0 ? 0.01 : 0.25;
+    info->estimatedRows = std::max<sqlite3_int64>(1, static_cast<sqlite3_int64>(rows * fraction));
+    info->estimatedCost = static_cast<double>(info->estimatedRows) + 1;
+  }
   // Equality and IN on the other integer and text columns: the cursor
   // checks them (idxStr lists "column,in;" per argv value, in argv order).
   std::string filters;
-  int argv_index = 0;
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
     if (!c.usable || c.op != SQLITE_INDEX_CONSTRAINT_EQ || c.iColumn < 0) continue;
@@ -216,6 +245,13 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
   if (!filters.empty()) {
     info->idxStr = sqlite3_mprintf("%s", filters.c_str());
     info->needToFreeIdxStr = 1;
+  }
+  if ((info->idxNum & 15) == kRange) {
+    // Rows come in row order: an ORDER BY of the row index, ascending, is met.
+    if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn >= 0 &&
+        columns[static_cast<size_t>(info->aOrderBy[0].iColumn)].row_index && !info->aOrderBy[0].desc)
+      info->orderByConsumed = 1;
+    return SQLITE_OK;
   }
   if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn >= 0) {
     int column = info->aOrderBy[0].iColumn;
@@ -353,7 +389,9 @@ void ParseFilters(const QueryTable& table, const char* idx_str, int first_argv, 
 int Filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc, sqlite3_value** argv) {
   auto* cursor = static_cast<Cursor*>(base);
   const QueryTable* table = cursor->vtab->table;
-  ParseFilters(*table, idx_str, (idx_num & 15) == kLookup ? 1 : 0, argc, argv, &cursor->filters);
+  const int range_args = (idx_num & kRangeLower ? 1 : 0) + (idx_num & kRangeUpper ? 1 : 0);
+  ParseFilters(*table, idx_str, (idx_num & 15) == kLookup ? 1 : (idx_num & 15) == kRange ? range_args : 0, argc,
+               argv, &cursor->filters);
   cursor->plan = idx_num & 15;
   cursor->descending = (idx_num & 16) != 0;
   int column = idx_num >> 8;
@@ -384,6 +422,35 @@ int Filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc
       cursor->order = &OrderFor(cursor->vtab, column);
       cursor->end = cursor->order->size();
       break;
+    case kRange: {
+      // [first, last) of the rows; an unusable bound (NULL, text) leaves
+      // that side open: SQLite's own check decides.
+      uint64_t first = 0, last = table->row_count();
+      int a = 0;
+      for (int bound : {kRangeLower, kRangeUpper}) {
+        if (!(idx_num & bound) || a >= argc) continue;
+        sqlite3_value* v = argv[a++];
+        const int type = sqlite3_value_numeric_type(v);
+        if (type == SQLITE_NULL) {
+          first = last = 0;  // A comparison with NULL is never true.
+          continue;
+        }
+        if (type != SQLITE_INTEGER && type != SQLITE_FLOAT) continue;
+        const double d = sqlite3_value_double(v);
+        const bool strict = idx_num & (bound == kRangeLower ? 128 : 256);
+        if (bound == kRangeLower) {
+          const double lo = strict ? std::floor(d) + 1 : std::ceil(d);
+          if (lo > 0) first = std::max(first, lo >= static_cast<double>(last) ? last : static_cast<uint64_t>(lo));
+        } else {
+          const double hi = strict ? std::ceil(d) - 1 : std::floor(d);  // inclusive
+          if (hi < 0) last = 0;
+          else if (hi + 1 < static_cast<double>(last)) last = static_cast<uint64_t>(hi) + 1;
+        }
+      }
+      cursor->pos = first;
+      cursor->end = std::max(first, last);
+      break;
+    }
     default:
       cursor->end = table->row_count();
   }

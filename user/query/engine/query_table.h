@@ -47,6 +47,9 @@ struct QueryColumn {
   // `column = value` can be checked with KeyAt and FindTextKey (false:
   // SQLite compares the values itself).
   bool filterable = true;
+  // Its value is the row index (the id column): `column > x`, `<`, BETWEEN
+  // read only the rows in range.
+  bool row_index = false;
 };
 
 // A column stored as a plain array of integers (or string ids).

@@ -62,10 +62,12 @@ class ColumnarTable : public QueryTable {
   // The id column: row id itself, looked up directly.
   ColumnarTable& Id(const std::string& name) {
     auto rows = rows_;
-    return Int(name, [](uint64_t row) { return static_cast<int64_t>(row); },
-               [rows](int64_t value, std::vector<uint64_t>* out) {
-                 if (value >= 0 && static_cast<uint64_t>(value) < rows()) out->push_back(static_cast<uint64_t>(value));
-               });
+    Int(name, [](uint64_t row) { return static_cast<int64_t>(row); },
+        [rows](int64_t value, std::vector<uint64_t>* out) {
+          if (value >= 0 && static_cast<uint64_t>(value) < rows()) out->push_back(static_cast<uint64_t>(value));
+        });
+    columns_.back().row_index = true;
+    return *this;
   }
   ColumnarTable& Int(const std::string& name, IntSource source, Lookup lookup = nullptr) {
     columns_.push_back({name, ColumnType::kInt, lookup != nullptr});
@@ -214,7 +216,7 @@ class ArgsTable : public QueryTable {
     // flat_key is the key without its array indices, display_value is
     // formatted per row: SQLite compares those itself (their KeyAt is the
     // key's and none).
-    columns_ = {{"id", ColumnType::kInt, true},
+    columns_ = {{"id", ColumnType::kInt, true, /*ordered=*/true, /*filterable=*/true, /*row_index=*/true},
                 {"arg_set_id", ColumnType::kInt, true},
                 {"flat_key", ColumnType::kText, false, /*ordered=*/false, /*filterable=*/false},
                 {"key", ColumnType::kText, false},

@@ -106,6 +106,38 @@ TEST(QueryTableTest, PushedDownEqualityAndInMatchSqlitesOwnComparison) {
     EXPECT_EQ(count(where), Rows(db, "select count(*) from copy where " + where)[0]) << where;
 }
 
+TEST(QueryTableTest, IdRangesReadOnlyTheirRowsAndMatchSqlitesOwnComparison) {
+  auto engine = EngineWithEvents();
+  sqlite3* db = engine->db();
+  Rows(db, "create temp table copy as select * from ftrace_event");
+  for (std::string where :
+       {"id between 2 and 4", "id > 3", "id >= 3", "id < 2", "id <= 2", "id > 3.5", "id >= 3.5", "id < 2.5",
+        "id <= -1", "id > 99", "id > -5 and id < 99", "id > 4 and id < 2", "id > null", "id < null",
+        "id > 'abc'", "id < 'abc'", "id >= '3'", "id between 1 and 4 and name = 'cpu_idle'",
+        "id > 1 and id > 3 and id < 5"}) {
+    EXPECT_EQ(Rows(db, "select group_concat(id) from (select id from ftrace_event where " + where + ")"),
+              Rows(db, "select group_concat(id) from (select id from copy where " + where + ")"))
+        << where;
+  }
+  // A range, ordered by id: no sorter, no full scan.
+  for (const std::string& plan : Rows(db, "explain query plan select ts from ftrace_event where id > 2 order by id"))
+    EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
+  EXPECT_EQ(Rows(db, "select group_concat(id) from (select id from ftrace_event where id > 2 order by id desc)"),
+            std::vector<std::string>{"5,4,3"});
+}
+
+TEST(QueryTableTest, ArgsFilterByKeyValueTypeAndString) {
+  auto engine = EngineWithEvents();
+  sqlite3* db = engine->db();
+  EXPECT_EQ(Rows(db, "select count(*) from args where key = 'state'"), std::vector<std::string>{"5"});
+  EXPECT_EQ(Rows(db, "select count(*) from args where key in ('buf', 'cpu_id')"), std::vector<std::string>{"6"});
+  EXPECT_EQ(Rows(db, "select count(*) from args where value_type = 'string'"), std::vector<std::string>{"1"});
+  EXPECT_EQ(Rows(db, "select count(*) from args where string_value = 'x'"), std::vector<std::string>{"1"});
+  EXPECT_EQ(Rows(db, "select count(*) from args where flat_key = 'buf'"), std::vector<std::string>{"1"});
+  EXPECT_EQ(Rows(db, "select count(*) from args where display_value = 'x'"), std::vector<std::string>{"1"});
+  EXPECT_EQ(Rows(db, "select count(*) from args where key = 'nope'"), std::vector<std::string>{"0"});
+}
+
 TEST(QueryTableTest, TextOrderIsSqlitesNotTheInterningOrder) {
   auto engine = EngineWithEvents();
   // "print" was interned after "cpu_idle"... and after many arg keys; the
