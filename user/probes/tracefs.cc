@@ -139,6 +139,22 @@ Status Tracefs::WritePath(const std::string& path, std::string_view value) {
 }
 
 StatusOr<std::string> Tracefs::Read(std::string_view rel) const { return ReadFile(Path(rel)); }
+Status Tracefs::AppendToRootFile(std::string_view rel, std::string_view line) const {
+  const std::string path = RootPath(rel);
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return Status::Error("cannot open " + path + " for appending (" + ErrnoMessage(errno) + ")");
+  // A line of its own in a fake tree's plain file; the kernel takes either.
+  const std::string text = std::string(line) + "\n";
+  ssize_t n;
+  do {
+    n = write(fd, text.data(), text.size());
+  } while (n < 0 && errno == EINTR);
+  const int err = errno;
+  close(fd);
+  if (n < 0) return Status::Error("cannot write '" + std::string(line) + "' to " + path + " (" + ErrnoMessage(err) + ")");
+  return Status::Ok();
+}
+
 Status Tracefs::Write(std::string_view rel, std::string_view value) const {
   return WritePath(Path(rel), value);
 }

@@ -112,6 +112,9 @@ class Tracefs {
   StatusOr<std::string> Read(std::string_view rel) const;
   Status Write(std::string_view rel, std::string_view value) const;
   static Status WritePath(const std::string& path, std::string_view value);
+  // Appends `line` to <root>/<rel> (O_APPEND): kprobe_events, where a plain
+  // write would delete every probe defined before (other tools' too).
+  Status AppendToRootFile(std::string_view rel, std::string_view line) const;
   bool Exists(std::string_view rel) const;
 
   // --- Typed accessors of the instance's control files. ---

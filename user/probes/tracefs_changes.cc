@@ -161,6 +161,22 @@ void UndoEventChanges(const Tracefs& fs, TracefsChanges* changes, const CommandR
     report->done.push_back("disabled " + std::to_string(disabled) +
                            (disabled == 1 ? " event" : " events"));
   }
+  // The probes, once their events are off here. The kernel refuses to
+  // remove one that is enabled elsewhere (EBUSY: another instance records
+  // it): it stays listed, to be removed by a later cleanup.
+  std::vector<std::string> kept;
+  uint32_t removed = 0;
+  for (const std::string& probe : changes->created_kprobes) {
+    Status st = fs.AppendToRootFile("kprobe_events", "-:" + probe);
+    if (!st.ok()) {
+      report->errors.push_back(st.message());
+      kept.push_back(probe);
+      continue;
+    }
+    removed++;
+  }
+  changes->created_kprobes = std::move(kept);
+  if (removed != 0) report->done.push_back("removed " + std::to_string(removed) + (removed == 1 ? " kprobe" : " kprobes"));
 }
 
 void UndoSettingChanges(const Tracefs& fs, TracefsChanges* changes, TracefsUndoReport* report) {

@@ -12,6 +12,7 @@
 //   trace_clock                   clock found, clock set          UndoSettingChanges
 //   buffer_percent                percent found, percent set      UndoSettingChanges
 //   events/<g>/<n>/enable = 1     each event enabled              UndoEventChanges
+//   kprobe_events += p:/r:<g>/<n> each probe the owner defined     UndoEventChanges (-:<g>/<n>)
 //   tracing_on = 1                value found                     UndoSettingChanges
 //   atrace --async_start          atrace's path                   UndoEventChanges
 //
@@ -62,6 +63,9 @@ struct TracefsChanges {
   uint32_t buffer_percent_set = 0;
 
   std::vector<std::string> enabled_events;  // "group/name"
+  // kprobes and kretprobes the owner defined in <root>/kprobe_events
+  // ("sluice_kprobes/do_sys_openat2"); removed after their events are off.
+  std::vector<std::string> created_kprobes;
   std::string atrace_path;                  // Non-empty: atrace --async_start ran.
 
   bool changed_buffer_size() const {
@@ -71,7 +75,7 @@ struct TracefsChanges {
   bool empty() const {
     return !created_instance && !tracing_on_found && !trace_clock_found &&
            !changed_buffer_size() && !buffer_percent_found && enabled_events.empty() &&
-           atrace_path.empty();
+           created_kprobes.empty() && atrace_path.empty();
   }
   bool operator==(const TracefsChanges&) const = default;
 };

@@ -84,7 +84,7 @@ struct StateParser {
 
 Status StateParser::Line(std::string_view key, std::string_view value) {
   TracefsChanges& c = state.changes;
-  const bool repeated = key == "enabled_event" || key == "buffer_size_kb_found_cpu";
+  const bool repeated = key == "enabled_event" || key == "created_kprobe" || key == "buffer_size_kb_found_cpu";
   if (!repeated && seen[std::string(key)]++ != 0) {
     return Status::Error("'" + std::string(key) + "' appears twice");
   }
@@ -147,6 +147,11 @@ Status StateParser::Line(std::string_view key, std::string_view value) {
   } else if (key == "enabled_event") {
     if (!IsEventName(value)) return bad("event name");
     c.enabled_events.emplace_back(value);
+  } else if (key == "created_kprobe") {
+    // Only sluice's own groups: a corrupt file must not remove others' probes.
+    if (!IsEventName(value) || !(value.starts_with("sluice_kprobes/") || value.starts_with("sluice_kretprobes/")))
+      return bad("kprobe name");
+    c.created_kprobes.emplace_back(value);
   } else if (key == "atrace_path") {
     if (!IsSafePath(value)) return bad("atrace path");
     c.atrace_path = std::string(value);
@@ -187,6 +192,7 @@ std::string EncodeTracefsState(const TracefsState& s) {
     line("buffer_percent_set", std::to_string(c.buffer_percent_set));
   }
   for (const std::string& e : c.enabled_events) line("enabled_event", e);
+  for (const std::string& k : c.created_kprobes) line("created_kprobe", k);
   if (!c.atrace_path.empty()) line("atrace_path", c.atrace_path);
   out += "end\n";
   return out;

@@ -65,6 +65,7 @@ TEST(TracefsStateFileTest, RoundTrip) {
   per_cpu.changes.per_cpu_buffer_size_kb_found = {{0, 100}, {1, 200}};
   per_cpu.changes.buffer_percent_found = 50;
   per_cpu.changes.buffer_percent_set = 25;
+  per_cpu.changes.created_kprobes = {"sluice_kprobes/do_sys_openat2", "sluice_kretprobes/do_sys_openat2"};
   auto parsed2 = ParseTracefsState(EncodeTracefsState(per_cpu));
   ASSERT_TRUE(parsed2.ok()) << parsed2.status().message();
   EXPECT_EQ(*parsed2, per_cpu);
@@ -96,6 +97,8 @@ TEST(TracefsStateFileTest, DamagedFilesAreRefusedWithTheReason) {
       {replace("owner_pid 4242", "owner_pid 0"), "line 2: bad pid '0'"},
       {replace("created_instance 1", "created_instance 1\ncreated_instance 1"),
        "line 10: 'created_instance' appears twice"},
+      {replace("atrace_path", "created_kprobe perfetto_kprobes/vfs_read\natrace_path"),
+       "line 18: bad kprobe name 'perfetto_kprobes/vfs_read'"},
       {replace("tracing_on_found 0", "colour blue"),
        "line 10: unknown key 'colour' (written by another sluice version?)"},
       {replace("tracefs_root /sys/kernel/tracing", "tracefs_root sys/kernel/tracing"),

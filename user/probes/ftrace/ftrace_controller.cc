@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -125,6 +126,7 @@ Status FtraceController::ApplyConfig() {
   trace_clock_ = found_clock;
 
   const bool wants_atrace = !config_.atrace_categories.empty() || !config_.atrace_apps.empty();
+  DefineKprobes();
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> resolved, ResolveEvents(wants_atrace));
   SLUICE_RETURN_IF_ERROR(ApplyBufferSize(found_size));
   SLUICE_RETURN_IF_ERROR(ApplyClock(found_clock));
@@ -151,6 +153,7 @@ StatusOr<std::vector<std::string>> FtraceController::ResolveEvents(bool wants_at
   const Tracefs& fs = *tracefs_;
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> available, fs.ReadAvailableEvents());
   std::vector<std::string> requested = config_.events;
+  requested.insert(requested.end(), kprobe_events_.begin(), kprobe_events_.end());
   std::vector<std::string> user_space_only;
   if (wants_atrace) {
     requested.emplace_back(kPrintEvent);
@@ -190,6 +193,45 @@ StatusOr<std::vector<std::string>> FtraceController::ResolveEvents(bool wants_at
     Warn("ftrace events not in this kernel, skipped: " + Join(unknown_events_, ", "));
   }
   return resolved;
+}
+
+// kprobe_events is the kernel's one list for the whole machine (every
+// instance's events come from it): probes are appended, never written over,
+// and only those this controller defined are removed at the end. A probe
+// that exists already (another sluice session traces the same function) is
+// used as it is. Its definition is saved in the state file before it is
+// written, so that a killed recorder's cleanup removes it.
+void FtraceController::DefineKprobes() {
+  const Tracefs& fs = *tracefs_;
+  for (const FtraceKprobe& probe : config_.kprobes) {
+    const std::string& f = probe.function;
+    const bool valid = !f.empty() && f.size() < 64 &&
+                       std::all_of(f.begin(), f.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!valid) {
+      failed_kprobes_.push_back(f);
+      Warn("kprobe on '" + f + "' skipped: a kernel function name has only letters, digits and '_'");
+      continue;
+    }
+    for (bool ret : {false, true}) {
+      if (ret ? !probe.exit : !probe.entry) continue;
+      const std::string event = std::string(ret ? kKretprobeGroup : kKprobeGroup) + "/" + f;
+      if (!fs.Exists("events/" + event + "/enable")) {
+        changes_.created_kprobes.push_back(event);
+        Persist();
+        // "r" without maxactive: the kernel sizes its return-probe slots.
+        Status st = fs.AppendToRootFile("kprobe_events", std::string(ret ? "r:" : "p:") + event + " " + f);
+        if (!st.ok()) {
+          changes_.created_kprobes.pop_back();
+          Persist();
+          failed_kprobes_.push_back(f);
+          Warn("cannot define the " + std::string(ret ? "kretprobe" : "kprobe") + " on " + f + ": " + st.message() +
+               " (is it a kernel function this kernel can probe? kprobes need CONFIG_KPROBE_EVENTS)");
+          continue;
+        }
+      }
+      kprobe_events_.push_back(event);
+    }
+  }
 }
 
 // Empties the buffer of events written before this trace, always and on

@@ -10,6 +10,9 @@
 //   trace_clock       "boot" if the kernel has it and differs   the old clock
 //   buffer_percent    config value, if set and differs          the old value
 //   buffer contents   emptied (unless preserve_buffer), always  -- (consumed by the reader)
+//   kprobe_events     "p:sluice_kprobes/F F" (and "r..." for a  "-:sluice_kprobes/F" for each
+//                     return) per configured kprobe not         probe defined here, once its
+//                     defined yet                               events are off (Restore())
 //   events/*/enable   "1" for each requested event that is     "0" for exactly those events
 //                     not enabled yet                          (DisableEvents())
 //   tracing_on        "1" if it was "0"                        "0" if it was "0"
@@ -83,8 +86,21 @@ namespace sluice {
 
 class TracefsStateFile;
 
+// A kprobe the config asks for (FtraceConfig.kprobe_events): on the
+// function's entry (a kprobe in group sluice_kprobes), its return (a
+// kretprobe in sluice_kretprobes), or both. The translator writes their hits
+// as KprobeEvent (ftrace_event_translator.h).
+struct FtraceKprobe {
+  std::string function;
+  bool entry = false;
+  bool exit = false;
+};
+inline constexpr char kKprobeGroup[] = "sluice_kprobes";
+inline constexpr char kKretprobeGroup[] = "sluice_kretprobes";
+
 struct FtraceControlConfig {
   std::vector<std::string> events;  // As in FtraceConfig.ftrace_events.
+  std::vector<FtraceKprobe> kprobes;
   std::vector<std::string> atrace_categories;
   std::vector<std::string> atrace_apps;
   uint32_t buffer_size_kb = 0;  // Per CPU; 0 = leave the kernel's size.
@@ -156,6 +172,9 @@ class FtraceController {
   const std::vector<std::string>& enabled_by_us() const { return enabled_by_us_; }
   const std::vector<std::string>& unknown_events() const { return unknown_events_; }
   const std::vector<std::string>& failed_events() const { return failed_events_; }
+  // Probes whose definition failed (no such function, no kprobes in this
+  // kernel), as "function": reported in FtraceStats with the failed events.
+  const std::vector<std::string>& failed_kprobes() const { return failed_kprobes_; }
   const std::string& atrace_errors() const { return atrace_errors_; }
   const std::vector<std::string>& restore_errors() const { return restore_report_.errors; }
   // What DisableEvents() and Restore() put back ("disabled 3 events, ...").
@@ -173,6 +192,9 @@ class FtraceController {
  private:
   Status ApplyConfig();
   StatusOr<std::vector<std::string>> ResolveEvents(bool wants_atrace);
+  // Defines the config's kprobes that do not exist yet; the events of all
+  // of them ("sluice_kprobes/F") join the requested ones.
+  void DefineKprobes();
   Status ApplyBufferSize(const TracefsBufferSize& found);
   void ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root_found);
   Status ApplyClock(const std::string& found);
@@ -208,6 +230,8 @@ class FtraceController {
   std::vector<std::string> enabled_by_us_;
   std::vector<std::string> unknown_events_;
   std::vector<std::string> failed_events_;
+  std::vector<std::string> failed_kprobes_;
+  std::vector<std::string> kprobe_events_;  // "sluice_kprobes/F": resolved with the config's events
   std::string atrace_errors_;
 };
 

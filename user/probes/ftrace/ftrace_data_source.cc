@@ -114,6 +114,14 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   control.buffer_size_kb = config.buffer_size_kb();
   control.preserve_buffer = config.preserve_ftrace_buffer();
   control.buffer_percent = config.drain_buffer_percent();
+  using KprobeType = perfetto::protos::FtraceConfig::KprobeEvent;
+  for (const auto& k : config.kprobe_events()) {
+    FtraceKprobe probe;
+    probe.function = k.probe();
+    probe.entry = k.type() == KprobeType::KPROBE_TYPE_KPROBE || k.type() == KprobeType::KPROBE_TYPE_BOTH;
+    probe.exit = k.type() == KprobeType::KPROBE_TYPE_KRETPROBE || k.type() == KprobeType::KPROBE_TYPE_BOTH;
+    if (probe.entry || probe.exit) control.kprobes.push_back(std::move(probe));
+  }
   ds->controller_ = std::make_unique<FtraceController>(ds->tracefs_.get(), std::move(control),
                                                        control_options);
   return ds;
@@ -617,6 +625,9 @@ void FtraceDataSource::WriteStats(int phase) {
   }
   for (const std::string& e : format_missing_) {
     packet->WriteString(FtraceStats::kFailedFtraceEventsFieldNumber, e);
+  }
+  for (const std::string& f : controller_->failed_kprobes()) {
+    packet->WriteString(FtraceStats::kFailedFtraceEventsFieldNumber, "kprobe " + f);
   }
   if (config_.preserve_ftrace_buffer()) {
     packet->WriteVarInt(FtraceStats::kPreserveFtraceBufferFieldNumber, 1);

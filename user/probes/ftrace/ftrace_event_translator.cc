@@ -8,6 +8,7 @@
 #include "perfetto/trace/ftrace/ftrace_event.pb.h"
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "perfetto/trace/ftrace/generic.pb.h"
+#include "user/probes/ftrace/ftrace_controller.h"
 
 namespace sluice {
 
@@ -19,6 +20,7 @@ using perfetto::protos::FtraceEvent;
 using perfetto::protos::FtraceEventBundle;
 using perfetto::protos::GenericFtraceEvent;
 using perfetto::protos::GenericFtraceEvent_Field;
+using perfetto::protos::KprobeEvent;
 
 std::string EncodeStringField(uint32_t field_id, std::string_view s) {
   uint8_t buf[20];
@@ -103,7 +105,9 @@ FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : t
       t->pid_size = pid->size;
     }
     const FieldDescriptor* event_field = ftrace_event->FindFieldByName(format->name);
-    if (event_field && event_field->type() == FieldDescriptor::TYPE_MESSAGE &&
+    if (format->group == kKprobeGroup || format->group == kKretprobeGroup) {
+      BuildKprobe(t.get(), *table);
+    } else if (event_field && event_field->type() == FieldDescriptor::TYPE_MESSAGE &&
         event_field->message_type() != generic &&
         event_field->containing_oneof() != nullptr) {
       t->proto_field = static_cast<uint32_t>(event_field->number());
@@ -121,6 +125,29 @@ FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : t
     by_id_[format->id] = t.get();
     translations_.push_back(std::move(t));
   }
+}
+
+// A probe's hit is a KprobeEvent: the function's name and whether it
+// begins (a kprobe whose kretprobe is recorded too), ends (that kretprobe) or
+// is a point (a probe alone), as upstream's recorder writes it. Its kernel
+// fields (__probe_ip) are not written.
+void FtraceEventTranslator::BuildKprobe(FtraceEventTranslation* t, const FtraceFormatTable& table) {
+  const FtraceEventFormat& f = *t->format;
+  const bool ret = f.group == kKretprobeGroup;
+  const bool paired = table.FindByName(ret ? kKprobeGroup : kKretprobeGroup, f.name) != nullptr;
+  const auto type = !paired ? KprobeEvent::KPROBE_TYPE_INSTANT
+                    : ret   ? KprobeEvent::KPROBE_TYPE_END
+                            : KprobeEvent::KPROBE_TYPE_BEGIN;
+  t->proto_field = FtraceEvent::kKprobeEventFieldNumber;
+  t->proto_name = "FtraceEvent.kprobe_event";
+  t->prefix_bytes = EncodeStringField(KprobeEvent::kNameFieldNumber, f.name);
+  uint8_t varint[20];
+  uint8_t* end = ProtoWriter::EncodeVarInt(ProtoWriter::MakeTag(KprobeEvent::kTypeFieldNumber, ProtoWriter::kWireVarInt),
+                                           varint);
+  end = ProtoWriter::EncodeVarInt(static_cast<uint64_t>(type), end);
+  t->prefix_bytes.append(reinterpret_cast<const char*>(varint), static_cast<size_t>(end - varint));
+  for (const FtraceFieldFormat& field : f.fields)
+    if (field.name.rfind("common_", 0) != 0) t->skipped.emplace_back(&field, "a probe's hit is written as KprobeEvent");
 }
 
 void FtraceEventTranslator::BuildKnown(FtraceEventTranslation* t, const void* message_descriptor) {
@@ -159,7 +186,7 @@ void FtraceEventTranslator::BuildKnown(FtraceEventTranslation* t, const void* me
 }
 
 void FtraceEventTranslator::BuildGeneric(FtraceEventTranslation* t) {
-  t->generic_name_bytes = EncodeStringField(GenericFtraceEvent::kEventNameFieldNumber,
+  t->prefix_bytes = EncodeStringField(GenericFtraceEvent::kEventNameFieldNumber,
                                             t->format->name);
   for (const FtraceFieldFormat& field : t->format->fields) {
     if (field.name.rfind("common_", 0) == 0) continue;
@@ -220,7 +247,7 @@ bool IsDynamicString(const FtraceFieldFormat& f) {
 
 // static
 void FtraceEventTranslator::ComputeBounds(FtraceEventTranslation* t) {
-  uint32_t fixed = static_cast<uint32_t>(t->generic_name_bytes.size());
+  uint32_t fixed = static_cast<uint32_t>(t->prefix_bytes.size());
   for (const FtraceFieldTranslation& f : t->fields) {
     const FtraceFieldFormat& ff = *f.format;
     uint32_t value = kMaxTag + kMaxVarInt;
@@ -291,9 +318,9 @@ uint8_t* FtraceEventTranslator::EncodeFields(const FtraceEventTranslation& t,
                                              const FtraceRecord& record, uint8_t* p) {
   const uint8_t* data = record.data;
   const uint32_t size = record.size;
-  if (t.generic) {
-    memcpy(p, t.generic_name_bytes.data(), t.generic_name_bytes.size());
-    p += t.generic_name_bytes.size();
+  if (!t.prefix_bytes.empty()) {
+    memcpy(p, t.prefix_bytes.data(), t.prefix_bytes.size());
+    p += t.prefix_bytes.size();
   }
   // record.size >= min_size was checked: fixed fields are inside the record.
   for (const FtraceFieldOp& op : t.ops) {
@@ -449,7 +476,7 @@ void FtraceEventTranslator::WriteEventNested(const FtraceEventTranslation& t,
     w->WriteVarInt(FtraceEvent::kPidFieldNumber,
                    static_cast<uint32_t>(ReadInt(data, size, t.pid_offset, t.pid_size, true)));
   w->BeginNested(t.proto_field);
-  if (t.generic) w->WriteRaw(t.generic_name_bytes.data(), t.generic_name_bytes.size());
+  if (!t.prefix_bytes.empty()) w->WriteRaw(t.prefix_bytes.data(), t.prefix_bytes.size());
   for (const FtraceFieldTranslation& f : t.fields) {
     const FtraceFieldFormat& ff = *f.format;
     switch (f.wire) {

@@ -17,6 +17,9 @@
 //   - Any other event is written as GenericFtraceEvent: event_name and one
 //     Field per non-common field (name + str_value / int_value / uint_value;
 //     arrays are left out).
+//   - An event of sluice's kprobe groups (sluice_kprobes, sluice_kretprobes:
+//     FtraceController's) is a KprobeEvent (name, type), as upstream writes
+//     probe hits.
 //   - Every event gets FtraceEvent.timestamp and pid (common_pid);
 //     sched_waking also common_flags (the irq/softirq context of the waker).
 //
@@ -99,8 +102,9 @@ struct FtraceEventTranslation {
   // Pre-encoded tag of the FtraceEvent field `proto_field`.
   uint8_t event_tag[4] = {};
   uint8_t event_tag_size = 0;
-  // GenericFtraceEvent.event_name, pre-encoded.
-  std::string generic_name_bytes;
+  // Fields every event of the kind carries, pre-encoded, written first:
+  // GenericFtraceEvent.event_name; KprobeEvent's name and type.
+  std::string prefix_bytes;
   // Upper bound of the encoded event message without its variable-length
   // strings, and the number of strings whose length is bounded only by the
   // record (char[] to the end, __data_loc, __rel_loc): the encoded size is at
@@ -235,6 +239,7 @@ class FtraceEventTranslator {
 
  private:
   void BuildKnown(FtraceEventTranslation* t, const void* message_descriptor);
+  static void BuildKprobe(FtraceEventTranslation* t, const FtraceFormatTable& table);
   void BuildGeneric(FtraceEventTranslation* t);
   static void ComputeBounds(FtraceEventTranslation* t);
   static void BuildOps(FtraceEventTranslation* t);

@@ -115,6 +115,35 @@ TEST_F(FtraceControllerTest, StartAppliesAndRestoreUndoesOnlyOurChanges) {
   EXPECT_EQ(fake_.Read("events/sched/sched_wakeup/enable"), "1\n");  // Someone else's stays.
 }
 
+// kprobes: each one the config asks for and the kernel does not have is
+// appended to kprobe_events (entry "p:", return "r:"), its events enabled,
+// and removed ("-:") at the end; one that exists already (another session's)
+// is used and left; a name that is no function name is refused.
+TEST_F(FtraceControllerTest, KprobesAreDefinedEnabledAndRemovedOnlyIfOurs) {
+  fake_.Write("kprobe_events", "");
+  // Another session's kretprobe on vfs_read exists already.
+  fake_.Write("events/sluice_kretprobes/vfs_read/enable", "0\n");
+  fake_.Write("events/sluice_kretprobes/vfs_read/format", "name: vfs_read\nID: 2000\n");
+  fake_.Write("available_events", fake_.Read("available_events") + "sluice_kretprobes:vfs_read\n");
+  FtraceControlConfig config;
+  config.events = {"sched/sched_switch"};
+  config.kprobes = {{"do_sys_openat2", true, true}, {"vfs_read", false, true}, {"bad name;", true, false}};
+  FtraceController c(fs_.get(), config, Options(false));
+  ASSERT_TRUE(c.Start().ok());
+  EXPECT_EQ(fake_.Read("kprobe_events"),
+            "p:sluice_kprobes/do_sys_openat2 do_sys_openat2\nr:sluice_kretprobes/do_sys_openat2 do_sys_openat2\n");
+  EXPECT_EQ(c.failed_kprobes(), std::vector<std::string>{"bad name;"});
+  // The fake kernel makes no event of a definition: only the existing one resolves.
+  EXPECT_EQ(c.enabled_by_us(), (std::vector<std::string>{"sched/sched_switch", "sluice_kretprobes/vfs_read"}));
+  EXPECT_EQ(fake_.Read("events/sluice_kretprobes/vfs_read/enable"), "1");
+  c.Restore();
+  EXPECT_TRUE(c.restore_errors().empty());
+  EXPECT_EQ(fake_.Read("events/sluice_kretprobes/vfs_read/enable"), "0");
+  EXPECT_EQ(fake_.Read("kprobe_events"),
+            "p:sluice_kprobes/do_sys_openat2 do_sys_openat2\nr:sluice_kretprobes/do_sys_openat2 do_sys_openat2\n"
+            "-:sluice_kprobes/do_sys_openat2\n-:sluice_kretprobes/do_sys_openat2\n");
+}
+
 TEST_F(FtraceControllerTest, NothingWrittenWhenAlreadyAsWanted) {
   fake_.Write("tracing_on", "1\n");
   fake_.Write("trace_clock", "local global [boot]\n");

@@ -215,6 +215,45 @@ print fmt: "%s", __get_rel_str(msg)
   EXPECT_TRUE(found);
 }
 
+// A probe's hit is a KprobeEvent, as upstream's recorder writes it: a
+// kprobe with its kretprobe begins and ends a slice, a probe alone is a point.
+TEST(FtraceEventTranslatorTest, KprobeHitsAreKprobeEvents) {
+  auto table = FtraceFormatTable::Load(testing::kTreeHost, {}, nullptr);
+  ASSERT_TRUE(table.ok());
+  auto probe_format = [](const char* name, int id) {
+    return std::string("name: ") + name + "\nID: " + std::to_string(id) + R"fmt(
+format:
+	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
+	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
+	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
+	field:int common_pid;	offset:4;	size:4;	signed:1;
+
+	field:unsigned long __probe_ip;	offset:8;	size:8;	signed:0;
+
+print fmt: "(%lx)", REC->__probe_ip
+)fmt";
+  };
+  ASSERT_TRUE(table->AddEvent("sluice_kprobes", probe_format("vfs_write", 2001)).ok());
+  ASSERT_TRUE(table->AddEvent("sluice_kretprobes", probe_format("vfs_write", 2002)).ok());
+  ASSERT_TRUE(table->AddEvent("sluice_kprobes", probe_format("schedule", 2003)).ok());
+  FtraceEventTranslator tr(&*table);
+  const struct {
+    uint32_t id;
+    const char* name;
+    perfetto::protos::KprobeEvent::KprobeType type;
+  } cases[] = {{2001, "vfs_write", perfetto::protos::KprobeEvent::KPROBE_TYPE_BEGIN},
+               {2002, "vfs_write", perfetto::protos::KprobeEvent::KPROBE_TYPE_END},
+               {2003, "schedule", perfetto::protos::KprobeEvent::KPROBE_TYPE_INSTANT}};
+  for (const auto& c : cases) {
+    auto rec = RecordBuilder(*table->FindById(c.id)).Int("common_pid", 42).Int("__probe_ip", 0xffffffff81000000).Build();
+    FtraceEvent e = Translate(tr, rec);
+    EXPECT_EQ(e.pid(), 42u);
+    ASSERT_TRUE(e.has_kprobe_event()) << c.id;
+    EXPECT_EQ(e.kprobe_event().name(), c.name);
+    EXPECT_EQ(e.kprobe_event().type(), c.type) << c.id;
+  }
+}
+
 TEST(FtraceEventTranslatorTest, UntrustedLocationsStayInsideTheRecord) {
   auto table = FtraceFormatTable::Load(testing::kTreeHost,
                                        {"sched/sched_process_exec", "ftrace/print"}, nullptr);
