@@ -1329,7 +1329,9 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
   }
   // What the packet sequences said of their own losses, per buffer, as
   // upstream sums them (SequenceLossTracker).
-  for (const auto& [buffer, loss] : stats_->sequence_loss) {
+  for (const auto& [buffer_index, loss] : stats_->sequence_loss) {
+    // A copy: clang 14 cannot capture a structured binding.
+    const int64_t buffer = buffer_index;
     auto add = [&](const std::string& name, int64_t value, std::string_view source, std::string_view description) {
       if (!written.insert({name, buffer}).second) return;
       AddStat(name, buffer, "data_loss", source, value, description);
