@@ -45,7 +45,7 @@ const std::vector<std::string>& Traces() {
       "arm64", "arm64_bpf", "arm64_loss", "ps_slices_edges", "process_memory", "procstats_memory", "syscalls", "syscalls_x86_64_names",
       "syscalls_aarch64_names", "suspend_resume", "blocked_reason", "syscalls_rec", "generic", "oom_power",
       "rss_stat", "block_kprobe", "session", "tracing_start_preserved", "sysinfo", "cpu_capacity",
-      "block_io_rec", "kprobes_rec"};
+      "block_io_rec", "kprobes_rec", "sys_stats_counters"};
   return traces;
 }
 

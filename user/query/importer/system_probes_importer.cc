@@ -1,10 +1,14 @@
 #include "user/query/importer/system_probes_importer.h"
 
 #include <algorithm>
+#include <cctype>
+#include <climits>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "perfetto/common/sys_stats_counters.pb.h"
 #include "user/query/importer/proto_wire_reader.h"
 
 namespace sluice {
@@ -104,8 +108,35 @@ void SystemProbesImporter::AddCpuInfoRows() {
   }
 }
 
+// /proc/meminfo's key of each MeminfoCounters value (the kernel's names;
+// 34-38 are Android's), "" for one this table does not have.
+std::string_view SystemProbesImporter::MeminfoKeyName(uint64_t key) {
+  static constexpr const char* kKeys[] = {
+      "",           "MemTotal",     "MemFree",      "MemAvailable",   "Buffers",        "Cached",
+      "SwapCached", "Active",       "Inactive",     "Active(anon)",   "Inactive(anon)", "Active(file)",
+      "Inactive(file)", "Unevictable", "Mlocked",   "SwapTotal",      "SwapFree",       "Dirty",
+      "Writeback",  "AnonPages",    "Mapped",       "Shmem",          "Slab",           "SReclaimable",
+      "SUnreclaim", "KernelStack",  "PageTables",   "CommitLimit",    "Committed_AS",   "VmallocTotal",
+      "VmallocUsed", "VmallocChunk", "CmaTotal",    "CmaFree",        "Gpu",            "Zram",
+      "Misc",       "ION_heap",     "ION_heap_pool"};
+  return key < std::size(kKeys) ? kKeys[key] : "";
+}
+
+// /proc/vmstat's key of a VmstatCounters value: the enum's name without
+// VMSTAT_, lower case, which is how the enum was made from the kernel's keys.
+std::string SystemProbesImporter::VmstatKeyName(uint64_t key) {
+  if (key == 0 || key > INT32_MAX) return "";
+  const auto* value = perfetto::protos::VmstatCounters_descriptor()->FindValueByNumber(static_cast<int>(key));
+  if (value == nullptr) return "";
+  std::string name = value->name().substr(std::string_view("VMSTAT_").size());
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
 void SystemProbesImporter::OnSysStats(std::string_view bytes, int64_t ts) {
-  // SysStats: disk_stat 13 (device_name 1, read_sectors 2, read_time_ms 3,
+  // SysStats: meminfo 1 and vmstat 2 (key 1, value 2), cpu_stat 3,
+  // num_forks 4, num_irq_total 5, num_irq 6, num_softirq_total 7,
+  // num_softirq 8 (irq 1, count 2), cpufreq_khz 11, disk_stat 13 (device_name 1, read_sectors 2, read_time_ms 3,
   // write_sectors 4, write_time_ms 5, discard_sectors 6, discard_time_ms 7,
   // flush_count 8, flush_time_ms 9), thermal_zone 15 (name 1, temp 2,
   // type 3), cpuidle_state 16 (cpu_id 1, cpuidle_state_entry 2: state 1,
@@ -123,6 +154,95 @@ void SystemProbesImporter::OnSysStats(std::string_view bytes, int64_t ts) {
     storage_->ExtendBounds(ts);
     storage_->counter.Add(ts, track, value);
   };
+  // key 1, value 2 of MeminfoValue / VmstatValue / InterruptCount.
+  auto key_value = [](std::string_view bytes, uint64_t* key, uint64_t* value) {
+    ProtoWireReader r(bytes);
+    WireField v;
+    while (r.Next(&v)) {
+      if (v.type != WireType::kVarint) continue;
+      if (v.number == 1) *key = v.value;
+      if (v.number == 2) *value = v.value;
+    }
+  };
+  each(1, [&](const WireField& f) {  // meminfo: kB, as bytes
+    if (f.type != WireType::kBytes) return;
+    uint64_t key = 0, value = 0;
+    key_value(f.bytes, &key, &value);
+    const std::string_view name = MeminfoKeyName(key);
+    if (name.empty()) {
+      meminfo_unknown_keys_++;
+      return;
+    }
+    counter(tracks_->DimensionsTrack(s.Intern("meminfo"), s.Intern(name), /*counter=*/true,
+                                     {{s.Intern("meminfo_key"), ArgType::kString, s.Intern(name), 0}},
+                                     s.Intern("bytes")),
+            static_cast<double>(value) * 1024);
+  });
+  uint32_t cpufreq_cpu = 0;  // cpufreq_khz's index is its CPU
+  each(11, [&](const WireField& f) {  // cpufreq_khz, by CPU: the ftrace cpufreq tracks
+    std::vector<uint64_t> khz;
+    AppendVarints(f, &khz);
+    for (uint64_t v : khz)
+      counter(tracks_->CpuCounterTrack(s.Intern("cpu_frequency"), s.Intern("cpufreq"), cpufreq_cpu++),
+              static_cast<double>(v));
+  });
+  each(2, [&](const WireField& f) {  // vmstat
+    if (f.type != WireType::kBytes) return;
+    uint64_t key = 0, value = 0;
+    key_value(f.bytes, &key, &value);
+    const std::string name = VmstatKeyName(key);
+    if (name.empty()) {
+      vmstat_unknown_keys_++;
+      return;
+    }
+    counter(tracks_->DimensionsTrack(s.Intern("vmstat"), s.Intern(name), /*counter=*/true,
+                                     {{s.Intern("vmstat_key"), ArgType::kString, s.Intern(name), 0}}),
+            static_cast<double>(value));
+  });
+  each(3, [&](const WireField& f) {  // cpu_stat: CpuTimes, cpu_id 1, then the times 2-9 (ns)
+    if (f.type != WireType::kBytes) return;
+    static constexpr const char* kTimes[] = {"user_ns",    "user_nice_ns", "system_mode_ns", "idle_ns",
+                                             "io_wait_ns", "irq_ns",       "softirq_ns",     "steal_ns"};
+    std::optional<uint64_t> cpu;
+    std::array<uint64_t, 8> times{};
+    ProtoWireReader r(f.bytes);
+    WireField v;
+    while (r.Next(&v)) {
+      if (v.type != WireType::kVarint) continue;
+      if (v.number == 1) cpu = v.value;
+      else if (v.number >= 2 && v.number <= 9) times[v.number - 2] = v.value;
+    }
+    if (!cpu) {
+      invalid_cpu_times_++;
+      return;
+    }
+    for (size_t i = 0; i < times.size(); ++i) {
+      counter(tracks_->DimensionsTrack(s.Intern("cpustat"), s.Intern(std::string("cpu.times.") + kTimes[i]),
+                                       /*counter=*/true,
+                                       {{s.Intern("cpu"), ArgType::kInt, static_cast<int64_t>(*cpu), 0},
+                                        {s.Intern("cpustat_key"), ArgType::kString, s.Intern(kTimes[i]), 0}},
+                                       kNullStringId, static_cast<uint32_t>(*cpu)),
+              static_cast<double>(times[i]));
+    }
+  });
+  for (auto [field, type] : {std::pair{6u, "num_irq"}, std::pair{8u, "num_softirq"}}) {
+    each(field, [&](const WireField& f) {  // InterruptCount: irq 1, count 2
+      if (f.type != WireType::kBytes) return;
+      uint64_t irq = 0, count = 0;
+      key_value(f.bytes, &irq, &count);
+      const auto id = static_cast<int64_t>(static_cast<int32_t>(irq));
+      counter(tracks_->DimensionsTrack(s.Intern(type), s.Intern(std::string(type) + " (id: " + std::to_string(id) + ")"),
+                                       /*counter=*/true, {{s.Intern("irq"), ArgType::kInt, id, 0}}),
+              static_cast<double>(count));
+    });
+  }
+  for (auto [field, name] : {std::pair{4u, "num_forks"}, std::pair{5u, "num_irq_total"},
+                             std::pair{7u, "num_softirq_total"}}) {
+    each(field, [&](const WireField& f) {
+      if (f.type != WireType::kVarint) return;
+      counter(tracks_->SingletonTrack(s.Intern(name), s.Intern(name), /*counter=*/true), static_cast<double>(f.value));
+    });
+  }
   each(13, [&](const WireField& f) {
     if (f.type != WireType::kBytes) return;
     std::string device;

@@ -7,7 +7,10 @@
 //     CPU has one, else by their highest frequency when every CPU has some,
 //     else all in cluster 0; a cluster is a run of equal values in
 //     ascending order. Written at the end, once the cpu rows exist.
-//   - SysStats, at the packet's time: disk stats (diskstat.[dev].<counter>,
+//   - SysStats, at the packet's time: /proc/meminfo (bytes) and
+//     /proc/vmstat counters named by their kernel keys, cpufreq_khz on the
+//     CPUs' cpufreq tracks, per-CPU times (cpu.times.*), fork, IRQ and
+//     softirq counts, disk stats (diskstat.[dev].<counter>,
 //     amounts in MB and rates in MB/s between a device's samples, nothing
 //     for its first), thermal zones named by type, cpuidle residency per
 //     CPU and state, and the GPU frequency, with upstream's track types,
@@ -46,6 +49,10 @@ class SystemProbesImporter {
   int64_t unknown_cpu_features() const { return cpu_unknown_features_; }
   // Packets whose bytes were malformed.
   int64_t unparsable() const { return unparsable_; }
+  // Upstream's stats of the same names.
+  int64_t meminfo_unknown_keys() const { return meminfo_unknown_keys_; }
+  int64_t vmstat_unknown_keys() const { return vmstat_unknown_keys_; }
+  int64_t invalid_cpu_times() const { return invalid_cpu_times_; }
 
  private:
   struct CpuInfoEntry {
@@ -57,8 +64,12 @@ class SystemProbesImporter {
     std::optional<std::array<uint64_t, 5>> arm;  // implementer, architecture, variant, part, revision
   };
 
+  static std::string_view MeminfoKeyName(uint64_t key);
+  static std::string VmstatKeyName(uint64_t key);
+
   TraceStorage* storage_;
   TrackTracker* tracks_;
+  int64_t meminfo_unknown_keys_ = 0, vmstat_unknown_keys_ = 0, invalid_cpu_times_ = 0;
   std::vector<CpuInfoEntry> cpu_info_;
   int64_t cpu_unknown_features_ = 0;
   int64_t unparsable_ = 0;

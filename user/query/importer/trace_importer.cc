@@ -1461,6 +1461,12 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
           "session): dropped, as upstream; preserve_ftrace_buffer keeps them");
   AddStat("ftrace_abi_errors_skipped_zero_data_length", kNullInt, "info", "analysis", abi_zero_data_length_errors_,
           "kernel ring buffer pages with a zero data length, which the recorder skipped");
+  AddStat("meminfo_unknown_keys", kNullInt, "error", "analysis", system_probes_.meminfo_unknown_keys(),
+          "sys_stats meminfo counters of a key this importer does not name: skipped");
+  AddStat("vmstat_unknown_keys", kNullInt, "error", "analysis", system_probes_.vmstat_unknown_keys(),
+          "sys_stats vmstat counters of a key this importer does not name: skipped");
+  AddStat("invalid_cpu_times", kNullInt, "error", "analysis", system_probes_.invalid_cpu_times(),
+          "sys_stats cpu_stat entries without a cpu_id: skipped");
   AddStat("cpu_info_unknown_cpu_features", kNullInt, "info", "analysis", system_probes_.unknown_cpu_features(),
           "CPUs whose CpuInfo features have bits this importer does not name (beyond mte, mte3)");
   AddStat("rss_stat_negative_size", kNullInt, "info", "analysis", rss_stat_.negative_size(),
