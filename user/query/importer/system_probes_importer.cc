@@ -225,8 +225,10 @@ void SystemProbesImporter::OnSysStats(std::string_view bytes, int64_t ts) {
               static_cast<double>(times[i]));
     }
   });
-  for (auto [field, type] : {std::pair{6u, "num_irq"}, std::pair{8u, "num_softirq"}}) {
-    each(field, [&](const WireField& f) {  // InterruptCount: irq 1, count 2
+  // Plain loop variables, not structured bindings: clang 14 cannot capture those.
+  for (const auto& kind : {std::pair{6u, "num_irq"}, std::pair{8u, "num_softirq"}}) {
+    const char* type = kind.second;
+    each(kind.first, [&](const WireField& f) {  // InterruptCount: irq 1, count 2
       if (f.type != WireType::kBytes) return;
       uint64_t irq = 0, count = 0;
       key_value(f.bytes, &irq, &count);
@@ -236,9 +238,10 @@ void SystemProbesImporter::OnSysStats(std::string_view bytes, int64_t ts) {
               static_cast<double>(count));
     });
   }
-  for (auto [field, name] : {std::pair{4u, "num_forks"}, std::pair{5u, "num_irq_total"},
-                             std::pair{7u, "num_softirq_total"}}) {
-    each(field, [&](const WireField& f) {
+  for (const auto& kind : {std::pair{4u, "num_forks"}, std::pair{5u, "num_irq_total"},
+                           std::pair{7u, "num_softirq_total"}}) {
+    const char* name = kind.second;
+    each(kind.first, [&](const WireField& f) {
       if (f.type != WireType::kVarint) return;
       counter(tracks_->SingletonTrack(s.Intern(name), s.Intern(name), /*counter=*/true), static_cast<double>(f.value));
     });
