@@ -16,8 +16,9 @@ namespace {
 
 // idxNum layout: bits 0-3 plan, bit 4 descending, bits 8+ column.
 enum Plan : int { kScan = 0, kLookup = 1, kOrdered = 2, kRange = 3 };
-// kRange's idxNum flags: which bounds argv holds (lower first).
-constexpr int kRangeLower = 32, kRangeUpper = 64;
+// kRange's idxNum flags: which bounds argv holds (lower first), and which
+// of them are strict (> or <).
+constexpr int kRangeLower = 32, kRangeUpper = 64, kRangeLowerStrict = 128, kRangeUpperStrict = 256;
 
 struct VTab : sqlite3_vtab {
   const QueryTable* table = nullptr;
@@ -217,7 +218,7 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
       info->idxNum |= (i == lower ? kRangeLower : kRangeUpper) |
                       ((info->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_GT ||
                         info->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_LT)
-                           ? (i == lower ? 128 : 256)
+                           ? (i == lower ? kRangeLowerStrict : kRangeUpperStrict)
                            : 0);
     }
     const double fraction = lower >= 0 && upper >= 0 ? 0.01 : 0.25;
@@ -437,7 +438,7 @@ int Filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc
         }
         if (type != SQLITE_INTEGER && type != SQLITE_FLOAT) continue;
         const double d = sqlite3_value_double(v);
-        const bool strict = idx_num & (bound == kRangeLower ? 128 : 256);
+        const bool strict = idx_num & (bound == kRangeLower ? kRangeLowerStrict : kRangeUpperStrict);
         if (bound == kRangeLower) {
           const double lo = strict ? std::floor(d) + 1 : std::ceil(d);
           if (lo > 0) first = std::max(first, lo >= static_cast<double>(last) ? last : static_cast<uint64_t>(lo));
