@@ -93,8 +93,28 @@ std::string_view FtraceEventTranslator::ReadString(const FtraceFieldFormat& fiel
                           BoundedStrLen(data + start, len));
 }
 
-FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : table_(table) {
+namespace {
+
+// The FtraceEvent member for a kernel event. Names alone are not unique:
+// several Android drivers each have a tracing_mark_write. Upstream's protos
+// give the plain name to one group's event and the others their group as a
+// prefix (sde_tracing_mark_write), so the prefixed name is tried first, and a
+// plain name owned by another group stays generic rather than being written
+// as a message whose fields it does not have.
+const FieldDescriptor* EventFieldOf(const FtraceEventFormat& format) {
+  static constexpr std::pair<std::string_view, std::string_view> kPlainNameOwners[] = {
+      {"tracing_mark_write", "mdss"},
+  };
   const Descriptor* ftrace_event = FtraceEvent::descriptor();
+  if (const FieldDescriptor* f = ftrace_event->FindFieldByName(format.group + "_" + format.name)) return f;
+  for (const auto& [name, group] : kPlainNameOwners)
+    if (format.name == name && format.group != group) return nullptr;
+  return ftrace_event->FindFieldByName(format.name);
+}
+
+}  // namespace
+
+FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : table_(table) {
   const Descriptor* generic = GenericFtraceEvent::descriptor();
   for (const FtraceEventFormat* format : table->events()) {
     auto t = std::make_unique<FtraceEventTranslation>();
@@ -104,7 +124,7 @@ FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : t
       t->pid_offset = pid->offset;
       t->pid_size = pid->size;
     }
-    const FieldDescriptor* event_field = ftrace_event->FindFieldByName(format->name);
+    const FieldDescriptor* event_field = EventFieldOf(*format);
     if (format->group == kKprobeGroup || format->group == kKretprobeGroup) {
       BuildKprobe(t.get(), *table);
     } else if (event_field && event_field->type() == FieldDescriptor::TYPE_MESSAGE &&
