@@ -45,7 +45,8 @@ const std::vector<std::string>& Traces() {
       "arm64", "arm64_bpf", "arm64_loss", "ps_slices_edges", "process_memory", "procstats_memory", "syscalls", "syscalls_x86_64_names",
       "syscalls_aarch64_names", "suspend_resume", "blocked_reason", "syscalls_rec", "generic", "oom_power",
       "rss_stat", "block_kprobe", "session", "tracing_start_preserved", "sysinfo", "cpu_capacity",
-      "block_io_rec", "kprobes_rec", "sys_stats_counters"};
+      "block_io_rec", "kprobes_rec", "sys_stats_counters", "funcgraph", "android_kernel", "power_probes",
+      "sys_stats_memory"};
   return traces;
 }
 
@@ -127,8 +128,9 @@ std::vector<ReferencePair> AllPairs() {
 //   Perfetto's data-loss query says how many events were lost, as `sluice
 //   stats` does) and info upstream (which flags the CPU with
 //   ftrace_cpu_has_data_loss instead): their severity is not compared.
-// - ps_slices_with_context is not compared on the syscall traces: arg set
-//   ids are numbered differently there (Compared() says why);
+// - ps_slices_with_context is not compared on traces whose thread slices
+//   carry args (syscalls, CMA): arg set ids are numbered differently
+//   there (Compared() says why);
 // - metadata_config is not compared on traces whose config has sluice's
 //   BpfConfig extension (upstream prints it as unknown field 60001 bytes,
 //   sluice by name), nor on upstream's own trace (upstream prints fields in
@@ -179,12 +181,15 @@ bool Compared(const ReferencePair& pair) {
   static const std::set<std::string> config_not_compared = {"bpf", "loss_bpf", "loss_bpf_ext", "atrace_bpf",
                                                              "arm64_bpf", "upstream"};
   if (pair.query == "metadata_config") return !config_not_compared.count(pair.trace);
-  // ps_slices_with_context lists each slice's arg_set_id. Upstream makes an
-  // arg set at a syscall's enter and another at its exit (with ret), so its
-  // ids skip numbers sluice's (one set per slice) do not: the same args
-  // (slice_args, args_flat_key) under other ids.
+  // ps_slices_with_context lists each slice's arg_set_id. Upstream numbers
+  // an arg set by its first arg's row in `args`, sluice by the set's own
+  // index, so wherever thread slices carry args the ids differ: the same
+  // args (slice_args, args_flat_key) under other ids. Syscall slices (and
+  // upstream makes a set at the enter and another at the exit) and CMA
+  // allocations have args; most thread slices have none.
   static const std::set<std::string> arg_set_ids_differ = {"syscalls", "syscalls_x86_64_names",
-                                                           "syscalls_aarch64_names", "syscalls_rec"};
+                                                           "syscalls_aarch64_names", "syscalls_rec",
+                                                           "android_kernel"};
   if (pair.query == "ps_slices_with_context") return !arg_set_ids_differ.count(pair.trace);
   return true;
 }

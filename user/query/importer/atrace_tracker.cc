@@ -76,6 +76,23 @@ void AtraceTracker::OnPrint(int64_t ts, int64_t tid, std::string_view buf) {
   }
 }
 
+void AtraceTracker::OnKernelMark(int64_t ts, int64_t tid, char phase, bool begin, std::string_view name,
+                                 uint32_t tgid, int64_t value) {
+  AtraceLine line;
+  if (phase == 0) {
+    line.phase = begin ? 'B' : 'E';
+  } else if (phase == 'B' || phase == 'E' || phase == 'C' || phase == 'I') {
+    line.phase = phase;
+  } else {
+    parse_failures_++;
+    return;
+  }
+  line.tgid = tgid;
+  line.name = name;
+  line.value = value;
+  OnLine(ts, tid, line);
+}
+
 // tgid 0 (kernel atrace points from interrupts) names no process.
 uint32_t AtraceTracker::WriterUtid(int64_t tid, uint32_t tgid) {
   return tgid == 0 ? processes_->GetOrCreateThread(tid) : processes_->UpdateThread(tid, tgid);

@@ -47,6 +47,16 @@ class AtraceTracker {
   // A print event of thread `tid` at `ts` with text `buf`.
   void OnPrint(int64_t ts, int64_t tid, std::string_view buf);
 
+  // A display or GPU driver's tracing_mark_write (mdss, sde, dpu, g2d,
+  // mali): an atrace point the kernel made. `phase` is 'B', 'E', 'C' or 'I',
+  // or 0 from drivers that only begin and end (`begin` says which); `tgid`
+  // is the process the payload names (counters often name a placeholder).
+  // Any other phase is a parse failure.
+  void OnKernelMark(int64_t ts, int64_t tid, char phase, bool begin, std::string_view name, uint32_t tgid,
+                    int64_t value);
+  // Counts malformed points too: a driver mark without its phase.
+  void CountParseFailure() { parse_failures_++; }
+
   int64_t parse_failures() const { return parse_failures_; }
 
  private:

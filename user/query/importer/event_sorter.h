@@ -38,11 +38,11 @@ namespace sluice {
 struct SortedEvent {
   // kProcessTree: a process_tree packet, sorted in at its packet timestamp
   // as Perfetto does (a scan describes the tasks alive at that time).
-  // kProcessStats, kPerfSample, kSysStats, kTrigger, kCloneTrigger: those
-  // packets' payloads, likewise.
+  // kProcessStats, kPerfSample, kSysStats, kTrigger, kCloneTrigger,
+  // kBattery, kInitialDisplayState: those packets' payloads, likewise.
   enum Kind : uint8_t {
     kFtrace, kCompactSwitch, kCompactWaking, kProcessTree, kProcessStats, kPerfSample, kSysStats, kTrigger,
-    kCloneTrigger
+    kCloneTrigger, kBattery, kInitialDisplayState
   };
   bool has_bytes() const { return kind != kCompactSwitch && kind != kCompactWaking; }
   int64_t ts = 0;

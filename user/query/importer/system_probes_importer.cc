@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cmath>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <tuple>
@@ -135,6 +137,7 @@ std::string SystemProbesImporter::VmstatKeyName(uint64_t key) {
 
 void SystemProbesImporter::OnSysStats(std::string_view bytes, int64_t ts) {
   // SysStats: meminfo 1 and vmstat 2 (key 1, value 2), cpu_stat 3,
+  // devfreq 10, buddy_info 12, psi 14, slab_info 18 (read where used),
   // num_forks 4, num_irq_total 5, num_irq 6, num_softirq_total 7,
   // num_softirq 8 (irq 1, count 2), cpufreq_khz 11, disk_stat 13 (device_name 1, read_sectors 2, read_time_ms 3,
   // write_sectors 4, write_time_ms 5, discard_sectors 6, discard_time_ms 7,
@@ -177,6 +180,20 @@ void SystemProbesImporter::OnSysStats(std::string_view bytes, int64_t ts) {
                                      {{s.Intern("meminfo_key"), ArgType::kString, s.Intern(name), 0}},
                                      s.Intern("bytes")),
             static_cast<double>(value) * 1024);
+  });
+  each(10, [&](const WireField& f) {  // devfreq: key 1 (the device), value 2
+    if (f.type != WireType::kBytes) return;
+    std::string_view device;
+    uint64_t value = 0;
+    ProtoWireReader r(f.bytes);
+    WireField v;
+    while (r.Next(&v)) {
+      if (v.number == 1 && v.type == WireType::kBytes) device = v.bytes;
+      if (v.number == 2 && v.type == WireType::kVarint) value = v.value;
+    }
+    counter(tracks_->DimensionsTrack(s.Intern("clock_frequency"), s.Intern(std::string(device) + " Frequency"),
+                                     /*counter=*/true, {{s.Intern("linux_device"), ArgType::kString, s.Intern(device), 0}}),
+            static_cast<double>(value));
   });
   uint32_t cpufreq_cpu = 0;  // cpufreq_khz's index is its CPU
   each(11, [&](const WireField& f) {  // cpufreq_khz, by CPU: the ftrace cpufreq tracks
@@ -246,6 +263,29 @@ void SystemProbesImporter::OnSysStats(std::string_view bytes, int64_t ts) {
       counter(tracks_->SingletonTrack(s.Intern(name), s.Intern(name), /*counter=*/true), static_cast<double>(f.value));
     });
   }
+  each(12, [&](const WireField& f) {  // buddy_info: node 1, zone 2, order_pages 3 (free chunks per order)
+    if (f.type != WireType::kBytes) return;
+    std::string_view node, zone;
+    std::vector<uint64_t> pages;
+    ProtoWireReader r(f.bytes);
+    WireField v;
+    while (r.Next(&v)) {
+      if (v.number == 1 && v.type == WireType::kBytes) node = v.bytes;
+      if (v.number == 2 && v.type == WireType::kBytes) zone = v.bytes;
+      if (v.number == 3) AppendVarints(v, &pages);
+    }
+    for (size_t order = 0; order < pages.size() && order < 32; ++order) {
+      const uint64_t chunk_kb = (uint64_t{1} << order) * page_size_ / 1024;
+      const std::string name = "mem.buddyinfo[" + std::string(node) + "][" + std::string(zone) + "][" +
+                               std::to_string(static_cast<uint32_t>(chunk_kb)) + " kB]";
+      counter(tracks_->DimensionsTrack(s.Intern("buddyinfo"), s.Intern(name), /*counter=*/true,
+                                      {{s.Intern("buddyinfo_node"), ArgType::kString, s.Intern(node), 0},
+                                       {s.Intern("buddyinfo_zone"), ArgType::kString, s.Intern(zone), 0},
+                                       {s.Intern("buddyinfo_chunk_size_kb"), ArgType::kUint,
+                                        static_cast<uint32_t>(chunk_kb), 0}}),
+              static_cast<double>(static_cast<uint32_t>(pages[order])));
+    }
+  });
   each(13, [&](const WireField& f) {
     if (f.type != WireType::kBytes) return;
     std::string device;
@@ -281,6 +321,23 @@ void SystemProbesImporter::OnSysStats(std::string_view bytes, int64_t ts) {
                                       s.Intern(unit)),
               value);
     }
+  });
+  each(14, [&](const WireField& f) {  // psi: resource 1, total_ns 2 (time stalled on it)
+    if (f.type != WireType::kBytes) return;
+    static constexpr const char* kResources[] = {"resource.unspecified", "cpu.some", "cpu.full", "io.some",
+                                                 "io.full",              "mem.some", "mem.full"};
+    uint64_t resource = 0, total_ns = 0;
+    key_value(f.bytes, &resource, &total_ns);
+    if (resource >= std::size(kResources)) {
+      // Upstream also stops reading the rest of the packet here; sluice
+      // skips only the sample it cannot name.
+      psi_unknown_resource_++;
+      return;
+    }
+    counter(tracks_->DimensionsTrack(s.Intern("psi"), s.Intern(std::string("psi.") + kResources[resource]),
+                                    /*counter=*/true,
+                                    {{s.Intern("psi_resource"), ArgType::kString, s.Intern(kResources[resource]), 0}}),
+            static_cast<double>(total_ns));
   });
   each(15, [&](const WireField& f) {
     if (f.type != WireType::kBytes) return;
@@ -333,6 +390,106 @@ void SystemProbesImporter::OnSysStats(std::string_view bytes, int64_t ts) {
               static_cast<double>(mhz));
     }
   });
+  each(18, [&](const WireField& f) {  // slab_info: name 1, pages_per_slab 2, num_slabs 3
+    if (f.type != WireType::kBytes) return;
+    std::string_view name;
+    uint64_t pages_per_slab = 0, num_slabs = 0;
+    ProtoWireReader r(f.bytes);
+    WireField v;
+    while (r.Next(&v)) {
+      if (v.number == 1 && v.type == WireType::kBytes) name = v.bytes;
+      if (v.number == 2 && v.type == WireType::kVarint) pages_per_slab = static_cast<uint32_t>(v.value);
+      if (v.number == 3 && v.type == WireType::kVarint) num_slabs = static_cast<uint32_t>(v.value);
+    }
+    storage_->ExtendBounds(ts);
+    std::vector<Arg> args = {{s.Intern("num_slabs"), ArgType::kUint, static_cast<int64_t>(num_slabs), 0},
+                             {s.Intern("pages_per_slab"), ArgType::kUint, static_cast<int64_t>(pages_per_slab), 0}};
+    storage_->counter.Add(ts,
+                          tracks_->DimensionsTrack(s.Intern("slabinfo"), s.Intern("mem.slab." + std::string(name)),
+                                                   /*counter=*/true,
+                                                   {{s.Intern("slab_name"), ArgType::kString, s.Intern(name), 0}},
+                                                   s.Intern("bytes")),
+                          static_cast<double>(pages_per_slab) * static_cast<double>(num_slabs) *
+                              static_cast<double>(page_size_),
+                          storage_->args.Add(&args));
+  });
+}
+
+void SystemProbesImporter::OnBattery(std::string_view bytes, int64_t ts) {
+  // BatteryCounters: charge_counter_uah 1, capacity_percent 2 (float),
+  // current_ua 3, current_avg_ua 4, name 5, energy_counter_uwh 6,
+  // voltage_uv 7.
+  std::optional<int64_t> charge, current, current_avg, energy, voltage;
+  std::optional<float> capacity;
+  std::string_view name;
+  ProtoWireReader reader(bytes);
+  WireField f;
+  while (reader.Next(&f)) {
+    const auto value = static_cast<int64_t>(f.value);
+    switch (f.number) {
+      case 1: if (f.type == WireType::kVarint) charge = value; break;
+      case 2:
+        if (f.type == WireType::kFixed32) {
+          const auto bits = static_cast<uint32_t>(f.value);
+          float v;
+          memcpy(&v, &bits, sizeof(v));
+          capacity = v;
+        }
+        break;
+      case 3: if (f.type == WireType::kVarint) current = value; break;
+      case 4: if (f.type == WireType::kVarint) current_avg = value; break;
+      case 5: if (f.type == WireType::kBytes) name = f.bytes; break;
+      case 6: if (f.type == WireType::kVarint) energy = value; break;
+      case 7: if (f.type == WireType::kVarint) voltage = value; break;
+      default: break;
+    }
+  }
+  if (!reader.ok()) {
+    unparsable_++;
+    return;
+  }
+  StringPool& s = storage_->strings;
+  auto add = [&](std::string_view counter, double v) {
+    // No name (one battery): a NULL dimension, as upstream stores "".
+    std::vector<Arg> dims = {{s.Intern("battery_name"), ArgType::kString, name.empty() ? kNullStringId : s.Intern(name), 0},
+                             {s.Intern("counter_name"), ArgType::kString, s.Intern(counter), 0}};
+    const std::string track_name =
+        name.empty() ? "batt." + std::string(counter) : "batt." + std::string(name) + "." + std::string(counter);
+    storage_->ExtendBounds(ts);
+    storage_->counter.Add(ts, tracks_->DimensionsTrack(s.Intern("battery_counter"), s.Intern(track_name),
+                                                       /*counter=*/true, std::move(dims)),
+                          v);
+  };
+  // Gauges that count energy, not charge: charge = energy / voltage.
+  // Products that overflow (only a malformed trace has them) add nothing.
+  int64_t product = 0;
+  if (charge) add("charge_uah", static_cast<double>(*charge));
+  else if (energy && voltage && *voltage > 0 && !__builtin_mul_overflow(*energy, int64_t{1000000}, &product))
+    add("charge_uah", static_cast<double>(product / *voltage));
+  if (capacity) add("capacity_pct", static_cast<double>(*capacity));
+  if (current) add("current_ua", static_cast<double>(*current));
+  if (current_avg) add("current.avg_ua", static_cast<double>(*current_avg));
+  if (voltage) add("voltage_uv", static_cast<double>(*voltage));
+  // Power as a positive figure whether charging or not.
+  if (current && voltage && !__builtin_mul_overflow(*current, *voltage, &product))
+    add("power_mw", std::abs(static_cast<double>(product / 1000000000)));
+}
+
+void SystemProbesImporter::OnInitialDisplayState(std::string_view bytes, int64_t ts) {
+  // InitialDisplayState: display_state 1 (android.view.Display.STATE_*).
+  ProtoWireReader reader(bytes);
+  WireField f;
+  int64_t state = 0;
+  while (reader.Next(&f))
+    if (f.number == 1 && f.type == WireType::kVarint) state = static_cast<int32_t>(f.value);
+  if (!reader.ok()) {
+    unparsable_++;
+    return;
+  }
+  StringPool& s = storage_->strings;
+  storage_->ExtendBounds(ts);
+  storage_->counter.Add(ts, tracks_->SingletonTrack(s.Intern("screen_state"), s.Intern("ScreenState"), true),
+                        static_cast<double>(state));
 }
 
 }  // namespace sluice

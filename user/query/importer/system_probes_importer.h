@@ -14,7 +14,16 @@
 //     amounts in MB and rates in MB/s between a device's samples, nothing
 //     for its first), thermal zones named by type, cpuidle residency per
 //     CPU and state, and the GPU frequency, with upstream's track types,
-//     dimensions and units.
+//     dimensions and units; devfreq frequencies ("<device> Frequency"),
+//     buddyinfo free chunks per node, zone and chunk size, pressure stall
+//     totals (psi.<resource>) and slab sizes (mem.slab.<name>, bytes).
+//   - BatteryCounters (linux.sysfs_power, android.power), at the packet's
+//     time: batt.[<battery>.]<counter> tracks (charge_uah, capacity_pct,
+//     current_ua, current.avg_ua, voltage_uv), the charge derived from
+//     energy and voltage when the gauge gives no charge, and power_mw from
+//     current and voltage, in upstream's integer arithmetic.
+//   - InitialDisplayState: the screen state when the trace began, the first
+//     value of the ScreenState counter that atrace's C|ScreenState updates.
 #ifndef SLUICE_USER_QUERY_IMPORTER_SYSTEM_PROBES_IMPORTER_H_
 #define SLUICE_USER_QUERY_IMPORTER_SYSTEM_PROBES_IMPORTER_H_
 
@@ -43,6 +52,8 @@ class SystemProbesImporter {
   // Fills the cpu rows (made by the importer's Finish) and the frequencies.
   void AddCpuInfoRows();
   void OnSysStats(std::string_view bytes, int64_t ts);
+  void OnBattery(std::string_view bytes, int64_t ts);
+  void OnInitialDisplayState(std::string_view bytes, int64_t ts);
 
   // CPUs whose features have bits beyond mte and mte3
   // (cpu_info_unknown_cpu_features).
@@ -53,6 +64,10 @@ class SystemProbesImporter {
   int64_t meminfo_unknown_keys() const { return meminfo_unknown_keys_; }
   int64_t vmstat_unknown_keys() const { return vmstat_unknown_keys_; }
   int64_t invalid_cpu_times() const { return invalid_cpu_times_; }
+  int64_t psi_unknown_resource() const { return psi_unknown_resource_; }
+  // system_info's page_size (4096 when it gives none): buddyinfo's chunk
+  // sizes and slab sizes are in pages.
+  void SetPageSize(uint32_t page_size) { page_size_ = page_size == 0 ? 4096 : page_size; }
 
  private:
   struct CpuInfoEntry {
@@ -69,7 +84,8 @@ class SystemProbesImporter {
 
   TraceStorage* storage_;
   TrackTracker* tracks_;
-  int64_t meminfo_unknown_keys_ = 0, vmstat_unknown_keys_ = 0, invalid_cpu_times_ = 0;
+  int64_t meminfo_unknown_keys_ = 0, vmstat_unknown_keys_ = 0, invalid_cpu_times_ = 0, psi_unknown_resource_ = 0;
+  uint64_t page_size_ = 4096;
   std::vector<CpuInfoEntry> cpu_info_;
   int64_t cpu_unknown_features_ = 0;
   int64_t unparsable_ = 0;

@@ -3,7 +3,9 @@
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <iterator>
@@ -40,6 +42,8 @@ constexpr uint32_t kPacketSequenceFlags = 13;
 constexpr uint32_t kPacketIncrementalStateCleared = 41;
 constexpr uint32_t kPacketPreviousPacketDropped = 42;
 constexpr uint32_t kPacketTrigger = 46;
+constexpr uint32_t kPacketBattery = 38;
+constexpr uint32_t kPacketInitialDisplayState = 70;
 constexpr uint32_t kPacketCpuInfo = 67;
 constexpr uint32_t kPacketServiceEvent = 69;
 constexpr uint32_t kPacketCloneSnapshotTrigger = 113;
@@ -105,6 +109,7 @@ TraceImporter::TraceImporter(TraceStorage* storage)
       process_stats_(storage, &processes_, &tracks_),
       syscalls_(storage, &processes_, &tracks_, &slices_),
       suspend_resume_(storage, &tracks_, &slices_),
+      android_memory_(storage, &tracks_, &slices_),
       rss_stat_(&processes_),
       system_probes_(storage, &tracks_),
       schema_(&storage->strings),
@@ -141,6 +146,21 @@ TraceImporter::TraceImporter(TraceStorage* storage)
   known_.block_io_start = schema_.EventFieldNumber("block_io_start");
   known_.block_io_done = schema_.EventFieldNumber("block_io_done");
   known_.rss_stat_throttled = schema_.EventFieldNumber("rss_stat_throttled");
+  known_.funcgraph_entry = schema_.EventFieldNumber("funcgraph_entry");
+  known_.funcgraph_exit = schema_.EventFieldNumber("funcgraph_exit");
+  known_.mdss_tracing_mark_write = schema_.EventFieldNumber("tracing_mark_write");
+  known_.sde_tracing_mark_write = schema_.EventFieldNumber("sde_tracing_mark_write");
+  known_.dpu_tracing_mark_write = schema_.EventFieldNumber("dpu_tracing_mark_write");
+  known_.g2d_tracing_mark_write = schema_.EventFieldNumber("g2d_tracing_mark_write");
+  known_.mali_tracing_mark_write = schema_.EventFieldNumber("mali_tracing_mark_write");
+  known_.ion_stat = schema_.EventFieldNumber("ion_stat");
+  known_.ion_heap_grow = schema_.EventFieldNumber("ion_heap_grow");
+  known_.ion_heap_shrink = schema_.EventFieldNumber("ion_heap_shrink");
+  known_.dma_heap_stat = schema_.EventFieldNumber("dma_heap_stat");
+  known_.cma_alloc_start = schema_.EventFieldNumber("cma_alloc_start");
+  known_.cma_alloc_info = schema_.EventFieldNumber("cma_alloc_info");
+  known_.cma_alloc_finish = schema_.EventFieldNumber("cma_alloc_finish");
+  known_.mm_alloc_contig_migrate_range_info = schema_.EventFieldNumber("mm_alloc_contig_migrate_range_info");
   StringPool& s = storage_->strings;
   names_ = {s.Intern("sched_switch"), s.Intern("sched_waking"), s.Intern("prev_comm"),
             s.Intern("prev_pid"),     s.Intern("prev_prio"),    s.Intern("prev_state"),
@@ -176,7 +196,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
   int64_t ts = kNullInt;  // The packet's own timestamp (process_tree's).
   std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats,
       perf_sample, clock_snapshot, sys_stats, trigger, clone_trigger, cpu_info, service_event, trace_attributes,
-      interned_data;
+      interned_data, battery, initial_display_state;
   SequenceLossTracker::PacketFlags flags;
   while (reader.Next(&f)) {
     const bool varint = f.type == WireType::kVarint;
@@ -195,6 +215,12 @@ void TraceImporter::OnPacket(std::string_view packet) {
         break;
       case kPacketSysStats:
         if (f.type == WireType::kBytes) sys_stats = f.bytes;
+        break;
+      case kPacketBattery:
+        if (f.type == WireType::kBytes) battery = f.bytes;
+        break;
+      case kPacketInitialDisplayState:
+        if (f.type == WireType::kBytes) initial_display_state = f.bytes;
         break;
       case kPacketTrigger:
         if (f.type == WireType::kBytes) trigger = f.bytes;
@@ -266,13 +292,16 @@ void TraceImporter::OnPacket(std::string_view packet) {
   // frees that precede it would make a second process for each task it
   // lists.
   // So do PerfSamples: the tracks they make get their ids in that order.
-  // So do sys_stats and triggers, whose rows are on the timeline.
+  // So do sys_stats, battery counters, the initial display state and
+  // triggers, whose rows are on the timeline.
   for (auto [bytes, kind] : {std::pair{process_tree, SortedEvent::kProcessTree},
                              std::pair{process_stats, SortedEvent::kProcessStats},
                              std::pair{perf_sample, SortedEvent::kPerfSample},
                              std::pair{sys_stats, SortedEvent::kSysStats},
                              std::pair{trigger, SortedEvent::kTrigger},
-                             std::pair{clone_trigger, SortedEvent::kCloneTrigger}}) {
+                             std::pair{clone_trigger, SortedEvent::kCloneTrigger},
+                             std::pair{battery, SortedEvent::kBattery},
+                             std::pair{initial_display_state, SortedEvent::kInitialDisplayState}}) {
     if (bytes.empty()) continue;
     if (ts == kNullInt) {
       SortedEvent e;
@@ -393,9 +422,10 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
     e.cpu = cpu;
     e.sequence = sequence_;
     e.kind = SortedEvent::kFtrace;
-    // The symbol a sched_blocked_reason's caller iid names now: a later
-    // packet of the sequence may reuse the iid for another symbol.
-    if (view.event_field == known_.sched_blocked_reason) e.comm = KernelSymbolOfCaller(view.payload);
+    // The symbol a kernel address's iid names now: a later packet of the
+    // sequence may reuse the iid for another symbol.
+    if (const uint32_t symbol_field = KernelSymbolField(view.event_field))
+      e.comm = KernelSymbolOf(view.payload, symbol_field);
     e.block = block;
     e.offset = static_cast<uint32_t>(f.bytes.data() - packet.data());
     e.size = static_cast<uint32_t>(f.bytes.size());
@@ -469,6 +499,10 @@ void TraceImporter::DispatchPacketEvent(const SortedEvent& event, std::string_vi
     case SortedEvent::kProcessStats: OnProcessStats(bytes, event.ts); break;
     case SortedEvent::kPerfSample: OnPerfSample(bytes); break;
     case SortedEvent::kSysStats: system_probes_.OnSysStats(bytes, event.ts == kNullInt ? 0 : event.ts); break;
+    case SortedEvent::kBattery: system_probes_.OnBattery(bytes, event.ts == kNullInt ? 0 : event.ts); break;
+    case SortedEvent::kInitialDisplayState:
+      system_probes_.OnInitialDisplayState(bytes, event.ts == kNullInt ? 0 : event.ts);
+      break;
     case SortedEvent::kTrigger:
     case SortedEvent::kCloneTrigger:
       OnTrigger(bytes, event.ts == kNullInt ? 0 : event.ts, event.kind == SortedEvent::kCloneTrigger);
@@ -783,6 +817,11 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
         storage_->counter.Add(ts, tracks_.CpuCounterTrack(s.Intern(type), s.Intern(prefix + suffix), cpu),
                               static_cast<double>(IntField(fs, field)));
       }
+    } else if (kind == known_.funcgraph_entry || kind == known_.funcgraph_exit) {
+      // entry: depth 1, func 2; exit: func 3 (ftrace.proto).
+      const bool entry = kind == known_.funcgraph_entry;
+      OnFuncgraph(ts, event.cpu, view.pid, event.comm, static_cast<uint64_t>(IntField(fs, entry ? 2 : 3)), entry);
+    } else if (DispatchAndroidKernelEvent(kind, ts, view.pid, utid, fs)) {
     } else if (kind == known_.mark_victim) {
       // pid 1: the OOM killer's victim, an instant on its thread's track.
       const uint32_t victim = processes_.GetOrCreateThread(IntField(fs, 1));
@@ -802,9 +841,106 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
       OnSoftirq(ts, event.cpu, IntField(fs, 1), kind == known_.softirq_entry);
     }
   }
+  if (event.comm != kNullStringId) {
+    // A kernel address the trace symbolized is its symbol in the args too.
+    if (const uint32_t symbol_field = KernelSymbolField(kind)) {
+      for (EventField& f : fields_)
+        if (f.number == symbol_field) f.arg.type = ArgType::kString, f.arg.int_value = event.comm;
+    }
+  }
   args_.clear();
   for (const EventField& f : fs) args_.push_back(f.arg);
   AddFtraceEventRow(ts, name, event.cpu, utid, &args_, schema_.SortByKey(kind, fields_, &args_));
+}
+
+void TraceImporter::OnFuncgraph(int64_t ts, uint32_t cpu, uint32_t pid, StringId symbol, uint64_t func,
+                                bool entry) {
+  StringPool& s = storage_->strings;
+  if (symbol == kNullStringId) {
+    // Unsymbolized: the address in hex, as upstream names it ("0" for 0).
+    char hex[24];
+    snprintf(hex, sizeof(hex), "%#" PRIx64, func);
+    symbol = s.Intern(hex);
+  }
+  // The idle tasks of all CPUs share pid 0, and run at once: a track per
+  // CPU for them, as upstream.
+  const uint32_t track =
+      pid != 0 ? tracks_.ThreadSliceTrack(s.Intern("thread_funcgraph"), s.Intern("Funcgraph"),
+                                          processes_.GetOrCreateThread(pid))
+               : tracks_.CpuSliceTrack(s.Intern("cpu_funcgraph"),
+                                       s.Intern("swapper" + std::to_string(cpu) + " -funcgraph"), cpu);
+  if (entry)
+    slices_.Begin(ts, track, symbol);
+  else
+    slices_.EndNamed(ts, track, symbol);
+}
+
+bool TraceImporter::DispatchAndroidKernelEvent(uint32_t kind, int64_t ts, uint32_t pid, uint32_t utid,
+                                               const std::vector<EventField>& fs) {
+  auto text = [&](uint32_t n) -> std::string_view {
+    const EventField* f = FindField(fs, n);
+    return f && f->arg.type == ArgType::kString ? storage_->strings.Get(static_cast<StringId>(f->arg.int_value)) : "";
+  };
+  auto has = [&](uint32_t n) { return FindField(fs, n) != nullptr; };
+  auto phase = [&](uint32_t n) { return static_cast<char>(IntField(fs, n)); };
+  // Each driver's point needs its phase (or begin flag): without it, a
+  // parse failure, as upstream counts it.
+  if (kind == known_.mdss_tracing_mark_write) {
+    // pid 1, trace_name 2, trace_begin 3 (the payload's pid is the tgid).
+    if (!has(3)) atrace_.CountParseFailure();
+    else atrace_.OnKernelMark(ts, pid, 0, IntField(fs, 3) != 0, text(2), static_cast<uint32_t>(IntField(fs, 1)), 0);
+  } else if (kind == known_.sde_tracing_mark_write) {
+    // pid 1, trace_name 2, trace_type 3, value 4, trace_begin 5.
+    if (!has(3) && !has(5)) atrace_.CountParseFailure();
+    else atrace_.OnKernelMark(ts, pid, phase(3), IntField(fs, 5) != 0, text(2), static_cast<uint32_t>(IntField(fs, 1)),
+                              IntField(fs, 4));
+  } else if (kind == known_.dpu_tracing_mark_write) {
+    // pid 1, name 4, type 5, value 6. Some drivers put another process's
+    // pid in slice points: only counters keep it (upstream's workaround).
+    if (IntField(fs, 5) == 0) atrace_.CountParseFailure();
+    else atrace_.OnKernelMark(ts, pid, phase(5), false, text(4),
+                              phase(5) == 'C' ? static_cast<uint32_t>(IntField(fs, 1)) : 0, IntField(fs, 6));
+  } else if (kind == known_.g2d_tracing_mark_write) {
+    // pid 1, name 4, type 5, value 6.
+    if (IntField(fs, 5) == 0) atrace_.CountParseFailure();
+    else atrace_.OnKernelMark(ts, pid, phase(5), false, text(4), static_cast<uint32_t>(IntField(fs, 1)), IntField(fs, 6));
+  } else if (kind == known_.mali_tracing_mark_write) {
+    // name 1, pid 2, type 3, value 4.
+    if (IntField(fs, 3) == 0) atrace_.CountParseFailure();
+    else atrace_.OnKernelMark(ts, pid, phase(3), false, text(1), static_cast<uint32_t>(IntField(fs, 2)), IntField(fs, 4));
+  } else if (kind == known_.ion_stat) {
+    // buffer_id 1, len 2, total_allocated 3.
+    android_memory_.OnIonStat(ts, utid, IntField(fs, 1), IntField(fs, 2), IntField(fs, 3));
+  } else if (kind == known_.ion_heap_grow || kind == known_.ion_heap_shrink) {
+    // heap_name 1, len 2, total_allocated 3.
+    const int64_t len = IntField(fs, 2);
+    android_memory_.OnIonHeapChange(ts, utid, has(1) ? text(1) : "unknown",
+                                    kind == known_.ion_heap_grow ? len : -len, IntField(fs, 3));
+  } else if (kind == known_.dma_heap_stat) {
+    // inode 1, len 2, total_allocated 3.
+    android_memory_.OnDmaHeapStat(ts, utid, IntField(fs, 1), IntField(fs, 2), IntField(fs, 3));
+  } else if (kind == known_.cma_alloc_start) {
+    android_memory_.OnCmaAllocStart(ts, utid);
+  } else if (kind == known_.mm_alloc_contig_migrate_range_info) {
+    // nr_migrated 3, nr_reclaimed 4, nr_mapped 5.
+    android_memory_.OnMigrateRangeInfo(utid, IntField(fs, 3), IntField(fs, 4), IntField(fs, 5));
+  } else if (kind == known_.cma_alloc_info) {
+    // count 2, err_iso 3, err_mig 4, err_test 5, name 6, nr_mapped 7,
+    // nr_migrated 8, nr_reclaimed 9, pfn 10.
+    AndroidMemoryTracker::CmaFigures f;
+    f.name = text(6), f.pfn = IntField(fs, 10), f.count = IntField(fs, 2);
+    f.nr_migrated = IntField(fs, 8), f.nr_reclaimed = IntField(fs, 9), f.nr_mapped = IntField(fs, 7);
+    f.err_iso = IntField(fs, 3), f.err_mig = IntField(fs, 4), f.err_test = IntField(fs, 5);
+    android_memory_.OnCmaAllocInfo(ts, utid, f);
+  } else if (kind == known_.cma_alloc_finish) {
+    // name 1, pfn 2, count 4.
+    AndroidMemoryTracker::CmaFigures f;
+    f.name = text(1), f.pfn = IntField(fs, 2), f.count = IntField(fs, 4);
+    android_memory_.OnCmaAllocFinish(ts, utid, f);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
@@ -968,9 +1104,13 @@ void TraceImporter::OnSystemInfo(std::string_view bytes) {
     SetMetadata("system_machine", kNullInt, field(u.has_machine(), u.machine()));
     syscalls_.SetArchitecture(u.machine());
     int major = 0, minor = 0;
-    if (sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) sched_.SetKernelVersion(major, minor);
+    if (sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) {
+      sched_.SetKernelVersion(major, minor);
+      android_memory_.SetKernelVersion(major, minor);
+    }
   }
   if (info.has_page_size()) SetMetadata("page_size", info.page_size(), {});
+  system_probes_.SetPageSize(info.page_size());
   if (info.has_num_cpus()) {
     SetMetadata("num_cpus", info.num_cpus(), {});
   }
@@ -1091,14 +1231,21 @@ void TraceImporter::OnServiceEvent(std::string_view bytes, int64_t packet_ts) {
   if (!reader.ok()) unparsable_packets_++;
 }
 
-StringId TraceImporter::KernelSymbolOfCaller(std::string_view payload) const {
-  // SchedBlockedReasonFtraceEvent.caller (2).
+uint32_t TraceImporter::KernelSymbolField(uint32_t kind) const {
+  // sched_blocked_reason's caller 2, funcgraph_entry's func 2,
+  // funcgraph_exit's func 3.
+  if (kind == known_.sched_blocked_reason || kind == known_.funcgraph_entry) return 2;
+  if (kind == known_.funcgraph_exit) return 3;
+  return 0;
+}
+
+StringId TraceImporter::KernelSymbolOf(std::string_view payload, uint32_t field) const {
   auto seq = kernel_symbols_.find(sequence_);
   if (seq == kernel_symbols_.end()) return kNullStringId;
   ProtoWireReader reader(payload);
   WireField f;
   while (reader.Next(&f)) {
-    if (f.number != 2 || f.type != WireType::kVarint) continue;
+    if (f.number != field || f.type != WireType::kVarint) continue;
     auto sym = seq->second.find(f.value);
     return sym == seq->second.end() ? kNullStringId : sym->second;
   }
@@ -1467,6 +1614,8 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
           "sys_stats vmstat counters of a key this importer does not name: skipped");
   AddStat("invalid_cpu_times", kNullInt, "error", "analysis", system_probes_.invalid_cpu_times(),
           "sys_stats cpu_stat entries without a cpu_id: skipped");
+  AddStat("psi_unknown_resource", kNullInt, "error", "analysis", system_probes_.psi_unknown_resource(),
+          "sys_stats pressure stall samples of a resource this importer does not name: skipped");
   AddStat("cpu_info_unknown_cpu_features", kNullInt, "info", "analysis", system_probes_.unknown_cpu_features(),
           "CPUs whose CpuInfo features have bits this importer does not name (beyond mte, mte3)");
   AddStat("rss_stat_negative_size", kNullInt, "info", "analysis", rss_stat_.negative_size(),

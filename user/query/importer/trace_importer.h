@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "shm/base/status.h"
+#include "user/query/importer/android_memory_tracker.h"
 #include "user/query/importer/atrace_tracker.h"
 #include "user/query/importer/compact_args_memo.h"
 #include "user/query/importer/event_sorter.h"
@@ -85,11 +86,21 @@ class TraceImporter {
   // all_data_source_flushed_ns per flush, tracing_disabled_ns,
   // slow_start_data_source per late source) and the clone stats.
   void OnServiceEvent(std::string_view bytes, int64_t packet_ts);
-  // InternedData's kernel_symbols, for sched_blocked_reason's caller.
+  // InternedData's kernel_symbols, for the kernel addresses events carry
+  // (sched_blocked_reason's caller, funcgraph's func).
   void OnInternedData(std::string_view bytes);
-  // The interned symbol a sched_blocked_reason payload's caller names on
-  // the current sequence, or kNullStringId.
-  StringId KernelSymbolOfCaller(std::string_view payload) const;
+  // The field number of the kernel address in events of `kind`, 0 if none.
+  uint32_t KernelSymbolField(uint32_t kind) const;
+  // The interned symbol that field of `payload` names on the current
+  // sequence, or kNullStringId.
+  StringId KernelSymbolOf(std::string_view payload, uint32_t field) const;
+  // funcgraph_entry/exit: a slice per call on the thread's Funcgraph
+  // track, or for the idle task (pid 0, one per CPU) on the CPU's.
+  void OnFuncgraph(int64_t ts, uint32_t cpu, uint32_t pid, StringId symbol, uint64_t func, bool entry);
+  // The tracing_mark_write events of Android drivers and the allocator
+  // events (AndroidMemoryTracker); false for any other kind.
+  bool DispatchAndroidKernelEvent(uint32_t kind, int64_t ts, uint32_t pid, uint32_t utid,
+                                  const std::vector<EventField>& fs);
   // TraceAttributes (a packet's or the config's): trace_attribute.<key>.
   void OnTraceAttributes(std::string_view bytes);
   // Trigger / clone_snapshot_trigger: a point slice on "Trace Triggers" and
@@ -153,6 +164,7 @@ class TraceImporter {
   ProcessStatsImporter process_stats_;
   SyscallTracker syscalls_;
   SuspendResumeTracker suspend_resume_;
+  AndroidMemoryTracker android_memory_;
   RssStatTracker rss_stat_;
   SystemProbesImporter system_probes_;
   SequenceLossTracker sequence_loss_;
@@ -191,7 +203,10 @@ class TraceImporter {
         process_fork, process_exec, process_exit, process_free, cpu_idle, cpu_frequency, print,
         irq_handler_entry, irq_handler_exit, softirq_entry, softirq_exit, sched_blocked_reason, sys_enter, sys_exit,
         suspend_resume, generic, cpu_frequency_limits, oom_score_adj_update, mark_victim, rss_stat,
-        rss_stat_throttled, sched_cpu_util_cfs, kprobe_event, block_io_start, block_io_done;
+        rss_stat_throttled, sched_cpu_util_cfs, kprobe_event, block_io_start, block_io_done, funcgraph_entry,
+        funcgraph_exit, mdss_tracing_mark_write, sde_tracing_mark_write, dpu_tracing_mark_write,
+        g2d_tracing_mark_write, mali_tracing_mark_write, ion_stat, ion_heap_grow, ion_heap_shrink, dma_heap_stat,
+        cma_alloc_start, cma_alloc_info, cma_alloc_finish, mm_alloc_contig_migrate_range_info;
   } known_;
   // Interned strings used per event.
   struct Names {

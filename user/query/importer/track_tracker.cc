@@ -90,13 +90,13 @@ uint32_t TrackTracker::DimensionsTrack(StringId type, StringId name, bool counte
   return it->second;
 }
 
-uint32_t TrackTracker::ThreadCounterTrack(StringId type, StringId name, uint32_t utid, StringId key,
-                                          StringId key_value) {
-  auto [it, inserted] = thread_counter_tracks_.try_emplace({type, utid, key_value}, 0);
+uint32_t TrackTracker::ThreadTrackOfType(StringId type, StringId name, uint32_t utid, StringId key,
+                                         StringId key_value, bool counter) {
+  auto [it, inserted] = typed_thread_tracks_.try_emplace({type, utid, key_value}, 0);
   if (inserted) {
     std::vector<Arg> dims = {{utid_key_, ArgType::kInt, utid, 0}};
     if (key != kNullStringId) dims.push_back({key, ArgType::kString, key_value, 0});
-    it->second = storage_->track.Add(name, type, /*counter=*/true, kNullU32, utid, kNullU32, storage_->args.Add(&dims));
+    it->second = storage_->track.Add(name, type, counter, kNullU32, utid, kNullU32, storage_->args.Add(&dims));
   }
   return it->second;
 }

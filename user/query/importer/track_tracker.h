@@ -65,7 +65,14 @@ class TrackTracker {
   // `key_value` when given): oom_score_adj_thread_fallback and
   // process_memory_thread_fallback, for a thread of no known process.
   uint32_t ThreadCounterTrack(StringId type, StringId name, uint32_t utid, StringId key = kNullStringId,
-                              StringId key_value = kNullStringId);
+                              StringId key_value = kNullStringId) {
+    return ThreadTrackOfType(type, name, utid, key, key_value, /*counter=*/true);
+  }
+  // A thread's slice track of its own kind (thread_funcgraph), beside its
+  // thread_execution track: in thread_track, with the thread's utid.
+  uint32_t ThreadSliceTrack(StringId type, StringId name, uint32_t utid) {
+    return ThreadTrackOfType(type, name, utid, kNullStringId, kNullStringId, /*counter=*/false);
+  }
 
   // Legacy unnestable (S/F): a begin while the track has a slice open
   // keeps the track "busy" (nest count saturates at 1) instead of nesting.
@@ -89,6 +96,8 @@ class TrackTracker {
   using SetKey = std::tuple<StringId, uint32_t, StringId>;  // type, upid, name
 
   uint32_t CpuTrack(StringId type, StringId name, uint32_t cpu, bool counter);
+  uint32_t ThreadTrackOfType(StringId type, StringId name, uint32_t utid, StringId key, StringId key_value,
+                             bool counter);
   TrackSet& SetOf(StringId type, uint32_t upid, StringId name);
   uint32_t TrackForCookie(TrackSet& set, int64_t cookie);
   uint32_t TrackRow(TrackSet& set, uint32_t index, StringId type, uint32_t upid, StringId name);
@@ -99,7 +108,7 @@ class TrackTracker {
   std::unordered_map<uint64_t, uint32_t> cpu_tracks_;  // (type << 32 | cpu)
   std::unordered_map<uint32_t, uint32_t> thread_tracks_;       // utid
   std::unordered_map<uint32_t, uint32_t> perf_cpu_tracks_;     // cpu
-  std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> thread_counter_tracks_;  // type, utid, key_value
+  std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> typed_thread_tracks_;  // type, utid, key_value
   std::map<std::pair<uint32_t, StringId>, uint32_t> process_counter_tracks_;
   std::map<SetKey, TrackSet> async_sets_;
   std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> singleton_tracks_;
