@@ -25,22 +25,24 @@ std::string_view ArgTypeName(ArgType type) {
   return "int";
 }
 
-ArgSetStore::ArgSetStore(const StringPool* strings)
-    : strings_(strings), index_(64, SetHash{this}, SetEq{this}) {}
+ArgSetStore::ArgSetStore(const StringPool* strings) : strings_(strings), index_(64, 0) {}
 
 std::string_view ArgSetStore::Bytes(uint32_t id) const {
-  if (id == kScratchId) return scratch_;
   uint64_t begin = offsets_[id];
   uint64_t end = id + 1 < offsets_.size() ? offsets_[id + 1] : arena_.size();
   return std::string_view(arena_).substr(begin, end - begin);
 }
 
-size_t ArgSetStore::SetHash::operator()(uint32_t id) const {
-  return std::hash<std::string_view>()(store->Bytes(id));
-}
-
-bool ArgSetStore::SetEq::operator()(uint32_t a, uint32_t b) const {
-  return store->Bytes(a) == store->Bytes(b);
+void ArgSetStore::GrowIndex() {
+  std::vector<uint64_t> grown(index_.size() * 2, 0);
+  const size_t mask = grown.size() - 1;
+  for (uint64_t slot : index_) {
+    if (slot == 0) continue;
+    size_t i = (slot >> 32) & mask;
+    while (grown[i] != 0) i = (i + 1) & mask;
+    grown[i] = slot;
+  }
+  index_.swap(grown);
 }
 
 uint32_t ArgSetStore::Add(std::vector<Arg>* args, bool sorted) {
@@ -66,14 +68,22 @@ uint32_t ArgSetStore::Add(std::vector<Arg>* args, bool sorted) {
       }
     }
   }
-  auto it = index_.find(kScratchId);
-  if (it != index_.end()) return *it;
+  // 32 bits of hash per slot, for the first compare; the slot's start too.
+  const auto hash = static_cast<uint32_t>(std::hash<std::string_view>()(scratch_));
+  const size_t mask = index_.size() - 1;
+  size_t i = hash & mask;
+  for (; index_[i] != 0; i = (i + 1) & mask) {
+    const uint64_t slot = index_[i];
+    const auto found = static_cast<uint32_t>(slot) - 1;
+    if ((slot >> 32) == hash && Bytes(found) == scratch_) return found;
+  }
   auto id = static_cast<uint32_t>(offsets_.size());
   offsets_.push_back(arena_.size());
   first_row_.push_back(rows_);
   arena_ += scratch_;
   rows_ += args->size();
-  index_.insert(id);
+  index_[i] = (uint64_t{hash} << 32) | (uint64_t{id} + 1);
+  if (++index_used_ * 4 > index_.size() * 3) GrowIndex();
   return id;
 }
 
@@ -108,7 +118,7 @@ uint32_t ArgSetStore::SetOfRow(uint64_t row) const {
 
 uint64_t ArgSetStore::memory_bytes() const {
   return arena_.capacity() + (offsets_.capacity() + first_row_.capacity()) * 8 +
-         index_.size() * 32;
+         index_.capacity() * 8;
 }
 
 }  // namespace sluice
