@@ -62,6 +62,7 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   std::unique_ptr<FtraceDataSource> ds(new FtraceDataSource(config, std::move(make_writer), options));
   ds->buffer_choice_ = buffer;
   if (!buffer.reason.empty()) ds->AddWarning(buffer.reason);
+  for (const std::string& warning : FtraceOptionsNotApplied(config)) ds->AddWarning(warning);
   TracefsOptions fs_options;
   fs_options.root = options.tracefs_root;
   fs_options.instance_name = buffer.instance_name;
@@ -125,6 +126,30 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   ds->controller_ = std::make_unique<FtraceController>(ds->tracefs_.get(), std::move(control),
                                                        control_options);
   return ds;
+}
+
+std::vector<std::string> FtraceOptionsNotApplied(const perfetto::protos::FtraceConfig& config) {
+  std::vector<std::string> out;
+  auto note = [&out](bool set, const char* option, const char* instead) {
+    if (set) out.push_back(std::string("ftrace option ") + option + " is not carried out by sluice: " + instead);
+  };
+  const bool function_graph = config.enable_function_graph() || config.function_filters_size() > 0 ||
+                              config.function_graph_roots_size() > 0 || config.function_graph_max_depth() > 0;
+  note(function_graph, "enable_function_graph (and its filters)",
+       "no function_graph tracer runs, so the trace has no funcgraph events");
+  note(config.symbolize_ksyms(), "symbolize_ksyms", "kernel addresses (sched_blocked_reason's caller) stay addresses");
+  note(config.syscall_events_size() > 0, "syscall_events", "raw_syscalls events, if enabled, record every syscall");
+  note(config.tids_to_trace_size() > 0, "tids_to_trace", "events of every task are recorded");
+  note(!config.tracing_cpumask().empty(), "tracing_cpumask", "every CPU is traced");
+  note(config.tracefs_options_size() > 0, "tracefs_options", "tracefs options stay as they are");
+  note(config.has_print_filter(), "print_filter", "every ftrace/print event is recorded");
+  note(config.throttle_rss_stat(), "throttle_rss_stat", "kmem/rss_stat is recorded unthrottled");
+  note(config.disable_generic_events(), "disable_generic_events",
+       "events without a proto message of their own are recorded as generic events");
+  note(config.use_monotonic_raw_clock(), "use_monotonic_raw_clock", "the trace clock stays boot");
+  note(config.atrace_userspace_only() || config.atrace_categories_prefer_sdk_size() > 0,
+       "atrace_userspace_only / atrace_categories_prefer_sdk", "atrace categories enable their kernel events too");
+  return out;
 }
 
 // Another tracer reading the top-level buffer moves the session to an

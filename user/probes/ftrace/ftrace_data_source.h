@@ -159,6 +159,11 @@ struct FtraceSourceStats {
   uint64_t smb_full_wait_ms = 0;
 };
 
+// The options of `config` sluice's recorder does not carry out, each a
+// warning naming the option and what the trace has instead (a Perfetto
+// config that asks for them records, without what they would add).
+std::vector<std::string> FtraceOptionsNotApplied(const perfetto::protos::FtraceConfig& config);
+
 class FtraceDataSource {
  public:
   // Finds tracefs (creating the configured instance) and checks the config;

@@ -201,6 +201,27 @@ TEST_F(FtraceDataSourceTest, ADrainBufferPercentOverAHundredIsRefusedSayingTheRa
   EXPECT_EQ(fake_.Read("buffer_percent"), "50\n");
 }
 
+// A Perfetto config may ask for what sluice's recorder does not do: the
+// session records, and says which options it left out, by name.
+TEST_F(FtraceDataSourceTest, OptionsNotCarriedOutAreNamedInWarnings) {
+  perfetto::protos::FtraceConfig config;
+  config.add_ftrace_events("sched/sched_switch");
+  config.set_enable_function_graph(true);
+  config.add_function_graph_roots("do_sys_openat2");
+  config.add_syscall_events("sys_read");
+  config.add_tids_to_trace(42);
+  auto ds = FtraceDataSource::Create(config, collector_.Factory(), Options());
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  const std::vector<std::string> warnings = (*ds)->warnings();
+  for (const char* option : {"enable_function_graph", "syscall_events", "tids_to_trace"}) {
+    bool named = false;
+    for (const std::string& w : warnings) named = named || w.find(option) != std::string::npos;
+    EXPECT_TRUE(named) << option;
+  }
+  EXPECT_EQ(FtraceOptionsNotApplied(config).size(), 3u);  // function_graph's options are one warning
+  EXPECT_TRUE(FtraceOptionsNotApplied(perfetto::protos::FtraceConfig()).empty());
+}
+
 TEST_F(FtraceDataSourceTest, CreatesAndRemovesItsInstance) {
   perfetto::protos::FtraceConfig config;
   config.set_instance_name("mine");
