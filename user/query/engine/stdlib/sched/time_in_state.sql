@@ -15,14 +15,19 @@ CREATE PERFETTO TABLE sched_time_in_state_for_thread(
   percentage_in_state LONG
 )
 AS
+-- A thread's total is the sum of its per-state sums (integers: exact), so
+-- thread_state is read once, not a second time for the totals.
+WITH
+  s AS MATERIALIZED (SELECT utid, state, sum(dur) AS time_in_state FROM thread_state GROUP BY utid, state),
+  t AS (SELECT utid, sum(time_in_state) AS total_runtime FROM s GROUP BY utid)
 SELECT
   s.utid,
   t.total_runtime,
   s.state,
   s.time_in_state,
   s.time_in_state * 100 / t.total_runtime AS percentage_in_state
-FROM (SELECT utid, state, sum(dur) AS time_in_state FROM thread_state GROUP BY utid, state) AS s
-JOIN (SELECT utid, sum(dur) AS total_runtime FROM thread_state GROUP BY utid) AS t USING (utid);
+FROM s
+JOIN t USING (utid);
 
 -- One row per thread: the percentage of its time in Running, R, R+, S and D
 -- (NULL for a state it never was in), and in all the other one-letter states
