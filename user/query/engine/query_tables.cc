@@ -540,6 +540,11 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
         return int64_t{1} << summaries->runnable_histogram().bucket[row];
       })
       .Int("waits", [summaries](uint64_t row) { return summaries->runnable_histogram().waits[row]; });
+  table("sluice_thread_state_time", [summaries] { return summaries->thread_state_time().size(); })
+      .Int("utid", [summaries](uint64_t row) { return int64_t{summaries->thread_state_time().utid[row]}; })
+      .Text("state", nullptr, [summaries](uint64_t row) { return summaries->thread_state_time().state[row]; })
+      .Int("rows", [summaries](uint64_t row) { return summaries->thread_state_time().rows[row]; })
+      .Int("dur", [summaries](uint64_t row) { return summaries->thread_state_time().dur[row]; });
   table("sluice_cpu_timeline", [summaries] { return summaries->cpu_timeline().size(); })
       .Int("cpu", [summaries](uint64_t row) { return int64_t{summaries->cpu_timeline().cpu[row]}; })
       .Int("bucket", [summaries](uint64_t row) { return int64_t{summaries->cpu_timeline().bucket[row]}; })

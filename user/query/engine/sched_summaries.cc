@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <span>
+#include <unordered_map>
 
 #include "user/query/engine/percentile_functions.h"
 
@@ -65,6 +66,36 @@ const ThreadCpuSummary& SchedSummaries::thread_cpu() {
 // Hot path (a pass over every thread_state row): the R and R+ string ids are
 // looked up once; waits are bucketed by utid in one counting pass, then each
 // thread's durations are selected in place.
+const ThreadStateTime& SchedSummaries::thread_state_time() {
+  if (have_thread_state_time_) return thread_state_time_;
+  have_thread_state_time_ = true;
+  const ThreadStateTable& ts = storage_->thread_state;
+  // (utid, state) -> its sums; few keys, so a hash map, then sorted.
+  struct Sums {
+    int64_t rows = 0, dur = 0;
+  };
+  std::unordered_map<uint64_t, Sums> sums;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    Sums& s = sums[uint64_t{ts.utid[i]} << 32 | ts.state[i]];
+    s.rows++;
+    s.dur += ts.dur[i];
+  }
+  std::vector<std::pair<uint64_t, Sums>> sorted(sums.begin(), sums.end());
+  const StringPool& strings = storage_->strings;
+  // By utid, then the state's text (SQLite's GROUP BY order).
+  std::sort(sorted.begin(), sorted.end(), [&strings](const auto& a, const auto& b) {
+    if (a.first >> 32 != b.first >> 32) return a.first >> 32 < b.first >> 32;
+    return strings.Get(static_cast<StringId>(a.first)) < strings.Get(static_cast<StringId>(b.first));
+  });
+  for (const auto& [key, s] : sorted) {
+    thread_state_time_.utid.push_back(static_cast<uint32_t>(key >> 32));
+    thread_state_time_.state.push_back(static_cast<StringId>(key));
+    thread_state_time_.rows.push_back(s.rows);
+    thread_state_time_.dur.push_back(s.dur);
+  }
+  return thread_state_time_;
+}
+
 const ThreadRunnableSummary& SchedSummaries::thread_runnable() {
   if (have_thread_runnable_) return thread_runnable_;
   have_thread_runnable_ = true;

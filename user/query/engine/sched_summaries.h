@@ -25,6 +25,12 @@
 //                            the same waits per thread in power-of-two
 //                            buckets: utid, bucket b, lower_ns 2^b, waits
 //                            (those with 2^b <= dur < 2^(b+1); dur 0 in b 0)
+//   sluice_thread_state_time one row per thread and state it was in: utid,
+//                            state, rows, dur (their total, an open row's
+//                            -1 included, as upstream's sums count it), by
+//                            utid, then state: sched.time_in_state's sums
+//                            = select utid, state, count(*), sum(dur)
+//                              from thread_state group by utid, state
 //   sluice_cpu_timeline      the trace cut into equal spans (1000, or fewer
 //                            beyond 40 CPUs: 40000 cells at most, so the HTML
 //                            page stays small; at least
@@ -55,6 +61,14 @@ struct RunnableHistogram {
   std::vector<uint32_t> utid;
   std::vector<uint32_t> bucket;
   std::vector<int64_t> waits;
+  size_t size() const { return utid.size(); }
+};
+
+struct ThreadStateTime {
+  std::vector<uint32_t> utid;
+  std::vector<StringId> state;
+  std::vector<int64_t> rows;
+  std::vector<int64_t> dur;
   size_t size() const { return utid.size(); }
 };
 
@@ -90,6 +104,7 @@ class SchedSummaries {
   const ThreadRunnableSummary& thread_runnable();
   const RunnableHistogram& runnable_histogram();
   const CpuTimeline& cpu_timeline();
+  const ThreadStateTime& thread_state_time();
 
  private:
   const TraceStorage* storage_;
@@ -97,10 +112,12 @@ class SchedSummaries {
   bool have_thread_runnable_ = false;
   bool have_runnable_histogram_ = false;
   bool have_cpu_timeline_ = false;
+  bool have_thread_state_time_ = false;
   ThreadCpuSummary thread_cpu_;
   ThreadRunnableSummary thread_runnable_;
   RunnableHistogram runnable_histogram_;
   CpuTimeline cpu_timeline_;
+  ThreadStateTime thread_state_time_;
 };
 
 }  // namespace sluice

@@ -1,4 +1,5 @@
-// sluice_thread_cpu and sluice_thread_runnable (user/query/engine/sched_summaries.h)
+// sluice_thread_cpu, sluice_thread_runnable and sluice_thread_state_time
+// (user/query/engine/sched_summaries.h)
 // equal the GROUP BY queries they stand for, row for row, on every committed
 // trace that has sched data.
 #include "user/query/engine/sched_summaries.h"
@@ -29,6 +30,16 @@ TEST_P(SchedSummariesTest, ThreadCpuEqualsGroupByOverSched) {
   ASSERT_FALSE(summary.empty());
   EXPECT_EQ(summary, Rows(db, "SELECT utid, cpu, count(*), sum(dur) FROM sched WHERE dur >= 0 "
                               "GROUP BY utid, cpu ORDER BY utid, cpu"));
+}
+
+// In the GROUP BY's own order too: sched.time_in_state's rows come in it.
+TEST_P(SchedSummariesTest, ThreadStateTimeEqualsGroupByOverThreadState) {
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open(testing::QueryTracePath(GetParam()));
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  sqlite3* db = (*engine)->db();
+  const std::vector<std::string> summary = Rows(db, "SELECT utid, state, rows, dur FROM sluice_thread_state_time");
+  ASSERT_FALSE(summary.empty());
+  EXPECT_EQ(summary, Rows(db, "SELECT utid, state, count(*), sum(dur) FROM thread_state GROUP BY utid, state"));
 }
 
 TEST_P(SchedSummariesTest, ThreadRunnableEqualsPercentilesOverThreadState) {

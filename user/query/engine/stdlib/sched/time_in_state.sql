@@ -15,10 +15,11 @@ CREATE PERFETTO TABLE sched_time_in_state_for_thread(
   percentage_in_state LONG
 )
 AS
--- A thread's total is the sum of its per-state sums (integers: exact), so
--- thread_state is read once, not a second time for the totals.
+-- The per-state sums are sluice_thread_state_time's (one pass in C++, where
+-- SQLite's GROUP BY sorted every thread_state row); a thread's total is the
+-- sum of its per-state sums (integers: exact).
 WITH
-  s AS MATERIALIZED (SELECT utid, state, sum(dur) AS time_in_state FROM thread_state GROUP BY utid, state),
+  s AS MATERIALIZED (SELECT utid, state, dur AS time_in_state FROM sluice_thread_state_time),
   t AS (SELECT utid, sum(time_in_state) AS total_runtime FROM s GROUP BY utid)
 SELECT
   s.utid,
