@@ -25,6 +25,9 @@ struct VTab : sqlite3_vtab {
   // Column -> row ids in that column's order, built on first use (see
   // OrderFor). Kept for the connection's life: the data never changes.
   std::map<int, std::vector<uint32_t>> order_by_column;
+  // Integer columns whose values never decrease in row order (sched.ts,
+  // thread_state.ts: rows are stored by time), found on first ask.
+  std::map<int, bool> rows_ascend;
 };
 
 // A pushed-down `column = value` / `column IN (...)`: the keys (KeyAt's
@@ -150,6 +153,23 @@ const std::vector<uint32_t>& OrderFor(VTab* vtab, int column) {
   return order;
 }
 
+// Whether `column` (an integer one) never decreases from row to row, NULL
+// (as the lowest value) included: then row order is that column's order.
+bool RowsAscendBy(VTab* vtab, int column) {
+  auto [it, inserted] = vtab->rows_ascend.try_emplace(column, false);
+  if (!inserted) return it->second;
+  const QueryTable* table = vtab->table;
+  if (table->columns()[static_cast<size_t>(column)].type != ColumnType::kInt) return false;
+  int64_t previous = std::numeric_limits<int64_t>::min();
+  for (uint64_t row = 0; row < table->row_count(); ++row) {
+    int64_t key;
+    if (!table->KeyAt(row, column, &key)) key = std::numeric_limits<int64_t>::min();
+    if (key < previous) return false;
+    previous = key;
+  }
+  return it->second = true;
+}
+
 std::string SchemaOf(const QueryTable& table) {
   std::string sql = "CREATE TABLE x(";
   bool first = true;
@@ -254,7 +274,15 @@ int BestIndex(sqlite3_vtab* vtab, sqlite3_index_info* info) {
       info->orderByConsumed = 1;
     return SQLITE_OK;
   }
-  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn >= 0) {
+  // ORDER BY a, or ORDER BY a, b ascending where the rows already ascend
+  // by b (cpu, ts on sched: SPAN_JOIN's read): the permutation by a is a
+  // stable sort, so it keeps b's order within each value of a.
+  const bool one_key = info->nOrderBy == 1 && info->aOrderBy[0].iColumn >= 0;
+  const bool then_row_order = info->nOrderBy == 2 && info->aOrderBy[0].iColumn >= 0 &&
+                              info->aOrderBy[1].iColumn >= 0 && !info->aOrderBy[0].desc &&
+                              !info->aOrderBy[1].desc &&
+                              RowsAscendBy(static_cast<VTab*>(vtab), info->aOrderBy[1].iColumn);
+  if (one_key || then_row_order) {
     int column = info->aOrderBy[0].iColumn;
     ColumnType type = columns[static_cast<size_t>(column)].type;
     if ((type == ColumnType::kInt || type == ColumnType::kText) && columns[static_cast<size_t>(column)].ordered) {

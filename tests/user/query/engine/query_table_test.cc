@@ -76,6 +76,31 @@ TEST(QueryTableTest, OrderedScansAreStableAndSpareTheSorter) {
     EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
 }
 
+// ORDER BY a, b where rows already ascend by b (ts: stored by time) is the
+// stable permutation by a: SPAN_JOIN reads sched that way. A b that does
+// not ascend (or a descending key) leaves the sort to SQLite.
+TEST(QueryTableTest, OrderByAColumnThenTheRowOrderSparesTheSorter) {
+  auto engine = EngineWithEvents();
+  sqlite3* db = engine->db();
+  EXPECT_EQ(Rows(db, "select group_concat(cpu || ':' || ts) from (select cpu, ts from cpu_counter_track t "
+                     "join counter c on c.track_id = t.id order by t.cpu)"),
+            std::vector<std::string>{"0:20,0:40,1:30,2:10,2:50"});
+  const char* kByUtidThenTs = "select utid, ts from ftrace_event order by utid, ts";
+  EXPECT_EQ(Rows(db, kByUtidThenTs), (std::vector<std::string>{"0|10", "0|20", "0|30", "0|40", "0|50", "1|60"}));
+  for (const std::string& plan : Rows(db, std::string("explain query plan ") + kByUtidThenTs))
+    EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
+  // ts does not ascend with id descending, nor does utid in row order
+  // here: SQLite sorts, and the rows are still right.
+  EXPECT_EQ(Rows(db, "select utid, ts from ftrace_event order by utid, ts desc"),
+            (std::vector<std::string>{"0|50", "0|40", "0|30", "0|20", "0|10", "1|60"}));
+  EXPECT_EQ(Rows(db, "select ts, utid from ftrace_event order by ts desc, utid"),
+            (std::vector<std::string>{"60|1", "50|0", "40|0", "30|0", "20|0", "10|0"}));
+  bool sorted_by_sqlite = false;
+  for (const std::string& plan : Rows(db, "explain query plan select utid, ts from ftrace_event order by utid, ts desc"))
+    sorted_by_sqlite = sorted_by_sqlite || plan.find("TEMP B-TREE") != std::string::npos;
+  EXPECT_TRUE(sorted_by_sqlite);
+}
+
 TEST(QueryTableTest, PushedDownEqualityAndInMatchSqlitesOwnComparison) {
   auto engine = EngineWithEvents();
   sqlite3* db = engine->db();
