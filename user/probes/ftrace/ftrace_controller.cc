@@ -14,12 +14,15 @@
 #include "shm/base/string_util.h"
 #include "shm/base/subprocess.h"
 #include "user/probes/ftrace/atrace_categories.h"
+#include "user/probes/ftrace/ftrace_event_translator.h"
 #include "user/probes/tracefs_state_file.h"
 
 namespace sluice {
 namespace {
 
 constexpr std::string_view kPrintEvent = "ftrace/print";
+constexpr std::string_view kRssStat = "kmem/rss_stat";
+constexpr std::string_view kRssStatThrottled = "synthetic/rss_stat_throttled";
 
 bool DetectAndroid(const std::string& atrace_path) {
   if (access(atrace_path.c_str(), X_OK) == 0) return true;
@@ -178,6 +181,26 @@ StatusOr<std::vector<std::string>> FtraceController::ResolveEvents(bool wants_at
   std::vector<std::string> resolved;
   std::vector<std::string> unresolved;
   ResolveFtraceEvents(requested, available, &resolved, &unresolved);
+  if (config_.throttle_rss_stat &&
+      std::find(available.begin(), available.end(), kRssStatThrottled) != available.end()) {
+    // Android's synthetic event: rss_stat only when the size moved by 512 KB.
+    auto it = std::find(resolved.begin(), resolved.end(), kRssStat);
+    if (it != resolved.end()) {
+      if (std::find(resolved.begin(), resolved.end(), kRssStatThrottled) == resolved.end()) *it = kRssStatThrottled;
+      else resolved.erase(it);
+    }
+  }
+  if (config_.disable_generic_events) {
+    std::vector<std::string>& generic = generic_events_left_off_;
+    std::erase_if(resolved, [&generic](const std::string& event) {
+      const size_t slash = event.find('/');
+      if (FtraceEventHasOwnMessage(event.substr(0, slash), event.substr(slash + 1))) return false;
+      generic.push_back(event);
+      return true;
+    });
+    if (!generic.empty())
+      Warn("disable_generic_events: left off the events without a message of their own: " + Join(generic, ", "));
+  }
   for (const std::string& req : unresolved) {
     const std::string e = req.find('/') == std::string::npos ? "ftrace/" + req : req;
     if (e.find('*') == std::string::npos && fs.Exists("events/" + e + "/format") &&

@@ -109,6 +109,13 @@ struct FtraceControlConfig {
   // buffer_percent, the readers' wake-up watermark (FtraceConfig's
   // drain_buffer_percent), 1-100; 0 = leave the kernel's (50 by default).
   uint32_t buffer_percent = 0;
+  // FtraceConfig.throttle_rss_stat: kmem/rss_stat becomes Android's
+  // synthetic/rss_stat_throttled where the kernel has it.
+  bool throttle_rss_stat = false;
+  // FtraceConfig.disable_generic_events: events without a message of their
+  // own (which would be written as GenericFtraceEvent) are left off, and
+  // named in a warning.
+  bool disable_generic_events = false;
 };
 
 struct FtraceControlOptions {
@@ -172,6 +179,8 @@ class FtraceController {
   const std::vector<std::string>& enabled_by_us() const { return enabled_by_us_; }
   const std::vector<std::string>& unknown_events() const { return unknown_events_; }
   const std::vector<std::string>& failed_events() const { return failed_events_; }
+  // Events disable_generic_events left off (no message of their own).
+  const std::vector<std::string>& generic_events_left_off() const { return generic_events_left_off_; }
   // Probes whose definition failed (no such function, no kprobes in this
   // kernel), as "function": reported in FtraceStats with the failed events.
   const std::vector<std::string>& failed_kprobes() const { return failed_kprobes_; }
@@ -230,6 +239,7 @@ class FtraceController {
   std::vector<std::string> enabled_by_us_;
   std::vector<std::string> unknown_events_;
   std::vector<std::string> failed_events_;
+  std::vector<std::string> generic_events_left_off_;
   std::vector<std::string> failed_kprobes_;
   std::vector<std::string> kprobe_events_;  // "sluice_kprobes/F": resolved with the config's events
   std::string atrace_errors_;

@@ -115,6 +115,8 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   control.buffer_size_kb = config.buffer_size_kb();
   control.preserve_buffer = config.preserve_ftrace_buffer();
   control.buffer_percent = config.drain_buffer_percent();
+  control.throttle_rss_stat = config.throttle_rss_stat();
+  control.disable_generic_events = config.disable_generic_events();
   using KprobeType = perfetto::protos::FtraceConfig::KprobeEvent;
   for (const auto& k : config.kprobe_events()) {
     FtraceKprobe probe;
@@ -143,9 +145,6 @@ std::vector<std::string> FtraceOptionsNotApplied(const perfetto::protos::FtraceC
   note(!config.tracing_cpumask().empty(), "tracing_cpumask", "every CPU is traced");
   note(config.tracefs_options_size() > 0, "tracefs_options", "tracefs options stay as they are");
   note(config.has_print_filter(), "print_filter", "every ftrace/print event is recorded");
-  note(config.throttle_rss_stat(), "throttle_rss_stat", "kmem/rss_stat is recorded unthrottled");
-  note(config.disable_generic_events(), "disable_generic_events",
-       "events without a proto message of their own are recorded as generic events");
   note(config.use_monotonic_raw_clock(), "use_monotonic_raw_clock", "the trace clock stays boot");
   note(config.atrace_userspace_only() || config.atrace_categories_prefer_sdk_size() > 0,
        "atrace_userspace_only / atrace_categories_prefer_sdk", "atrace categories enable their kernel events too");

@@ -101,21 +101,29 @@ namespace {
 // prefix (sde_tracing_mark_write), so the prefixed name is tried first, and a
 // plain name owned by another group stays generic rather than being written
 // as a message whose fields it does not have.
-const FieldDescriptor* EventFieldOf(const FtraceEventFormat& format) {
+const FieldDescriptor* EventFieldOf(std::string_view group, std::string_view name) {
   static constexpr std::pair<std::string_view, std::string_view> kPlainNameOwners[] = {
       {"tracing_mark_write", "mdss"},
   };
   const Descriptor* ftrace_event = FtraceEvent::descriptor();
-  if (const FieldDescriptor* f = ftrace_event->FindFieldByName(format.group + "_" + format.name)) return f;
-  for (const auto& [name, group] : kPlainNameOwners)
-    if (format.name == name && format.group != group) return nullptr;
-  return ftrace_event->FindFieldByName(format.name);
+  if (const FieldDescriptor* f = ftrace_event->FindFieldByName(std::string(group) + "_" + std::string(name))) return f;
+  for (const auto& [plain, owner] : kPlainNameOwners)
+    if (name == plain && group != owner) return nullptr;
+  return ftrace_event->FindFieldByName(std::string(name));
+}
+
+bool IsOwnMessage(const FieldDescriptor* field) {
+  return field && field->type() == FieldDescriptor::TYPE_MESSAGE &&
+         field->message_type() != GenericFtraceEvent::descriptor() && field->containing_oneof() != nullptr;
 }
 
 }  // namespace
 
+bool FtraceEventHasOwnMessage(std::string_view group, std::string_view name) {
+  return group == kKprobeGroup || group == kKretprobeGroup || IsOwnMessage(EventFieldOf(group, name));
+}
+
 FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : table_(table) {
-  const Descriptor* generic = GenericFtraceEvent::descriptor();
   for (const FtraceEventFormat* format : table->events()) {
     auto t = std::make_unique<FtraceEventTranslation>();
     t->format = format;
@@ -124,12 +132,10 @@ FtraceEventTranslator::FtraceEventTranslator(const FtraceFormatTable* table) : t
       t->pid_offset = pid->offset;
       t->pid_size = pid->size;
     }
-    const FieldDescriptor* event_field = EventFieldOf(*format);
+    const FieldDescriptor* event_field = EventFieldOf(format->group, format->name);
     if (format->group == kKprobeGroup || format->group == kKretprobeGroup) {
       BuildKprobe(t.get(), *table);
-    } else if (event_field && event_field->type() == FieldDescriptor::TYPE_MESSAGE &&
-        event_field->message_type() != generic &&
-        event_field->containing_oneof() != nullptr) {
+    } else if (IsOwnMessage(event_field)) {
       t->proto_field = static_cast<uint32_t>(event_field->number());
       t->proto_name = "FtraceEvent." + std::string(event_field->name());
       BuildKnown(t.get(), event_field->message_type());

@@ -4,9 +4,10 @@
 //
 // Mapping, built once from the FtraceFormatTable and the generated proto
 // descriptors (setup, not hot path):
-//   - An event whose NAME is a field of FtraceEvent with a message type
-//     (sched_switch -> FtraceEvent.sched_switch = 4, SchedSwitchFtraceEvent)
-//     is a *known* event. Each of its kernel fields whose NAME is a field of
+//   - An event whose NAME (or GROUP_NAME: sde_tracing_mark_write) is a
+//     field of FtraceEvent with a message type (sched_switch ->
+//     FtraceEvent.sched_switch = 4, SchedSwitchFtraceEvent) is a *known*
+//     event (FtraceEventHasOwnMessage). Each of its kernel fields whose NAME is a field of
 //     that message (prev_comm -> SchedSwitchFtraceEvent.prev_comm = 1) is
 //     copied when the kinds agree: kernel strings (char[N], char[],
 //     __data_loc/__rel_loc char[]) to string/bytes fields; kernel integers to
@@ -114,6 +115,10 @@ struct FtraceEventTranslation {
   // Kernel fields that are not written, and why (for `sluice ftrace-formats`).
   std::vector<std::pair<const FtraceFieldFormat*, std::string>> skipped;
 };
+
+// Whether events of group/name are written as a message of their own (or
+// as a KprobeEvent), not as GenericFtraceEvent.
+bool FtraceEventHasOwnMessage(std::string_view group, std::string_view name);
 
 class FtraceEventTranslator {
  public:

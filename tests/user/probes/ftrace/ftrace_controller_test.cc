@@ -238,6 +238,38 @@ TEST_F(FtraceControllerTest, FailedEnableIsReportedAndSkipped) {
   EXPECT_EQ(c.active_events(), (std::vector<std::string>{"sched/sched_switch"}));
 }
 
+// FtraceConfig.throttle_rss_stat and disable_generic_events, as upstream's
+// recorder applies them: Android's throttled rss_stat where the kernel has
+// it; no event that would be written as a GenericFtraceEvent.
+TEST_F(FtraceControllerTest, ThrottledRssStatAndNoGenericEvents) {
+  fake_.Write("available_events", fake_.Read("available_events") +
+                                      "kmem:rss_stat\nsynthetic:rss_stat_throttled\ncgroup:cgroup_mkdir\n");
+  for (const char* e : {"kmem/rss_stat", "synthetic/rss_stat_throttled", "cgroup/cgroup_mkdir"})
+    fake_.Write(std::string("events/") + e + "/enable", "0\n");
+  FtraceControlConfig config;
+  config.events = {"sched/sched_switch", "kmem/rss_stat", "cgroup/cgroup_mkdir"};
+  {
+    FtraceController c(fs_.get(), config, Options(false));
+    { Status st = c.Start(); ASSERT_TRUE(st.ok()) << st.message(); }
+    EXPECT_EQ(c.active_events(),
+              (std::vector<std::string>{"sched/sched_switch", "kmem/rss_stat", "cgroup/cgroup_mkdir"}));
+    c.Restore();
+  }
+  // The fake tree is files, not the kernel: its clock file as the kernel shows it.
+  fake_.Write("trace_clock", "[local] global boot\n");
+  for (const char* e : {"kmem/rss_stat", "cgroup/cgroup_mkdir"}) fake_.Write(std::string("events/") + e + "/enable", "0\n");
+  config.throttle_rss_stat = true;
+  config.disable_generic_events = true;
+  FtraceController c(fs_.get(), config, Options(false));
+  { Status st = c.Start(); ASSERT_TRUE(st.ok()) << st.message(); }
+  EXPECT_EQ(c.active_events(), (std::vector<std::string>{"sched/sched_switch", "synthetic/rss_stat_throttled"}));
+  EXPECT_EQ(fake_.Read("events/kmem/rss_stat/enable"), "0\n");
+  EXPECT_EQ(fake_.Read("events/cgroup/cgroup_mkdir/enable"), "0\n");
+  EXPECT_EQ(c.generic_events_left_off(), std::vector<std::string>{"cgroup/cgroup_mkdir"});
+  c.Restore();
+  EXPECT_EQ(fake_.Read("events/synthetic/rss_stat_throttled/enable"), "0");
+}
+
 TEST_F(FtraceControllerTest, NoBootClockKeepsCurrent) {
   fake_.Write("trace_clock", "[local] global\n");
   FtraceController c(fs_.get(), {}, Options(false));
