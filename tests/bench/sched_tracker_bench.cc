@@ -91,7 +91,7 @@ void BM_SchedImport(benchmark::State& state) {
           sched.OnSwitch(e.ts, e.cpu, e.prev_pid, CommOf(e.prev_pid), 120, e.prev_state,
                          e.next_pid, CommOf(e.next_pid), 120);
       } else if (compact) {
-        sched.OnWakingCompact(e.ts, e.cpu, e.next_pid);
+        sched.OnWakingCompact(e.ts, e.cpu, e.next_pid, 0);
       } else {
         processes.GetOrCreateThread(e.waker_pid);  // the importer's ftrace_event utid
         sched.OnWaking(e.ts, e.waker_pid, e.next_pid, CommOf(e.next_pid));

@@ -410,7 +410,7 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
             })
       .Int("waker_utid", IntsOf(ts.waker_utid, kNullU32))
       .Null("waker_id")
-      .Null("irq_context")
+      .Int("irq_context", IntsOf(ts.irq_context, int8_t{-1}))
       .Int("ucpu", IntsOf(ts.cpu, kNullU32));
 
   const auto& th = s.thread;

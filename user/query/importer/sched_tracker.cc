@@ -176,7 +176,8 @@ void SchedTracker::OnWaking(int64_t ts, int64_t waker_tid, int64_t pid, std::str
   PushWaking(ts, wakee, waker);
 }
 
-uint32_t SchedTracker::OnWakingCompact(int64_t ts, uint32_t cpu, int64_t pid, bool raw_only) {
+uint32_t SchedTracker::OnWakingCompact(int64_t ts, uint32_t cpu, int64_t pid, uint32_t common_flags,
+                                       bool raw_only) {
   if (cpu >= kMaxCpus) {
     bad_cpu_events_++;
     return kNullU32;
@@ -188,14 +189,16 @@ uint32_t SchedTracker::OnWakingCompact(int64_t ts, uint32_t cpu, int64_t pid, bo
   }
   if (raw_only) return c.utid;
   uint32_t wakee = processes_->GetOrCreateThread(pid);
-  PushWaking(ts, wakee, c.utid);
+  // TRACE_FLAG_HARDIRQ 0x08, TRACE_FLAG_SOFTIRQ 0x10 (linux/trace_events.h).
+  PushWaking(ts, wakee, c.utid, (common_flags & (0x08 | 0x10)) != 0 ? 1 : 0);
   return c.utid;
 }
 
 void SchedTracker::OnTaskNewtask(int64_t ts, int64_t parent_tid, int64_t new_tid,
                                  std::string_view comm, uint64_t clone_flags) {
   auto created = processes_->OnTaskNewtask(ts, parent_tid, new_tid, comm, clone_flags);
-  if (created) AddOpenState(ts, created->new_utid, runnable_, kNullU32, created->parent_utid);
+  // A new task's wakeup is its parent's clone, never an interrupt.
+  if (created) AddOpenState(ts, created->new_utid, runnable_, kNullU32, created->parent_utid, /*irq_context=*/0);
 }
 
 void SchedTracker::Finish(int64_t /*end_ts*/) {
@@ -222,21 +225,21 @@ void SchedTracker::PushSwitch(int64_t ts, uint32_t cpu, uint32_t prev_utid, Stri
   AddOpenState(ts, next_utid, running_, cpu, kNullU32);
 }
 
-void SchedTracker::PushWaking(int64_t ts, uint32_t utid, uint32_t waker_utid) {
+void SchedTracker::PushWaking(int64_t ts, uint32_t utid, uint32_t waker_utid, int8_t irq_context) {
   uint32_t last = LastRow(utid);
   if (last == kNullU32) {
-    AddOpenState(ts, utid, runnable_, kNullU32, waker_utid);
+    AddOpenState(ts, utid, runnable_, kNullU32, waker_utid, irq_context);
     return;
   }
   StringId state = storage_->thread_state.state[last];
   // Only a blocked thread can be woken; "R+" counts as blocked here.
   if (state == running_ || state == runnable_) return;
   ClosePendingState(ts, utid, false);
-  AddOpenState(ts, utid, runnable_, kNullU32, waker_utid);
+  AddOpenState(ts, utid, runnable_, kNullU32, waker_utid, irq_context);
 }
 
 void SchedTracker::AddOpenState(int64_t ts, uint32_t utid, StringId state, uint32_t cpu,
-                                uint32_t waker_utid) {
+                                uint32_t waker_utid, int8_t irq_context) {
   if (utid == 0) return;  // the idle task has no thread states
   ThreadStateTable& t = storage_->thread_state;
   auto row = static_cast<uint32_t>(t.size());
@@ -247,6 +250,7 @@ void SchedTracker::AddOpenState(int64_t ts, uint32_t utid, StringId state, uint3
   t.state.push_back(state);
   t.io_wait.push_back(-1);
   t.waker_utid.push_back(waker_utid);
+  t.irq_context.push_back(irq_context);
   if (utid >= last_row_.size()) last_row_.resize(std::max<size_t>(utid + 1, last_row_.size() * 2), kNullU32);
   last_row_[utid] = row;
   if (state == runnable_) return;  // Woken: the blocked row stays the mark.

@@ -107,7 +107,9 @@ class SchedTracker {
   // there. Returns that utid (the ftrace_event row's utid), or kNullU32 when
   // no switch was seen on the CPU yet: Perfetto drops the event entirely
   // (compact_sched_waking_skipped).
-  uint32_t OnWakingCompact(int64_t ts, uint32_t cpu, int64_t pid, bool raw_only = false);
+  // `common_flags`: the waker's context (trace_flags): a hardirq or softirq
+  // one makes the row's irq_context 1, as upstream.
+  uint32_t OnWakingCompact(int64_t ts, uint32_t cpu, int64_t pid, uint32_t common_flags, bool raw_only = false);
   // sched_wakeup_new: no row changes (see above); kept for the dispatch.
   void OnWakeupNew(int64_t, int64_t, int64_t) {}
   // task_newtask, raised by `parent_tid` (common pid): ProcessTracker's
@@ -160,8 +162,10 @@ class SchedTracker {
   // ThreadStateTracker.
   void PushSwitch(int64_t ts, uint32_t cpu, uint32_t prev_utid, StringId prev_state,
                   uint32_t next_utid);
-  void PushWaking(int64_t ts, uint32_t utid, uint32_t waker_utid);
-  void AddOpenState(int64_t ts, uint32_t utid, StringId state, uint32_t cpu, uint32_t waker_utid);
+  void PushWaking(int64_t ts, uint32_t utid, uint32_t waker_utid, int8_t irq_context = -1);
+  // `irq_context`: -1 (NULL), 0 or 1 (ThreadStateTable).
+  void AddOpenState(int64_t ts, uint32_t utid, StringId state, uint32_t cpu, uint32_t waker_utid,
+                    int8_t irq_context = -1);
   void ClosePendingState(int64_t ts, uint32_t utid, bool data_loss);
   uint32_t LastRow(uint32_t utid) const {
     return utid < last_row_.size() ? last_row_[utid] : kNullU32;

@@ -994,7 +994,8 @@ void TraceImporter::DispatchCompactWaking(const SortedEvent& event) {
     return;
   }
   // The waker (the row's thread) is the task the CPU's last switch put there.
-  uint32_t utid = sched_.OnWakingCompact(event.ts, event.cpu, event.pid, event.ts < soft_drop_before_ts_);
+  uint32_t utid =
+      sched_.OnWakingCompact(event.ts, event.cpu, event.pid, event.common_flags, event.ts < soft_drop_before_ts_);
   if (utid == kNullU32) return;  // CPU out of range
   CompactArgsMemo::Key key{event.comm, kNullStringId, event.pid, 0, event.prio, 0, event.target_cpu};
   uint32_t arg_set = waking_args_.Find(key);

@@ -52,15 +52,19 @@ struct ThreadStateTable {
   std::vector<StringId> state;
   std::vector<int8_t> io_wait;       // -1 = NULL
   std::vector<uint32_t> waker_utid;  // kNullU32 = NULL
+  // 1 when the wakeup that made the row came from an interrupt (hardirq or
+  // softirq: the waking event's common_flags), 0 when not, -1 = NULL (not
+  // known: no flags, or not a wakeup).
+  std::vector<int8_t> irq_context;
   // blocked_function by row: only rows a symbolized sched_blocked_reason
   // named (rare), so a map, not a column of every row.
   std::unordered_map<uint32_t, StringId> blocked_function;
   size_t size() const { return ts.size(); }
   void Reserve(size_t rows) {
     ts.reserve(rows), dur.reserve(rows), cpu.reserve(rows), utid.reserve(rows);
-    state.reserve(rows), io_wait.reserve(rows), waker_utid.reserve(rows);
+    state.reserve(rows), io_wait.reserve(rows), waker_utid.reserve(rows), irq_context.reserve(rows);
   }
-  static constexpr size_t kRowBytes = 8 + 8 + 4 + 4 + 4 + 1 + 4;
+  static constexpr size_t kRowBytes = 8 + 8 + 4 + 4 + 4 + 1 + 4 + 1;
 };
 
 // `thread`: utid is the row index; utid 0 is the idle thread (tid 0).

@@ -66,16 +66,16 @@ TEST(SchedTrackerTest, ThreadStateRowsMatchTraceProcessor) {
 TEST(SchedTrackerTest, CompactSwitchesMatchTraceProcessor) {
   TrackerFeeder f;
   f.sched.SetKernelVersion(6, 1);
-  EXPECT_EQ(f.sched.OnWakingCompact(900, 1, 300), kNullU32);
+  EXPECT_EQ(f.sched.OnWakingCompact(900, 1, 300, 0), kNullU32);
   EXPECT_EQ(f.sched.OnSwitchCompact(1000, 0, 0, 100, "app", 120), kNullU32);
   EXPECT_EQ(f.sched.OnSwitchCompact(1010, 1, 0, 0, "swapper/1", 120), kNullU32);
   uint32_t app = f.processes.GetOrCreateThread(100);
-  EXPECT_EQ(f.sched.OnWakingCompact(1050, 0, 200), app);
+  EXPECT_EQ(f.sched.OnWakingCompact(1050, 0, 200, 0), app);
   EXPECT_EQ(f.sched.OnSwitchCompact(1100, 0, 1, 200, "other", 110), app);
   EXPECT_EQ(f.sched.OnSwitchCompact(1150, 1, 0, 100, "app", 120), 0u);
   EXPECT_EQ(f.sched.OnSwitchCompact(1200, 0, 0x100, 0, "swapper/0", 120),
             f.processes.GetOrCreateThread(200));
-  f.sched.OnWakingCompact(1250, 1, 200);
+  f.sched.OnWakingCompact(1250, 1, 200, 0x10);
   f.sched.Finish(1250);
   EXPECT_EQ(f.SchedCsv(),
             R"("ts","dur","cpu","tid","name","end_state","priority"
@@ -94,6 +94,9 @@ TEST(SchedTrackerTest, CompactSwitchesMatchTraceProcessor) {
 )");
   EXPECT_EQ(f.sched.compact_sched_switch_skipped(), 2);
   EXPECT_EQ(f.sched.compact_sched_waking_skipped(), 1);
+  // irq_context: the compact waking's common_flags, a softirq's (0x10) at
+  // 1250 and none at 1050; rows no wakeup made have none (NULL).
+  EXPECT_EQ(f.storage.thread_state.irq_context, (std::vector<int8_t>{0, -1, -1, -1, -1, 1}));
 }
 
 // The letters Perfetto's TaskState gives each kernel's prev_state layout.
@@ -167,7 +170,7 @@ TEST(SchedTrackerTest, CpuOutOfRangeIsDroppedAndCounted) {
   TrackerFeeder f;
   EXPECT_EQ(f.sched.OnSwitch(100, 0xfffffff0u, 0, "swapper", 120, 0, 10, "a", 120), kNullU32);
   EXPECT_EQ(f.sched.OnSwitchCompact(100, SchedTracker::kMaxCpus, 0, 10, "a", 120), kNullU32);
-  EXPECT_EQ(f.sched.OnWakingCompact(100, SchedTracker::kMaxCpus, 10), kNullU32);
+  EXPECT_EQ(f.sched.OnWakingCompact(100, SchedTracker::kMaxCpus, 10, 0), kNullU32);
   EXPECT_EQ(f.sched.bad_cpu_events(), 3);
   EXPECT_EQ(f.storage.sched.size(), 0u);
   EXPECT_EQ(f.storage.thread_state.size(), 0u);
