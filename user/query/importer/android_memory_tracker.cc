@@ -9,6 +9,8 @@ AndroidMemoryTracker::AndroidMemoryTracker(TraceStorage* storage, TrackTracker* 
     : storage_(storage), tracks_(tracks), slices_(slices) {
   StringPool& s = storage->strings;
   ion_type_ = s.Intern("ion");
+  ion_ = s.Intern("mem.ion");
+  ion_change_ = s.Intern("mem.ion_change");
   ion_change_type_ = s.Intern("ion_change");
   heap_name_key_ = s.Intern("heap_name");
   ion_buffers_type_ = s.Intern("android_ion_allocations");
@@ -40,10 +42,9 @@ void AndroidMemoryTracker::BufferSlice(int64_t ts, StringId type, StringId name,
 
 void AndroidMemoryTracker::OnIonStat(int64_t ts, uint32_t utid, int64_t buffer_id, int64_t len,
                                      int64_t total_allocated) {
-  StringPool& s = storage_->strings;
   const StringId no_heap = kNullStringId;  // ion_stat names no heap: a NULL dimension, as upstream
-  storage_->counter.Add(ts, GlobalCounter(ion_type_, s.Intern("mem.ion"), no_heap), static_cast<double>(total_allocated));
-  storage_->counter.Add(ts, tracks_->ThreadCounterTrack(ion_change_type_, s.Intern("mem.ion_change"), utid, heap_name_key_, no_heap),
+  storage_->counter.Add(ts, GlobalCounter(ion_type_, ion_, no_heap), static_cast<double>(total_allocated));
+  storage_->counter.Add(ts, tracks_->ThreadCounterTrack(ion_change_type_, ion_change_, utid, heap_name_key_, no_heap),
                         static_cast<double>(len));
   BufferSlice(ts, ion_buffers_type_, ion_buffer_, buffer_id, len);
 }

@@ -77,7 +77,7 @@ class AndroidMemoryTracker {
     int64_t nr_migrated = 0, nr_reclaimed = 0, nr_mapped = 0;
   };
   std::unordered_map<uint32_t, Migration> migration_;  // utid -> the allocation's, 6.1+
-  StringId ion_type_, ion_change_type_, heap_name_key_, ion_buffers_type_, ion_buffer_;
+  StringId ion_type_, ion_change_type_, ion_, ion_change_, heap_name_key_, ion_buffers_type_, ion_buffer_;
   StringId dma_heap_type_, dma_heap_, dma_heap_change_type_, dma_heap_change_, inode_key_, dma_buffers_type_,
       dma_buffer_;
   StringId cma_alloc_;

@@ -169,7 +169,8 @@ TraceImporter::TraceImporter(TraceStorage* storage)
             s.Intern("target_cpu"),   s.Intern("cpuidle"),      s.Intern("cpufreq"),
             s.Intern("cpu_idle"),     s.Intern("cpu_frequency"), s.Intern("swapper"),
             s.Intern("cpu_irq"),      s.Intern("ret"),           s.Intern("handled"),
-            s.Intern("unhandled")};
+            s.Intern("unhandled"),    s.Intern("thread_funcgraph"), s.Intern("Funcgraph"),
+            s.Intern("cpu_funcgraph")};
 }
 
 TraceImporter::~TraceImporter() = default;
@@ -864,11 +865,17 @@ void TraceImporter::OnFuncgraph(int64_t ts, uint32_t cpu, uint32_t pid, StringId
   }
   // The idle tasks of all CPUs share pid 0, and run at once: a track per
   // CPU for them, as upstream.
-  const uint32_t track =
-      pid != 0 ? tracks_.ThreadSliceTrack(s.Intern("thread_funcgraph"), s.Intern("Funcgraph"),
-                                          processes_.GetOrCreateThread(pid))
-               : tracks_.CpuSliceTrack(s.Intern("cpu_funcgraph"),
-                                       s.Intern("swapper" + std::to_string(cpu) + " -funcgraph"), cpu);
+  uint32_t track;
+  if (pid != 0) {
+    track = tracks_.ThreadSliceTrack(names_.thread_funcgraph_type, names_.funcgraph_track,
+                                     processes_.GetOrCreateThread(pid));
+  } else {
+    if (cpu >= cpu_funcgraph_tracks_.size()) cpu_funcgraph_tracks_.resize(cpu + 1, kNullU32);
+    if (cpu_funcgraph_tracks_[cpu] == kNullU32)
+      cpu_funcgraph_tracks_[cpu] = tracks_.CpuSliceTrack(
+          names_.cpu_funcgraph_type, s.Intern("swapper" + std::to_string(cpu) + " -funcgraph"), cpu);
+    track = cpu_funcgraph_tracks_[cpu];
+  }
   if (entry)
     slices_.Begin(ts, track, symbol);
   else

@@ -213,8 +213,11 @@ class TraceImporter {
     StringId sched_switch, sched_waking, prev_comm, prev_pid, prev_prio, prev_state,
         next_comm, next_pid, next_prio, comm, pid, prio, target_cpu, cpu_idle_track,
         cpu_frequency_track, cpu_idle_type, cpu_frequency_type, swapper, cpu_irq_type, ret, handled,
-        unhandled;
+        unhandled, thread_funcgraph_type, funcgraph_track, cpu_funcgraph_type;
   } names_;
+  // The idle task's Funcgraph track per CPU (kNullU32 until made): its name
+  // is built once, not per call.
+  std::vector<uint32_t> cpu_funcgraph_tracks_;
 
   std::vector<int> config_discard_buffers_;
   std::set<uint32_t> cpus_with_lost_events_;
