@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "user/query/engine/operators/row_list_module.h"
 #include "user/query/storage/trace_storage.h"
 
 namespace sluice {
@@ -26,7 +27,7 @@ struct VTab : sqlite3_vtab {
 };
 
 struct Cursor : sqlite3_vtab_cursor {
-  std::vector<uint32_t> ids;
+  std::vector<uint32_t> rows;  // slice ids, ascending
   size_t pos = 0;
 };
 
@@ -82,11 +83,6 @@ int Connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out,
   return SQLITE_OK;
 }
 
-int Disconnect(sqlite3_vtab* vtab) {
-  delete static_cast<VTab*>(vtab);
-  return SQLITE_OK;
-}
-
 int BestIndex(sqlite3_vtab*, sqlite3_index_info* info) {
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
@@ -108,65 +104,33 @@ int BestIndex(sqlite3_vtab*, sqlite3_index_info* info) {
   return SQLITE_OK;
 }
 
-int Open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = new Cursor();
-  return SQLITE_OK;
-}
-
-int Close(sqlite3_vtab_cursor* cursor) {
-  delete static_cast<Cursor*>(cursor);
-  return SQLITE_OK;
-}
-
 int Filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite3_value** argv) {
   auto* cursor = static_cast<Cursor*>(base);
   auto* vtab = static_cast<VTab*>(base->pVtab);
-  cursor->ids.clear();
+  cursor->rows.clear();
   cursor->pos = 0;
   if (idx_num != 1 || argc < 1 || sqlite3_value_type(argv[0]) != SQLITE_INTEGER) return SQLITE_OK;
   const sqlite3_int64 id = sqlite3_value_int64(argv[0]);
   if (id < 0 || static_cast<uint64_t>(id) >= vtab->storage->slice.size()) return SQLITE_OK;
-  Descendants(vtab, static_cast<uint32_t>(id), &cursor->ids);
+  Descendants(vtab, static_cast<uint32_t>(id), &cursor->rows);
   return SQLITE_OK;
-}
-
-int Next(sqlite3_vtab_cursor* base) {
-  static_cast<Cursor*>(base)->pos++;
-  return SQLITE_OK;
-}
-
-int Eof(sqlite3_vtab_cursor* base) {
-  auto* cursor = static_cast<Cursor*>(base);
-  return cursor->pos >= cursor->ids.size();
 }
 
 int Column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
   auto* cursor = static_cast<Cursor*>(base);
-  if (column == 0) sqlite3_result_int64(ctx, cursor->ids[cursor->pos]);
+  if (column == 0) sqlite3_result_int64(ctx, cursor->rows[cursor->pos]);
   else sqlite3_result_null(ctx);
   return SQLITE_OK;
 }
 
-int Rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
-  auto* cursor = static_cast<Cursor*>(base);
-  *rowid = cursor->ids[cursor->pos];
-  return SQLITE_OK;
-}
-
-// Eponymous (no xCreate): usable as __intrinsic_slice_descendants(id)
-// without a CREATE VIRTUAL TABLE.
+// The rowid is the slice id (the row's own), not its place in the list.
 sqlite3_module MakeModule() {
-  sqlite3_module m{};
-  m.xConnect = Connect;
-  m.xBestIndex = BestIndex;
-  m.xDisconnect = Disconnect;
-  m.xOpen = Open;
-  m.xClose = Close;
-  m.xFilter = Filter;
-  m.xNext = Next;
-  m.xEof = Eof;
-  m.xColumn = Column;
-  m.xRowid = Rowid;
+  sqlite3_module m = RowListModule<VTab, Cursor>(Connect, BestIndex, Filter, Column);
+  m.xRowid = [](sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
+    auto* cursor = static_cast<Cursor*>(base);
+    *rowid = cursor->rows[cursor->pos];
+    return SQLITE_OK;
+  };
   return m;
 }
 
