@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "user/query/engine/operators/connected_flow.h"
 #include "user/query/engine/operators/slice_descendants.h"
 #include "user/query/engine/operators/span_join.h"
 #include "user/query/engine/percentile_functions.h"
@@ -26,22 +27,22 @@ constexpr const char* kViews[][2] = {
     {"sched_slice", "SELECT * FROM sched"},
     {"raw", "SELECT * FROM ftrace_event"},
     {"track",
-     "SELECT id, name, type, dimension_arg_set_id, NULL AS parent_id, NULL AS source_arg_set_id, "
+     "SELECT id, name, type, dimension_arg_set_id, NULL AS parent_id, source_arg_set_id, "
      "0 AS machine_id, track_group_id FROM __sluice_track"},
     {"thread_track",
-     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, utid "
-     "FROM __sluice_track WHERE utid IS NOT NULL"},
+     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, 0 AS machine_id, utid "
+     "FROM __sluice_track WHERE utid IS NOT NULL AND is_counter = 0"},
     {"process_track",
-     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, upid "
+     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, 0 AS machine_id, upid "
      "FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 0"},
     {"counter_track",
-     "SELECT id, name, NULL AS parent_id, type, dimension_arg_set_id, NULL AS source_arg_set_id, "
+     "SELECT id, name, NULL AS parent_id, type, dimension_arg_set_id, source_arg_set_id, "
      "0 AS machine_id, unit, NULL AS description FROM __sluice_track WHERE is_counter = 1"},
     {"cpu_counter_track",
-     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, unit, "
+     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, 0 AS machine_id, unit, "
      "NULL AS description, cpu FROM __sluice_track WHERE cpu IS NOT NULL AND is_counter = 1"},
     {"process_counter_track",
-     "SELECT id, name, type, NULL AS parent_id, NULL AS source_arg_set_id, 0 AS machine_id, unit, "
+     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, 0 AS machine_id, unit, "
      "NULL AS description, upid FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 1"},
     {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
     // One machine: the one that recorded (a trace from several machines
@@ -58,11 +59,6 @@ constexpr const char* kViews[][2] = {
      "(SELECT int_value FROM metadata WHERE name = 'android_sdk_version') AS android_sdk_version, "
      "(SELECT int_value FROM metadata WHERE name = 'system_ram_bytes') AS system_ram_bytes, "
      "(SELECT int_value FROM metadata WHERE name = 'system_ram_gb') AS system_ram_gb, 0 AS label_index"},
-    // Flows come from track events and binder transactions, which Linux
-    // kernel traces do not have: the table exists, empty, so that
-    // queries and modules that join it run.
-    {"flow",
-     "SELECT NULL AS id, NULL AS slice_out, NULL AS slice_in, NULL AS trace_id, NULL AS arg_set_id WHERE 0"},
 };
 
 void TraceStart(sqlite3_context* ctx, int, sqlite3_value**) {
@@ -126,6 +122,8 @@ Status QueryEngine::Init() {
     return Status::Error("sluice query: " + span_join.message());
   if (Status descendants = RegisterSliceDescendants(db_, storage_.get()); !descendants.ok())
     return Status::Error("sluice query: " + descendants.message());
+  if (Status flows = RegisterConnectedFlow(db_, storage_.get()); !flows.ok())
+    return Status::Error("sluice query: " + flows.message());
   perfetto_sql_ = std::make_unique<PerfettoSql>(db_);
   for (const auto& view : kViews) {
     Status defined = ExecSql(db_, std::string("CREATE VIEW ") + view[0] + " AS " + view[1]);

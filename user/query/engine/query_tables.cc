@@ -300,9 +300,13 @@ class ArgsTable : public QueryTable {
         if (is_string) {
           text(storage_->strings.Get(static_cast<StringId>(arg.int_value)));
         } else {
+          // A real shows as SQLite's CAST(x AS TEXT) writes it ("0.5", "1.0",
+          // "1.0e+300"), as upstream's display_value does.
+          char real_text[40];
+          if (is_real) sqlite3_snprintf(sizeof real_text, real_text, "%!.15g", arg.real_value);
           state->display = arg.type == ArgType::kUint ? std::to_string(static_cast<uint64_t>(arg.int_value))
                            : arg.type == ArgType::kBool ? std::string(arg.int_value ? "true" : "false")
-                           : is_real                  ? std::to_string(arg.real_value)
+                           : is_real                  ? std::string(real_text)
                                                       : std::to_string(arg.int_value);
           sqlite3_result_text(ctx, state->display.data(), static_cast<int>(state->display.size()),
                               SQLITE_TRANSIENT);
@@ -497,7 +501,16 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("upid", IntsOf(tr.upid, kNullU32))
       .Int("dimension_arg_set_id", IntsOf(tr.dimension_arg_set_id, kNoArgSet))
       .Int("track_group_id", IntsOf(tr.track_group_id, kNullU32))
-      .Text("unit", &tr.unit);
+      .Text("unit", &tr.unit)
+      .Int("source_arg_set_id", IntsOf(tr.source_arg_set_id, kNoArgSet));
+
+  const auto& fl = s.flow;
+  table("flow", SizeOf(fl))
+      .Id("id")
+      .Int("slice_out", IntsOf(fl.slice_out))
+      .Int("slice_in", IntsOf(fl.slice_in))
+      .Int("trace_id", IntsOf(fl.trace_id, kNullInt))
+      .Int("arg_set_id", IntsOf(fl.arg_set_id, kNoArgSet));
 
   const auto& sl = s.slice;
   table("slice", SizeOf(sl))

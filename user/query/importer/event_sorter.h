@@ -42,9 +42,10 @@ struct SortedEvent {
   // kBattery, kInitialDisplayState: those packets' payloads, likewise.
   enum Kind : uint8_t {
     kFtrace, kCompactSwitch, kCompactWaking, kProcessTree, kProcessStats, kPerfSample, kSysStats, kTrigger,
-    kCloneTrigger, kBattery, kInitialDisplayState
+    kCloneTrigger, kBattery, kInitialDisplayState, kTrackEvent
   };
-  bool has_bytes() const { return kind != kCompactSwitch && kind != kCompactWaking; }
+  // kTrackEvent: no bytes; `offset` is the TrackEventImporter's record slot.
+  bool has_bytes() const { return kind != kCompactSwitch && kind != kCompactWaking && kind != kTrackEvent; }
   int64_t ts = 0;
   uint32_t cpu = 0;
   uint32_t sequence = 0;  // trusted_packet_sequence_id: with cpu, the stream.

@@ -68,6 +68,7 @@ class ProcessTracker {
     kOther = 0,
     kFtrace = 1,       // sched_switch / sched_waking / task_* comm
     kProcessTree = 2,  // process_tree thread name or cmdline_is_comm
+    kTrackDescriptor = 4,  // a track event ThreadDescriptor's thread_name
     kConstant = 5,     // "swapper" for utid 0
   };
 
@@ -144,6 +145,16 @@ class ProcessTracker {
   // new utid starts when the tid is known in another process.
   uint32_t UpdateThread(int64_t tid, int64_t pid);
   uint32_t GetOrCreateProcess(int64_t pid);
+  // Track descriptors: a second descriptor for a tid or pid means it was
+  // reused; these start its new thread or process.
+  uint32_t StartNewThreadForTid(int64_t tid) { return StartNewThread(kNullInt, tid); }
+  uint32_t StartNewProcessForPid(int64_t pid) {
+    return StartNewProcess(kNullInt, std::nullopt, pid, kNullStringId, NamePriority::kOther);
+  }
+  // A track event ProcessDescriptor's name: never over one the system gave.
+  void SetProcessNameIfUnset(uint32_t upid, StringId name) {
+    if (storage_->process.name[upid] == kNullStringId) storage_->process.name[upid] = name;
+  }
   // Whether `utid` may still run: it has not ended, nor has its process,
   // and no newer process took its process's pid.
   bool IsThreadAlive(uint32_t utid) const;

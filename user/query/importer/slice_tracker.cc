@@ -5,11 +5,11 @@
 
 namespace sluice {
 
-void SliceTracker::Begin(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args, StringId category) {
+uint32_t SliceTracker::Begin(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args, StringId category) {
   TrackStack& state = tracks_[track];
   TruncateInsideEnded(state);
   CloseEnded(state, ts, kOpen);
-  Start(ts, kOpen, track, state, name, std::move(args), category);
+  return Start(ts, kOpen, track, state, name, std::move(args), category);
 }
 
 void SliceTracker::BeginLegacyUnnestable(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args) {
@@ -22,19 +22,20 @@ void SliceTracker::BeginLegacyUnnestable(int64_t ts, uint32_t track, StringId na
   Start(ts, kOpen, track, state, name, std::move(args));
 }
 
-void SliceTracker::Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args) {
+uint32_t SliceTracker::Complete(int64_t ts, int64_t dur, uint32_t track, StringId name, std::vector<Arg> args,
+                                StringId category) {
   TrackStack& state = tracks_[track];
   TruncateInsideEnded(state);
-  CloseEnded(state, ts, 0);
-  Start(ts, 0, track, state, name, std::move(args));
+  CloseEnded(state, ts, dur);
+  return Start(ts, dur, track, state, name, std::move(args), category);
 }
 
-void SliceTracker::Start(int64_t ts, int64_t dur, uint32_t track, TrackStack& state, StringId name,
-                         std::vector<Arg> args, StringId category) {
+uint32_t SliceTracker::Start(int64_t ts, int64_t dur, uint32_t track, TrackStack& state, StringId name,
+                             std::vector<Arg> args, StringId category) {
   size_t depth = state.stack.size();
   if (depth >= kMaxDepth) {
     max_depth_exceeded_++;
-    return;
+    return kNullU32;
   }
   SliceTable& slices = storage_->slice;
   auto row = static_cast<uint32_t>(slices.size());
@@ -47,19 +48,20 @@ void SliceTracker::Start(int64_t ts, int64_t dur, uint32_t track, TrackStack& st
   slices.parent_id.push_back(depth == 0 ? kNullU32 : state.stack.back().row);
   slices.arg_set_id.push_back(kNoArgSet);
   state.stack.push_back({row, ts, dur, std::move(args)});
+  return row;
 }
 
-void SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args, EndArgs policy) {
+uint32_t SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args, EndArgs policy) {
   auto it = tracks_.find(track);
-  if (it == tracks_.end()) return;
+  if (it == tracks_.end()) return kNullU32;
   TrackStack& state = it->second;
   TruncateInsideEnded(state);
   CloseEnded(state, ts, kOpen);
   // The innermost slice still open.
   size_t index = state.stack.size();
   while (index > 0 && state.stack[index - 1].dur != kOpen) --index;
-  if (index == 0) return;
-  CloseAt(state, index - 1, ts, std::move(end_args), policy);
+  if (index == 0) return kNullU32;
+  return CloseAt(state, index - 1, ts, std::move(end_args), policy);
 }
 
 bool SliceTracker::EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args, EndArgs policy) {
@@ -80,8 +82,10 @@ bool SliceTracker::EndNamed(int64_t ts, uint32_t track, StringId name, std::vect
   return true;
 }
 
-void SliceTracker::CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args, EndArgs policy) {
+uint32_t SliceTracker::CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args,
+                               EndArgs policy) {
   OpenSlice& slice = state.stack[index];
+  const uint32_t row = slice.row;
   slice.dur = ts - slice.ts;
   storage_->slice.dur[slice.row] = slice.dur;
   for (Arg& arg : end_args) {
@@ -95,6 +99,7 @@ void SliceTracker::CloseAt(TrackStack& state, size_t index, int64_t ts, std::vec
     slice.args.push_back({s.Intern("legacy_unnestable_last_begin_ts"), ArgType::kInt, state.legacy_last_begin_ts, 0});
   }
   if (index + 1 == state.stack.size()) Pop(state);
+  return row;
 }
 
 void SliceTracker::TruncateInsideEnded(TrackStack& state) {

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "user/query/storage/trace_storage.h"
@@ -31,21 +32,29 @@ class SliceTracker {
   SliceTracker(const SliceTracker&) = delete;
   SliceTracker& operator=(const SliceTracker&) = delete;
 
-  void Begin(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {},
-             StringId category = kNullStringId);
+  // Begin, End, Instant and Complete return the slice's row (kNullU32 when
+  // none was made or ended).
+  uint32_t Begin(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {},
+                 StringId category = kNullStringId);
   void BeginLegacyUnnestable(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args);
   // `end_args` join the closed slice's args. A key the begin set already
   // keeps its begin value (atrace's utid), or takes the end's (block_io's
   // sector), as upstream does for each.
   enum class EndArgs { kKeepBegin, kReplace };
-  void End(int64_t ts, uint32_t track, std::vector<Arg> end_args = {}, EndArgs policy = EndArgs::kKeepBegin);
+  uint32_t End(int64_t ts, uint32_t track, std::vector<Arg> end_args = {}, EndArgs policy = EndArgs::kKeepBegin);
   // Ends the innermost open slice named `name` (syscall exits: a missing
   // exit must not end the wrong call). One still open inside it stays open
   // until the track's next event, which first ends it where its parent
   // ended, and counts misplaced_end_event, as upstream. False if none is open.
   bool EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args = {},
                 EndArgs policy = EndArgs::kKeepBegin);
-  void Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {});
+  uint32_t Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {},
+                   StringId category = kNullStringId) {
+    return Complete(ts, 0, track, name, std::move(args), category);
+  }
+  // A slice whose duration is known at its start (an instant: 0).
+  uint32_t Complete(int64_t ts, int64_t dur, uint32_t track, StringId name, std::vector<Arg> args = {},
+                    StringId category = kNullStringId);
   // Writes the args of the slices still open (their dur stays -1).
   void Finish();
 
@@ -68,8 +77,8 @@ class SliceTracker {
     int64_t legacy_last_begin_ts = 0;
   };
 
-  void Start(int64_t ts, int64_t dur, uint32_t track, TrackStack& state, StringId name, std::vector<Arg> args,
-             StringId category = kNullStringId);
+  uint32_t Start(int64_t ts, int64_t dur, uint32_t track, TrackStack& state, StringId name, std::vector<Arg> args,
+                 StringId category = kNullStringId);
   // Pops the slices that ended before `ts` (or at it, unless both are
   // instants); `dur` is the new slice's (kOpen for a begin).
   void CloseEnded(TrackStack& state, int64_t ts, int64_t dur);
@@ -78,7 +87,7 @@ class SliceTracker {
   // upstream does at the track's next event.
   void TruncateInsideEnded(TrackStack& state);
   // Ends state.stack[index] at `ts` with `end_args`.
-  void CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args, EndArgs policy);
+  uint32_t CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args, EndArgs policy);
 
   TraceStorage* storage_;
   std::unordered_map<uint32_t, TrackStack> tracks_;

@@ -48,6 +48,12 @@ constexpr uint32_t kPacketCpuInfo = 67;
 constexpr uint32_t kPacketServiceEvent = 69;
 constexpr uint32_t kPacketCloneSnapshotTrigger = 113;
 constexpr uint32_t kPacketTraceAttributes = 126;
+constexpr uint32_t kPacketTrackEvent = 11;
+constexpr uint32_t kPacketThreadDescriptor = 44;
+constexpr uint32_t kPacketTimestampClockId = 58;
+constexpr uint32_t kPacketDefaults = 59;
+constexpr uint32_t kPacketTrackDescriptor = 60;
+constexpr uint32_t kPacketFirstPacketOnSequence = 87;
 // PerfSample fields (protos/perfetto/trace/profiling/profile_packet.proto).
 constexpr uint32_t kPerfSampleCpu = 1;
 constexpr uint32_t kPerfSampleKernelRecordsLost = 17;
@@ -74,6 +80,7 @@ constexpr size_t kMaxPendingEvents = 4'000'000;
 // The sorter stream (with the packet's sequence) of process_tree packets:
 // not a CPU number, which Dispatch never sees for them.
 constexpr uint32_t kProcessTreeStream = UINT32_MAX;
+constexpr uint32_t kTrackEventStream = UINT32_MAX - 1;
 
 const EventField* FindField(const std::vector<EventField>& fields, uint32_t number) {
   for (const EventField& f : fields)
@@ -105,6 +112,7 @@ TraceImporter::TraceImporter(TraceStorage* storage)
       sched_(storage, &processes_),
       tracks_(storage),
       slices_(storage),
+      track_events_(storage, &processes_, &tracks_, &slices_),
       atrace_(storage, &processes_, &tracks_, &slices_),
       process_stats_(storage, &processes_, &tracks_),
       syscalls_(storage, &processes_, &tracks_, &slices_),
@@ -197,7 +205,10 @@ void TraceImporter::OnPacket(std::string_view packet) {
   int64_t ts = kNullInt;  // The packet's own timestamp (process_tree's).
   std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats,
       perf_sample, clock_snapshot, sys_stats, trigger, clone_trigger, cpu_info, service_event, trace_attributes,
-      interned_data, battery, initial_display_state;
+      interned_data, battery, initial_display_state, track_event, track_descriptor, packet_defaults,
+      thread_descriptor;
+  uint32_t timestamp_clock_id = 0;
+  bool first_packet_on_sequence = false;
   SequenceLossTracker::PacketFlags flags;
   while (reader.Next(&f)) {
     const bool varint = f.type == WireType::kVarint;
@@ -244,6 +255,24 @@ void TraceImporter::OnPacket(std::string_view packet) {
       case kPacketTimestamp:
         if (f.type == WireType::kVarint) ts = static_cast<int64_t>(f.value);
         break;
+      case kPacketTrackEvent:
+        if (f.type == WireType::kBytes) track_event = f.bytes;
+        break;
+      case kPacketTrackDescriptor:
+        if (f.type == WireType::kBytes) track_descriptor = f.bytes;
+        break;
+      case kPacketDefaults:
+        if (f.type == WireType::kBytes) packet_defaults = f.bytes;
+        break;
+      case kPacketThreadDescriptor:
+        if (f.type == WireType::kBytes) thread_descriptor = f.bytes;
+        break;
+      case kPacketTimestampClockId:
+        if (varint) timestamp_clock_id = static_cast<uint32_t>(f.value);
+        break;
+      case kPacketFirstPacketOnSequence:
+        if (varint) first_packet_on_sequence = f.value != 0;
+        break;
       case kPacketFtraceEvents:
         if (f.type == WireType::kBytes) bundle = f.bytes;
         break;
@@ -281,8 +310,38 @@ void TraceImporter::OnPacket(std::string_view packet) {
   }
   // As upstream, in file order: a TraceStats packet sums what came before it.
   sequence_loss_.OnPacket(flags);
-  if (flags.incremental_state_cleared || (flags.sequence_flags & 1)) kernel_symbols_.erase(sequence_);
-  if (!interned_data.empty()) OnInternedData(interned_data);
+  if (flags.incremental_state_cleared || (flags.sequence_flags & 1)) {
+    kernel_symbols_.erase(sequence_);
+    track_events_.ClearIncrementalState(sequence_);
+  }
+  if (first_packet_on_sequence) track_events_.OnFirstPacketOnSequence(sequence_);
+  if (!interned_data.empty()) {
+    OnInternedData(interned_data);
+    track_events_.OnInternedData(sequence_, interned_data);
+  }
+  if (!packet_defaults.empty()) track_events_.OnPacketDefaults(sequence_, packet_defaults);
+  if (!thread_descriptor.empty()) track_events_.OnThreadDescriptor(sequence_, thread_descriptor);
+  // Track events and descriptors: tokenized now, in file order (interning
+  // and incremental counters are sequence state), parsed in timestamp order.
+  auto push_track_event = [&](std::optional<uint32_t> slot, int64_t at) {
+    if (!slot) return;
+    SortedEvent e;
+    e.ts = at;
+    e.cpu = kTrackEventStream;
+    e.sequence = sequence_;
+    e.kind = SortedEvent::kTrackEvent;
+    e.offset = *slot;
+    sorter_.Push(e);
+  };
+  const int64_t packet_ts = ts == kNullInt ? 0 : ts;
+  if (!track_descriptor.empty())
+    push_track_event(track_events_.TokenizeDescriptor(sequence_, packet_ts, track_descriptor), packet_ts);
+  if (!track_event.empty()) {
+    int64_t event_ts = 0;
+    std::optional<uint32_t> slot =
+        track_events_.TokenizeEvent(sequence_, packet_ts, ts != kNullInt, timestamp_clock_id, track_event, &event_ts);
+    push_track_event(slot, event_ts);
+  }
   if (!service_event.empty()) OnServiceEvent(service_event, ts);
   if (!trace_attributes.empty()) OnTraceAttributes(trace_attributes);
   if (!cpu_info.empty()) system_probes_.OnCpuInfo(cpu_info);
@@ -508,6 +567,7 @@ void TraceImporter::DispatchPacketEvent(const SortedEvent& event, std::string_vi
     case SortedEvent::kCloneTrigger:
       OnTrigger(bytes, event.ts == kNullInt ? 0 : event.ts, event.kind == SortedEvent::kCloneTrigger);
       break;
+    case SortedEvent::kTrackEvent: track_events_.Parse(event.offset); break;
     case SortedEvent::kFtrace:
     case SortedEvent::kCompactSwitch:
     case SortedEvent::kCompactWaking: break;  // Not packets: DispatchEvent's.
@@ -1630,6 +1690,18 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
           "rss_stat events with a negative size (a kernel counter race): skipped, as upstream");
   AddStat("rss_stat_unknown_thread_for_mm_id", kNullInt, "info", "analysis", rss_stat_.unknown_thread_for_mm_id(),
           "rss_stat events of another task's mm (curr 0) whose owner is not known alive: skipped, as upstream");
+  AddStat("track_event_parser_errors", kNullInt, "info", "analysis", track_events_.parser_errors(),
+          "track events that could not be placed (a uuid with no valid track hierarchy, a thread phase with "
+          "no thread, no type or phase): skipped");
+  AddStat("track_event_tokenizer_errors", kNullInt, "info", "analysis", track_events_.tokenizer_errors(),
+          "track events and descriptors that are malformed (no uuid, a thread without pid and tid, a counter "
+          "event without a value or counter track, no timestamp): skipped");
+  AddStat("clock_sync_failure", kNullInt, "error", "analysis", track_events_.clock_sync_failures(),
+          "track events timed by a clock other than the trace's (boot) clock: skipped, as sluice query does not "
+          "convert between clocks");
+  AddStat("track_event_unsupported_phases", kNullInt, "info", "analysis", track_events_.unsupported_events(),
+          "legacy Chrome track event phases (async ids, v1 flow events, metadata, samples) and state tracks, "
+          "which sluice query does not import: skipped");
   AddStat("ftrace_events_unparsable", kNullInt, "error", "analysis", static_cast<int64_t>(unparsable_events_),
           "ftrace events whose bytes are malformed: skipped");
   AddStat("ftrace_events_without_timestamp", kNullInt, "error", "analysis",

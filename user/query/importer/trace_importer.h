@@ -43,6 +43,7 @@
 #include "user/query/importer/suspend_resume_tracker.h"
 #include "user/query/importer/syscall_tracker.h"
 #include "user/query/importer/system_probes_importer.h"
+#include "user/query/importer/track_event_importer.h"
 #include "user/query/storage/trace_storage.h"
 #include "user/trace/trace_file_reader.h"
 #include "user/trace/trace_health.h"
@@ -160,6 +161,7 @@ class TraceImporter {
   SchedTracker sched_;
   TrackTracker tracks_;
   SliceTracker slices_;
+  TrackEventImporter track_events_;
   AtraceTracker atrace_;
   ProcessStatsImporter process_stats_;
   SyscallTracker syscalls_;

@@ -1,5 +1,6 @@
 #include "user/query/importer/track_tracker.h"
 
+#include <string>
 #include <vector>
 
 namespace sluice {
@@ -88,6 +89,65 @@ uint32_t TrackTracker::DimensionsTrack(StringId type, StringId name, bool counte
     storage_->track.unit[it->second] = unit;
   }
   return it->second;
+}
+
+uint32_t TrackTracker::TrackEventTrack(StringId type, StringId name, bool counter, std::vector<Arg> dims,
+                                       uint32_t utid, uint32_t upid, StringId unit,
+                                       const std::function<uint32_t()>& source_args) {
+  const uint32_t set = storage_->args.Add(&dims);
+  auto [it, inserted] = track_event_tracks_.try_emplace({type, set}, 0);
+  if (inserted) {
+    it->second = storage_->track.Add(name, type, counter, kNullU32, utid, upid, set);
+    storage_->track.unit[it->second] = unit;
+    storage_->track.source_arg_set_id[it->second] = source_args();
+  }
+  return it->second;
+}
+
+TrackTracker::TrackSet& TrackTracker::MergedSet(StringId type, const std::vector<Arg>& dims) {
+  // Keyed by the dims' bytes, not an arg set: a set's key is no row of
+  // `args` (only its tracks' dims, with their index, are).
+  std::string key(reinterpret_cast<const char*>(&type), sizeof type);
+  for (const Arg& a : dims) {
+    key.append(reinterpret_cast<const char*>(&a.key), sizeof a.key);
+    key.push_back(static_cast<char>(a.type));
+    key.append(reinterpret_cast<const char*>(&a.int_value), sizeof a.int_value);
+    key.append(reinterpret_cast<const char*>(&a.real_value), sizeof a.real_value);
+  }
+  auto [it, inserted] = merged_sets_.try_emplace(std::move(key));
+  if (inserted) it->second.group = next_group_++;
+  return it->second;
+}
+
+uint32_t TrackTracker::MergedRow(TrackSet& set, uint32_t index, StringId type, StringId name,
+                                 const std::vector<Arg>& dims, uint32_t utid, uint32_t upid,
+                                 const std::function<uint32_t()>& source_args) {
+  CompressedTrack& track = set.tracks[index];
+  if (track.track_id == kNullU32) {
+    std::vector<Arg> row_dims = dims;
+    row_dims.push_back({compressor_idx_key_, ArgType::kInt, index, 0});
+    track.track_id = storage_->track.Add(name, type, /*counter=*/false, kNullU32, utid, upid,
+                                         storage_->args.Add(&row_dims), set.group);
+    storage_->track.source_arg_set_id[track.track_id] = source_args();
+  }
+  return track.track_id;
+}
+
+uint32_t TrackTracker::MergedBegin(StringId type, StringId name, const std::vector<Arg>& dims, uint32_t utid,
+                                   uint32_t upid, int64_t cookie, const std::function<uint32_t()>& source_args) {
+  TrackSet& set = MergedSet(type, dims);
+  uint32_t index = TrackForCookie(set, cookie);
+  set.tracks[index].nest_count++;
+  return MergedRow(set, index, type, name, dims, utid, upid, source_args);
+}
+
+uint32_t TrackTracker::MergedEnd(StringId type, StringId name, const std::vector<Arg>& dims, uint32_t utid,
+                                 uint32_t upid, int64_t cookie, const std::function<uint32_t()>& source_args) {
+  TrackSet& set = MergedSet(type, dims);
+  uint32_t index = TrackForCookie(set, cookie);
+  CompressedTrack& track = set.tracks[index];
+  if (track.nest_count > 0) track.nest_count--;
+  return MergedRow(set, index, type, name, dims, utid, upid, source_args);
 }
 
 uint32_t TrackTracker::ThreadTrackOfType(StringId type, StringId name, uint32_t utid, StringId key,

@@ -21,7 +21,9 @@
 #define SLUICE_USER_QUERY_IMPORTER_TRACK_TRACKER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -74,6 +76,21 @@ class TrackTracker {
     return ThreadTrackOfType(type, name, utid, kNullStringId, kNullStringId, /*counter=*/false);
   }
 
+  // A track event descriptor's track of its own (thread_track_event,
+  // process_counter_track_event, ...): one per (type, dims); `source_args`
+  // is called once, when the row is made.
+  uint32_t TrackEventTrack(StringId type, StringId name, bool counter, std::vector<Arg> dims, uint32_t utid,
+                           uint32_t upid, StringId unit, const std::function<uint32_t()>& source_args);
+  // Track event descriptor tracks whose siblings merge
+  // ({thread,process,global}_merged_track_event): the set is keyed by
+  // (type, dims), compressed as async slices are, each row's dims being
+  // `dims` and its track_compressor_idx. A begin and its end pass the same
+  // cookie (the descriptor's uuid); an instant is a begin and an end.
+  uint32_t MergedBegin(StringId type, StringId name, const std::vector<Arg>& dims, uint32_t utid, uint32_t upid,
+                       int64_t cookie, const std::function<uint32_t()>& source_args);
+  uint32_t MergedEnd(StringId type, StringId name, const std::vector<Arg>& dims, uint32_t utid, uint32_t upid,
+                     int64_t cookie, const std::function<uint32_t()>& source_args);
+
   // Legacy unnestable (S/F): a begin while the track has a slice open
   // keeps the track "busy" (nest count saturates at 1) instead of nesting.
   enum class Nesting { kNestable, kLegacyUnnestable };
@@ -101,6 +118,9 @@ class TrackTracker {
   TrackSet& SetOf(StringId type, uint32_t upid, StringId name);
   uint32_t TrackForCookie(TrackSet& set, int64_t cookie);
   uint32_t TrackRow(TrackSet& set, uint32_t index, StringId type, uint32_t upid, StringId name);
+  TrackSet& MergedSet(StringId type, const std::vector<Arg>& dims);
+  uint32_t MergedRow(TrackSet& set, uint32_t index, StringId type, StringId name, const std::vector<Arg>& dims,
+                     uint32_t utid, uint32_t upid, const std::function<uint32_t()>& source_args);
 
   TraceStorage* storage_;
   StringId thread_execution_, atrace_counter_;
@@ -113,6 +133,8 @@ class TrackTracker {
   std::map<SetKey, TrackSet> async_sets_;
   std::map<std::tuple<StringId, uint32_t, StringId>, uint32_t> singleton_tracks_;
   std::map<std::tuple<StringId, StringId, int64_t>, uint32_t> int_dimension_tracks_;  // type, key, value
+  std::map<std::pair<StringId, uint32_t>, uint32_t> track_event_tracks_;  // type, dims set
+  std::unordered_map<std::string, TrackSet> merged_sets_;                  // type and dims, as bytes
   std::map<std::pair<StringId, uint32_t>, uint32_t> dimension_tracks_;  // type, dimension arg set  // type, upid, key_value
   uint32_t next_group_ = 0;
 };

@@ -140,12 +140,14 @@ struct TrackTable {
   std::vector<uint32_t> dimension_arg_set_id;  // kNoArgSet = NULL
   std::vector<uint32_t> track_group_id;        // kNullU32 unless compressed (async) tracks
   std::vector<StringId> unit;                  // counter tracks' unit; kNullStringId: NULL
+  std::vector<uint32_t> source_arg_set_id;     // track events' descriptor args; kNoArgSet = NULL
   size_t size() const { return name.size(); }
   uint32_t Add(StringId track_name, StringId track_type, bool counter, uint32_t track_cpu, uint32_t track_utid,
                uint32_t track_upid, uint32_t dimensions, uint32_t group = kNullU32) {
     name.push_back(track_name), type.push_back(track_type), is_counter.push_back(counter ? 1 : 0);
     cpu.push_back(track_cpu), utid.push_back(track_utid), upid.push_back(track_upid);
     dimension_arg_set_id.push_back(dimensions), track_group_id.push_back(group), unit.push_back(kNullStringId);
+    source_arg_set_id.push_back(kNoArgSet);
     return static_cast<uint32_t>(name.size() - 1);
   }
 };
@@ -179,6 +181,19 @@ struct SliceTable {
 };
 
 // `metadata`: key/value facts about the trace (uuid, uname, sizes).
+// `flow`: arrows between slices (track events' flow ids). trace_id is the
+// flow id the producer gave.
+struct FlowTable {
+  std::vector<uint32_t> slice_out;
+  std::vector<uint32_t> slice_in;
+  std::vector<int64_t> trace_id;     // kNullInt = NULL
+  std::vector<uint32_t> arg_set_id;  // kNoArgSet = NULL
+  size_t size() const { return slice_out.size(); }
+  void Add(uint32_t out, uint32_t in, int64_t id) {
+    slice_out.push_back(out), slice_in.push_back(in), trace_id.push_back(id), arg_set_id.push_back(kNoArgSet);
+  }
+};
+
 struct MetadataTable {
   std::vector<StringId> name;
   std::vector<StringId> key_type;   // "single" or "multi"
@@ -228,6 +243,7 @@ struct TraceStorage {
   TrackTable track;
   CounterTable counter;
   SliceTable slice;
+  FlowTable flow;
   MetadataTable metadata;
   ClockSnapshotTable clock_snapshot;
   StatsTable stats;
