@@ -33,8 +33,9 @@ import tempfile
 import types
 
 # The Linux-kernel suites of upstream's parser checks: the ones whose traces a
-# Linux or Android kernel recording makes. Android framework, Chrome, GPU,
-# profiling and the other formats are out of sluice's scope.
+# Linux or Android kernel recording makes, and track events (what SDK apps
+# and daemons write). Android framework, Chrome, GPU, profiling and the other
+# formats are out of sluice's scope.
 DEFAULT_SUITES = [
     'ftrace/block_io_tests', 'ftrace/ftrace_crop_tests',
     'ftrace/generic_ftrace_tests', 'ftrace/kprobes_tests',
@@ -44,6 +45,7 @@ DEFAULT_SUITES = [
     'parsing/tests_traced_stats', 'process_tracking/tests', 'sched/tests',
     'linux/tests', 'memory/tests', 'power/tests_linux_sysfs_power',
     'atrace/tests', 'atrace/tests_error_handling', 'smoke/tests_sched_events',
+    'track_event/tests',
 ]
 
 # A check that needs a table, function or module sluice does not have at all is

@@ -46,7 +46,7 @@ const std::vector<std::string>& Traces() {
       "syscalls_aarch64_names", "suspend_resume", "blocked_reason", "syscalls_rec", "generic", "oom_power",
       "rss_stat", "block_kprobe", "session", "tracing_start_preserved", "sysinfo", "cpu_capacity",
       "block_io_rec", "kprobes_rec", "sys_stats_counters", "funcgraph", "android_kernel", "power_probes",
-      "sys_stats_memory"};
+      "sys_stats_memory", "track_events"};
   return traces;
 }
 
@@ -189,7 +189,7 @@ bool Compared(const ReferencePair& pair) {
   // allocations have args; most thread slices have none.
   static const std::set<std::string> arg_set_ids_differ = {"syscalls", "syscalls_x86_64_names",
                                                            "syscalls_aarch64_names", "syscalls_rec",
-                                                           "android_kernel"};
+                                                           "android_kernel", "track_events"};
   if (pair.query == "ps_slices_with_context") return !arg_set_ids_differ.count(pair.trace);
   return true;
 }
