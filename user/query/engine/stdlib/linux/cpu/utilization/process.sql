@@ -1,15 +1,18 @@
 -- Per-process CPU use: cpu_process_utilization_per_second (and _per_period
--- for any period) for one process, and the cycles each process ran
--- (cpu_cycles_per_process).
+-- for any period) for one process, the cycles each process ran
+-- (cpu_cycles_per_process, cpu_cycles_per_process_in_interval), and each
+-- process's share of an interval's awake time
+-- (cpu_process_utilization_in_interval).
 --
 -- Utilization sums the process's non-idle threads' slices, each in the period
 -- it starts in, up to that period's end, divided by the number of CPUs
 -- (highest sched CPU number + 1); a slice still running at the end counts as
 -- -1 ns, as upstream. Threads without a process count for no process.
 --
--- Upstream's cpu_cycles_per_process_in_interval and
--- cpu_process_utilization_in_interval are not here: their awake_* columns
--- need to_monotonic(), which sluice lacks.
+-- Awake time as in linux.cpu.utilization.system: to_monotonic() of each
+-- piece's ends, NULL without clock snapshots. In
+-- cpu_cycles_per_process_in_interval the threads of no known process are
+-- one row of upid NULL, as upstream's.
 
 INCLUDE PERFETTO MODULE linux.cpu.utilization.general;
 INCLUDE PERFETTO MODULE linux.cpu.utilization.thread_cpu;
@@ -53,3 +56,50 @@ FROM cpu_cycles_per_thread_per_cpu AS c
 JOIN thread AS t USING (utid)
 WHERE t.upid IS NOT NULL
 GROUP BY t.upid;
+
+-- The cycles each process's threads ran within [ts, ts + dur), with their
+-- awake time.
+CREATE PERFETTO FUNCTION cpu_cycles_per_process_in_interval(ts TIMESTAMP, dur LONG)
+RETURNS TABLE(
+  upid JOINID(process.id),
+  millicycles LONG,
+  megacycles LONG,
+  runtime DURATION,
+  awake_runtime DURATION,
+  min_freq LONG,
+  max_freq LONG,
+  avg_freq LONG
+) AS
+SELECT
+  t.upid,
+  CAST(sum(ii.dur * f.freq / 1000) AS INT) AS millicycles,
+  CAST(sum(ii.dur * f.freq / 1000) / 1e9 AS INT) AS megacycles,
+  sum(ii.dur) AS runtime,
+  sum(to_monotonic(ii.ts + ii.dur) - to_monotonic(ii.ts)) AS awake_runtime,
+  min(f.freq) AS min_freq,
+  max(f.freq) AS max_freq,
+  CAST(sum(ii.dur * f.freq / 1000) / (sum(CASE WHEN f.freq IS NOT NULL THEN ii.dur END) / 1000) AS INT) AS avg_freq
+FROM _cpu_freq_per_thread_in_interval($ts, $dur) AS ii
+JOIN _cpu_freq_per_thread AS f USING (id)
+JOIN thread AS t USING (utid)
+GROUP BY t.upid;
+
+-- Each process's share of [ts, ts + dur)'s awake time, in percent over all
+-- CPUs and unnormalized, rounded to 6 places as upstream.
+CREATE PERFETTO FUNCTION cpu_process_utilization_in_interval(ts TIMESTAMP, dur LONG)
+RETURNS TABLE(
+  upid JOINID(process.id),
+  process_name STRING,
+  awake_dur LONG,
+  awake_utilization DOUBLE,
+  awake_unnormalized_utilization DOUBLE
+) AS
+WITH awake AS (SELECT to_monotonic($ts + $dur) - to_monotonic($ts) AS span)
+SELECT
+  c.upid,
+  p.name AS process_name,
+  c.awake_runtime AS awake_dur,
+  round(c.awake_runtime * 100.0 / awake.span / (SELECT max(cpu) + 1 FROM cpu), 6) AS awake_utilization,
+  round(c.awake_runtime * 100.0 / awake.span, 6) AS awake_unnormalized_utilization
+FROM cpu_cycles_per_process_in_interval($ts, $dur) AS c
+JOIN process AS p USING (upid), awake;

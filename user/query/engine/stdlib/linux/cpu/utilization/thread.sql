@@ -1,14 +1,15 @@
 -- Per-thread CPU use: cpu_thread_utilization_per_second (and _per_period for
--- any period) for one thread, and the cycles each thread ran
--- (cpu_cycles_per_thread).
+-- any period) for one thread, the cycles each thread ran
+-- (cpu_cycles_per_thread, cpu_cycles_per_thread_in_interval), and each
+-- thread's share of an interval's awake time
+-- (cpu_thread_utilization_in_interval).
 --
 -- Utilization counts each of the thread's slices in the period it starts in,
 -- up to that period's end, divided by the number of CPUs (highest sched CPU
 -- number + 1); a slice still running at the end counts as -1 ns, as upstream.
 --
--- Upstream's cpu_cycles_per_thread_in_interval and
--- cpu_thread_utilization_in_interval are not here: their awake_* columns need
--- to_monotonic(), which sluice lacks.
+-- Awake time as in linux.cpu.utilization.system: to_monotonic() of each
+-- piece's ends, NULL without clock snapshots.
 
 INCLUDE PERFETTO MODULE linux.cpu.utilization.general;
 INCLUDE PERFETTO MODULE linux.cpu.utilization.thread_cpu;
@@ -46,3 +47,50 @@ SELECT
   CAST(sum(millicycles) / (sum(runtime) / 1000) AS INT) AS avg_freq
 FROM cpu_cycles_per_thread_per_cpu
 GROUP BY utid;
+
+-- The cycles each thread ran within [ts, ts + dur), with their awake time.
+CREATE PERFETTO FUNCTION cpu_cycles_per_thread_in_interval(ts TIMESTAMP, dur LONG)
+RETURNS TABLE(
+  utid JOINID(thread.id),
+  millicycles LONG,
+  megacycles LONG,
+  runtime DURATION,
+  awake_runtime DURATION,
+  min_freq LONG,
+  max_freq LONG,
+  avg_freq LONG
+) AS
+SELECT
+  f.utid,
+  CAST(sum(ii.dur * f.freq / 1000) AS INT) AS millicycles,
+  CAST(sum(ii.dur * f.freq / 1000) / 1e9 AS INT) AS megacycles,
+  sum(ii.dur) AS runtime,
+  sum(to_monotonic(ii.ts + ii.dur) - to_monotonic(ii.ts)) AS awake_runtime,
+  min(f.freq) AS min_freq,
+  max(f.freq) AS max_freq,
+  CAST(sum(ii.dur * f.freq / 1000) / (sum(CASE WHEN f.freq IS NOT NULL THEN ii.dur END) / 1000) AS INT) AS avg_freq
+FROM _cpu_freq_per_thread_in_interval($ts, $dur) AS ii
+JOIN _cpu_freq_per_thread AS f USING (id)
+GROUP BY f.utid;
+
+-- Each thread's share of [ts, ts + dur)'s awake time, in percent over all
+-- CPUs and unnormalized, rounded to 6 places as upstream.
+CREATE PERFETTO FUNCTION cpu_thread_utilization_in_interval(ts TIMESTAMP, dur LONG)
+RETURNS TABLE(
+  upid JOINID(process.id),
+  utid JOINID(thread.id),
+  thread_name STRING,
+  awake_dur LONG,
+  awake_utilization DOUBLE,
+  awake_unnormalized_utilization DOUBLE
+) AS
+WITH awake AS (SELECT to_monotonic($ts + $dur) - to_monotonic($ts) AS span)
+SELECT
+  t.upid,
+  c.utid,
+  t.name AS thread_name,
+  c.awake_runtime AS awake_dur,
+  round(c.awake_runtime * 100.0 / awake.span / (SELECT max(cpu) + 1 FROM cpu), 6) AS awake_utilization,
+  round(c.awake_runtime * 100.0 / awake.span, 6) AS awake_unnormalized_utilization
+FROM cpu_cycles_per_thread_in_interval($ts, $dur) AS c
+JOIN thread AS t USING (utid), awake;
