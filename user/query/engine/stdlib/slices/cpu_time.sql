@@ -1,14 +1,13 @@
 -- thread_slice_cpu_time: how long each thread slice's thread was on a CPU
--- during the slice, from sched.
+-- during the slice, from sched; thread_slice_cpu_cycles: the cycles it ran
+-- then (linux.cpu.utilization.slice's cpu_cycles_per_thread_slice).
 --
 -- Only finished, non-empty slices (dur > 0) on threads other than the idle
 -- one (utid 0), and only finished runs (dur > 0): the last run on each CPU,
 -- still open at the end of the trace (dur -1), counts nowhere, as upstream.
 -- A slice whose thread never ran during it has no row (not 0).
---
--- Upstream's thread_slice_cpu_cycles (the same slices in CPU cycles) is not
--- here: it needs linux.cpu.utilization.slice, which sluice does not have.
 
+INCLUDE PERFETTO MODULE linux.cpu.utilization.slice;
 INCLUDE PERFETTO MODULE slices.with_context;
 
 -- The runs of threads that have slice tracks, indexed by (utid, ts): one
@@ -44,3 +43,16 @@ JOIN _slice_cpu_time_run AS r
 WHERE s.utid > 0 AND s.dur > 0 AND r.ts + r.dur > s.ts
 GROUP BY s.id
 ORDER BY s.id;
+
+CREATE PERFETTO VIEW thread_slice_cpu_cycles(
+  id JOINID(slice.id),
+  name STRING,
+  utid JOINID(thread.id),
+  thread_name STRING,
+  upid JOINID(process.id),
+  process_name STRING,
+  millicycles LONG,
+  megacycles LONG
+) AS
+SELECT id, name, utid, thread_name, upid, process_name, millicycles, megacycles
+FROM cpu_cycles_per_thread_slice;
