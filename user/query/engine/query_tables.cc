@@ -413,7 +413,7 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
               return it == ts.blocked_function.end() ? kNullStringId : it->second;
             })
       .Int("waker_utid", IntsOf(ts.waker_utid, kNullU32))
-      .Null("waker_id")
+      .Int("waker_id", IntsOf(ts.waker_id, kNullU32))
       .Int("irq_context", IntsOf(ts.irq_context, int8_t{-1}))
       .Int("ucpu", IntsOf(ts.cpu, kNullU32));
 
@@ -511,6 +511,13 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("slice_in", IntsOf(fl.slice_in))
       .Int("trace_id", IntsOf(fl.trace_id, kNullInt))
       .Int("arg_set_id", IntsOf(fl.arg_set_id, kNoArgSet));
+
+  const auto& im = s.interrupt_mapping;
+  table("_linux_interrupt_mapping", SizeOf(im))
+      .Id("id")
+      .Int("irq_id", IntsOf(im.irq_id))
+      .Text("name", &im.name)
+      .Int("machine_id", [](uint64_t) { return int64_t{0}; });
 
   const auto& sl = s.slice;
   table("slice", SizeOf(sl))

@@ -250,6 +250,10 @@ void SchedTracker::AddOpenState(int64_t ts, uint32_t utid, StringId state, uint3
   t.state.push_back(state);
   t.io_wait.push_back(-1);
   t.waker_utid.push_back(waker_utid);
+  // The waker's row, as upstream links it: its newest row, if Running (at
+  // the start of a trace, or after a loss, it may not be).
+  const uint32_t waker_row = waker_utid == kNullU32 ? kNullU32 : LastRow(waker_utid);
+  t.waker_id.push_back(waker_row != kNullU32 && t.state[waker_row] == running_ ? waker_row : kNullU32);
   t.irq_context.push_back(irq_context);
   if (utid >= last_row_.size()) last_row_.resize(std::max<size_t>(utid + 1, last_row_.size() * 2), kNullU32);
   last_row_[utid] = row;

@@ -52,6 +52,9 @@ struct ThreadStateTable {
   std::vector<StringId> state;
   std::vector<int8_t> io_wait;       // -1 = NULL
   std::vector<uint32_t> waker_utid;  // kNullU32 = NULL
+  // The waker's own row (its Running state) when it woke this one;
+  // kNullU32 = NULL (not known, or the waker was not seen running).
+  std::vector<uint32_t> waker_id;
   // 1 when the wakeup that made the row came from an interrupt (hardirq or
   // softirq: the waking event's common_flags), 0 when not, -1 = NULL (not
   // known: no flags, or not a wakeup).
@@ -62,9 +65,10 @@ struct ThreadStateTable {
   size_t size() const { return ts.size(); }
   void Reserve(size_t rows) {
     ts.reserve(rows), dur.reserve(rows), cpu.reserve(rows), utid.reserve(rows);
-    state.reserve(rows), io_wait.reserve(rows), waker_utid.reserve(rows), irq_context.reserve(rows);
+    state.reserve(rows), io_wait.reserve(rows), waker_utid.reserve(rows), waker_id.reserve(rows);
+    irq_context.reserve(rows);
   }
-  static constexpr size_t kRowBytes = 8 + 8 + 4 + 4 + 4 + 1 + 4 + 1;
+  static constexpr size_t kRowBytes = 8 + 8 + 4 + 4 + 4 + 1 + 4 + 4 + 1;
 };
 
 // `thread`: utid is the row index; utid 0 is the idle thread (tid 0).
@@ -194,6 +198,15 @@ struct FlowTable {
   }
 };
 
+// `_linux_interrupt_mapping`: hardware IRQ numbers and their names, from
+// InterruptInfo (/proc/interrupts at the start of the trace); the first name
+// of each IRQ.
+struct InterruptMappingTable {
+  std::vector<int64_t> irq_id;
+  std::vector<StringId> name;
+  size_t size() const { return irq_id.size(); }
+};
+
 struct MetadataTable {
   std::vector<StringId> name;
   std::vector<StringId> key_type;   // "single" or "multi"
@@ -244,6 +257,7 @@ struct TraceStorage {
   CounterTable counter;
   SliceTable slice;
   FlowTable flow;
+  InterruptMappingTable interrupt_mapping;
   MetadataTable metadata;
   ClockSnapshotTable clock_snapshot;
   StatsTable stats;
