@@ -181,7 +181,8 @@ void ProbesProducer::StartOnTaskThread(DataSourceInstanceId id,
     inst.process_stats->Start();
   } else if (config.name() == "linux.system_info") {
     auto writer = make_writer();
-    WriteSystemInfoPacket(writer.get());
+    std::string warning = WriteSystemInfoPacket(writer.get(), config.system_info_config().irq_names());
+    if (!warning.empty()) Warn(warning);
   } else {
     status = Status::Error("data source '" + config.name() + "' is not hosted by sluice-probes");
   }

@@ -22,6 +22,27 @@ void SystemProbesImporter::AddCpus(std::set<uint32_t>* cpus) const {
   for (const CpuInfoEntry& c : cpu_info_) cpus->insert(c.cpu);
 }
 
+void SystemProbesImporter::OnInterruptInfo(std::string_view bytes) {
+  // InterruptInfo: irq_mapping 1 {irq_id 1, name 2}.
+  ProtoWireReader reader(bytes);
+  WireField f;
+  while (reader.Next(&f)) {
+    if (f.number != 1 || f.type != WireType::kBytes) continue;
+    ProtoWireReader mapping(f.bytes);
+    WireField m;
+    std::optional<int64_t> irq;
+    std::optional<std::string_view> name;
+    while (mapping.Next(&m)) {
+      if (m.number == 1 && m.type == WireType::kVarint) irq = static_cast<int64_t>(static_cast<uint32_t>(m.value));
+      if (m.number == 2 && m.type == WireType::kBytes) name = m.bytes;
+    }
+    if (!mapping.ok() || !irq || !name || !named_irqs_.insert(*irq).second) continue;
+    storage_->interrupt_mapping.irq_id.push_back(*irq);
+    storage_->interrupt_mapping.name.push_back(storage_->strings.Intern(*name));
+  }
+  if (!reader.ok()) unparsable_++;
+}
+
 void SystemProbesImporter::OnCpuInfo(std::string_view bytes) {
   // CpuInfo: cpus 1 (processor 1, frequencies 2, capacity 3,
   // arm_identifier 4 {implementer 1, architecture 2, variant 3, part 4,

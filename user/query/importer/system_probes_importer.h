@@ -24,6 +24,10 @@
 //     current and voltage, in upstream's integer arithmetic.
 //   - InitialDisplayState: the screen state when the trace began, the first
 //     value of the ScreenState counter that atrace's C|ScreenState updates.
+//   - InterruptInfo: `_linux_interrupt_mapping` (linux.irqs'
+//     linux_interrupt_mapping), one row per IRQ number in the order first
+//     seen; a mapping without an id or a name, or of a number already
+//     named, is skipped, as upstream.
 #ifndef SLUICE_USER_QUERY_IMPORTER_SYSTEM_PROBES_IMPORTER_H_
 #define SLUICE_USER_QUERY_IMPORTER_SYSTEM_PROBES_IMPORTER_H_
 
@@ -54,6 +58,7 @@ class SystemProbesImporter {
   void OnSysStats(std::string_view bytes, int64_t ts);
   void OnBattery(std::string_view bytes, int64_t ts);
   void OnInitialDisplayState(std::string_view bytes, int64_t ts);
+  void OnInterruptInfo(std::string_view bytes);
 
   // CPUs whose features have bits beyond mte and mte3
   // (cpu_info_unknown_cpu_features).
@@ -89,6 +94,7 @@ class SystemProbesImporter {
   std::vector<CpuInfoEntry> cpu_info_;
   int64_t cpu_unknown_features_ = 0;
   int64_t unparsable_ = 0;
+  std::set<int64_t> named_irqs_;  // IRQ numbers already in _linux_interrupt_mapping
   std::map<std::string, std::array<int64_t, 8>> disk_stats_;  // device -> last sample
 };
 

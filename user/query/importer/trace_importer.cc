@@ -54,6 +54,7 @@ constexpr uint32_t kPacketTimestampClockId = 58;
 constexpr uint32_t kPacketDefaults = 59;
 constexpr uint32_t kPacketTrackDescriptor = 60;
 constexpr uint32_t kPacketFirstPacketOnSequence = 87;
+constexpr uint32_t kPacketInterruptInfo = 130;
 // PerfSample fields (protos/perfetto/trace/profiling/profile_packet.proto).
 constexpr uint32_t kPerfSampleCpu = 1;
 constexpr uint32_t kPerfSampleKernelRecordsLost = 17;
@@ -206,7 +207,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
   std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats,
       perf_sample, clock_snapshot, sys_stats, trigger, clone_trigger, cpu_info, service_event, trace_attributes,
       interned_data, battery, initial_display_state, track_event, track_descriptor, packet_defaults,
-      thread_descriptor;
+      thread_descriptor, interrupt_info;
   uint32_t timestamp_clock_id = 0;
   bool first_packet_on_sequence = false;
   SequenceLossTracker::PacketFlags flags;
@@ -272,6 +273,9 @@ void TraceImporter::OnPacket(std::string_view packet) {
         break;
       case kPacketFirstPacketOnSequence:
         if (varint) first_packet_on_sequence = f.value != 0;
+        break;
+      case kPacketInterruptInfo:
+        if (f.type == WireType::kBytes) interrupt_info = f.bytes;
         break;
       case kPacketFtraceEvents:
         if (f.type == WireType::kBytes) bundle = f.bytes;
@@ -345,6 +349,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
   if (!service_event.empty()) OnServiceEvent(service_event, ts);
   if (!trace_attributes.empty()) OnTraceAttributes(trace_attributes);
   if (!cpu_info.empty()) system_probes_.OnCpuInfo(cpu_info);
+  if (!interrupt_info.empty()) system_probes_.OnInterruptInfo(interrupt_info);
   if (!bundle.empty()) OnBundle(bundle, packet);
   if (!clock_snapshot.empty()) OnClockSnapshot(clock_snapshot);
   // process_tree and process_stats go in timestamp order with the ftrace

@@ -1,5 +1,6 @@
 -- Interrupts as slices: linux_hard_irqs (irq_handler_entry/exit), linux_soft_irqs
--- (softirq_entry/exit) and linux_irqs, both together with an is_soft_irq flag.
+-- (softirq_entry/exit) and linux_irqs, both together with an is_soft_irq flag;
+-- linux_interrupt_mapping names the hardware IRQ numbers.
 --
 -- Hard IRQs sit on the per-CPU tracks of type cpu_irq, soft IRQs on those of
 -- type cpu_softirq. A hard IRQ's parent_id is the slice of the IRQ it
@@ -42,3 +43,14 @@ CREATE PERFETTO VIEW linux_irqs(
 SELECT ts, dur, name, id, parent_id, 0 AS is_soft_irq FROM linux_hard_irqs
 UNION ALL
 SELECT ts, dur, name, id, NULL AS parent_id, 1 AS is_soft_irq FROM linux_soft_irqs;
+
+-- The hardware IRQs' names (InterruptInfo, recorded by linux.system_info
+-- with irq_names: /proc/interrupts at the start of the trace): what the
+-- numbers of irq_handler_entry's IRQ slices are.
+CREATE PERFETTO VIEW linux_interrupt_mapping(
+  id LONG,
+  irq_id LONG,
+  name STRING,
+  machine_id LONG
+) AS
+SELECT id, irq_id, name, machine_id FROM _linux_interrupt_mapping;
