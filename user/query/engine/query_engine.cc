@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "user/query/engine/operators/connected_flow.h"
+#include "user/query/engine/operators/critical_path.h"
 #include "user/query/engine/operators/slice_descendants.h"
 #include "user/query/engine/operators/span_join.h"
 #include "user/query/engine/percentile_functions.h"
@@ -124,6 +125,8 @@ Status QueryEngine::Init() {
     return Status::Error("sluice query: " + descendants.message());
   if (Status flows = RegisterConnectedFlow(db_, storage_.get()); !flows.ok())
     return Status::Error("sluice query: " + flows.message());
+  if (Status critical_path = RegisterCriticalPath(db_); !critical_path.ok())
+    return Status::Error("sluice query: " + critical_path.message());
   perfetto_sql_ = std::make_unique<PerfettoSql>(db_);
   for (const auto& view : kViews) {
     Status defined = ExecSql(db_, std::string("CREATE VIEW ") + view[0] + " AS " + view[1]);
