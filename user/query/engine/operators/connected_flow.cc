@@ -113,23 +113,7 @@ int Connect(sqlite3* db, void* aux, int, const char* const* argv, sqlite3_vtab**
   return SQLITE_OK;
 }
 
-int BestIndex(sqlite3_vtab*, sqlite3_index_info* info) {
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const auto& c = info->aConstraint[i];
-    if (c.iColumn == 5 && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
-      if (!c.usable) return SQLITE_CONSTRAINT;  // Wait for a plan that gives the argument.
-      info->aConstraintUsage[i].argvIndex = 1;
-      info->aConstraintUsage[i].omit = 1;
-      info->idxNum = 1;
-      info->estimatedCost = 10;
-      info->estimatedRows = 10;
-      return SQLITE_OK;
-    }
-  }
-  info->idxNum = 0;  // Without its argument the function has no rows.
-  info->estimatedCost = 1e12;
-  return SQLITE_OK;
-}
+int BestIndex(sqlite3_vtab*, sqlite3_index_info* info) { return BindArguments(info, {5}); }
 
 int Filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite3_value** argv) {
   auto* cursor = static_cast<Cursor*>(base);

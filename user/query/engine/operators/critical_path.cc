@@ -119,29 +119,7 @@ int Connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, cha
   return SQLITE_OK;
 }
 
-int BestIndex(sqlite3_vtab*, sqlite3_index_info* info) {
-  int graph = -1, roots = -1;
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const auto& c = info->aConstraint[i];
-    if (c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    if (c.iColumn == 7 || c.iColumn == 8) {
-      if (!c.usable) return SQLITE_CONSTRAINT;
-      (c.iColumn == 7 ? graph : roots) = i;
-    }
-  }
-  if (graph < 0 || roots < 0) {
-    info->idxNum = 0;
-    info->estimatedCost = 1e12;
-    return SQLITE_OK;
-  }
-  info->aConstraintUsage[graph].argvIndex = 1;
-  info->aConstraintUsage[graph].omit = 1;
-  info->aConstraintUsage[roots].argvIndex = 2;
-  info->aConstraintUsage[roots].omit = 1;
-  info->idxNum = 1;
-  info->estimatedCost = 100;
-  return SQLITE_OK;
-}
+int BestIndex(sqlite3_vtab*, sqlite3_index_info* info) { return BindArguments(info, {7, 8}); }
 
 int Filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite3_value** argv) {
   auto* cursor = static_cast<Cursor*>(base);

@@ -10,7 +10,39 @@
 
 #include <sqlite3.h>
 
+#include <initializer_list>
+
 namespace sluice {
+
+// The xBestIndex of a table-valued function whose arguments are the hidden
+// columns `arguments` (in argument order): a plan that gives all of them by
+// equality gets idxNum 1 and them as argv[0..]; a plan that cannot give
+// one yet is refused (SQLITE_CONSTRAINT: wait for one that can); without
+// them the function has no rows (idxNum 0, at a prohibitive cost).
+inline int BindArguments(sqlite3_index_info* info, std::initializer_list<int> arguments) {
+  int argv_index = 0;
+  for (int column : arguments) {
+    int found = -1;
+    for (int i = 0; i < info->nConstraint; ++i) {
+      const auto& c = info->aConstraint[i];
+      if (c.iColumn != column || c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+      if (!c.usable) return SQLITE_CONSTRAINT;
+      found = i;
+      break;
+    }
+    if (found < 0) {
+      info->idxNum = 0;
+      info->estimatedCost = 1e12;
+      return SQLITE_OK;
+    }
+    info->aConstraintUsage[found].argvIndex = ++argv_index;
+    info->aConstraintUsage[found].omit = 1;
+  }
+  info->idxNum = 1;
+  info->estimatedCost = 10;
+  info->estimatedRows = 10;
+  return SQLITE_OK;
+}
 
 template <typename VTab, typename Cursor>
 sqlite3_module RowListModule(decltype(sqlite3_module::xConnect) connect,

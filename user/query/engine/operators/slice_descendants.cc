@@ -84,24 +84,11 @@ int Connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out,
 }
 
 int BestIndex(sqlite3_vtab*, sqlite3_index_info* info) {
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const auto& c = info->aConstraint[i];
-    if (c.iColumn == 1 && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
-      if (!c.usable) return SQLITE_CONSTRAINT;  // Wait for a plan that gives the argument.
-      info->aConstraintUsage[i].argvIndex = 1;
-      info->aConstraintUsage[i].omit = 1;
-      info->idxNum = 1;
-      info->estimatedCost = 10;
-      info->estimatedRows = 10;
-      if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == 0 && !info->aOrderBy[0].desc)
-        info->orderByConsumed = 1;  // Ids come ascending.
-      return SQLITE_OK;
-    }
-  }
-  // Without its argument the function has no rows to give.
-  info->idxNum = 0;
-  info->estimatedCost = 1e12;
-  return SQLITE_OK;
+  const int rc = BindArguments(info, {1});
+  if (rc == SQLITE_OK && info->idxNum == 1 && info->nOrderBy == 1 && info->aOrderBy[0].iColumn == 0 &&
+      !info->aOrderBy[0].desc)
+    info->orderByConsumed = 1;  // Ids come ascending.
+  return rc;
 }
 
 int Filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite3_value** argv) {
