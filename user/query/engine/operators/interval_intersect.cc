@@ -221,7 +221,13 @@ int IntersectFilter(sqlite3_vtab_cursor* base, int, const char*, int argc, sqlit
     if (sqlite3_prepare_v2(table->db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
       const std::string message = sqlite3_errmsg(table->db);
       sqlite3_finalize(stmt);
-      return IntersectFail(base, "table " + std::to_string(t) + ": " + message);
+      // The table is read in a statement of its own: the query's WITH
+      // clauses are not visible there.
+      const std::string hint = message.rfind("no such table", 0) == 0
+                                   ? " (a name from the query's WITH clause cannot be used here: make it a "
+                                     "PERFETTO TABLE or VIEW first)"
+                                   : "";
+      return IntersectFail(base, "table " + std::to_string(t) + ": " + message + hint);
     }
     int rc;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
