@@ -64,22 +64,40 @@ uint32_t SliceTracker::End(int64_t ts, uint32_t track, std::vector<Arg> end_args
   return CloseAt(state, index - 1, ts, std::move(end_args), policy);
 }
 
-bool SliceTracker::EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args, EndArgs policy) {
+template <typename Matches>
+uint32_t SliceTracker::EndInnermost(int64_t ts, uint32_t track, Matches matches, std::vector<Arg> end_args,
+                                    EndArgs policy) {
   auto it = tracks_.find(track);
-  if (it == tracks_.end()) return false;
+  if (it == tracks_.end()) return kNullU32;
   TrackStack& state = it->second;
   TruncateInsideEnded(state);
   CloseEnded(state, ts, kOpen);
   size_t index = state.stack.size();
   bool above = false;  // A slice still open inside the one ended.
-  while (index > 0 && !(state.stack[index - 1].dur == kOpen && storage_->slice.name[state.stack[index - 1].row] == name)) {
+  while (index > 0 && !(state.stack[index - 1].dur == kOpen && matches(state.stack[index - 1].row))) {
     if (state.stack[index - 1].dur == kOpen) above = true;
     --index;
   }
-  if (index == 0) return false;
+  if (index == 0) return kNullU32;
   if (above) misplaced_end_events_++;
-  CloseAt(state, index - 1, ts, std::move(end_args), policy);
-  return true;
+  return CloseAt(state, index - 1, ts, std::move(end_args), policy);
+}
+
+bool SliceTracker::EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args, EndArgs policy) {
+  const SliceTable& slices = storage_->slice;
+  return EndInnermost(
+             ts, track, [&](uint32_t row) { return slices.name[row] == name; }, std::move(end_args), policy) !=
+         kNullU32;
+}
+
+uint32_t SliceTracker::EndMatching(int64_t ts, uint32_t track, StringId category, StringId name,
+                                   std::vector<Arg> end_args, EndArgs policy) {
+  const SliceTable& slices = storage_->slice;
+  auto matches = [&](uint32_t row) {
+    if (category != kNullStringId && slices.category[row] != category) return false;
+    return name == kNullStringId || slices.name[row] == kNullStringId || slices.name[row] == name;
+  };
+  return EndInnermost(ts, track, matches, std::move(end_args), policy);
 }
 
 uint32_t SliceTracker::CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args,

@@ -48,6 +48,12 @@ class SliceTracker {
   // ended, and counts misplaced_end_event, as upstream. False if none is open.
   bool EndNamed(int64_t ts, uint32_t track, StringId name, std::vector<Arg> end_args = {},
                 EndArgs policy = EndArgs::kKeepBegin);
+  // A track event's end, as upstream matches it: the innermost open slice
+  // of `category` (when given: the slice must have that one) and `name`
+  // (when both have one, they must be equal); slices still open inside it
+  // end as EndNamed's do. Returns the ended slice's row, or kNullU32.
+  uint32_t EndMatching(int64_t ts, uint32_t track, StringId category, StringId name, std::vector<Arg> end_args,
+                       EndArgs policy);
   uint32_t Instant(int64_t ts, uint32_t track, StringId name, std::vector<Arg> args = {},
                    StringId category = kNullStringId) {
     return Complete(ts, 0, track, name, std::move(args), category);
@@ -86,6 +92,9 @@ class SliceTracker {
   // Slices still open inside one EndNamed ended end where it ended, as
   // upstream does at the track's next event.
   void TruncateInsideEnded(TrackStack& state);
+  // Ends the innermost open slice `matches` accepts; see EndNamed.
+  template <typename Matches>
+  uint32_t EndInnermost(int64_t ts, uint32_t track, Matches matches, std::vector<Arg> end_args, EndArgs policy);
   // Ends state.stack[index] at `ts` with `end_args`.
   uint32_t CloseAt(TrackStack& state, size_t index, int64_t ts, std::vector<Arg> end_args, EndArgs policy);
 

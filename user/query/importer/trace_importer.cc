@@ -1670,7 +1670,8 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
           "A process was seen with a changed parent pid and was treated as the same process being reparented "
           "rather than pid reuse.");
   AddStat("misplaced_end_event", kNullInt, "data_loss", "analysis", slices_.misplaced_end_events(),
-          "a syscall exit ended a slice with another still open inside it (an exit lost): that one stays open");
+          "a syscall exit or track event end ended a slice with another still open inside it (an end lost): "
+          "that one ends where its parent did at the track's next event, else stays open");
   AddStat("truncated_sys_write_duration", kNullInt, "info", "analysis", syscalls_.truncated_sys_write_duration(),
           "sys_write slices ended at the print (atrace) event they carried, so that its slice is not inside");
   AddStat("proc_stat_unknown_counters", kNullInt, "error", "analysis", process_stats_.unknown_counters(),

@@ -47,7 +47,7 @@ constexpr uint32_t kAnnNameIid = 1, kAnnBool = 2, kAnnUint = 3, kAnnInt = 4, kAn
                    kAnnPointer = 7, kAnnLegacyJson = 9, kAnnName = 10, kAnnDictEntries = 11,
                    kAnnArrayValues = 12, kAnnStringIid = 17;
 
-constexpr int32_t kTypeSliceBegin = 1, kTypeSliceEnd = 2, kTypeInstant = 3, kTypeCounter = 4;
+constexpr int32_t kTypeSliceBegin = 1, kTypeSliceEnd = 2, kTypeInstant = 3, kTypeCounter = 4, kTypeState = 5;
 constexpr uint32_t kBootClock = 6;
 constexpr uint64_t kMaxAncestors = 100;
 // Nested debug annotations deeper than this are not followed: a hostile
@@ -183,9 +183,9 @@ void TrackEventImporter::Reserve(uint64_t uuid, const Reservation& reservation) 
   Reservation& have = it->second.reservation;
   // The same uuid described twice must describe the same track; a
   // conflicting one is ignored, as upstream.
-  if (std::tie(have.parent_uuid, have.pid, have.tid, have.is_counter, have.merge, have.merge_key) !=
-      std::tie(reservation.parent_uuid, reservation.pid, reservation.tid, reservation.is_counter, reservation.merge,
-               reservation.merge_key)) {
+  if (std::tie(have.parent_uuid, have.pid, have.tid, have.is_counter, have.is_state, have.merge, have.merge_key) !=
+      std::tie(reservation.parent_uuid, reservation.pid, reservation.tid, reservation.is_counter, reservation.is_state,
+               reservation.merge, reservation.merge_key)) {
     tokenizer_errors_++;
     return;
   }
@@ -226,7 +226,7 @@ std::optional<uint32_t> TrackEventImporter::TokenizeDescriptor(uint32_t sequence
       case kDescSiblingMergeKeyInt:
         if (varint) r.merge_key = s.Intern("sibling_merge_key_int:" + std::to_string(f.value));
         break;
-      case kDescState: unsupported_events_++; break;
+      case kDescState: r.is_state = true; break;
       default: break;
     }
   }
@@ -863,6 +863,15 @@ void TrackEventImporter::ParseEvent(Record& r) {
     storage_->counter.Add(r.ts, track, r.counter_value, r.args.empty() ? kNoArgSet : storage_->args.Add(&r.args));
     return;
   }
+  if (r.type == kTypeState) {
+    // A state track's values are not imported (sluice has no `state`
+    // table); one on any other track, or with no track, is an error, as
+    // upstream counts it.
+    auto it = r.track_uuid == 0 ? descriptors_.end() : descriptors_.find(r.track_uuid);
+    if (it != descriptors_.end() && it->second.reservation.is_state) unsupported_events_++;
+    else parser_errors_++;
+    return;
+  }
   int32_t phase = r.legacy_phase;
   if (phase == 0) {
     switch (r.type) {
@@ -889,7 +898,8 @@ void TrackEventImporter::ParseEvent(Record& r) {
     case 'e': {
       uint32_t track = track_for(Use::kEnd);
       if (track == kNullU32) break;
-      slice = slices_->End(r.ts, track, std::move(r.args), SliceTracker::EndArgs::kReplace);
+      slice = slices_->EndMatching(r.ts, track, r.category, r.name, std::move(r.args),
+                                   SliceTracker::EndArgs::kReplace);
       if (slice == kNullU32) return;  // An end with nothing open: no row, as upstream.
       break;
     }

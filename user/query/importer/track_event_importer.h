@@ -34,10 +34,13 @@
 // (by timestamp) and becomes the new end; a terminating id adds its last row
 // and forgets the id, so that it can start again.
 //
-// Not imported (counted in stats as track_event_parser_errors or skipped
-// without rows, as each says): legacy Chrome JSON-era fields (async ids, v1/v2
-// flow events, metadata events), state tracks, thread time and instruction
-// counts, callstacks, and the typed Chrome args. Timestamps must be in the
+// Not imported (counted in stats: track_event_unsupported_phases, or
+// track_event_parser_errors where upstream counts one): legacy Chrome
+// JSON-era fields (async ids, v1/v2 flow events, metadata events), state
+// tracks' values (a state event on another track is an error, as upstream),
+// thread time and instruction counts, callstacks, and the typed Chrome args.
+// An end event ends the innermost open slice of its category and name, as
+// upstream matches it. Timestamps must be in the
 // trace clock (packet timestamp without timestamp_clock_id, or the boot
 // clock); others count clock_sync_failure.
 #ifndef SLUICE_USER_QUERY_IMPORTER_TRACK_EVENT_IMPORTER_H_
@@ -101,6 +104,7 @@ class TrackEventImporter {
     StringId description = kNullStringId;
     bool use_separate_track = false;
     bool is_counter = false;
+    bool is_state = false;  // a state track: its events are not imported
     StringId unit = kNullStringId;
     StringId counter_category = kNullStringId;
     int64_t unit_multiplier = 0;

@@ -79,6 +79,23 @@ TEST_F(SliceTrackerTest, EndArgsJoinWithoutReplacing) {
   EXPECT_EQ(ArgsOf(0), (std::vector<std::string>{"end_utid=4", "utid=3"}));
 }
 
+// A track event's end finds the innermost open slice of its category (and
+// name, when both have one), as upstream: a slice of no category open
+// inside it (an atrace one) ends where it did, at the track's next event.
+TEST_F(SliceTrackerTest, EndMatchingFindsTheSliceOfItsCategory) {
+  tracker_.Begin(100, 0, Name("event"), {}, Name("cat"));
+  tracker_.Begin(110, 0, Name("atrace"));
+  EXPECT_EQ(tracker_.EndMatching(180, 0, Name("cat"), kNullStringId, {}, SliceTracker::EndArgs::kReplace), 0u);
+  EXPECT_EQ(tracker_.misplaced_end_events(), 1);
+  EXPECT_EQ(tracker_.EndMatching(190, 0, kNullStringId, Name("other"), {}, SliceTracker::EndArgs::kReplace),
+            kNullU32);  // nothing left open: the atrace slice ended at 180
+  EXPECT_EQ(Slices(), (std::vector<std::string>{"event 100 80 0 -", "atrace 110 70 1 0"}));
+  // A name must match only when both have one.
+  tracker_.Begin(200, 0, Name("named"), {}, Name("cat"));
+  EXPECT_EQ(tracker_.EndMatching(210, 0, Name("cat"), Name("other"), {}, SliceTracker::EndArgs::kReplace), kNullU32);
+  EXPECT_EQ(tracker_.EndMatching(220, 0, Name("cat"), Name("named"), {}, SliceTracker::EndArgs::kReplace), 2u);
+}
+
 TEST_F(SliceTrackerTest, StacksDeeperThan512DropAndCount) {
   for (int i = 0; i < 514; ++i) tracker_.Begin(100 + i, 0, Name("level"));
   EXPECT_EQ(storage_.slice.size(), 512u);
