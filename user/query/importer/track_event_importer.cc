@@ -100,6 +100,7 @@ TrackEventImporter::TrackEventImporter(TraceStorage* storage, ProcessTracker* pr
   unit_names_[2] = s.Intern("count");
   unit_names_[3] = s.Intern("bytes");
   default_track_name_ = s.Intern("Default Track");
+  passthrough_utid_key_ = s.Intern("legacy_event.passthrough_utid");
 }
 
 uint32_t TrackEventImporter::NewSlot() {
@@ -643,9 +644,11 @@ bool TrackEventImporter::InternDescriptorTrack(uint64_t uuid, StringId event_nam
                                        [&] { return SourceArgs(uuid, seq_for_args, is_root_in_scope); });
     descriptors_[uuid].track = d.track;
   };
-  auto merged = [&](const char* type, StringId name, std::vector<Arg> dims) {
+  auto merged = [&](const char* type, StringId name, std::vector<Arg> dims, uint32_t utid, uint32_t upid) {
     Descriptor& m = descriptors_[uuid];
     m.merged = true;
+    m.merged_utid = utid;
+    m.merged_upid = upid;
     m.merged_type = s.Intern(type);
     m.merged_name = name;
     const StringId key = r.merge == Merge::kByKey ? r.merge_key : name;
@@ -678,20 +681,20 @@ bool TrackEventImporter::InternDescriptorTrack(uint64_t uuid, StringId event_nam
     const Arg dim{utid_key, ArgType::kInt, parent->utid, 0};
     if (r.is_counter) own("thread_counter_track_event", r.name, {dim, uuid_dim}, parent->utid, kNullU32, false);
     else if (r.merge == Merge::kNone) own("thread_track_event", name, {dim, uuid_dim}, parent->utid, kNullU32, false);
-    else merged("thread_merged_track_event", name, {dim});
+    else merged("thread_merged_track_event", name, {dim}, parent->utid, kNullU32);
     return true;
   }
   if (parent && parent->scope == Scope::kProcess) {
     const Arg dim{upid_key, ArgType::kInt, parent->upid, 0};
     if (r.is_counter) own("process_counter_track_event", r.name, {dim, uuid_dim}, kNullU32, parent->upid, false);
     else if (r.merge == Merge::kNone) own("process_track_event", name, {dim, uuid_dim}, kNullU32, parent->upid, false);
-    else merged("process_merged_track_event", name, {dim});
+    else merged("process_merged_track_event", name, {dim}, kNullU32, parent->upid);
     return true;
   }
   const bool root_in_scope = uuid == 0;
   if (r.is_counter) own("global_counter_track_event", r.name, {uuid_dim}, kNullU32, kNullU32, root_in_scope);
   else if (r.merge == Merge::kNone) own("global_track_event", name, {uuid_dim}, kNullU32, kNullU32, root_in_scope);
-  else merged("global_merged_track_event", name, {});
+  else merged("global_merged_track_event", name, {}, kNullU32, kNullU32);
   return true;
 }
 
@@ -700,10 +703,7 @@ uint32_t TrackEventImporter::DescriptorTrack(uint64_t uuid, StringId event_name,
   if (!InternDescriptorTrack(uuid, event_name, seq_for_args)) return kNullU32;
   Descriptor& d = descriptors_[uuid];
   if (!d.merged) return d.track;
-  const std::optional<Resolved> resolved = d.resolved;
-  uint32_t utid = kNullU32, upid = kNullU32;
-  if (d.merged_type == storage_->strings.Intern("thread_merged_track_event")) utid = resolved->utid;
-  if (d.merged_type == storage_->strings.Intern("process_merged_track_event")) upid = resolved->upid;
+  const uint32_t utid = d.merged_utid, upid = d.merged_upid;
   const bool root_in_scope = uuid == 0;
   auto source_args = [&] { return SourceArgs(uuid, seq_for_args, root_in_scope); };
   const auto cookie = static_cast<int64_t>(uuid);
@@ -838,7 +838,7 @@ void TrackEventImporter::ParseEvent(Record& r) {
     }
   }
   if (passthrough_utid != kNullU32)
-    r.args.push_back({s.Intern("legacy_event.passthrough_utid"), ArgType::kUint, passthrough_utid, 0});
+    r.args.push_back({passthrough_utid_key_, ArgType::kUint, passthrough_utid, 0});
   auto track_for = [&](Use use) {
     if (scoped_instant_track != kNullU32) return scoped_instant_track;
     if (r.track_uuid == 0 && fallback) return tracks_->ThreadTrack(utid);

@@ -128,6 +128,7 @@ class TrackEventImporter {
     StringId merged_type = kNullStringId;
     std::vector<Arg> merged_dims;
     StringId merged_name = kNullStringId;
+    uint32_t merged_utid = kNullU32, merged_upid = kNullU32;  // the merged rows' thread or process
   };
   struct SequenceState {
     std::unordered_map<uint64_t, StringId> event_names, categories, annotation_names, annotation_strings;
@@ -195,6 +196,7 @@ class TrackEventImporter {
   std::unordered_map<uint64_t, uint32_t> open_flows_;  // flow id -> its last slice
   StringId unit_names_[4];
   StringId default_track_name_;
+  StringId passthrough_utid_key_;  // interned once: events carry it often
   int64_t parser_errors_ = 0;
   int64_t tokenizer_errors_ = 0;
   int64_t clock_sync_failures_ = 0;
