@@ -122,16 +122,24 @@ PROTO_CCS := $(PROTO_SRCS:protos/%.proto=$(GEN_DIR)/%.pb.cc)
 PROTO_HS := $(PROTO_SRCS:protos/%.proto=$(GEN_DIR)/%.pb.h)
 PROTO_OBJS := $(PROTO_SRCS:protos/%.proto=$(OBJ_DIR)/gen/%.pb.o)
 
-# protoc writes every .pb.cc/.pb.h in one run: one grouped rule makes them all,
-# and a stamp, written last, stands for them in order-only prerequisites. (An
-# empty-recipe rule ".pb.h: stamp" would leave every header older than the
-# stamp, so each make run rebuilt everything that includes one.)
+# protoc writes every .pb.cc/.pb.h in one run, into a scratch folder; only the
+# files whose text changed are copied into $(GEN_DIR), so editing or adding one
+# .proto rebuilds only the objects that include what changed. The stamp stands
+# for the whole set; a generated file older than the stamp is up to date (its
+# text did not change), which the no-op recipe tells make without a rebuild:
+# make looks at the file's time again after the recipe, finds it unchanged and
+# rebuilds nothing that includes it.
 PROTO_STAMP := $(GEN_DIR)/.protos
-$(PROTO_STAMP) $(PROTO_CCS) $(PROTO_HS) &: $(PROTO_SRCS) | $(DEPS_STAMP)
+PROTO_SCRATCH := $(GEN_DIR)/.protoc-out
+$(PROTO_STAMP): $(PROTO_SRCS) | $(DEPS_STAMP)
 	$(call say,PROTOC,$(words $(PROTO_SRCS)) files)
-	$(Q)mkdir -p $(GEN_DIR)
-	$(Q)$(PROTOC) -Iprotos --cpp_out=$(GEN_DIR) $(PROTO_SRCS)
+	$(Q)rm -rf $(PROTO_SCRATCH) && mkdir -p $(PROTO_SCRATCH)
+	$(Q)$(PROTOC) -Iprotos --cpp_out=$(PROTO_SCRATCH) $(PROTO_SRCS)
+	$(Q)cd $(PROTO_SCRATCH) && find . -type f | while read -r f; do \
+	  cmp -s "$$f" "$(abspath $(GEN_DIR))/$$f" || { mkdir -p "$(abspath $(GEN_DIR))/$$(dirname "$$f")" && cp "$$f" "$(abspath $(GEN_DIR))/$$f"; }; done
 	$(Q)touch $(PROTO_STAMP)
+$(PROTO_CCS) $(PROTO_HS): $(PROTO_STAMP)
+	@:
 protos: $(PROTO_STAMP)
 
 $(OBJ_DIR)/gen/%.pb.o: $(GEN_DIR)/%.pb.cc | $(PROTO_STAMP)
