@@ -11,6 +11,7 @@
 #   $(SBINDIR)/sluiced, sluice-probes      the daemons
 #   $(SLUICE_DATADIR)/kconfigs/*.config    kernel config fragments (sluice doctor)
 #   $(SLUICE_DATADIR)/report/*.sql         sluice report's sections, for sluice query -f
+#   $(SLUICE_DATADIR)/summary/*.textproto  trace summary specs, for sluice query --summary-spec
 #   $(DOCDIR)/                             README.md and docs/*.md
 #   $(MANDIR)/man1/sluice*.1, man8/*.8     man pages from the binaries' --help (mk/doc.mk)
 #   $(BASHCOMPDIR)/sluice, sluiced, sluice-probes  bash completion (user/cmd/sluice.bash-completion)
@@ -76,6 +77,7 @@ units: $(UNITS)
 # ---- install / uninstall -----------------------------------------------------
 KCONFIG_FRAGMENTS := $(sort $(wildcard kconfigs/*.config))
 DOC_FILES := README.md $(sort $(wildcard docs/*.md))
+SUMMARY_SPECS := $(sort $(wildcard user/query/summary/specs/*.textproto))
 INSTALLED_BINS := $(BUILD_DIR)/sluice
 INSTALLED_SBINS := $(BUILD_DIR)/sluiced $(BUILD_DIR)/sluice-probes
 
@@ -88,6 +90,7 @@ INSTALL_ENTRIES = \
   $(foreach f,$(INSTALLED_SBINS),$(f):$(SBINDIR)/$(notdir $(f)):0755) \
   $(foreach f,$(KCONFIG_FRAGMENTS),$(f):$(SLUICE_DATADIR)/kconfigs/$(notdir $(f)):0644) \
   $(foreach f,$(REPORT_SQL),$(f):$(SLUICE_DATADIR)/report/$(notdir $(f)):0644) \
+  $(foreach f,$(SUMMARY_SPECS),$(f):$(SLUICE_DATADIR)/summary/$(notdir $(f)):0644) \
   $(foreach f,$(DOC_FILES),$(f):$(DOCDIR)/$(notdir $(f)):0644) \
   $(foreach f,$(MAN_PAGES),$(f):$(MANDIR)/man$(subst .,,$(suffix $(f)))/$(notdir $(f)):0644) \
   $(foreach c,sluice sluiced sluice-probes,user/cmd/sluice.bash-completion:$(BASHCOMPDIR)/$(c):0644) \
@@ -119,7 +122,7 @@ install: $(INSTALLED_BINS) $(INSTALLED_SBINS) $(MAN_PAGES) $(UNITS) $(INSTALL_LI
 uninstall: $(INSTALL_LIST)
 	$(call say,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)while read -r src dst mode; do rm -f "$(DESTDIR)$$dst"; done <$(INSTALL_LIST)
-	$(Q)for d in $(SLUICE_DATADIR)/kconfigs $(SLUICE_DATADIR)/report $(SLUICE_DATADIR) $(DOCDIR); do \
+	$(Q)for d in $(SLUICE_DATADIR)/kconfigs $(SLUICE_DATADIR)/report $(SLUICE_DATADIR)/summary $(SLUICE_DATADIR) $(DOCDIR); do \
 	  [ ! -d "$(DESTDIR)$$d" ] || rmdir --ignore-fail-on-non-empty "$(DESTDIR)$$d"; done
 
 FORCE:

@@ -103,18 +103,26 @@ bool EqualsIgnoringCase(const std::string& a, const char* b) {
 
 // Runs `sql` (one SELECT, possibly with macros) and hands each row to
 // `row`, after `columns` saw the column names.
-Status RunQuery(sqlite3* db, SqlDialect* dialect, const std::string& sql,
+// SQLite's errors are placed in the SQL and prefixed by `what`.
+Status RunQuery(sqlite3* db, SqlDialect* dialect, const std::string& sql, const std::string& what,
                 const std::function<Status(const std::vector<std::string>&)>& columns,
                 const std::function<Status(sqlite3_stmt*)>& row) {
-  return RunSqlScript(db, sql, [&](const SqlStatement& statement) -> Status {
+  // The summary's own errors are returned as they are, not placed in the
+  // SQL as RunSqlScript places SQLite's.
+  Status summary_error;
+  Status ran = RunSqlScript(db, sql, [&](const SqlStatement& statement) -> Status {
     std::vector<std::string> names;
     for (int i = 0; i < sqlite3_column_count(statement.stmt); i++) names.push_back(sqlite3_column_name(statement.stmt, i));
-    SLUICE_RETURN_IF_ERROR(columns(names));
-    int rc;
-    while ((rc = sqlite3_step(statement.stmt)) == SQLITE_ROW) SLUICE_RETURN_IF_ERROR(row(statement.stmt));
+    summary_error = columns(names);
+    int rc = SQLITE_DONE;
+    while (summary_error.ok() && (rc = sqlite3_step(statement.stmt)) == SQLITE_ROW) summary_error = row(statement.stmt);
+    if (!summary_error.ok()) return summary_error;
     if (rc != SQLITE_DONE) return Status::Error(sqlite3_errmsg(sqlite3_db_handle(statement.stmt)));
     return Status::Ok();
   }, 1, dialect);
+  if (!summary_error.ok()) return summary_error;
+  if (!ran.ok()) return Status::Error(what + ": " + ran.message());
+  return Status::Ok();
 }
 
 const char* SqliteTypeName(int type) {
@@ -256,9 +264,7 @@ Status ComputeBundle(sqlite3* db, SqlDialect* dialect, const std::string& bundle
     }
     return Status::Ok();
   };
-  Status ran = RunQuery(db, dialect, metrics.front()->sql, on_columns, on_row);
-  if (!ran.ok()) return Status::Error("bundle '" + bundle_id + "': " + ran.message());
-  return Status::Ok();
+  return RunQuery(db, dialect, metrics.front()->sql, "the query of bundle '" + bundle_id + "'", on_columns, on_row);
 }
 
 Status ComputeMetadata(sqlite3* db, SqlDialect* dialect, const std::string& sql, TraceSummary* summary) {
@@ -279,9 +285,7 @@ Status ComputeMetadata(sqlite3* db, SqlDialect* dialect, const std::string& sql,
     m->set_value(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1)));
     return Status::Ok();
   };
-  Status ran = RunQuery(db, dialect, sql, on_columns, on_row);
-  if (!ran.ok()) return Status::Error("metadata query: " + ran.message());
-  return Status::Ok();
+  return RunQuery(db, dialect, sql, "the metadata query", on_columns, on_row);
 }
 
 }  // namespace
