@@ -103,7 +103,7 @@ CXXFLAGS += -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread $(SAN_FLAGS)
 GEN_SAN_FLAGS ?= $(SAN_FLAGS)
 GEN_CXXFLAGS := -std=c++20 $(OPT) -w -pthread $(GEN_SAN_FLAGS)
 LDFLAGS += -pthread $(SAN_FLAGS)
-LDLIBS += -lprotobuf -lsqlite3 -ledit -lz
+LDLIBS += -lprotobuf -lsqlite3 -ledit -lz -lcpp-httplib
 TEST_LDLIBS := -lgtest -lgtest_main
 BENCH_LDLIBS := -lbenchmark
 
@@ -175,6 +175,12 @@ $(OBJ_DIR)/%.o: %.cc | $(PROTO_STAMP) $(EXTRA_GENERATED)
 	$(call say,CXX,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+# Debian builds libcpp-httplib with TLS and compression: its header must see
+# the same switches (what `pkg-config --cflags cpp-httplib` says), or the
+# classes it declares would not match the library's.
+HTTPLIB_CPPFLAGS := -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT
+$(OBJ_DIR)/user/cmd/query_httpd.o $(OBJ_DIR)/tests/user/cmd/query_httpd_test.o: CPPFLAGS += $(HTTPLIB_CPPFLAGS)
 
 $(LIB): $(LIB_OBJS) $(PROTO_OBJS)
 	$(call say,AR,$@)

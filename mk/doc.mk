@@ -12,7 +12,7 @@
 
 MAN_OUT := $(BUILD_DIR)/man
 SLUICE_COMMANDS := record sessions clone trigger stats query report doctor ftrace-formats
-MAN1_PAGES := $(MAN_OUT)/sluice.1 $(SLUICE_COMMANDS:%=$(MAN_OUT)/sluice-%.1)
+MAN1_PAGES := $(MAN_OUT)/sluice.1 $(SLUICE_COMMANDS:%=$(MAN_OUT)/sluice-%.1) $(MAN_OUT)/sluice-trace-processor.1
 MAN8_PAGES := $(MAN_OUT)/sluiced.8 $(MAN_OUT)/sluice-probes.8
 MAN_PAGES := $(MAN1_PAGES) $(MAN8_PAGES)
 HELP2MAN ?= help2man
@@ -30,6 +30,7 @@ $(MAN_OUT)/bin/$(1): $(BUILD_DIR)/$(2)
 endef
 $(eval $(call man_wrapper,sluice,sluice))
 $(foreach c,$(SLUICE_COMMANDS),$(eval $(call man_wrapper,sluice-$(c),sluice,$(c))))
+$(eval $(call man_wrapper,sluice-trace-processor,sluice-trace-processor))
 $(eval $(call man_wrapper,sluiced,sluiced))
 $(eval $(call man_wrapper,sluice-probes,sluice-probes))
 

@@ -78,7 +78,7 @@ units: $(UNITS)
 KCONFIG_FRAGMENTS := $(sort $(wildcard kconfigs/*.config))
 DOC_FILES := README.md $(sort $(wildcard docs/*.md))
 SUMMARY_SPECS := $(sort $(wildcard user/query/summary/specs/*.textproto))
-INSTALLED_BINS := $(BUILD_DIR)/sluice
+INSTALLED_BINS := $(BUILD_DIR)/sluice $(BUILD_DIR)/sluice-trace-processor
 INSTALLED_SBINS := $(BUILD_DIR)/sluiced $(BUILD_DIR)/sluice-probes
 
 # One "SOURCE:DEST:MODE" word per installed file. install and uninstall both

@@ -20,6 +20,9 @@
 #include "shm/base/file_util.h"
 #include "user/cmd/trace_path.h"
 #include "user/cmd/line_reader.h"
+#include "user/cmd/query_httpd.h"
+#include "user/cmd/query_summary.h"
+#include "user/query/rpc/trace_processor_rpc.h"
 #include "user/query/engine/query_engine.h"
 #include "user/query/engine/query_output.h"
 #include "user/cmd/query_shell.h"
@@ -36,6 +39,10 @@ constexpr char kCommand[] = "sluice query";
 constexpr char kUsage[] =
     "usage: sluice query TRACE [-q SQL | -f FILE] [--all] [--format FORMAT]\n"
     "       sluice query TRACE --export OUT.sqlite [--force]\n"
+    "       sluice query --httpd [--http-port N] [TRACE]\n"
+    "       sluice query TRACE --summary --summary-spec SPEC [--summary-spec SPEC...]\n"
+    "                    [--summary-metrics-v2 ID,...|all] [--summary-metadata-query ID]\n"
+    "                    [--summary-format text|binary]\n"
     "       sluice query --list-modules\n"
     "  SQL over a trace, with the tables of Perfetto's trace_processor and its\n"
     "  PerfettoSQL: INCLUDE PERFETTO MODULE, CREATE PERFETTO TABLE/VIEW/FUNCTION/\n"
@@ -51,6 +58,24 @@ constexpr char kUsage[] =
     "                      on stderr\n"
     "      --list-modules  the standard-library modules INCLUDE PERFETTO MODULE takes,\n"
     "                      one line each\n"
+    "      --httpd         serve trace_processor's HTTP interface (Perfetto's Python\n"
+    "                      API: TraceProcessor(addr='127.0.0.1:9001')) until Ctrl-C;\n"
+    "                      TRACE, if given, is loaded first, or a client uploads one\n"
+    "      --http-port N   the port (9001, trace_processor's; 0 picks a free one)\n"
+    "      --http-ip-address ADDR  listen on ADDR instead of 127.0.0.1 (warns: anyone\n"
+    "                      who reaches it can read the trace)\n"
+    "      --http-additional-cors-origins O,...  web pages (origins) that may call the\n"
+    "                      server besides the Perfetto UI's\n"
+    "      --http-max-trace-mb N  the largest upload a client may send (16384)\n"
+    "      --summary       print a trace summary (Perfetto's metrics v2) as\n"
+    "                      trace_processor_shell --summary does (docs/QUERY.md)\n"
+    "      --summary-spec SPEC  a TraceSummarySpec: text format, or binary if named\n"
+    "                      *.pb; repeat for several\n"
+    "      --summary-metrics-v2 IDS  the metrics to compute (comma-separated), or all;\n"
+    "                      none without it\n"
+    "      --summary-metadata-query ID  the spec query whose (key, value) rows fill\n"
+    "                      the summary's metadata\n"
+    "      --summary-format FORMAT  text (the default) or binary (the proto)\n"
     "  -h, --help          this text\n"
     "Without -q or -f: a shell. On a terminal it edits lines and keeps history in\n"
     "~/.sluice_query_history; from a pipe it runs the statements it reads. A\n"
@@ -63,7 +88,23 @@ constexpr char kUsage[] =
     "Exit status: 0 done; 1 an SQL statement failed (\"SQL error at line L column\n"
     "C: ...\"), or the export or the output failed; 2 bad arguments or unreadable input.\n";
 
-enum : int { kFormatOption = kFirstLongOnly, kExportOption, kForceOption, kTimingOption, kListModulesOption };
+enum : int {
+  kFormatOption = kFirstLongOnly,
+  kExportOption,
+  kForceOption,
+  kTimingOption,
+  kListModulesOption,
+  kHttpdOption,
+  kHttpPortOption,
+  kHttpAddressOption,
+  kHttpOriginsOption,
+  kHttpMaxTraceOption,
+  kSummaryOption,
+  kSummarySpecOption,
+  kSummaryMetricsOption,
+  kSummaryMetadataOption,
+  kSummaryFormatOption,
+};
 
 struct QueryOptions {
   std::string trace;
@@ -75,7 +116,24 @@ struct QueryOptions {
   bool force = false;
   bool timing = false;
   bool list_modules = false;
+  bool httpd = false;
+  QueryHttpdOptions http;
+  uint64_t http_max_trace_bytes = uint64_t{16384} << 20;
+  bool summary = false;
+  QuerySummaryOptions summary_options;
 };
+
+// A whole number in [min, max] for `option`, or an error naming it.
+StatusOr<long long> ParseWholeNumber(const char* text, const char* option, long long min, long long max) {
+  char* end = nullptr;
+  errno = 0;
+  long long value = strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < min || value > max) {
+    return Status::Error(std::string(option) + " takes a whole number from " + std::to_string(min) + " to " +
+                         std::to_string(max) + " (got '" + text + "')");
+  }
+  return value;
+}
 
 Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
   static const struct option kOptions[] = {{"query", required_argument, nullptr, 'q'},
@@ -86,6 +144,18 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
                                            {"force", no_argument, nullptr, kForceOption},
                                            {"timing", no_argument, nullptr, kTimingOption},
                                            {"list-modules", no_argument, nullptr, kListModulesOption},
+                                           {"httpd", no_argument, nullptr, kHttpdOption},
+                                           {"http-port", required_argument, nullptr, kHttpPortOption},
+                                           {"http-ip-address", required_argument, nullptr, kHttpAddressOption},
+                                           {"http-additional-cors-origins", required_argument, nullptr,
+                                            kHttpOriginsOption},
+                                           {"http-max-trace-mb", required_argument, nullptr, kHttpMaxTraceOption},
+                                           {"summary", no_argument, nullptr, kSummaryOption},
+                                           {"summary-spec", required_argument, nullptr, kSummarySpecOption},
+                                           {"summary-metrics-v2", required_argument, nullptr, kSummaryMetricsOption},
+                                           {"summary-metadata-query", required_argument, nullptr,
+                                            kSummaryMetadataOption},
+                                           {"summary-format", required_argument, nullptr, kSummaryFormatOption},
                                            {"help", no_argument, nullptr, 'h'},
                                            {nullptr, 0, nullptr, 0}};
   std::vector<std::string> operands;
@@ -126,6 +196,49 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
           case kForceOption:
             options->force = true;
             break;
+          case kHttpdOption:
+            options->httpd = true;
+            break;
+          case kHttpPortOption: {
+            StatusOr<long long> port = ParseWholeNumber(arg.value, "--http-port", 0, 65535);
+            if (!port.ok()) return port.status();
+            options->http.port = static_cast<int>(*port);
+            break;
+          }
+          case kHttpAddressOption:
+            options->http.ip_address = arg.value;
+            break;
+          case kHttpOriginsOption:
+            for (std::string_view rest = arg.value; !rest.empty();) {
+              size_t comma = rest.find(',');
+              std::string_view origin = rest.substr(0, comma);
+              if (!origin.empty()) options->http.extra_cors_origins.emplace_back(origin);
+              rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+            }
+            break;
+          case kHttpMaxTraceOption: {
+            StatusOr<long long> mb = ParseWholeNumber(arg.value, "--http-max-trace-mb", 1, 1LL << 30);
+            if (!mb.ok()) return mb.status();
+            options->http_max_trace_bytes = static_cast<uint64_t>(*mb) << 20;
+            break;
+          }
+          case kSummaryOption:
+            options->summary = true;
+            break;
+          case kSummarySpecOption:
+            options->summary_options.spec_paths.push_back(arg.value);
+            break;
+          case kSummaryMetricsOption:
+            options->summary_options.metric_ids = arg.value;
+            break;
+          case kSummaryMetadataOption:
+            options->summary_options.metadata_query_id = arg.value;
+            break;
+          case kSummaryFormatOption:
+            if (std::string_view(arg.value) != "text" && std::string_view(arg.value) != "binary")
+              return Status::Error(std::string("unknown format '") + arg.value + "' for --summary-format: use text or binary");
+            options->summary_options.binary = std::string_view(arg.value) == "binary";
+            break;
           default:
             operands.push_back(arg.value);
         }
@@ -134,6 +247,17 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
   if (options->list_modules) {
     if (!operands.empty() || options->query || options->file || options->export_path)
       return Status::Error("--list-modules runs alone, without a TRACE");
+    return Status::Ok();
+  }
+  const bool http_option_given = options->http.port != QueryHttpdOptions().port ||
+                                 options->http.ip_address != QueryHttpdOptions().ip_address ||
+                                 !options->http.extra_cors_origins.empty();
+  if (http_option_given && !options->httpd) return Status::Error("the --http-* options apply to --httpd");
+  if (options->httpd) {
+    if (options->query || options->file || options->export_path || options->all)
+      return Status::Error("--httpd runs alone: clients send the queries");
+    if (operands.size() > 1) return Status::Error("one TRACE at a time for --httpd");
+    if (!operands.empty()) options->trace = operands[0];
     return Status::Ok();
   }
   if (operands.empty()) return Status::Error("no TRACE given: name the trace file to query");
@@ -154,6 +278,13 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
   if (options->all && !options->query && !options->file)
     return Status::Error("--all applies to -q and -f (the shell prints every result)");
   if (options->force && !options->export_path) return Status::Error("--force applies to --export");
+  const QuerySummaryOptions& summary = options->summary_options;
+  if (!options->summary && (!summary.spec_paths.empty() || summary.metric_ids || !summary.metadata_query_id.empty()))
+    return Status::Error("the --summary-* options apply to --summary");
+  if (options->summary && (options->query || options->file || options->export_path))
+    return Status::Error("--summary runs alone: without -q, -f or --export");
+  if (options->summary && summary.spec_paths.empty())
+    return Status::Error("--summary needs at least one --summary-spec SPEC");
   return Status::Ok();
 }
 
@@ -230,6 +361,23 @@ int RunScript(sqlite3* db, SqlDialect* dialect, const std::string& script, const
   return 0;
 }
 
+// --httpd: the trace first, if one is given, so the server is ready when it
+// first answers.
+int RunHttpd(const QueryOptions& options) {
+  TraceProcessorRpc rpc(options.http_max_trace_bytes);
+  if (!options.trace.empty()) {
+    if (Status readable = CheckTraceReadable(options.trace); !readable.ok()) {
+      PrintError(readable.message());
+      return 2;
+    }
+    if (Status loaded = rpc.LoadTraceFile(options.trace); !loaded.ok()) {
+      PrintError(loaded.message());
+      return 2;
+    }
+  }
+  return ServeQueryHttp(options.http, &rpc);
+}
+
 std::string HistoryPath() {
   const char* home = getenv("HOME");
   return home && *home ? std::string(home) + "/.sluice_query_history" : "";
@@ -246,7 +394,19 @@ int RunQueryCommand(int argc, char** argv) {
     return 0;
   }
 
+  if (options.httpd) return RunHttpd(options);
+
   // Inputs first, so a typo fails before a long import.
+  std::vector<perfetto::protos::TraceSummarySpec> summary_specs;
+  if (options.summary) {
+    StatusOr<std::vector<perfetto::protos::TraceSummarySpec>> specs =
+        ReadTraceSummarySpecs(options.summary_options.spec_paths);
+    if (!specs.ok()) {
+      PrintError(specs.status().message());
+      return 2;
+    }
+    summary_specs = std::move(*specs);
+  }
   std::string script;
   if (options.query) script = *options.query;
   if (options.file) {
@@ -291,6 +451,12 @@ int RunQueryCommand(int argc, char** argv) {
     }
     printf("exported %zu tables, %llu rows to %s\n", exported->tables,
            static_cast<unsigned long long>(exported->rows), options.export_path->c_str());
+  } else if (options.summary) {
+    if (Status written = WriteTraceSummary(**engine, summary_specs, options.summary_options, stdout);
+        !written.ok()) {
+      PrintError(written.message());
+      return 1;
+    }
   } else if (options.query || options.file) {
     exit_code = RunScript(db, (*engine)->dialect(), script, options);
   } else {

@@ -1,0 +1,219 @@
+// `sluice query --httpd` as a client sees it over HTTP: the endpoints, the
+// browser-origin rule, the size limit, malformed requests, the port in use,
+// and stopping on SIGTERM. Perfetto's own Python client is run against it by
+// query_httpd_python_test.cc.
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "perfetto/trace_processor/trace_processor.pb.h"
+#include "tests/child_process_test_util.h"
+#include "tests/user/cmd/record_test_util.h"
+
+namespace sluice {
+namespace {
+
+constexpr char kTrace[] = "tests/data/query/loss_kernel.pftrace";
+// Bounds for waits on conditions; only a broken server takes this long.
+constexpr uint64_t kWaitMs = 120000;
+
+// A server process, and the port it said it listens on.
+class Server {
+ public:
+  explicit Server(const std::string& dir) : dir_(dir) {}
+  ~Server() { process_.Terminate(10000); }
+
+  // Starts `sluice query --httpd --http-port 0 ARGS...` (or `binary` with
+  // `args` as given) and waits for its "serving on" line.
+  bool Start(const std::vector<std::string>& args, const std::string& binary = "") {
+    std::vector<std::string> argv;
+    if (binary.empty()) {
+      argv = {testing::SluiceBinDir() + "/sluice", "query", "--httpd", "--http-port", "0"};
+    } else {
+      argv = {binary};
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (!process_.Start(argv, dir_ + "/out", dir_ + "/err")) return false;
+    const std::regex serving("serving on http://127\\.0\\.0\\.1:(\\d+)");
+    for (uint64_t start = testing::NowMs(); testing::NowMs() - start < kWaitMs;) {
+      std::smatch m;
+      std::string err = process_.Stderr();
+      if (std::regex_search(err, m, serving)) {
+        port_ = std::stoi(m[1]);
+        return true;
+      }
+      if (!process_.running()) return false;
+      usleep(10000);
+    }
+    return false;
+  }
+
+  int port() const { return port_; }
+  testing::ChildProcess& process() { return process_; }
+
+ private:
+  std::string dir_;
+  testing::ChildProcess process_;
+  int port_ = 0;
+};
+
+class QueryHttpdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("sluice_httpd_test_");
+    server_ = std::make_unique<Server>(dir_);
+    ASSERT_TRUE(server_->Start({kTrace})) << server_->process().Describe();
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(kWaitMs / 1000);
+  }
+  void TearDown() override {
+    client_.reset();
+    server_.reset();
+    testing::RemoveTempDir(dir_);
+  }
+
+  perfetto::protos::QueryResult Query(const std::string& sql, const httplib::Headers& headers = {}) {
+    perfetto::protos::QueryArgs args;
+    args.set_sql_query(sql);
+    perfetto::protos::QueryResult result;
+    httplib::Result res = client_->Post("/query", headers, args.SerializeAsString(), "application/x-protobuf");
+    EXPECT_TRUE(res) << httplib::to_string(res.error());
+    if (!res) return result;
+    EXPECT_EQ(res->status, 200);
+    EXPECT_EQ(res->get_header_value("Transfer-Encoding"), "chunked");
+    EXPECT_TRUE(result.ParseFromString(res->body));
+    return result;
+  }
+
+  std::string dir_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(QueryHttpdTest, StatusSaysTheTraceLoadedFromTheCommandLine) {
+  httplib::Result res = client_->Get("/status");
+  ASSERT_TRUE(res);
+  perfetto::protos::StatusResult status;
+  ASSERT_TRUE(status.ParseFromString(res->body));
+  EXPECT_EQ(status.loaded_trace_name(), "loss_kernel.pftrace");
+  EXPECT_EQ(status.api_version(), 14);
+}
+
+TEST_F(QueryHttpdTest, AQueryStreamsItsRowsInBatches) {
+  perfetto::protos::QueryResult result = Query("select * from sched union all select * from sched");
+  EXPECT_EQ(result.error(), "");
+  ASSERT_GT(result.batch_size(), 1);
+  EXPECT_TRUE(result.batch(result.batch_size() - 1).is_last_batch());
+  size_t cells = 0;
+  for (const auto& batch : result.batch()) cells += static_cast<size_t>(batch.cells_size());
+  EXPECT_EQ(cells, 2 * 14429u * static_cast<size_t>(result.column_names_size()));
+}
+
+TEST_F(QueryHttpdTest, ABadQueryGetsItsErrorInTheResult) {
+  EXPECT_EQ(Query("select nope from sched").error(), "SQL error at line 1 column 8: no such column: nope");
+}
+
+TEST_F(QueryHttpdTest, OnlyThePerfettoUiMayCallFromABrowser) {
+  perfetto::protos::QueryArgs args;
+  args.set_sql_query("select 1");
+  httplib::Result foreign =
+      client_->Post("/query", {{"Origin", "https://evil.example"}}, args.SerializeAsString(), "application/x-protobuf");
+  ASSERT_TRUE(foreign);
+  EXPECT_EQ(foreign->status, 403);
+  EXPECT_FALSE(foreign->has_header("Access-Control-Allow-Origin"));
+
+  httplib::Result ui =
+      client_->Post("/query", {{"Origin", "https://ui.perfetto.dev"}}, args.SerializeAsString(), "application/x-protobuf");
+  ASSERT_TRUE(ui);
+  EXPECT_EQ(ui->status, 200);
+  EXPECT_EQ(ui->get_header_value("Access-Control-Allow-Origin"), "https://ui.perfetto.dev");
+
+  httplib::Result preflight = client_->Options("/query", {{"Origin", "https://ui.perfetto.dev"}});
+  ASSERT_TRUE(preflight);
+  EXPECT_EQ(preflight->status, 204);
+  EXPECT_EQ(preflight->get_header_value("Access-Control-Allow-Methods"), "POST, GET, OPTIONS");
+}
+
+TEST_F(QueryHttpdTest, ABodyOverTheLimitIsRefusedAndTheServerServesOn) {
+  std::string body((64 << 20) + 1, 'x');
+  httplib::Result res = client_->Post("/parse", body, "application/octet-stream");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  EXPECT_EQ(Query("select count(*) from sched").batch(0).varint_cells(0), 14429);
+}
+
+// Sends bytes that are no proper HTTP request on a socket of their own and
+// returns the reply's status line ("" if the server closed without one).
+// The socket stays open for writing: a client that half-closes gets no
+// reply from cpp-httplib, which takes it for gone.
+std::string StatusLineFor(int port, const std::string& bytes) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string reply;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    char c;
+    while (reply.find("\r\n") == std::string::npos && read(fd, &c, 1) == 1) reply += c;
+  }
+  close(fd);
+  return reply.substr(0, reply.find("\r\n"));
+}
+
+TEST_F(QueryHttpdTest, MalformedRequestsGetAnErrorAndTheServerServesOn) {
+  const int port = server_->port();
+  EXPECT_EQ(StatusLineFor(port, "GARBAGE\r\n\r\n"), "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(StatusLineFor(port, "GET /status HTTP/9.9\r\n\r\n"), "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(StatusLineFor(port, "GET /" + std::string(10000, 'a') + " HTTP/1.1\r\n\r\n"), "HTTP/1.1 414 URI Too Long");
+  // An unreadable length reads as none: an empty QueryArgs, an empty query.
+  EXPECT_EQ(StatusLineFor(port, "POST /query HTTP/1.1\r\nContent-Length: nope\r\n\r\n"), "HTTP/1.1 200 OK");
+  httplib::Result res = client_->Post("/query", "\xff\xff\xff", "application/x-protobuf");
+  ASSERT_TRUE(res);
+  perfetto::protos::QueryResult result;
+  ASSERT_TRUE(result.ParseFromString(res->body));
+  EXPECT_EQ(result.error(), "the request is not a QueryArgs message");
+  httplib::Result unknown = client_->Get("/websocket");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(Query("select 1").batch(0).varint_cells(0), 1);
+}
+
+TEST_F(QueryHttpdTest, SigtermStopsItCleanly) {
+  server_->process().Signal(SIGTERM);
+  ASSERT_TRUE(server_->process().Wait(kWaitMs));
+  EXPECT_TRUE(server_->process().exited_normally_with(0)) << server_->process().Describe();
+  EXPECT_FALSE(client_->Get("/status"));  // Nothing listens any more.
+}
+
+TEST_F(QueryHttpdTest, APortInUseIsAnErrorThatNamesTheFlag) {
+  Server second(dir_);
+  std::string port = std::to_string(server_->port());
+  EXPECT_FALSE(second.Start({"--httpd", "--http-port", port, kTrace}, testing::SluiceBinDir() + "/sluice-trace-processor"));
+  ASSERT_TRUE(second.process().Wait(kWaitMs));
+  EXPECT_TRUE(second.process().exited_normally_with(1)) << second.process().Describe();
+  EXPECT_NE(second.process().Stderr().find("cannot listen on 127.0.0.1 port " + port), std::string::npos)
+      << second.process().Stderr();
+}
+
+TEST(TraceProcessorShellArgsTest, UpstreamsFlagsThatChangeAnswersAreRefusedByName) {
+  std::string dir = testing::MakeTempDir("sluice_httpd_test_");
+  testing::CommandResult r = testing::RunToCompletion(
+      {testing::SluiceBinDir() + "/sluice-trace-processor", "-D", "--add-sql-package", "/tmp/x", kTrace}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--add-sql-package is not supported by sluice"), std::string::npos) << r.err;
+  testing::RemoveTempDir(dir);
+}
+
+}  // namespace
+}  // namespace sluice

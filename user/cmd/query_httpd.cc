@@ -1,0 +1,198 @@
+#include "user/cmd/query_httpd.h"
+
+#include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
+#include <strings.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "user/query/rpc/trace_processor_rpc.h"
+
+namespace sluice {
+
+namespace {
+
+constexpr char kCommand[] = "sluice query";
+constexpr char kProtobuf[] = "application/x-protobuf";
+// Upstream's limit for one request: a chunk of an upload or a query.
+constexpr size_t kMaxRequestBytes = 64 << 20;
+
+// The Perfetto UI, served from the web and from a local checkout.
+const char* const kDefaultCorsOrigins[] = {"https://ui.perfetto.dev", "http://localhost:10000",
+                                           "http://127.0.0.1:10000"};
+
+constexpr char kHelpPage[] =
+    "sluice: Perfetto trace_processor's HTTP interface\n\n"
+    "From Python (Perfetto's API, pip install perfetto):\n"
+    "  from perfetto.trace_processor import TraceProcessor\n"
+    "  tp = TraceProcessor(addr='HOST:PORT')\n"
+    "  tp.query('select * from sched limit 10').as_pandas_dataframe()\n\n"
+    "Endpoints: GET /status, POST /parse, GET /notify_eof, POST /query,\n"
+    "GET /restore_initial_tables, POST /trace_summary. docs/QUERY.md has more.\n";
+
+bool IsLoopback(const std::string& address) {
+  return address == "127.0.0.1" || address == "::1" || address == "localhost" ||
+         address.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+int ServeQueryHttp(const QueryHttpdOptions& options, TraceProcessorRpc* rpc) {
+  // The signals go to one thread that waits for them (below): block them
+  // here, before the server's threads start and inherit the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::vector<std::string> origins(std::begin(kDefaultCorsOrigins), std::end(kDefaultCorsOrigins));
+  origins.insert(origins.end(), options.extra_cors_origins.begin(), options.extra_cors_origins.end());
+  auto origin_allowed = [origins](const std::string& origin) {
+    return std::any_of(origins.begin(), origins.end(), [&](const std::string& allowed) {
+      return strcasecmp(allowed.c_str(), origin.c_str()) == 0;
+    });
+  };
+
+  // One call into the engine at a time: the server's threads take turns.
+  std::mutex engine_mutex;
+  httplib::Server server;
+  server.set_payload_max_length(kMaxRequestBytes);
+  // A notebook may sit idle for hours between two queries on one
+  // connection; Python's http.client does not reconnect when the server
+  // has closed it, so the server keeps it, as upstream's does.
+  server.set_keep_alive_timeout(24 * 3600);
+  server.set_keep_alive_max_count(1 << 30);
+  server.set_read_timeout(60);
+  // A reply goes out in several writes (headers, then each chunk's size,
+  // data and CRLF): with Nagle's algorithm each later write waits for the
+  // client's delayed ACK, 40 ms a query.
+  server.set_tcp_nodelay(true);
+  // Only SO_REUSEADDR: cpp-httplib's default adds SO_REUSEPORT, which lets a
+  // second server bind the same port and take half the connections.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+
+  server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    const std::string origin = req.get_header_value("Origin");
+    if (origin.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    if (!origin_allowed(origin)) {
+      // A page from another site must not drive the server (CSRF).
+      res.status = 403;
+      res.set_content("Origin not allowed", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    res.set_header("Access-Control-Allow-Origin", origin);
+    res.set_header("Vary", "Origin");
+    if (req.method == "OPTIONS") {
+      res.status = 204;
+      res.set_header("Access-Control-Allow-Methods", "POST, GET, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "*");
+      res.set_header("Access-Control-Max-Age", "86400");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  auto reply = [](httplib::Response& res, const std::string& body) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_content(body, kProtobuf);
+  };
+
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(kHelpPage, "text/plain"); });
+  server.Get("/status", [&](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(engine_mutex);
+    reply(res, rpc->GetStatus());
+  });
+  server.Post("/parse", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(engine_mutex);
+    reply(res, rpc->AppendTraceData(req.body));
+  });
+  server.Get("/notify_eof", [&](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(engine_mutex);
+    rpc->NotifyEndOfFile();
+    reply(res, "");
+  });
+  server.Get("/restore_initial_tables", [&](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(engine_mutex);
+    Status restored = rpc->RestoreInitialTables();
+    if (!restored.ok()) fprintf(stderr, "%s: %s\n", kCommand, restored.message().c_str());
+    reply(res, "");
+  });
+  server.Post("/query", [&](const httplib::Request& req, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-cache");
+    // Rows go out as they are stepped: each QueryResult message is one
+    // chunk of a chunked reply, written while the statement runs.
+    res.set_chunked_content_provider(kProtobuf, [&, args = req.body](size_t, httplib::DataSink& sink) {
+      {
+        std::lock_guard<std::mutex> lock(engine_mutex);
+        rpc->Query(args, [&sink](std::string_view message) { return sink.write(message.data(), message.size()); });
+      }
+      sink.done();
+      return true;
+    });
+  });
+  server.Post("/trace_summary", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(engine_mutex);
+    reply(res, rpc->ComputeTraceSummary(req.body));
+  });
+  server.Post("/compute_metric", [&](const httplib::Request& req, httplib::Response& res) {
+    reply(res, rpc->ComputeMetric(req.body));
+  });
+  server.Get("/enable_metatrace", [&](const httplib::Request&, httplib::Response& res) { reply(res, ""); });
+  server.Get("/disable_and_read_metatrace", [&](const httplib::Request&, httplib::Response& res) {
+    reply(res, rpc->DisableAndReadMetatrace());
+  });
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 404) {
+      res.set_content("sluice serves /status, /parse, /notify_eof, /query, /restore_initial_tables and "
+                      "/trace_summary; not " + req.path + "\n",
+                      "text/plain");
+    }
+  });
+
+  int port = options.port;
+  if (port == 0) {
+    port = server.bind_to_any_port(options.ip_address);
+  } else if (!server.bind_to_port(options.ip_address, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    fprintf(stderr, "%s: cannot listen on %s port %d: in use or not an address of this machine; "
+            "pick another with --http-port\n", kCommand, options.ip_address.c_str(), options.port);
+    return 1;
+  }
+  if (!IsLoopback(options.ip_address)) {
+    fprintf(stderr, "%s: warning: serving on %s: anyone who can reach it can read the trace and run SQL\n",
+            kCommand, options.ip_address.c_str());
+  }
+  const std::string host =
+      options.ip_address.find(':') != std::string::npos ? "[" + options.ip_address + "]" : options.ip_address;
+  fprintf(stderr, "%s: serving on http://%s:%d (Python: TraceProcessor(addr='%s:%d')); Ctrl-C stops\n",
+          kCommand, host.c_str(), port, host.c_str(), port);
+
+  std::atomic<bool> signalled{false};
+  std::thread signal_waiter([&] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    signalled = true;
+    server.stop();
+  });
+  server.listen_after_bind();
+  // The server can end without a signal (its socket failed): wake the
+  // waiter, which takes the signal (blocked everywhere else) and returns.
+  if (!signalled) pthread_kill(signal_waiter.native_handle(), SIGTERM);
+  signal_waiter.join();
+  return 0;
+}
+
+}  // namespace sluice
