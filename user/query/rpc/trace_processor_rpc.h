@@ -34,6 +34,9 @@ class TraceProcessorRpc {
   // Imports the trace file at `path` (the command line's TRACE).
   Status LoadTraceFile(const std::string& path);
   bool has_trace() const { return engine_ != nullptr; }
+  // The engine queries run on (nullptr without a trace): the fuzzer bounds
+  // SQLite's work on it.
+  QueryEngine* engine() const { return engine_.get(); }
 
   // GET /status: a StatusResult.
   std::string GetStatus() const;
