@@ -15,26 +15,12 @@
 #include <string>
 #include <string_view>
 
-#include "perfetto/trace/trace_packet.pb.h"
+#include "tests/fuzz/tiny_trace.h"
 #include "user/query/engine/perfetto_sql/macro_expander.h"
 #include "user/query/engine/perfetto_sql/perfetto_sql_statement.h"
 #include "user/query/engine/perfetto_sql/sql_tokenizer.h"
 #include "user/query/engine/query_engine.h"
 #include "user/query/engine/sql_statements.h"
-#include "shm/base/varint.h"
-
-namespace {
-
-std::string TinyTrace() {
-  perfetto::protos::TracePacket packet;
-  packet.set_timestamp(1000);
-  packet.set_trusted_packet_sequence_id(1);
-  std::string bytes;
-  sluice::AppendTracePacketRecord(packet.SerializeAsString(), &bytes);
-  return bytes;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -52,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         [&](const std::string& name) { return name == "m" ? &macro : nullptr; }, &expanded, &error);
     offset = end;
   }
-  static const std::string trace = TinyTrace();
+  static const std::string trace = sluice::fuzzing::TinyTrace();
   auto engine = sluice::QueryEngine::OpenBytes(trace);
   if (!engine.ok()) return 0;
   sqlite3* db = (*engine)->db();

@@ -17,22 +17,12 @@
 #include <string>
 #include <string_view>
 
-#include "perfetto/trace/trace_packet.pb.h"
 #include "perfetto/trace_processor/trace_processor.pb.h"
-#include "shm/base/varint.h"
+#include "tests/fuzz/tiny_trace.h"
 #include "user/query/engine/query_engine.h"
 #include "user/query/rpc/trace_processor_rpc.h"
 
 namespace {
-
-std::string TinyTrace() {
-  perfetto::protos::TracePacket packet;
-  packet.set_timestamp(1000);
-  packet.set_trusted_packet_sequence_id(1);
-  std::string bytes;
-  sluice::AppendTracePacketRecord(packet.SerializeAsString(), &bytes);
-  return bytes;
-}
 
 // SQLite's work per engine is bounded, so a query without end stops.
 void BoundWork(sluice::TraceProcessorRpc& rpc, int* steps) {
@@ -53,7 +43,7 @@ void MustParse(const std::string& bytes) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Uploads go to unlinked files in TMPDIR; a small limit keeps them small.
   sluice::TraceProcessorRpc rpc(1 << 20);
-  static const std::string trace = TinyTrace();
+  static const std::string trace = sluice::fuzzing::TinyTrace();
   rpc.AppendTraceData(trace);
   rpc.NotifyEndOfFile();
   int steps = 0;
