@@ -7,10 +7,11 @@
 #   TRACE=my.pftrace REPS=5 SQL='select * from thread_state' tests/bench/python_client_vs_trace_processor.sh
 #
 # The trace: TRACE, or build/bench/sched-10m.pftrace (tests/bench/
-# query_vs_trace_processor.sh records it). Per repetition, servers alternate
-# (so load drifts hit both); each is started with the trace on its command
-# line (`sluice query --httpd`, `trace_processor_shell -D`) and, once it
-# answers /status:
+# query_vs_trace_processor.sh records it). In each repetition both servers
+# run, one after the other, the first one alternating (load drifts hit both,
+# and so does the slower first decode in a fresh Python heap). Each is
+# started with the trace on its command line (`sluice query --httpd`,
+# `trace_processor_shell -D`) and, once it answers /status:
 #   query     the client's tp.query(SQL): request, streamed reply, decoding
 #   frame     .as_pandas_dataframe() on it
 #   rss       the server's peak RSS (VmHWM) after the query
@@ -67,7 +68,7 @@ def peak_rss_mb(pid):
 results = {'sluice': [], 'upstream': []}
 cli_rss = []
 for rep in range(reps):
-  for server in ('sluice', 'upstream'):
+  for server in (('sluice', 'upstream') if rep % 2 == 0 else ('upstream', 'sluice')):
     proc, port, ready = start(server)
     try:
       tp = TraceProcessor(addr=f'127.0.0.1:{port}')

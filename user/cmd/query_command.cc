@@ -251,10 +251,11 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
   }
   const bool http_option_given = options->http.port != QueryHttpdOptions().port ||
                                  options->http.ip_address != QueryHttpdOptions().ip_address ||
-                                 !options->http.extra_cors_origins.empty();
+                                 !options->http.extra_cors_origins.empty() ||
+                                 options->http_max_trace_bytes != QueryOptions().http_max_trace_bytes;
   if (http_option_given && !options->httpd) return Status::Error("the --http-* options apply to --httpd");
   if (options->httpd) {
-    if (options->query || options->file || options->export_path || options->all)
+    if (options->query || options->file || options->export_path || options->all || options->summary)
       return Status::Error("--httpd runs alone: clients send the queries");
     if (operands.size() > 1) return Status::Error("one TRACE at a time for --httpd");
     if (!operands.empty()) options->trace = operands[0];

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -180,19 +181,28 @@ int ServeQueryHttp(const QueryHttpdOptions& options, TraceProcessorRpc* rpc) {
   fprintf(stderr, "%s: serving on http://%s:%d (Python: TraceProcessor(addr='%s:%d')); Ctrl-C stops\n",
           kCommand, host.c_str(), port, host.c_str(), port);
 
-  std::atomic<bool> signalled{false};
+  std::atomic<bool> listen_failed{false};
   std::thread signal_waiter([&] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
-    signalled = true;
+    // cpp-httplib's stop() closes the listening socket but then waits for
+    // every worker, and a worker holding a client's idle keep-alive
+    // connection (a notebook between two queries) waits out the keep-alive
+    // timeout. Nothing of the server's outlives the process (the upload is
+    // an unlinked file), so end it now.
     server.stop();
+    fflush(stderr);
+    _exit(listen_failed ? 1 : 0);
   });
   server.listen_after_bind();
-  // The server can end without a signal (its socket failed): wake the
-  // waiter, which takes the signal (blocked everywhere else) and returns.
-  if (!signalled) pthread_kill(signal_waiter.native_handle(), SIGTERM);
+  // Only a failed socket gets here (a signal ends the process above): wake
+  // the waiter, which takes the signal (blocked everywhere else) and ends
+  // the process with 1.
+  listen_failed = true;
+  fprintf(stderr, "%s: the server's socket failed; it stopped\n", kCommand);
+  pthread_kill(signal_waiter.native_handle(), SIGTERM);
   signal_waiter.join();
-  return 0;
+  return 1;
 }
 
 }  // namespace sluice

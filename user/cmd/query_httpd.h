@@ -27,8 +27,9 @@ struct QueryHttpdOptions {
   std::vector<std::string> extra_cors_origins;
 };
 
-// Serves `rpc` until a signal stops it. Returns the exit status: 0 after a
-// signal, 1 when the address cannot be bound (one line on stderr).
+// Serves `rpc` until a signal ends the process (exit status 0), at once,
+// even with clients connected. Returns 1 when the address cannot be bound or
+// the socket fails (one line on stderr).
 int ServeQueryHttp(const QueryHttpdOptions& options, TraceProcessorRpc* rpc);
 
 }  // namespace sluice

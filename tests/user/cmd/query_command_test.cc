@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "perfetto/trace/trace_packet.pb.h"
+#include "perfetto/trace_summary/file.pb.h"
 #include "shm/base/file_util.h"
 #include "shm/base/string_util.h"
 #include "tests/child_process_test_util.h"
@@ -252,6 +253,45 @@ TEST_F(QueryCommandTest, BadArgumentsAndInputs) {
     EXPECT_EQ(result.exit_code, c.exit_code) << Join(c.args, " ");
     EXPECT_EQ(result.err, c.err) << Join(c.args, " ");
     EXPECT_EQ(result.out, "") << Join(c.args, " ");
+  }
+}
+
+TEST_F(QueryCommandTest, SummaryPrintsWhatTraceProcessorShellPrints) {
+  // The expected text is trace_processor_shell v58.2's for the same spec
+  // and trace (tests/data/query/summary/refresh_expected.sh).
+  StatusOr<std::string> expected = ReadFile("tests/data/query/summary/expected/cpu_per_process.loss_kernel.txt");
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+  Result text = Run({"tests/data/query/loss_kernel.pftrace", "--summary", "--summary-spec",
+                     "user/query/summary/specs/cpu_per_process.textproto", "--summary-metrics-v2", "all"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out, *expected);
+
+  Result binary = Run({"tests/data/query/loss_kernel.pftrace", "--summary", "--summary-spec",
+                       "user/query/summary/specs/cpu_per_process.textproto", "--summary-metrics-v2",
+                       "cpu_time_per_process", "--summary-format", "binary"});
+  EXPECT_EQ(binary.exit_code, 0) << binary.err;
+  perfetto::protos::TraceSummary summary;
+  ASSERT_TRUE(summary.ParseFromString(binary.out));
+  ASSERT_EQ(summary.metric_bundles_size(), 1);
+  EXPECT_GT(summary.metric_bundles(0).row_size(), 0);
+
+  Result bad_spec = Run({"tests/data/query/loss_kernel.pftrace", "--summary", "--summary-spec",
+                         WriteFile("bad.textproto", "metric_spec { id: 3 }\n"), "--summary-metrics-v2", "all"});
+  EXPECT_EQ(bad_spec.exit_code, 2);
+  EXPECT_NE(bad_spec.err.find("bad.textproto: line 1 column"), std::string::npos) << bad_spec.err;
+}
+
+TEST_F(QueryCommandTest, HttpdOptionsGoWithHttpdOnly) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{trace_, "--http-port", "9002"}, "the --http-* options apply to --httpd"},
+      {{trace_, "--http-max-trace-mb", "10"}, "the --http-* options apply to --httpd"},
+      {{"--httpd", trace_, "-q", "select 1"}, "--httpd runs alone: clients send the queries"},
+      {{"--httpd", "--http-port", "70000"}, "--http-port takes a whole number from 0 to 65535 (got '70000')"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result result = Run(args);
+    EXPECT_EQ(result.exit_code, 2) << Join(args, " ");
+    EXPECT_EQ(result.err, "sluice query: " + message + " (see sluice query --help)\n") << Join(args, " ");
   }
 }
 

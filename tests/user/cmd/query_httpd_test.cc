@@ -74,6 +74,7 @@ class QueryHttpdTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start({kTrace})) << server_->process().Describe();
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
     client_->set_read_timeout(kWaitMs / 1000);
+    client_->set_keep_alive(true);  // One connection for every request, as Python's client.
   }
   void TearDown() override {
     client_.reset();
@@ -189,7 +190,10 @@ TEST_F(QueryHttpdTest, MalformedRequestsGetAnErrorAndTheServerServesOn) {
   EXPECT_EQ(Query("select 1").batch(0).varint_cells(0), 1);
 }
 
-TEST_F(QueryHttpdTest, SigtermStopsItCleanly) {
+TEST_F(QueryHttpdTest, SigtermStopsItWhileAClientKeepsItsConnection) {
+  // The client's connection stays open between requests (keep-alive), as a
+  // notebook's does between two queries.
+  ASSERT_TRUE(client_->Get("/status"));
   server_->process().Signal(SIGTERM);
   ASSERT_TRUE(server_->process().Wait(kWaitMs));
   EXPECT_TRUE(server_->process().exited_normally_with(0)) << server_->process().Describe();
