@@ -1,10 +1,14 @@
 #include "user/query/summary/structured_query_sql.h"
 
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <functional>
 #include <optional>
 #include <utility>
+
+#include "user/query/engine/perfetto_sql/sql_tokenizer.h"
+#include "user/query/engine/sql_statements.h"
 
 namespace sluice {
 
@@ -28,66 +32,22 @@ std::string DoubleLiteral(double value) {
   return text;
 }
 
-// Where the statement that starts at `start` ends: at the first ';' outside
-// quotes and comments, or at the end. Enough for the statements a summary
-// spec holds; a trigger body (BEGIN ... ; ... END) would be split.
-size_t StatementEnd(const std::string& sql, size_t start) {
-  size_t i = start;
-  while (i < sql.size()) {
-    const char c = sql[i];
-    if (c == '\'' || c == '"' || c == '`' || c == '[') {
-      const char close = c == '[' ? ']' : c;
-      size_t end = sql.find(close, i + 1);
-      i = end == std::string::npos ? sql.size() : end + 1;
-    } else if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
-      size_t end = sql.find('\n', i);
-      i = end == std::string::npos ? sql.size() : end + 1;
-    } else if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
-      size_t end = sql.find("*/", i + 2);
-      i = end == std::string::npos ? sql.size() : end + 2;
-    } else if (c == ';') {
-      return i;
-    } else {
-      ++i;
-    }
-  }
-  return i;
-}
-
-bool IsBlank(const std::string& sql, size_t begin, size_t end) {
-  // Blank when nothing but whitespace, separators and comments is there.
-  size_t i = begin;
-  while (i < end) {
-    const char c = sql[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == ';') {
-      ++i;
-    } else if (c == '-' && i + 1 < end && sql[i + 1] == '-') {
-      size_t e = sql.find('\n', i);
-      i = e == std::string::npos ? end : e + 1;
-    } else if (c == '/' && i + 1 < end && sql[i + 1] == '*') {
-      size_t e = sql.find("*/", i + 2);
-      i = e == std::string::npos ? end : e + 2;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-// Splits `sql` into the statements before its last one and the last one.
+// Splits `sql` into the statements before its last one and the last one
+// (without its ';'), where the engine splits a script (FindSqlStatementEnd:
+// a trigger body's ';' does not end a statement).
 std::pair<std::string, std::string> SplitLastStatement(const std::string& sql) {
   size_t last_start = std::string::npos, last_end = 0;
-  for (size_t start = 0; start < sql.size();) {
-    size_t end = StatementEnd(sql, start);
-    if (!IsBlank(sql, start, end)) {
-      last_start = start;
-      last_end = end;
-    }
-    start = end + 1;
+  for (size_t start = SkipSqlSeparators(sql, 0); start < sql.size(); start = SkipSqlSeparators(sql, last_end)) {
+    const size_t end = FindSqlStatementEnd(sql, start);
+    if (end <= start) break;
+    last_start = start;
+    last_end = end;
   }
   if (last_start == std::string::npos) return {"", ""};
-  std::string before = IsBlank(sql, 0, last_start) ? "" : sql.substr(0, last_start);
-  return {before, sql.substr(last_start, last_end - last_start)};
+  std::string last = sql.substr(last_start, last_end - last_start);
+  while (!last.empty() && (last.back() == ';' || isspace(static_cast<unsigned char>(last.back())))) last.pop_back();
+  std::string before = SkipSqlSeparators(sql, 0) == last_start ? "" : sql.substr(0, last_start);
+  return {before, last};
 }
 
 bool IsIdentifierChar(char c) {
