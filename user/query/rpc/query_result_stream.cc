@@ -97,7 +97,7 @@ class BatchWriter {
           const size_t kept = text ? strnlen(text, size) : 0;
           strings_.append(text ? text : "", kept);
           strings_.push_back('\0');
-          bytes_ += kept + 1;
+          bytes_ += kept + 1 + 4;  // Upstream's guess, so batches split where its do.
           break;
         }
         case SQLITE_BLOB: {
@@ -106,7 +106,7 @@ class BatchWriter {
           const void* blob = sqlite3_value_blob(value);
           AppendLengthDelimited(kBlobCellTag, std::string_view(static_cast<const char*>(blob), blob ? size : 0),
                                 &blobs_);
-          bytes_ += size + 2;
+          bytes_ += size + 4;
           break;
         }
         default:
