@@ -11,7 +11,8 @@
 # run, one after the other, the first one alternating (load drifts hit both,
 # and so does the slower first decode in a fresh Python heap). Each is
 # started with the trace on its command line (`sluice query --httpd`,
-# `trace_processor_shell -D`) and, once it answers /status:
+# `trace_processor_shell -D`) by a Python process of its own, which, once
+# the server answers /status, measures:
 #   query     the client's tp.query(SQL): request, streamed reply, decoding
 #   frame     .as_pandas_dataframe() on it
 #   rss       the server's peak RSS (VmHWM) after the query
@@ -34,59 +35,69 @@ die() { echo "python_client_vs_trace_processor: $*" >&2; exit 1; }
 [ -d "$CLIENT/perfetto" ] || die "no Perfetto Python client at $CLIENT: set CLIENT"
 
 echo "trace: $TRACE ($(du -h "$TRACE" | cut -f1)); query: $SQL; $REPS reps; $(nproc) CPUs"
-PYTHONPATH=$CLIENT exec /usr/bin/python3 - "$SLUICE" "$TRACE_PROCESSOR" "$TRACE" "$SQL" "$REPS" <<'PY'
-import re, socket, statistics, subprocess, sys, time, urllib.request
+WORK=$(mktemp -d /tmp/sluice-python-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+# One measurement, in a Python process of its own (a notebook's first
+# query): a process that has decoded a result before decodes the next one
+# at another speed, whichever server sent it.
+cat >"$WORK/one.py" <<'PY'
+import json, re, socket, subprocess, sys, time, urllib.request
 from perfetto.trace_processor import TraceProcessor
 
-sluice, tp_shell, trace, sql, reps = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+server, sluice, tp_shell, trace, sql = sys.argv[1:6]
 
 def free_port():
   with socket.socket() as s:
     s.bind(('127.0.0.1', 0))
     return s.getsockname()[1]
 
-def start(server):
-  port = free_port()
-  if server == 'sluice':
-    cmd = [sluice, 'query', '--httpd', '--http-port', str(port), trace]
-  else:
-    cmd = [tp_shell, '-D', '--http-port', str(port), trace]
-  t0 = time.monotonic()
-  proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-  while proc.poll() is None:
-    try:
-      urllib.request.urlopen(f'http://127.0.0.1:{port}/status', timeout=600).read()
-      return proc, port, time.monotonic() - t0
-    except OSError:
-      time.sleep(0.05)
-  raise SystemExit(f'{server} exited with {proc.returncode}')
+port = free_port()
+if server == 'sluice':
+  cmd = [sluice, 'query', '--httpd', '--http-port', str(port), trace]
+else:
+  cmd = [tp_shell, '-D', '--http-port', str(port), trace]
+t0 = time.monotonic()
+proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+while True:
+  if proc.poll() is not None:
+    sys.exit(f'{server} exited with {proc.returncode}')
+  try:
+    urllib.request.urlopen(f'http://127.0.0.1:{port}/status', timeout=600).read()
+    break
+  except OSError:
+    time.sleep(0.05)
+ready = time.monotonic() - t0
+try:
+  tp = TraceProcessor(addr=f'127.0.0.1:{port}')
+  t1 = time.monotonic()
+  result = tp.query(sql)
+  t2 = time.monotonic()
+  df = result.as_pandas_dataframe()
+  t3 = time.monotonic()
+  with open(f'/proc/{proc.pid}/status') as f:
+    rss = int(re.search(r'VmHWM:\s+(\d+)', f.read()).group(1)) / 1024
+finally:
+  proc.kill()
+  proc.wait()
+print(json.dumps({'ready': ready, 'query': t2 - t1, 'frame': t3 - t2, 'rss': rss, 'rows': len(df)}))
+PY
 
-def peak_rss_mb(pid):
-  with open(f'/proc/{pid}/status') as f:
-    return int(re.search(r'VmHWM:\s+(\d+)', f.read()).group(1)) / 1024
+PYTHONPATH=$CLIENT exec /usr/bin/python3 - "$SLUICE" "$TRACE_PROCESSOR" "$TRACE" "$SQL" "$REPS" "$WORK/one.py" <<'PY'
+import json, statistics, subprocess, sys
+
+sluice, tp_shell, trace, sql, reps, one = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
 
 results = {'sluice': [], 'upstream': []}
 cli_rss = []
 for rep in range(reps):
   for server in (('sluice', 'upstream') if rep % 2 == 0 else ('upstream', 'sluice')):
-    proc, port, ready = start(server)
-    try:
-      tp = TraceProcessor(addr=f'127.0.0.1:{port}')
-      t0 = time.monotonic()
-      result = tp.query(sql)
-      t1 = time.monotonic()
-      df = result.as_pandas_dataframe()
-      t2 = time.monotonic()
-      rss = peak_rss_mb(proc.pid)
-      rows = len(df)
-      del df, result
-      tp.close()
-    finally:
-      proc.terminate()
-      proc.wait()
-    results[server].append((ready, t1 - t0, t2 - t1, rss))
-    print(f'rep {rep + 1} {server:8}: ready {ready:6.2f} s  query {t1 - t0:6.2f} s  frame {t2 - t1:6.2f} s  '
-          f'total {t2 - t0:6.2f} s  server peak RSS {rss:7.0f} MB  rows {rows}', flush=True)
+    out = subprocess.run([sys.executable, one, server, sluice, tp_shell, trace, sql],
+                         check=True, capture_output=True, text=True).stdout
+    r = json.loads(out)
+    results[server].append(r)
+    print(f"rep {rep + 1} {server:8}: ready {r['ready']:6.2f} s  query {r['query']:6.2f} s  frame {r['frame']:6.2f} s  "
+          f"total {r['query'] + r['frame']:6.2f} s  server peak RSS {r['rss']:7.0f} MB  rows {r['rows']}", flush=True)
   out = subprocess.run(['/usr/bin/time', '-f', '%M', sluice, 'query', trace, '-q', sql, '--format', 'csv'],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
   cli_rss.append(int(out.stderr.strip().splitlines()[-1]) / 1024)
@@ -94,8 +105,8 @@ for rep in range(reps):
 
 print('medians:')
 for server, runs in results.items():
-  med = [statistics.median(r[i] for r in runs) for i in range(4)]
-  print(f'  {server:8}: ready {med[0]:6.2f} s  query {med[1]:6.2f} s  frame {med[2]:6.2f} s  '
-        f'query+frame {statistics.median(r[1] + r[2] for r in runs):6.2f} s  server peak RSS {med[3]:7.0f} MB')
+  med = lambda key: statistics.median(r[key] for r in runs)
+  print(f"  {server:8}: ready {med('ready'):6.2f} s  query {med('query'):6.2f} s  frame {med('frame'):6.2f} s  "
+        f"query+frame {statistics.median(r['query'] + r['frame'] for r in runs):6.2f} s  server peak RSS {med('rss'):7.0f} MB")
 print(f'  sluice query -q peak RSS {statistics.median(cli_rss):7.0f} MB')
 PY
