@@ -24,6 +24,10 @@ constexpr char kCommand[] = "sluice query";
 constexpr char kProtobuf[] = "application/x-protobuf";
 // Upstream's limit for one request: a chunk of an upload or a query.
 constexpr size_t kMaxRequestBytes = 64 << 20;
+// Clients served at once. cpp-httplib gives each connection a thread for as
+// long as the client keeps it (below: for hours), so this many notebooks can
+// stay connected; the next one waits for a connection to close.
+constexpr size_t kMaxClients = 16;
 
 // The Perfetto UI, served from the web and from a local checkout.
 const char* const kDefaultCorsOrigins[] = {"https://ui.perfetto.dev", "http://localhost:10000",
@@ -72,6 +76,7 @@ int ServeQueryHttp(const QueryHttpdOptions& options, TraceProcessorRpc* rpc) {
   // has closed it, so the server keeps it, as upstream's does.
   server.set_keep_alive_timeout(24 * 3600);
   server.set_keep_alive_max_count(1 << 30);
+  server.new_task_queue = [] { return new httplib::ThreadPool(kMaxClients); };
   server.set_read_timeout(60);
   // A reply goes out in several writes (headers, then each chunk's size,
   // data and CRLF): with Nagle's algorithm each later write waits for the
