@@ -1353,18 +1353,28 @@ void TraceImporter::OnTraceAttributes(std::string_view bytes) {
   while (reader.Next(&f)) {
     if (f.number != 1 || f.type != WireType::kBytes) continue;
     std::string_view key;
-    std::optional<int64_t> long_value;
-    std::optional<std::string_view> string_value;
+    // The last of the int (2) and string (3) values wins. Plain values and a
+    // tag, not two std::optionals: g++ 12 under -fsanitize=thread takes an
+    // optional's value for possibly uninitialised and fails the build.
+    enum class ValueKind { kNone, kLong, kString } kind = ValueKind::kNone;
+    int64_t long_value = 0;
+    std::string_view string_value;
     ProtoWireReader attribute(f.bytes);
     WireField a;
     while (attribute.Next(&a)) {
       if (a.number == 1 && a.type == WireType::kBytes) key = a.bytes;
-      if (a.number == 2 && a.type == WireType::kVarint) long_value = static_cast<int64_t>(a.value), string_value.reset();
-      if (a.number == 3 && a.type == WireType::kBytes) string_value = a.bytes, long_value.reset();
+      if (a.number == 2 && a.type == WireType::kVarint) {
+        long_value = static_cast<int64_t>(a.value);
+        kind = ValueKind::kLong;
+      }
+      if (a.number == 3 && a.type == WireType::kBytes) {
+        string_value = a.bytes;
+        kind = ValueKind::kString;
+      }
     }
     const std::string name = "trace_attribute." + std::string(key);
-    if (long_value) SetMetadata(name, *long_value, {});
-    else if (string_value) SetMetadata(name, kNullInt, *string_value);
+    if (kind == ValueKind::kLong) SetMetadata(name, long_value, {});
+    else if (kind == ValueKind::kString) SetMetadata(name, kNullInt, string_value);
   }
   if (!reader.ok()) unparsable_packets_++;
 }
