@@ -139,10 +139,11 @@ int ServeQueryHttp(const QueryHttpdOptions& options, TraceProcessorRpc* rpc) {
     // Rows go out as they are stepped: each QueryResult message is one
     // chunk of a chunked reply, written while the statement runs.
     res.set_chunked_content_provider(kProtobuf, [&, args = req.body](size_t, httplib::DataSink& sink) {
-      {
-        std::lock_guard<std::mutex> lock(engine_mutex);
-        rpc->Query(args, [&sink](std::string_view message) { return sink.write(message.data(), message.size()); });
-      }
+      // The end of the reply is written under the lock too: writes of two
+      // replies must not interleave in cpp-httplib (ThreadSanitizer saw its
+      // chunk writes race with 4 clients at once).
+      std::lock_guard<std::mutex> lock(engine_mutex);
+      rpc->Query(args, [&sink](std::string_view message) { return sink.write(message.data(), message.size()); });
       sink.done();
       return true;
     });
