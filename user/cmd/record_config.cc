@@ -13,7 +13,7 @@
 #include "shm/base/units.h"
 #include "sluice/bpf_config.pb.h"
 #include "user/probes/ftrace/atrace_categories.h"
-#include "user/probes/ftrace/ftrace_controller.h"
+#include "user/probes/ftrace/ftrace_settings.h"
 #include "user/probes/probes_producer.h"
 
 namespace sluice {

@@ -4,7 +4,7 @@
 // buffer (upstream Perfetto's traced_probes and sluice both in the top-level
 // buffer, or trace-cmd and sluice) each get a share of the events and lose
 // the rest, silently; and a recorder that empties the buffer at its start
-// (every sluice session does: ftrace_controller.h) throws the other's unread
+// (every sluice session does: ftrace_settings.h) throws the other's unread
 // events away. So before a session starts, the probes look for other readers
 // of the buffer they are about to use and either move to an instance of
 // their own or refuse (ftrace_data_source.cc, FTRACE_CONTROL.md "Another

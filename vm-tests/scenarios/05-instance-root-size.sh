@@ -2,7 +2,7 @@
 # A freshly booted kernel keeps the root ring buffer at its boot size, "7
 # (expanded: 1408)", until something uses it. Before Linux 6.6 resizing an
 # instance set the kernel-wide "expanded" flag and left such a root at 7 KiB
-# for good; sluice then expands it (user/probes/ftrace/ftrace_controller.cc).
+# for good; sluice then expands it (user/probes/ftrace/ftrace_settings.cc).
 # This records into an instance of 512 KiB per CPU and saves the root's
 # buffer_size_kb before and after; the host check wants the root not left at
 # its boot size. It runs second, before any scenario sizes or uses the root.

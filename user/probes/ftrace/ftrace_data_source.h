@@ -92,7 +92,7 @@
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
 #include "user/probes/ftrace/ftrace_buffer_choice.h"
-#include "user/probes/ftrace/ftrace_controller.h"
+#include "user/probes/ftrace/ftrace_settings.h"
 #include "user/probes/ftrace/ftrace_cpu_reader.h"
 #include "user/probes/ftrace/ftrace_format.h"
 #include "user/probes/ftrace/ftrace_mapped_cpu_reader.h"

@@ -8,7 +8,7 @@
 #include "perfetto/trace/ftrace/ftrace_event.pb.h"
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
 #include "perfetto/trace/ftrace/generic.pb.h"
-#include "user/probes/ftrace/ftrace_controller.h"
+#include "user/probes/ftrace/ftrace_settings.h"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "user/probes/ftrace/ftrace_controller.h"
+#include "user/probes/ftrace/ftrace_settings.h"
 
 #include <unistd.h>
 
