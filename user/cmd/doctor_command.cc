@@ -33,7 +33,7 @@ constexpr char kMountFix[] = "mount -t tracefs nodev /sys/kernel/tracing";
 constexpr char kPrivFix[] = "run as root or grant CAP_BPF,CAP_PERFMON";
 
 // Events without which a default recording is pointless; the others are
-// skipped with a warning by the ftrace controller when missing.
+// skipped with a warning by the ftrace settings when missing.
 const std::set<std::string>& CoreEvents() {
   static const std::set<std::string> events = {"sched/sched_switch", "ftrace/print"};
   return events;

@@ -279,7 +279,7 @@ void ProbesProducer::AbandonOnTaskThread(const std::string& reason,
     if (!inst.ftrace) continue;
     FtraceAbandonStats l = inst.ftrace->Abandon();
     lost.kernel_unread_events += l.kernel_unread_events;
-    restored.push_back(inst.ftrace->controller()->restore_report().Summary());
+    restored.push_back(inst.ftrace->settings()->restore_report().Summary());
   }
   const auto restored_at = std::chrono::steady_clock::now();
   for (Instance& inst : abandoned) {

@@ -186,7 +186,7 @@ StatusOr<TracefsBufferSize> ParseBufferSize(std::string_view text);
 // True if a buffer that read "7 (expanded: 1408)" (`before`) now reads "7"
 // (`after`): the kernel counts it as expanded, yet it kept its boot size.
 // Before 6.6 the flag is kernel-wide and an instance resize sets it (see
-// FtraceController).
+// FtraceSettings).
 bool StayedAtBootSize(const TracefsBufferSize& before, const TracefsBufferSize& after);
 // available_events text ("group:name" lines) -> "group/name".
 std::vector<std::string> ParseAvailableEvents(std::string_view text);

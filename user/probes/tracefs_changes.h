@@ -1,7 +1,7 @@
-// TracefsChanges: what one FtraceController changed in one tracefs instance,
+// TracefsChanges: what one FtraceSettings changed in one tracefs instance,
 // with the values it found there, so that the changes can be undone: by the
 // controller itself when its trace ends, or, when its process died (SIGKILL,
-// a crash), by another process reading the state file the controller kept
+// a crash), by another process reading the state file FtraceSettings kept
 // (user/probes/tracefs_state_file.h, user/probes/tracefs_cleanup.h). Both
 // paths undo with the same two functions below.
 //

@@ -4,7 +4,7 @@
 // reads them is in user/probes/tracefs_cleanup.h; docs/FTRACE_CONTROL.md
 // ("When the probes die") describes the whole mechanism.
 //
-// One file per FtraceController (one linux.ftrace instance), in a state
+// One file per FtraceSettings (one linux.ftrace instance), in a state
 // directory (`sluice-probes --state-dir`, default /run/sluice/tracefs-state:
 // /run is a tmpfs, so the files go away with the tracefs state they describe
 // at reboot). The controller saves the file *before* each change it makes
@@ -86,7 +86,7 @@ Status PrepareTracefsStateDir(const std::string& dir);
 // The same checks on an existing directory, without creating anything.
 Status CheckTracefsStateDir(const std::string& dir);
 
-// The state file of one FtraceController of this process. Nothing is written
+// The state file of one FtraceSettings of this process. Nothing is written
 // until the first Save().
 class TracefsStateFile {
  public:

@@ -106,7 +106,7 @@ class FakeTracefs {
     return fs.ok() ? std::move(fs).value() : nullptr;
   }
 
-  // What a controller leaves in the root instance during a trace, as the
+  // What FtraceSettings leaves in the root instance during a trace, as the
   // kernel would show it: tracing on, the boot clock, 2051 KiB, sched_switch
   // and sched_waking enabled (sched_wakeup stays someone else's). Returns the
   // TracefsChanges that describe it.

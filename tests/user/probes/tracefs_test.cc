@@ -42,7 +42,7 @@ TEST(TracefsParseTest, BufferSize) {
 }
 
 // The kernel-wide expansion flag before 6.6: an instance resize sets it, and a
-// never-used root keeps its boot size (FtraceController expands it then).
+// never-used root keeps its boot size (FtraceSettings expands it then).
 TEST(TracefsParseTest, StayedAtBootSize) {
   const TracefsBufferSize before = *ParseBufferSize("7 (expanded: 1408)");
   EXPECT_TRUE(StayedAtBootSize(before, *ParseBufferSize("7")));

@@ -102,7 +102,7 @@ std::vector<std::string> ExpandAtraceCategory(const AtraceCategory& category,
     }
   }
   // trace_marker writes: not in available_events (the ftrace group has no
-  // enable file; the controller knows it as always on).
+  // enable file; FtraceSettings knows it as always on).
   add("ftrace/print");
   return events;
 }

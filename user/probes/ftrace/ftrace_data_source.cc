@@ -68,7 +68,7 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   fs_options.instance_name = buffer.instance_name;
   fs_options.allow_mount = options.allow_mount;
   fs_options.cpu_online_path = options.cpu_online_path;
-  FtraceControlOptions control_options = options.control;
+  FtraceSettingsOptions control_options = options.control;
   if (!options.tracefs_state_dir.empty()) {
     auto file = TracefsStateFile::Create(options.tracefs_state_dir);
     if (file.ok()) {
@@ -107,7 +107,7 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
     }
   }
 
-  FtraceControlConfig control;
+  FtraceSettingsConfig control;
   control.events.assign(config.ftrace_events().begin(), config.ftrace_events().end());
   control.atrace_categories.assign(config.atrace_categories().begin(),
                                    config.atrace_categories().end());
@@ -125,7 +125,7 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
     probe.exit = k.type() == KprobeType::KPROBE_TYPE_KRETPROBE || k.type() == KprobeType::KPROBE_TYPE_BOTH;
     if (probe.entry || probe.exit) control.kprobes.push_back(std::move(probe));
   }
-  ds->controller_ = std::make_unique<FtraceController>(ds->tracefs_.get(), std::move(control),
+  ds->settings_ = std::make_unique<FtraceSettings>(ds->tracefs_.get(), std::move(control),
                                                        control_options);
   return ds;
 }
@@ -180,9 +180,9 @@ FtraceDataSource::~FtraceDataSource() {
     std::lock_guard<std::mutex> lock(readers_mutex_);
     cpus_.clear();
   }
-  if (controller_) controller_->Restore();  // If Start() failed half-way; idempotent.
+  if (settings_) settings_->Restore();  // If Start() failed half-way; idempotent.
   RemoveInstanceIfCreated();
-  controller_.reset();
+  settings_.reset();
   if (cpu_online_fd_ >= 0) close(cpu_online_fd_);
 }
 
@@ -200,18 +200,18 @@ void FtraceDataSource::RemoveInstanceIfCreated() {
     warnings_.push_back(st.message());
     return;
   }
-  if (controller_) controller_->OnInstanceRemoved();
+  if (settings_) settings_->OnInstanceRemoved();
 }
 
 Status FtraceDataSource::Start() {
   if (started_) return Status::Error("FtraceDataSource::Start called twice");
-  Status st = controller_->Start();
+  Status st = settings_->Start();
   if (!st.ok()) return st;
 
-  auto formats = FtraceFormatTable::Load(tracefs_->EventsDir(), controller_->active_events(),
+  auto formats = FtraceFormatTable::Load(tracefs_->EventsDir(), settings_->active_events(),
                                          &format_missing_);
   if (!formats.ok()) {
-    controller_->Restore();
+    settings_->Restore();
     return formats.status();
   }
   formats_ = std::move(formats).value();
@@ -223,7 +223,7 @@ Status FtraceDataSource::Start() {
   // Unset means on, as upstream since v42 (a Perfetto config that leaves
   // it out expects compact sched events).
   encode_options_.compact_sched = !config_.compact_sched().has_enabled() || config_.compact_sched().enabled();
-  encode_options_.ftrace_clock = controller_->ftrace_clock_enum();
+  encode_options_.ftrace_clock = settings_->ftrace_clock_enum();
   if (auto size = tracefs_->ReadBufferSize(); size.ok() && page_size_ != 0) {
     buffer_pages_per_cpu_ = static_cast<uint32_t>(uint64_t{size->kb} * 1024 / page_size_);
   }
@@ -260,7 +260,7 @@ Status FtraceDataSource::Start() {
     // Unmapped before the restore: the kernel refuses to resize a mapped
     // buffer.
     DestroyReaders();
-    controller_->Restore();
+    settings_->Restore();
     return first_error.ok() ? Status::Error("no online CPU has a per_cpu/cpuN/trace_pipe_raw in " +
                                             tracefs_->dir() + ": is this tracefs?")
                             : first_error;
@@ -301,8 +301,8 @@ Status FtraceDataSource::StartReader(uint32_t cpu, bool start_thread) {
   // AUTO reads with splice, as SPLICE does. Where the kernel maps ring
   // buffers, its GET_READER advances the kernel's reader over each event of
   // the new page under the buffer's lock, and on 6.18 that costs more CPU
-  // than splice's copy of the whole page (docs/PERFORMANCE.md, "The default
-  // read path"). MAPPED reads in place, on request.
+  // than splice's copy of the whole page (docs/FTRACE.md, "Which read
+  // path"). MAPPED reads in place, on request.
   if (read_mode_ == sluice::protos::FTRACE_READ_MODE_MAPPED) {
     auto mapped = MapReader(state);
     if (!mapped.ok())
@@ -456,7 +456,7 @@ void FtraceDataSource::AdaptWatermark(Clock::time_point now) {
 
 void FtraceDataSource::LowerWatermark() {
   watermark_lowered_ = true;
-  Status st = controller_->SetBufferPercent(kFastFillBufferPercent);
+  Status st = settings_->SetBufferPercent(kFastFillBufferPercent);
   if (!st.ok()) {
     std::lock_guard<std::mutex> lock(warnings_mutex_);
     warnings_.push_back("cannot lower the readers' watermark (buffer_percent) for a fast-filling buffer: " +
@@ -504,7 +504,7 @@ void FtraceDataSource::Stop() {
   stopped_ = true;
   SetReadingPausedForTesting(false);
   // Nothing new from our events, then everything that is left.
-  controller_->DisableEvents();
+  settings_->DisableEvents();
   RequestDrainFlush(true);
   drain_thread_.join();
   // The drain thread is gone; once each worker is, this thread owns the
@@ -524,10 +524,10 @@ void FtraceDataSource::Stop() {
   }
   WriteStats(FtraceStats::END_OF_TRACE);
   stats_writer_->Flush();
-  controller_->Restore();
+  settings_->Restore();
   RemoveInstanceIfCreated();
   std::lock_guard<std::mutex> lock(warnings_mutex_);
-  for (const std::string& e : controller_->restore_errors()) warnings_.push_back(e);
+  for (const std::string& e : settings_->restore_errors()) warnings_.push_back(e);
 }
 
 FtraceAbandonStats FtraceDataSource::Abandon() {
@@ -535,7 +535,7 @@ FtraceAbandonStats FtraceDataSource::Abandon() {
   if (!started_ || stopped_) return lost;
   stopped_ = true;
   // Nothing new from our events; then the threads, at their next check.
-  controller_->DisableEvents();
+  settings_->DisableEvents();
   abandoned_.store(true, std::memory_order_relaxed);
   signal_.Notify();
   drain_thread_.join();
@@ -551,10 +551,10 @@ FtraceAbandonStats FtraceDataSource::Abandon() {
       lost.kernel_unread_events += stats->entries;
     }
   }
-  controller_->Restore();
+  settings_->Restore();
   RemoveInstanceIfCreated();
   std::lock_guard<std::mutex> lock(warnings_mutex_);
-  for (const std::string& e : controller_->restore_errors()) warnings_.push_back(e);
+  for (const std::string& e : settings_->restore_errors()) warnings_.push_back(e);
   return lost;
 }
 
@@ -638,19 +638,19 @@ void FtraceDataSource::WriteStats(int phase) {
     }
     packet->EndNested();
   }
-  if (!controller_->atrace_errors().empty()) {
-    packet->WriteString(FtraceStats::kAtraceErrorsFieldNumber, controller_->atrace_errors());
+  if (!settings_->atrace_errors().empty()) {
+    packet->WriteString(FtraceStats::kAtraceErrorsFieldNumber, settings_->atrace_errors());
   }
-  for (const std::string& e : controller_->unknown_events()) {
+  for (const std::string& e : settings_->unknown_events()) {
     packet->WriteString(FtraceStats::kUnknownFtraceEventsFieldNumber, e);
   }
-  for (const std::string& e : controller_->failed_events()) {
+  for (const std::string& e : settings_->failed_events()) {
     packet->WriteString(FtraceStats::kFailedFtraceEventsFieldNumber, e);
   }
   for (const std::string& e : format_missing_) {
     packet->WriteString(FtraceStats::kFailedFtraceEventsFieldNumber, e);
   }
-  for (const std::string& f : controller_->failed_kprobes()) {
+  for (const std::string& f : settings_->failed_kprobes()) {
     packet->WriteString(FtraceStats::kFailedFtraceEventsFieldNumber, "kprobe " + f);
   }
   if (config_.preserve_ftrace_buffer()) {

@@ -1,5 +1,5 @@
 // FtraceDataSource: the `linux.ftrace` data source. Ties tracefs control
-// (FtraceController), one reader per CPU, the page encoder
+// (FtraceSettings), one reader per CPU, the page encoder
 // (FtracePageEncoder) and the TraceWriters together.
 //
 // Two readers, chosen per CPU by FtraceConfig.ring_buffer_read_mode
@@ -11,13 +11,13 @@
 //   Either way the CPU's worker thread (FtraceReaderWorker) reads and
 //   encodes straight into the CPU's writer; it owns that encoder and writer
 //   while it runs, flushes the writer itself and publishes the encoder's
-//   stats. AUTO (the default) maps where the kernel offers the mapping and
-//   splices on the CPUs where it does not (a warning only when the mapping
-//   exists but failed); MAPPED fails Start() if a CPU cannot be mapped,
+//   stats. AUTO (the default) splices on every kernel: where both paths
+//   exist, splice costs less CPU (docs/FTRACE.md, "Which read path");
+//   MAPPED maps every CPU and fails Start() if one cannot be mapped,
 //   naming the cause; SPLICE never maps. Each CPU's path is in the trace
 //   (FtraceCpuStats.sluice_read_path at start and end; `sluice stats`).
 //
-//   Start()  ─ controller: buffer size, trace_clock=boot, events, tracing_on
+//   Start()  ─ settings: buffer size, trace_clock=boot, events, tracing_on
 //            ─ a reader per online CPU (mapped or splice)
 //            ─ FtraceStats{phase: START_OF_TRACE} on the stats writer
 //            ─ the readers' worker threads, and the drain thread
@@ -43,10 +43,10 @@
 // Mapped buffers and tracefs. While a CPU's buffer is mapped the kernel
 // refuses to resize it (buffer_size_kb, buffer_subbuf_size_kb: EBUSY) and to
 // allocate a snapshot (EBUSY). So every reader is destroyed (unmapped,
-// closed) before the controller restores tracefs: in Stop(), Abandon(), a
+// closed) before FtraceSettings restores tracefs: in Stop(), Abandon(), a
 // Start() that fails half-way, and the destructor.
 //
-// State file. With options.tracefs_state_dir set, what the controller changes
+// State file. With options.tracefs_state_dir set, what FtraceSettings changes
 // in tracefs (and the instance, before Create() makes it) is saved there
 // before it is changed, so that if this process is killed the next
 // sluice-probes, `sluice-probes --cleanup` or `sluice record` puts it back
@@ -108,7 +108,7 @@ struct FtraceDataSourceOptions {
   bool allow_mount = true;
   std::string cpu_online_path = "/sys/devices/system/cpu/online";
   // Android detection and the atrace runner (tests substitute them).
-  FtraceControlOptions control;
+  FtraceSettingsOptions control;
   // Tests: start with the readers paused (nothing is read from the kernel
   // until SetReadingPausedForTesting(false) or Stop()).
   bool start_reading_paused = false;
@@ -195,7 +195,7 @@ class FtraceDataSource {
   void SetReadingPausedForTesting(bool paused);
 
   // --- For tests and `sluice doctor` (valid after Start()). ---
-  const FtraceController* controller() const { return controller_.get(); }
+  const FtraceSettings* settings() const { return settings_.get(); }
   const Tracefs& tracefs() const { return *tracefs_; }
   uint32_t page_size() const { return page_size_; }
   // The drain deadline the readers keep (FtraceConfig.drain_period_ms, or
@@ -282,7 +282,7 @@ class FtraceDataSource {
   // Before a worker starts: it notifies signal_ at its first near miss.
   void WatchForNearMiss(FtraceReaderWorker* worker) const;
   void WriteStats(int phase);
-  // rmdir's the instance if Create() made it, and tells the controller.
+  // rmdir's the instance if Create() made it, and tells FtraceSettings.
   void RemoveInstanceIfCreated();
   // Printed (unless options.control.print_warnings is off) and kept.
   void AddWarning(const std::string& warning);
@@ -298,9 +298,9 @@ class FtraceDataSource {
   uint32_t drain_period_ms_ = 100;
   sluice::protos::FtraceReadMode read_mode_ = sluice::protos::FTRACE_READ_MODE_AUTO;
 
-  std::unique_ptr<TracefsStateFile> state_file_;  // Before tracefs_: it outlives the controller.
+  std::unique_ptr<TracefsStateFile> state_file_;  // Before tracefs_: it outlives FtraceSettings.
   std::unique_ptr<Tracefs> tracefs_;
-  std::unique_ptr<FtraceController> controller_;
+  std::unique_ptr<FtraceSettings> settings_;
   FtraceFormatTable formats_;
   uint32_t page_size_ = 0;
   uint32_t buffer_pages_per_cpu_ = 0;

@@ -19,7 +19,7 @@
 //     Field per non-common field (name + str_value / int_value / uint_value;
 //     arrays are left out).
 //   - An event of sluice's kprobe groups (sluice_kprobes, sluice_kretprobes:
-//     FtraceController's) is a KprobeEvent (name, type), as upstream writes
+//     FtraceSettings's) is a KprobeEvent (name, type), as upstream writes
 //     probe hits.
 //   - Every event gets FtraceEvent.timestamp and pid (common_pid);
 //     sched_waking also common_flags (the irq/softirq context of the waker).

@@ -77,8 +77,8 @@ void ResolveFtraceEvents(const std::vector<std::string>& requested,
   }
 }
 
-FtraceController::FtraceController(const Tracefs* tracefs, FtraceControlConfig config,
-                                   FtraceControlOptions options)
+FtraceSettings::FtraceSettings(const Tracefs* tracefs, FtraceSettingsConfig config,
+                                   FtraceSettingsOptions options)
     : tracefs_(tracefs), config_(std::move(config)), options_(std::move(options)) {
   is_android_ = options_.is_android.has_value() ? *options_.is_android
                                                 : DetectAndroid(options_.atrace_path);
@@ -88,15 +88,15 @@ FtraceController::FtraceController(const Tracefs* tracefs, FtraceControlConfig c
   Persist();  // The owner may have saved "creating the instance" before: correct it.
 }
 
-FtraceController::~FtraceController() {
+FtraceSettings::~FtraceSettings() {
   if (started_) Restore();
 }
 
-void FtraceController::Warn(const std::string& message) {
+void FtraceSettings::Warn(const std::string& message) {
   if (options_.print_warnings) std::fprintf(stderr, "sluice: warning: %s\n", message.c_str());
 }
 
-void FtraceController::Persist() {
+void FtraceSettings::Persist() {
   if (options_.state_file == nullptr) return;
   Status st = options_.state_file->Save(changes_);
   if (st.ok() || !state_file_error_.empty()) return;
@@ -105,13 +105,13 @@ void FtraceController::Persist() {
   Warn(state_file_error_);
 }
 
-int FtraceController::RunCommand(const std::vector<std::string>& argv, std::string* output) {
+int FtraceSettings::RunCommand(const std::vector<std::string>& argv, std::string* output) {
   if (options_.run_command) return options_.run_command(argv, output);
   return RunCommandAndWait(argv, output);
 }
 
-Status FtraceController::Start() {
-  if (started_) return Status::Error("FtraceController::Start called twice");
+Status FtraceSettings::Start() {
+  if (started_) return Status::Error("FtraceSettings::Start called twice");
   started_ = true;
   Status status = ApplyConfig();
   if (!status.ok()) Restore();
@@ -121,7 +121,7 @@ Status FtraceController::Start() {
 // The order matters: save first (Restore() undoes only what was saved and
 // changed); size and clock reset the buffer, so they go before the events;
 // tracing_on last.
-Status FtraceController::ApplyConfig() {
+Status FtraceSettings::ApplyConfig() {
   const Tracefs& fs = *tracefs_;
   SLUICE_ASSIGN_OR_RETURN(const bool found_tracing_on, fs.ReadTracingOn());
   SLUICE_ASSIGN_OR_RETURN(const std::string found_clock, fs.ReadTraceClock());
@@ -152,7 +152,7 @@ Status FtraceController::ApplyConfig() {
 // are warned about and skipped (sluice record refuses them before starting);
 // "ftrace" group events (print: trace_marker writes) have no enable file and
 // are always on.
-StatusOr<std::vector<std::string>> FtraceController::ResolveEvents(bool wants_atrace) {
+StatusOr<std::vector<std::string>> FtraceSettings::ResolveEvents(bool wants_atrace) {
   const Tracefs& fs = *tracefs_;
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> available, fs.ReadAvailableEvents());
   std::vector<std::string> requested = config_.events;
@@ -220,11 +220,11 @@ StatusOr<std::vector<std::string>> FtraceController::ResolveEvents(bool wants_at
 
 // kprobe_events is the kernel's one list for the whole machine (every
 // instance's events come from it): probes are appended, never written over,
-// and only those this controller defined are removed at the end. A probe
+// and only those this FtraceSettings defined are removed at the end. A probe
 // that exists already (another sluice session traces the same function) is
 // used as it is. Its definition is saved in the state file before it is
 // written, so that a killed recorder's cleanup removes it.
-void FtraceController::DefineKprobes() {
+void FtraceSettings::DefineKprobes() {
   const Tracefs& fs = *tracefs_;
   for (const FtraceKprobe& probe : config_.kprobes) {
     const std::string& f = probe.function;
@@ -263,7 +263,7 @@ void FtraceController::DefineKprobes() {
 // already at "boot", and a resize keeps the pages it does not drop), so
 // neither can be relied on. Opening `trace` with O_TRUNC is `echo > trace`:
 // the kernel resets every CPU's buffer of this instance.
-Status FtraceController::EmptyBuffer() {
+Status FtraceSettings::EmptyBuffer() {
   const std::string path = tracefs_->Path("trace");
   int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) {
@@ -277,7 +277,7 @@ Status FtraceController::EmptyBuffer() {
 
 // An unexpanded root buffer that will expand to the requested size needs no
 // write: enabling the first event expands it.
-Status FtraceController::ApplyBufferSize(const TracefsBufferSize& found) {
+Status FtraceSettings::ApplyBufferSize(const TracefsBufferSize& found) {
   const Tracefs& fs = *tracefs_;
   if (config_.buffer_size_kb == 0 ||
       (!found.per_cpu_differs && found.kb == config_.buffer_size_kb)) {
@@ -323,7 +323,7 @@ Status FtraceController::ApplyBufferSize(const TracefsBufferSize& found) {
 // Writing the size the root was waiting for is what its first enabled event
 // would have done; the root is not ours to restore afterwards (the expansion
 // is one-way, and "1408" is what the kernel would show by then anyway).
-void FtraceController::ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root_found) {
+void FtraceSettings::ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root_found) {
   const std::string path = tracefs_->RootPath("buffer_size_kb");
   StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return;
@@ -338,7 +338,7 @@ void FtraceController::ExpandRootLeftAtItsBootSize(const TracefsBufferSize& root
   }
 }
 
-Status FtraceController::ApplyClock(const std::string& found) {
+Status FtraceSettings::ApplyClock(const std::string& found) {
   const Tracefs& fs = *tracefs_;
   if (!config_.boot_clock || found == "boot") return Status::Ok();
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> clocks, fs.ReadAvailableClocks());
@@ -355,7 +355,7 @@ Status FtraceController::ApplyClock(const std::string& found) {
 // A kernel without buffer_percent (before 5.1) has poll() report any data
 // as readable, which the readers handle (ftrace_reader_worker.h): the
 // setting is then a warning, not an error.
-Status FtraceController::ApplyBufferPercent() {
+Status FtraceSettings::ApplyBufferPercent() {
   const Tracefs& fs = *tracefs_;
   if (config_.buffer_percent == 0) return Status::Ok();
   if (!fs.Exists("buffer_percent")) {
@@ -367,7 +367,7 @@ Status FtraceController::ApplyBufferPercent() {
 }
 
 // The value found before the first change is the one Restore() puts back.
-Status FtraceController::WriteBufferPercent(uint32_t percent) {
+Status FtraceSettings::WriteBufferPercent(uint32_t percent) {
   const Tracefs& fs = *tracefs_;
   SLUICE_ASSIGN_OR_RETURN(const uint32_t now, fs.ReadBufferPercent());
   if (now == percent) return Status::Ok();
@@ -377,7 +377,7 @@ Status FtraceController::WriteBufferPercent(uint32_t percent) {
   return fs.WriteBufferPercent(percent);
 }
 
-Status FtraceController::SetBufferPercent(uint32_t percent) {
+Status FtraceSettings::SetBufferPercent(uint32_t percent) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (restored_) return Status::Ok();
   return WriteBufferPercent(percent);
@@ -385,7 +385,7 @@ Status FtraceController::SetBufferPercent(uint32_t percent) {
 
 // Enables the events, skipping the ones that already are (someone else's:
 // Restore() leaves them on). A failure is a warning, not an error.
-void FtraceController::EnableEvents(const std::vector<std::string>& resolved) {
+void FtraceSettings::EnableEvents(const std::vector<std::string>& resolved) {
   const Tracefs& fs = *tracefs_;
   // Which are off (to enable) and which someone else enabled already; the
   // ones to enable go into the state file before the first write.
@@ -432,7 +432,7 @@ void FtraceController::EnableEvents(const std::vector<std::string>& resolved) {
   }
 }
 
-void FtraceController::StartAtrace() {
+void FtraceSettings::StartAtrace() {
   std::vector<std::string> argv = {options_.atrace_path, "--async_start", "--only_userspace"};
   if (!config_.atrace_apps.empty()) {
     argv.emplace_back("-a");
@@ -457,12 +457,12 @@ void FtraceController::StartAtrace() {
   if (!out.empty()) atrace_errors_ = std::string(out);
 }
 
-void FtraceController::DisableEvents() {
+void FtraceSettings::DisableEvents() {
   std::lock_guard<std::mutex> lock(mutex_);
   DisableEventsLocked();
 }
 
-void FtraceController::DisableEventsLocked() {
+void FtraceSettings::DisableEventsLocked() {
   if (events_disabled_) return;
   events_disabled_ = true;
   UndoEventChanges(*tracefs_, &changes_,
@@ -473,7 +473,7 @@ void FtraceController::DisableEventsLocked() {
   Persist();
 }
 
-void FtraceController::Restore() {
+void FtraceSettings::Restore() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (restored_) return;
   restored_ = true;
@@ -484,7 +484,7 @@ void FtraceController::Restore() {
   for (const std::string& e : restore_report_.left) Warn("ftrace state " + e);
 }
 
-void FtraceController::OnInstanceRemoved() {
+void FtraceSettings::OnInstanceRemoved() {
   std::lock_guard<std::mutex> lock(mutex_);
   changes_.created_instance = false;
   Persist();

@@ -1,4 +1,4 @@
-// FtraceController: turns an ftrace config into tracefs settings, and puts
+// FtraceSettings: turns an ftrace config into tracefs settings, and puts
 // them back when the trace ends.
 //
 // What Start() changes, in this order, and what Restore() puts back:
@@ -24,7 +24,7 @@
 // to those survives; a setting we changed is put back only while it still has
 // our value (user/probes/tracefs_changes.h, which also does the undoing).
 //
-// State file. With FtraceControlOptions.state_file set, every change is
+// State file. With FtraceSettingsOptions.state_file set, every change is
 // saved there before it is made, and the file is rewritten after each undo
 // (user/probes/tracefs_state_file.h), so that if this process dies without
 // Restore() another one puts tracefs back (user/probes/tracefs_cleanup.h).
@@ -98,7 +98,7 @@ struct FtraceKprobe {
 inline constexpr char kKprobeGroup[] = "sluice_kprobes";
 inline constexpr char kKretprobeGroup[] = "sluice_kretprobes";
 
-struct FtraceControlConfig {
+struct FtraceSettingsConfig {
   std::vector<std::string> events;  // As in FtraceConfig.ftrace_events.
   std::vector<FtraceKprobe> kprobes;
   std::vector<std::string> atrace_categories;
@@ -118,7 +118,7 @@ struct FtraceControlConfig {
   bool disable_generic_events = false;
 };
 
-struct FtraceControlOptions {
+struct FtraceSettingsOptions {
   // Whether this is Android (atrace exists); unset = detect (/system/bin/atrace
   // or ro.build props in /system/build.prop).
   std::optional<bool> is_android;
@@ -129,7 +129,7 @@ struct FtraceControlOptions {
   // Print warnings (atrace missing, failed events) to stderr once.
   bool print_warnings = true;
   // Where to save what Start() changes before changing it (see the header
-  // comment); null = nowhere. Must outlive the controller.
+  // comment); null = nowhere. Must outlive the settings.
   TracefsStateFile* state_file = nullptr;
 };
 
@@ -144,15 +144,15 @@ void ResolveFtraceEvents(const std::vector<std::string>& requested,
                          const std::vector<std::string>& available,
                          std::vector<std::string>* resolved, std::vector<std::string>* unknown);
 
-class FtraceController {
+class FtraceSettings {
  public:
-  // `tracefs` must outlive the controller.
-  FtraceController(const Tracefs* tracefs, FtraceControlConfig config,
-                   FtraceControlOptions options = {});
-  FtraceController(const FtraceController&) = delete;
-  FtraceController& operator=(const FtraceController&) = delete;
+  // `tracefs` must outlive the settings.
+  FtraceSettings(const Tracefs* tracefs, FtraceSettingsConfig config,
+                   FtraceSettingsOptions options = {});
+  FtraceSettings(const FtraceSettings&) = delete;
+  FtraceSettings& operator=(const FtraceSettings&) = delete;
   // Restores if Start() ran and Restore() did not.
-  ~FtraceController();
+  ~FtraceSettings();
 
   // Applies the config. On error, whatever was already changed is restored.
   Status Start();
@@ -220,8 +220,8 @@ class FtraceController {
 
   const Tracefs* tracefs_;
   std::mutex mutex_;  // See the header comment.
-  FtraceControlConfig config_;
-  FtraceControlOptions options_;
+  FtraceSettingsConfig config_;
+  FtraceSettingsOptions options_;
   bool is_android_ = false;
 
   bool started_ = false;

@@ -306,7 +306,7 @@ TEST_P(FtraceDataSourceKernelTest, HundredThousandMarkersNoLoss) {
   auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   ASSERT_TRUE((*ds)->Start().ok());
-  EXPECT_EQ((*ds)->controller()->trace_clock(), "boot");
+  EXPECT_EQ((*ds)->settings()->trace_clock(), "boot");
 
   MarkerRun run;
   run.tag = "sluice-" + std::to_string(getpid()) + "-lossless";
@@ -816,7 +816,7 @@ TEST_P(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
     auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
     ASSERT_TRUE(ds.ok()) << ds.status().message();
     ASSERT_TRUE((*ds)->Start().ok());
-    EXPECT_EQ((*ds)->controller()->enabled_by_us(), (std::vector<std::string>{"sched/sched_switch"}));
+    EXPECT_EQ((*ds)->settings()->enabled_by_us(), (std::vector<std::string>{"sched/sched_switch"}));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     (*ds)->Stop();
   }

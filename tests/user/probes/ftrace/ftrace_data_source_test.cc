@@ -136,7 +136,7 @@ TEST_F(FtraceDataSourceTest, RecordsCapturedPagesAndFollowsHotplug) {
   EXPECT_EQ(end, 1);
 
   // The fake tree is back as it was (sizes come back expanded; see
-  // FtraceController).
+  // FtraceSettings).
   EXPECT_EQ(fake_.Read("tracing_on"), "0");
   EXPECT_EQ(fake_.Read("trace_clock"), "local");
   EXPECT_EQ(fake_.Read("buffer_size_kb"), "1408");
@@ -256,7 +256,7 @@ TEST_F(FtraceDataSourceTest, AbandonRestoresTracefsWithoutDraining) {
   EXPECT_EQ(fake_.Read("events/sched/sched_switch/enable"), "0");
   EXPECT_EQ(fake_.Read("tracing_on"), "0");
   EXPECT_EQ(fake_.Read("buffer_size_kb"), "1408");
-  EXPECT_EQ((*ds)->controller()->restore_report().errors, std::vector<std::string>{});
+  EXPECT_EQ((*ds)->settings()->restore_report().errors, std::vector<std::string>{});
   EXPECT_TRUE(StateFiles().empty());
   (*ds)->Stop();
   (*ds)->Flush();

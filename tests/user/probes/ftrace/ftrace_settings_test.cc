@@ -51,15 +51,15 @@ TEST(FtraceClockEnumTest, Values) {
             static_cast<uint32_t>(perfetto::protos::FTRACE_CLOCK_UNKNOWN));
 }
 
-class FtraceControllerTest : public ::testing::Test {
+class FtraceSettingsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fake_.PopulateRoot();
     fs_ = fake_.Open();
     ASSERT_NE(fs_, nullptr);
   }
-  FtraceControlOptions Options(bool android) {
-    FtraceControlOptions o;
+  FtraceSettingsOptions Options(bool android) {
+    FtraceSettingsOptions o;
     o.is_android = android;
     o.print_warnings = false;
     o.run_command = [this](const std::vector<std::string>& argv, std::string* output) {
@@ -77,11 +77,11 @@ class FtraceControllerTest : public ::testing::Test {
   int command_status_ = 0;
 };
 
-TEST_F(FtraceControllerTest, StartAppliesAndRestoreUndoesOnlyOurChanges) {
-  FtraceControlConfig config;
+TEST_F(FtraceSettingsTest, StartAppliesAndRestoreUndoesOnlyOurChanges) {
+  FtraceSettingsConfig config;
   config.events = {"sched/*", "print", "nope/none"};
   config.buffer_size_kb = 4096;
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   ASSERT_TRUE(c.Start().ok());
 
   EXPECT_EQ(c.active_events(), (std::vector<std::string>{"sched/sched_switch", "sched/sched_wakeup",
@@ -119,16 +119,16 @@ TEST_F(FtraceControllerTest, StartAppliesAndRestoreUndoesOnlyOurChanges) {
 // appended to kprobe_events (entry "p:", return "r:"), its events enabled,
 // and removed ("-:") at the end; one that exists already (another session's)
 // is used and left; a name that is no function name is refused.
-TEST_F(FtraceControllerTest, KprobesAreDefinedEnabledAndRemovedOnlyIfOurs) {
+TEST_F(FtraceSettingsTest, KprobesAreDefinedEnabledAndRemovedOnlyIfOurs) {
   fake_.Write("kprobe_events", "");
   // Another session's kretprobe on vfs_read exists already.
   fake_.Write("events/sluice_kretprobes/vfs_read/enable", "0\n");
   fake_.Write("events/sluice_kretprobes/vfs_read/format", "name: vfs_read\nID: 2000\n");
   fake_.Write("available_events", fake_.Read("available_events") + "sluice_kretprobes:vfs_read\n");
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.events = {"sched/sched_switch"};
   config.kprobes = {{"do_sys_openat2", true, true}, {"vfs_read", false, true}, {"bad name;", true, false}};
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   ASSERT_TRUE(c.Start().ok());
   EXPECT_EQ(fake_.Read("kprobe_events"),
             "p:sluice_kprobes/do_sys_openat2 do_sys_openat2\nr:sluice_kretprobes/do_sys_openat2 do_sys_openat2\n");
@@ -144,15 +144,15 @@ TEST_F(FtraceControllerTest, KprobesAreDefinedEnabledAndRemovedOnlyIfOurs) {
             "-:sluice_kprobes/do_sys_openat2\n-:sluice_kretprobes/do_sys_openat2\n");
 }
 
-TEST_F(FtraceControllerTest, NothingWrittenWhenAlreadyAsWanted) {
+TEST_F(FtraceSettingsTest, NothingWrittenWhenAlreadyAsWanted) {
   fake_.Write("tracing_on", "1\n");
   fake_.Write("trace_clock", "local global [boot]\n");
   fake_.Write("buffer_size_kb", "2048\n");
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.events = {"sched/sched_wakeup"};
   config.buffer_size_kb = 2048;
   {
-    FtraceController c(fs_.get(), config, Options(false));
+    FtraceSettings c(fs_.get(), config, Options(false));
     ASSERT_TRUE(c.Start().ok());
     EXPECT_TRUE(c.enabled_by_us().empty());
   }  // Destructor restores.
@@ -162,12 +162,12 @@ TEST_F(FtraceControllerTest, NothingWrittenWhenAlreadyAsWanted) {
   EXPECT_EQ(fake_.Read("events/sched/sched_wakeup/enable"), "1\n");
 }
 
-TEST_F(FtraceControllerTest, BufferPercentIsSetAndPutBack) {
-  FtraceControlConfig config;
+TEST_F(FtraceSettingsTest, BufferPercentIsSetAndPutBack) {
+  FtraceSettingsConfig config;
   config.events = {"sched/sched_switch"};
   config.buffer_percent = 25;
   {
-    FtraceController c(fs_.get(), config, Options(false));
+    FtraceSettings c(fs_.get(), config, Options(false));
     ASSERT_TRUE(c.Start().ok());
     EXPECT_EQ(fake_.Read("buffer_percent"), "25");
   }  // Destructor restores.
@@ -177,7 +177,7 @@ TEST_F(FtraceControllerTest, BufferPercentIsSetAndPutBack) {
   fake_.Write("buffer_percent", "25\n");
   fake_.Write("trace_clock", "[local] boot\n");  // The fake's restore wrote "local", no brackets.
   {
-    FtraceController c(fs_.get(), config, Options(false));
+    FtraceSettings c(fs_.get(), config, Options(false));
     ASSERT_TRUE(c.Start().ok());
     EXPECT_FALSE(c.changes().buffer_percent_found.has_value());
   }
@@ -186,11 +186,11 @@ TEST_F(FtraceControllerTest, BufferPercentIsSetAndPutBack) {
 
 // The data source lowers the watermark while the trace runs: the value found
 // before the first change is the one put back.
-TEST_F(FtraceControllerTest, BufferPercentSetWhileTracingIsPutBackToTheOneFound) {
-  FtraceControlConfig config;
+TEST_F(FtraceSettingsTest, BufferPercentSetWhileTracingIsPutBackToTheOneFound) {
+  FtraceSettingsConfig config;
   config.events = {"sched/sched_switch"};
   config.buffer_percent = 40;
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   ASSERT_TRUE(c.Start().ok());
   ASSERT_TRUE(c.SetBufferPercent(25).ok());
   EXPECT_EQ(fake_.Read("buffer_percent"), "25");
@@ -202,23 +202,23 @@ TEST_F(FtraceControllerTest, BufferPercentSetWhileTracingIsPutBackToTheOneFound)
   EXPECT_EQ(fake_.Read("buffer_percent"), "50");
 }
 
-TEST_F(FtraceControllerTest, NoBufferPercentFileIsAWarningNotAnError) {
+TEST_F(FtraceSettingsTest, NoBufferPercentFileIsAWarningNotAnError) {
   ASSERT_EQ(unlink(fake_.Path("buffer_percent").c_str()), 0);
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.events = {"sched/sched_switch"};
   config.buffer_percent = 25;
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   EXPECT_TRUE(c.Start().ok());
   EXPECT_FALSE(c.changes().buffer_percent_found.has_value());
 }
 
-TEST_F(FtraceControllerTest, PerCpuBufferSizesRestored) {
+TEST_F(FtraceSettingsTest, PerCpuBufferSizesRestored) {
   fake_.Write("buffer_size_kb", "X\n");
   fake_.Write("per_cpu/cpu0/buffer_size_kb", "100\n");
   fake_.Write("per_cpu/cpu1/buffer_size_kb", "200\n");
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.buffer_size_kb = 512;
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   ASSERT_TRUE(c.Start().ok());
   EXPECT_EQ(fake_.Read("buffer_size_kb"), "512");
   c.Restore();
@@ -226,13 +226,13 @@ TEST_F(FtraceControllerTest, PerCpuBufferSizesRestored) {
   EXPECT_EQ(fake_.Read("per_cpu/cpu1/buffer_size_kb"), "200");
 }
 
-TEST_F(FtraceControllerTest, FailedEnableIsReportedAndSkipped) {
+TEST_F(FtraceSettingsTest, FailedEnableIsReportedAndSkipped) {
   // An "enable" that cannot be written (a directory: EISDIR, even for root).
   std::filesystem::remove(fake_.Path("events/irq/irq_handler_entry/enable"));
   fake_.Mkdir("events/irq/irq_handler_entry/enable");
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.events = {"irq/irq_handler_entry", "sched/sched_switch"};
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   ASSERT_TRUE(c.Start().ok());
   EXPECT_EQ(c.failed_events(), (std::vector<std::string>{"irq/irq_handler_entry"}));
   EXPECT_EQ(c.active_events(), (std::vector<std::string>{"sched/sched_switch"}));
@@ -241,15 +241,15 @@ TEST_F(FtraceControllerTest, FailedEnableIsReportedAndSkipped) {
 // FtraceConfig.throttle_rss_stat and disable_generic_events, as upstream's
 // recorder applies them: Android's throttled rss_stat where the kernel has
 // it; no event that would be written as a GenericFtraceEvent.
-TEST_F(FtraceControllerTest, ThrottledRssStatAndNoGenericEvents) {
+TEST_F(FtraceSettingsTest, ThrottledRssStatAndNoGenericEvents) {
   fake_.Write("available_events", fake_.Read("available_events") +
                                       "kmem:rss_stat\nsynthetic:rss_stat_throttled\ncgroup:cgroup_mkdir\n");
   for (const char* e : {"kmem/rss_stat", "synthetic/rss_stat_throttled", "cgroup/cgroup_mkdir"})
     fake_.Write(std::string("events/") + e + "/enable", "0\n");
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.events = {"sched/sched_switch", "kmem/rss_stat", "cgroup/cgroup_mkdir"};
   {
-    FtraceController c(fs_.get(), config, Options(false));
+    FtraceSettings c(fs_.get(), config, Options(false));
     { Status st = c.Start(); ASSERT_TRUE(st.ok()) << st.message(); }
     EXPECT_EQ(c.active_events(),
               (std::vector<std::string>{"sched/sched_switch", "kmem/rss_stat", "cgroup/cgroup_mkdir"}));
@@ -260,7 +260,7 @@ TEST_F(FtraceControllerTest, ThrottledRssStatAndNoGenericEvents) {
   for (const char* e : {"kmem/rss_stat", "cgroup/cgroup_mkdir"}) fake_.Write(std::string("events/") + e + "/enable", "0\n");
   config.throttle_rss_stat = true;
   config.disable_generic_events = true;
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   { Status st = c.Start(); ASSERT_TRUE(st.ok()) << st.message(); }
   EXPECT_EQ(c.active_events(), (std::vector<std::string>{"sched/sched_switch", "synthetic/rss_stat_throttled"}));
   EXPECT_EQ(fake_.Read("events/kmem/rss_stat/enable"), "0\n");
@@ -270,19 +270,19 @@ TEST_F(FtraceControllerTest, ThrottledRssStatAndNoGenericEvents) {
   EXPECT_EQ(fake_.Read("events/synthetic/rss_stat_throttled/enable"), "0");
 }
 
-TEST_F(FtraceControllerTest, NoBootClockKeepsCurrent) {
+TEST_F(FtraceSettingsTest, NoBootClockKeepsCurrent) {
   fake_.Write("trace_clock", "[local] global\n");
-  FtraceController c(fs_.get(), {}, Options(false));
+  FtraceSettings c(fs_.get(), {}, Options(false));
   ASSERT_TRUE(c.Start().ok());
   EXPECT_EQ(c.trace_clock(), "local");
   EXPECT_EQ(fake_.Read("trace_clock"), "[local] global\n");
 }
 
-TEST_F(FtraceControllerTest, CategoriesOffAndroidEnableTheirKernelEvents) {
-  FtraceControlConfig config;
+TEST_F(FtraceSettingsTest, CategoriesOffAndroidEnableTheirKernelEvents) {
+  FtraceSettingsConfig config;
   config.atrace_categories = {"am", "sched", "binder_driver"};
   config.atrace_apps = {"com.example"};
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   ASSERT_TRUE(c.Start().ok());
   EXPECT_TRUE(commands_.empty());  // No atrace to run.
   EXPECT_TRUE(c.atrace_errors().empty());
@@ -297,19 +297,19 @@ TEST_F(FtraceControllerTest, CategoriesOffAndroidEnableTheirKernelEvents) {
   EXPECT_TRUE(c.unknown_events().empty());
 }
 
-TEST_F(FtraceControllerTest, UnknownCategoryOffAndroidIsAnUnknownEvent) {
-  FtraceControlConfig config;
+TEST_F(FtraceSettingsTest, UnknownCategoryOffAndroidIsAnUnknownEvent) {
+  FtraceSettingsConfig config;
   config.atrace_categories = {"shed"};
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   ASSERT_TRUE(c.Start().ok());
   EXPECT_EQ(c.unknown_events(), (std::vector<std::string>{"atrace category shed"}));
 }
 
-TEST_F(FtraceControllerTest, AtraceOnAndroidRunsAtrace) {
-  FtraceControlConfig config;
+TEST_F(FtraceSettingsTest, AtraceOnAndroidRunsAtrace) {
+  FtraceSettingsConfig config;
   config.atrace_categories = {"gfx", "sched"};
   config.atrace_apps = {"com.a", "com.b"};
-  FtraceController c(fs_.get(), config, Options(true));
+  FtraceSettings c(fs_.get(), config, Options(true));
   ASSERT_TRUE(c.Start().ok());
   ASSERT_EQ(commands_.size(), 1u);
   EXPECT_EQ(commands_[0], (std::vector<std::string>{"/system/bin/atrace", "--async_start",
@@ -324,24 +324,24 @@ TEST_F(FtraceControllerTest, AtraceOnAndroidRunsAtrace) {
   EXPECT_EQ(commands_[1][1], "--async_stop");
 }
 
-TEST_F(FtraceControllerTest, AtraceFailureIsReported) {
+TEST_F(FtraceSettingsTest, AtraceFailureIsReported) {
   command_status_ = 1;
   command_output_ = "error: unknown category foo\n";
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.atrace_categories = {"foo"};
-  FtraceController c(fs_.get(), config, Options(true));
+  FtraceSettings c(fs_.get(), config, Options(true));
   ASSERT_TRUE(c.Start().ok());
   EXPECT_NE(c.atrace_errors().find("unknown category foo"), std::string::npos);
   c.Restore();
   EXPECT_EQ(commands_.size(), 1u);  // Never started: no --async_stop.
 }
 
-TEST_F(FtraceControllerTest, StartErrorRestoresWhatWasChanged) {
+TEST_F(FtraceSettingsTest, StartErrorRestoresWhatWasChanged) {
   // Buffer size and clock get changed, then available_events is missing.
   std::filesystem::remove(fake_.Path("available_events"));
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.buffer_size_kb = 4096;
-  FtraceController c(fs_.get(), config, Options(false));
+  FtraceSettings c(fs_.get(), config, Options(false));
   EXPECT_FALSE(c.Start().ok());
   EXPECT_EQ(fake_.Read("tracing_on"), "0\n");
   EXPECT_EQ(fake_.Read("trace_clock"),
@@ -350,17 +350,17 @@ TEST_F(FtraceControllerTest, StartErrorRestoresWhatWasChanged) {
 
 // With a state file, what Start() changed is on disk until Restore() has put
 // it back, so that another process can undo it if this one is killed.
-TEST_F(FtraceControllerTest, StateFileListsTheChangesUntilRestored) {
+TEST_F(FtraceSettingsTest, StateFileListsTheChangesUntilRestored) {
   const std::string dir = fake_.Path("state");
   auto file = TracefsStateFile::Create(dir);
   ASSERT_TRUE(file.ok()) << file.status().message();
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.events = {"sched/*"};
   config.buffer_size_kb = 4096;
   config.buffer_percent = 25;
-  FtraceControlOptions options = Options(false);
+  FtraceSettingsOptions options = Options(false);
   options.state_file = file->get();
-  FtraceController c(fs_.get(), config, options);
+  FtraceSettings c(fs_.get(), config, options);
   EXPECT_FALSE(PathExists((*file)->path())) << "nothing changed yet";
   ASSERT_TRUE(c.Start().ok());
   EXPECT_TRUE(c.state_file_error().empty()) << c.state_file_error();
@@ -395,15 +395,15 @@ TEST_F(FtraceControllerTest, StateFileListsTheChangesUntilRestored) {
   EXPECT_FALSE(PathExists((*file)->path())) << "all put back: no file";
 }
 
-TEST_F(FtraceControllerTest, StateFileThatCannotBeWrittenIsOneWarning) {
+TEST_F(FtraceSettingsTest, StateFileThatCannotBeWrittenIsOneWarning) {
   fake_.Write("state", "a file where the directory should be");
   auto file = TracefsStateFile::Create(fake_.Path("state"));
   ASSERT_TRUE(file.ok());
-  FtraceControlConfig config;
+  FtraceSettingsConfig config;
   config.events = {"sched/sched_switch"};
-  FtraceControlOptions options = Options(false);
+  FtraceSettingsOptions options = Options(false);
   options.state_file = file->get();
-  FtraceController c(fs_.get(), config, options);
+  FtraceSettings c(fs_.get(), config, options);
   ASSERT_TRUE(c.Start().ok()) << "the trace goes on";
   EXPECT_NE(c.state_file_error().find("if this process is killed, tracefs stays as it changed it"),
             std::string::npos)
