@@ -222,7 +222,7 @@ class TracingService {
   // its ftrace readers. A 4 MiB slice held it ~50 ms, and 0.7-4.8 s when the
   // reading thread was preempted on a machine the workload saturated (700 ms
   // wall for 22 ms of CPU, 6 involuntary switches), long enough for 1 MiB
-  // kernel buffers to overrun (docs/PERFORMANCE.md, 2026-11-27).
+  // kernel buffers to overrun (docs/PERFORMANCE.md, "The service lock").
   static constexpr size_t kReadSliceBytes = 256u << 10;
   Status ReadBuffers(ConsumerId consumer, std::vector<std::string>* packets, bool* more,
                      size_t max_bytes = kReadSliceBytes);
