@@ -44,6 +44,12 @@ bool EventLoop::RunsTasksOnCurrentThread() const {
 }
 
 void EventLoop::Wake() {
+  // The loop thread itself is not in epoll_wait: it computes its next
+  // timeout from both queues before it waits again, so a task it posts
+  // needs no wake-up. Writing one anyway cost an idle daemon a second
+  // round for each of its timers (a housekeeping timer that re-posts
+  // itself woke the loop twice).
+  if (loop_thread_.load(std::memory_order_acquire) == std::this_thread::get_id()) return;
   uint64_t one = 1;
   ssize_t r = write(wake_fd_, &one, sizeof(one));
   (void)r;  // EAGAIN: the counter is already non-zero, the loop will wake.
@@ -150,6 +156,7 @@ void EventLoop::Run() {
   while (!quit_.load(std::memory_order_acquire)) {
     int timeout = PromoteDueTimers();
     PollOnce(timeout);
+    rounds_++;
     PromoteDueTimers();
     RunReadyTasks();
   }

@@ -61,6 +61,11 @@ class EventLoop {
   // True while Run() is executing.
   bool running() const { return running_.load(std::memory_order_acquire); }
 
+  // How many times Run() woke (for a task, a timer or I/O). Loop thread
+  // only: periodic housekeeping uses it to back off while nothing else
+  // happens, so that an idle daemon is not woken for nothing.
+  uint64_t rounds() const { return rounds_; }
+
   // Runs `fn` on the loop thread and waits for it; runs it right here when
   // called on the loop thread or when the loop is not running.
   void RunAndWait(const std::function<void()>& fn);
@@ -99,6 +104,7 @@ class EventLoop {
   uint64_t next_seq_ = 0;
 
   // Loop thread only.
+  uint64_t rounds_ = 0;
   std::map<int, Watch> watches_;
   uint64_t next_generation_ = 1;
 };

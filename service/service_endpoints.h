@@ -173,6 +173,15 @@ struct SessionOptions {
   // attaches, who puts the file in place.
   std::string output_path;
   std::string output_temp_path;
+  // The longest the periodic flush (TraceConfig.flush_period_ms) may wait
+  // while the session takes in less than kRestBytesPerSecond: from the
+  // configured period it doubles each time, and one period that brings more
+  // puts it back (service/rest_flush_period.h). With write_into_file the
+  // file is then written after each periodic flush rather than on its own
+  // timer. 0: the periods stay as configured. `sluice record` sets it for
+  // the periods it chooses itself, so that a recorder at rest is not woken
+  // every second (a config's own periods are kept as written).
+  uint32_t rest_flush_period_ms = 0;
 };
 
 // One session as ListSessions describes it (`sluice sessions`).
@@ -261,7 +270,14 @@ class ConsumerEndpoint {
   // is; *error gets the reason when it ended on an error.
   // Returns false early when a CLONE_SNAPSHOT trigger of the session fired
   // (TakeCloneTriggers).
+  // kWaitForever: no timeout. It also returns false as soon as the fd given
+  // to SetWaitInterruptFd() is readable.
   virtual bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error = nullptr) = 0;
+  static constexpr uint32_t kWaitForever = UINT32_MAX;
+  // An fd (a stop signal's WakeFd) that cuts WaitForTracingDisabled short
+  // when readable, so that a recorder can wait without a timeout and still
+  // see its stop signal at once; -1: none. The caller drains it.
+  virtual void SetWaitInterruptFd(int fd) = 0;
   // The CLONE_SNAPSHOT triggers of the session that fired since the last
   // call, by name, oldest first: the consumer snapshots the session once for
   // each (CloneSession, on a connection of its own: this one has its session).

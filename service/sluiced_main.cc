@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,7 @@
 #include "service/tracing_service.h"
 #include "shm/base/command_line.h"
 #include "shm/base/heap_retention.h"
+#include "shm/base/open_files_limit.h"
 #include "shm/base/journal_stream.h"
 #include "shm/base/string_util.h"
 #include "shm/base/units.h"
@@ -306,29 +308,37 @@ class StopOnSignals {
 // buffers of hundreds of producer connections after a burst, or the frames of
 // a large ReadBuffers answer (glibc's mmap threshold rises after the first
 // large free, so later large blocks come from the heap too). Without this the
-// daemon would hold tens of MiB it no longer uses. Checked once a second;
-// malloc_trim (which also releases free pages inside the heap) runs when more
-// than kFreeBytesToTrim of it is free. Lives as long as the loop runs.
+// daemon would hold tens of MiB it no longer uses. malloc_trim (which also
+// releases free pages inside the heap) runs when more than kFreeBytesToTrim
+// of it is free. Checked a second after the loop last did something; while
+// it does nothing else the check backs off, doubling up to kIdlePeriodMs, so
+// that an idle daemon is not woken every second (nothing is freed while
+// nothing runs). Lives as long as the loop runs.
 class TrimFreeHeap {
  public:
   static constexpr uint32_t kPeriodMs = 1000;
+  static constexpr uint32_t kIdlePeriodMs = 64 * 1000;
   static constexpr size_t kFreeBytesToTrim = 2u << 20;
   explicit TrimFreeHeap(EventLoop* loop) : loop_(loop), alive_(std::make_shared<bool>(true)) {
-    Schedule();
+    Schedule(kPeriodMs);
   }
   ~TrimFreeHeap() { *alive_ = false; }
 
  private:
-  void Schedule() {
+  void Schedule(uint32_t period_ms) {
     loop_->PostDelayedTask(
-        [this, alive = alive_] {
+        [this, alive = alive_, period_ms] {
           if (!*alive) return;
           if (mallinfo2().fordblks > kFreeBytesToTrim) malloc_trim(0);
-          Schedule();
+          // This timer's own wake-up is one round: more means other work.
+          const bool idle = loop_->rounds() - rounds_at_last_check_ <= 1;
+          rounds_at_last_check_ = loop_->rounds();
+          Schedule(idle ? std::min(period_ms * 2, kIdlePeriodMs) : kPeriodMs);
         },
-        kPeriodMs);
+        period_ms);
   }
 
+  uint64_t rounds_at_last_check_ = 0;
   EventLoop* const loop_;
   std::shared_ptr<bool> alive_;
 };
@@ -362,6 +372,7 @@ void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
 
 int Main(int argc, char** argv) {
   RetainFreedHeap();  // Before any thread starts.
+  RaiseOpenFilesLimit();  // An fd per producer and consumer connection.
   auto args = ParseArgs(argc, argv);
   if (!args.ok()) return CommandLineExit(args.status(), "sluiced", kUsage);
   g_foreground = args->foreground;

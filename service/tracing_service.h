@@ -350,6 +350,12 @@ class TracingService {
     // write_into_file: the writer is used on the service thread only.
     std::shared_ptr<TraceFileWriter> file;
     uint32_t flush_timeout_ms = 0;
+    // The periodic flush at rest (SessionOptions.rest_flush_period_ms): its
+    // ceiling (0: fixed period), the period now, and the session's bytes
+    // written into its buffers at the last periodic flush.
+    uint32_t rest_flush_period_ms = 0;
+    uint32_t flush_period_now_ms = 0;
+    uint64_t bytes_in_at_last_flush = 0;
     // Service packets: written once each, in this order around the data.
     std::string start_clock_snapshot;
     std::string end_clock_snapshot;
@@ -517,7 +523,13 @@ class TracingService {
   void FlushTimedOutLocked(FlushRequestId id);
   void PeriodicFlush(TracingSessionId id);
   void PeriodicClearIncrementalState(TracingSessionId id);
-  void PeriodicWriteIntoFile(TracingSessionId id);
+  // Writes what the buffers hold into the session's file; again after the
+  // write period when `reschedule` (without it, the periodic flush calls it
+  // after each flush: SessionOptions.rest_flush_period_ms).
+  void PeriodicWriteIntoFile(TracingSessionId id, bool reschedule = true);
+  // The next periodic flush's delay, from what the session took in since
+  // the last (SessionOptions.rest_flush_period_ms).
+  uint32_t NextFlushPeriodLocked(TracingSession* s);
   // Reads the session in slices and writes them (no lock held while
   // writing) until nothing is left, the file is full, or byte_limit bytes.
   // False if the session went away.

@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
+#include <atomic>
+#include <chrono>
 #include <future>
 #include <utility>
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "service/tracing_service.h"
+#include "shm/base/wake_fd.h"
 
 namespace sluice {
 
@@ -169,12 +171,29 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
   Status DisableTracing() override { return service_->DisableTracing(id_); }
 
   bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                 [this] { return disabled_ || !clone_triggers_.empty(); });
-    if (disabled_ && error) *error = error_;
-    return disabled_;
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (disabled_ || !clone_triggers_.empty()) {
+          if (disabled_ && error) *error = error_;
+          return disabled_;
+        }
+      }
+      int left = -1;
+      if (timeout_ms != kWaitForever) {
+        left = static_cast<int>(std::max<int64_t>(
+            0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
+        if (left == 0) return false;
+      }
+      // Without an eventfd (none left): look again every 100 ms.
+      if (events_.fd() < 0) left = left < 0 ? 100 : std::min(left, 100);
+      if (events_.WaitWith(interrupt_fd_.load(std::memory_order_relaxed), left) == WakeFd::WaitResult::kOther)
+        return false;
+    }
   }
+  void SetWaitInterruptFd(int fd) override { interrupt_fd_.store(fd, std::memory_order_relaxed); }
   std::vector<std::string> TakeCloneTriggers() override {
     std::lock_guard<std::mutex> lock(mu_);
     return std::exchange(clone_triggers_, {});
@@ -224,19 +243,23 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
     std::lock_guard<std::mutex> lock(mu_);
     disabled_ = true;
     error_ = error;
-    cv_.notify_all();
+    events_.Wake();
   }
   void OnCloneTriggerHit(const std::string& trigger_name) override {
     std::lock_guard<std::mutex> lock(mu_);
     clone_triggers_.push_back(trigger_name);
-    cv_.notify_all();
+    events_.Wake();
   }
 
  private:
   TracingService* const service_;
   ConsumerId id_ = 0;
   std::mutex mu_;
-  std::condition_variable cv_;
+  // Set after disabled_ or clone_triggers_ changed (under mu_, which
+  // WaitForTracingDisabled takes before it looks): an eventfd rather than a
+  // condition variable, so that the wait can include interrupt_fd_.
+  WakeFd events_ = WakeFd::Create().value_or(WakeFd());
+  std::atomic<int> interrupt_fd_{-1};  // SetWaitInterruptFd().
   bool disabled_ = false;
   std::string error_;
   std::vector<std::string> clone_triggers_;  // TakeCloneTriggers.

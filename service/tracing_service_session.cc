@@ -22,6 +22,7 @@
 #include "perfetto/config/data_source_config.pb.h"
 #include "sluice/service_stats.pb.h"
 #include "service/regex_match.h"
+#include "service/rest_flush_period.h"
 #include "service/service_packets.h"
 #include "service/trace_file_writer.h"
 #include "service/tracing_service.h"
@@ -146,6 +147,8 @@ Status TracingService::EnableTracing(ConsumerId consumer,
   s->created_ms = BootTimeNs() / 1000000;
   s->output_path = options.output_path;
   s->output_temp_path = options.output_temp_path;
+  if (config.flush_period_ms() > 0 && options.rest_flush_period_ms > 0)
+    s->rest_flush_period_ms = std::max(options.rest_flush_period_ms, config.flush_period_ms());
   s->next_sequence_id = kFirstProducerSequenceId;
   s->flush_timeout_ms = config.flush_timeout_ms() ? config.flush_timeout_ms() : kDefaultFlushTimeoutMs;
   SLUICE_RETURN_IF_ERROR(CreateBuffersLocked(s));
@@ -276,13 +279,15 @@ Status TracingService::StartTracingLocked(TracingSession* s) {
         },
         c.duration_ms());
   }
-  if (c.flush_period_ms() > 0)
-    PostDelayedTask([this, sid] { PeriodicFlush(sid); },
-                    std::max(c.flush_period_ms(), kMinPeriodicMs));
+  if (c.flush_period_ms() > 0) {
+    s->flush_period_now_ms = std::max(c.flush_period_ms(), kMinPeriodicMs);
+    PostDelayedTask([this, sid] { PeriodicFlush(sid); }, s->flush_period_now_ms);
+  }
   if (c.incremental_state_config().clear_period_ms() > 0)
     PostDelayedTask([this, sid] { PeriodicClearIncrementalState(sid); },
                     std::max(c.incremental_state_config().clear_period_ms(), kMinPeriodicMs));
-  if (s->file) PostTask([this, sid] { PeriodicWriteIntoFile(sid); });
+  // At rest the periodic flush writes the file (PeriodicFlush).
+  if (s->file) PostTask([this, sid, timer = s->rest_flush_period_ms == 0] { PeriodicWriteIntoFile(sid, timer); });
   return Status::Ok();
 }
 
@@ -626,9 +631,25 @@ void TracingService::PeriodicFlush(TracingSessionId sid) {
   ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
   if (!s || s->state != SessionState::kStarted) return;
-  FlushLocked(s, s->flush_timeout_ms, [](bool) {});
-  PostDelayedTask([this, sid] { PeriodicFlush(sid); },
-                  std::max(s->config.flush_period_ms(), kMinPeriodicMs));
+  std::function<void(bool)> done = [](bool) {};
+  // With rest_flush_period_ms the file is written once the flush is done,
+  // so that what it brought is on disk a period sooner.
+  if (s->rest_flush_period_ms > 0 && s->file) done = [this, sid](bool) { PeriodicWriteIntoFile(sid, false); };
+  FlushLocked(s, s->flush_timeout_ms, std::move(done));
+  PostDelayedTask([this, sid] { PeriodicFlush(sid); }, NextFlushPeriodLocked(s));
+}
+
+uint32_t TracingService::NextFlushPeriodLocked(TracingSession* s) {
+  const uint32_t base = std::max(s->config.flush_period_ms(), kMinPeriodicMs);
+  if (s->rest_flush_period_ms == 0) return base;
+  uint64_t bytes_in = 0;
+  for (BufferId b : s->buffers) bytes_in += buffers_[b].buffer->stats().bytes_written;
+  // This flush's own data is not in yet: the intake counted is the last
+  // period's (its flush and what the producers committed meanwhile).
+  const uint64_t intake = bytes_in - std::min(bytes_in, s->bytes_in_at_last_flush);
+  s->bytes_in_at_last_flush = bytes_in;
+  s->flush_period_now_ms = NextRestFlushPeriodMs(s->flush_period_now_ms, base, s->rest_flush_period_ms, intake);
+  return s->flush_period_now_ms;
 }
 
 void TracingService::PeriodicClearIncrementalState(TracingSessionId sid) {
@@ -748,7 +769,7 @@ bool TracingService::WriteSlicesIntoFile(TracingSessionId sid, TraceFileWriter* 
   }
 }
 
-void TracingService::PeriodicWriteIntoFile(TracingSessionId sid) {
+void TracingService::PeriodicWriteIntoFile(TracingSessionId sid, bool reschedule) {
   std::shared_ptr<TraceFileWriter> file;
   uint32_t period = kDefaultFileWritePeriodMs;
   uint64_t limit = 0;
@@ -777,7 +798,7 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid) {
     Log("sluiced: session " + std::to_string(sid) + " reached max_file_size_bytes; stopping");
     DisableTracingLocked(s, "");
   }
-  if (s->state != SessionState::kDisabled)
+  if (reschedule && s->state != SessionState::kDisabled)
     PostDelayedTask([this, sid] { PeriodicWriteIntoFile(sid); }, period);
 }
 

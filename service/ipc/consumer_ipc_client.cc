@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <utility>
 
 #include "perfetto/common/trace_stats.pb.h"
@@ -39,8 +41,8 @@ Status ConsumerIpcClient::SendRequest(protos::ConsumerToService* request, int fd
   return Status::Ok();
 }
 
-StatusOr<bool> ConsumerIpcClient::ReadOneFrame(uint32_t timeout_ms,
-                                               protos::ServiceToConsumer* msg) {
+StatusOr<bool> ConsumerIpcClient::ReadOneFrame(uint32_t timeout_ms, protos::ServiceToConsumer* msg,
+                                               int interrupt_fd) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     std::string_view frame;
@@ -65,9 +67,11 @@ StatusOr<bool> ConsumerIpcClient::ReadOneFrame(uint32_t timeout_ms,
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                     deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return false;
-    pollfd pfd{socket_.get(), POLLIN, 0};
-    int pr = poll(&pfd, 1, static_cast<int>(left));
+    pollfd pfds[2] = {{socket_.get(), POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
+    const int wait_ms = timeout_ms == kWaitForever ? -1 : static_cast<int>(std::min<int64_t>(left, INT32_MAX));
+    int pr = poll(pfds, interrupt_fd >= 0 ? 2 : 1, wait_ms);
     if (pr <= 0) continue;
+    if (interrupt_fd >= 0 && (pfds[1].revents & (POLLIN | POLLHUP | POLLERR))) return false;
     size_t available = 0;
     uint8_t* dst = reader_.WritableSpace(256 * 1024, &available);
     std::vector<ScopedFd> fds;  // None expected; closed.
@@ -107,6 +111,7 @@ Status ConsumerIpcClient::EnableTracing(const perfetto::protos::TraceConfig& con
   enable->set_key(options.key);
   enable->set_output_path(options.output_path);
   enable->set_output_temp_path(options.output_temp_path);
+  if (options.rest_flush_period_ms) enable->set_rest_flush_period_ms(options.rest_flush_period_ms);
   protos::ServiceToConsumer reply;
   disabled_ = false;
   disabled_error_.clear();
@@ -145,11 +150,14 @@ bool ConsumerIpcClient::WaitForTracingDisabled(uint32_t timeout_ms, std::string*
                     deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return false;
     protos::ServiceToConsumer msg;
-    auto got = ReadOneFrame(static_cast<uint32_t>(left), &msg);
+    auto got = ReadOneFrame(timeout_ms == kWaitForever ? kWaitForever : static_cast<uint32_t>(left), &msg,
+                            interrupt_fd_);
     if (!got.ok()) {
       // The daemon is gone: the session is over for us.
       disabled_ = true;
       disabled_error_ = got.status().message();
+    } else if (!*got) {
+      return false;  // The time is up, or the interrupt fd is readable.
     }
   }
   if (!disabled_) return false;  // A clone trigger came first.

@@ -41,6 +41,7 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   Status DisableTracing() override;
   bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error = nullptr) override;
   std::vector<std::string> TakeCloneTriggers() override;
+  void SetWaitInterruptFd(int fd) override { interrupt_fd_ = fd; }
   Status ReadBuffers(const std::function<void(std::string_view packet)>& on_packet) override;
   StatusOr<perfetto::protos::TraceStats> GetTraceStats() override;
   Status FreeBuffers() override;
@@ -66,7 +67,9 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   // Reads frames until one answers `request_id`; notifications are recorded.
   Status ReadReply(uint64_t request_id, uint32_t timeout_ms, protos::ServiceToConsumer* reply);
   // Reads and handles one frame within timeout_ms; false on timeout.
-  StatusOr<bool> ReadOneFrame(uint32_t timeout_ms, protos::ServiceToConsumer* msg);
+  // One frame, within `timeout_ms` (kWaitForever: no limit); false without
+  // one when the time is up or `interrupt_fd` is readable.
+  StatusOr<bool> ReadOneFrame(uint32_t timeout_ms, protos::ServiceToConsumer* msg, int interrupt_fd = -1);
   Status Call(protos::ConsumerToService* request, protos::ServiceToConsumer* reply,
               uint32_t timeout_ms = kRequestTimeoutMs, int fd = -1);
 
@@ -75,6 +78,7 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   uint64_t last_request_id_ = 0;
   bool disabled_ = false;
   std::string disabled_error_;
+  int interrupt_fd_ = -1;  // SetWaitInterruptFd(); not owned.
   // CloneTriggerHit notifications read on the way, for TakeCloneTriggers.
   std::vector<std::string> clone_triggers_;
   bool broken_ = false;

@@ -79,6 +79,7 @@ Status IpcConsumerPort::HandleRequest(const protos::ConsumerToService& msg,
       options.key = request.key();
       options.output_path = request.output_path();
       options.output_temp_path = request.output_temp_path();
+      options.rest_flush_period_ms = request.rest_flush_period_ms();
       SLUICE_RETURN_IF_ERROR(service_->EnableTracing(id_, config, std::move(fd), options));
       reply->mutable_enable_tracing();
       return Status::Ok();

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <string>
 
@@ -35,6 +36,30 @@ TEST(EventLoopTest, DelayedTasksRunAfterTheirDelay) {
   EXPECT_GE(t_sooner - t0, std::chrono::milliseconds(20));
   EXPECT_GE(t_later - t0, std::chrono::milliseconds(80));
   EXPECT_LT(t_sooner, t_later);
+}
+
+// A task the loop thread posts for itself needs no wake-up through the
+// eventfd: the loop takes its next timeout from the queues before it waits.
+// So a timer that re-posts itself costs one round each time, not two (an
+// idle daemon's housekeeping timer woke it twice per period).
+TEST(EventLoopTest, TasksPostedOnTheLoopThreadCostOneRoundEach) {
+  EventLoopThread thread;
+  EventLoop* loop = thread.loop();
+  std::promise<uint64_t> rounds;
+  uint64_t first = 0;
+  std::function<void(int)> chain = [&](int left) {
+    if (left == 5) first = loop->rounds();
+    if (left == 0) {
+      rounds.set_value(loop->rounds() - first);
+      return;
+    }
+    loop->PostDelayedTask([&chain, left] { chain(left - 1); }, 2);
+  };
+  loop->PostTask([&] { chain(5); });
+  // Five timers: five rounds, and a little slack for a timer seen a
+  // moment before its deadline (another round). Woken by the eventfd as
+  // well, it took ten.
+  EXPECT_LE(rounds.get_future().get(), 8u);
 }
 
 TEST(EventLoopTest, FdWatchAndRemovalFromItsCallback) {

@@ -10,9 +10,12 @@
 
 #include <fstream>
 #include <future>
+#include <chrono>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "perfetto/common/trace_stats.pb.h"
@@ -659,6 +662,38 @@ TEST_F(TracingServiceTest, PeriodicFlushAndIncrementalStateClear) {
   auto stats = consumer->GetTraceStats();
   ASSERT_TRUE(stats.ok());
   EXPECT_GE(stats->flushes_succeeded(), 3u);
+  producer.Detach();
+}
+
+// SessionOptions.rest_flush_period_ms: a session that takes in nothing
+// flushes ever less often, the period doubling from the configured one up to
+// the ceiling (service/rest_flush_period.h has the rule; here the timer
+// follows it). Only lower bounds: a timer never fires early, however busy
+// the machine.
+TEST_F(TracingServiceTest, PeriodicFlushBacksOffAtRest) {
+  StartService();
+  TestProducer producer;
+  ConnectProducer(&producer);
+  std::mutex mu;
+  std::vector<std::chrono::steady_clock::time_point> flush_times;
+  producer.set_on_flush([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    flush_times.push_back(std::chrono::steady_clock::now());
+  });
+  auto consumer = service_->ConnectConsumer();
+  auto config = MakeConfig(256, "test.ds");
+  config.set_flush_period_ms(10);
+  SessionOptions options;
+  options.rest_flush_period_ms = 80;
+  ASSERT_TRUE(consumer->EnableTracing(config, -1, options).ok());
+  EXPECT_TRUE(producer.WaitFor([](TestProducer& p) { return p.flushes >= 6; }));
+  StopAndWait(consumer.get());
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_GE(flush_times.size(), 6u);
+  const int min_gap_ms[] = {20, 40, 80, 80, 80};
+  for (size_t i = 0; i < 5; i++) {
+    EXPECT_GE(flush_times[i + 1] - flush_times[i], std::chrono::milliseconds(min_gap_ms[i])) << "gap " << i;
+  }
   producer.Detach();
 }
 
