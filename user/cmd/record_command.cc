@@ -24,6 +24,8 @@
 #include "shm/base/command_line.h"
 #include "shm/base/file_util.h"
 #include "shm/base/heap_retention.h"
+#include "shm/base/open_files_limit.h"
+#include "shm/base/wake_fd.h"
 #include "user/cmd/record_config.h"
 #include "user/cmd/record_fault.h"
 #include "user/cmd/record_output.h"
@@ -42,10 +44,26 @@ namespace {
 using perfetto::protos::TraceConfig;
 
 std::atomic<int> g_stop_signal{0};
-void OnStopSignal(int sig) { g_stop_signal.store(sig, std::memory_order_relaxed); }
+// Woken by a stop signal (after g_stop_signal is stored) and when a data
+// source started: the main thread waits on it, without a timeout once
+// nothing needs drawing, instead of looking at g_stop_signal a few times a
+// second (a recorder at rest costs nothing while nothing happens). Set once,
+// before the handlers are installed.
+const WakeFd* g_record_wake = nullptr;
+void OnStopSignal(int sig) {
+  g_stop_signal.store(sig, std::memory_order_relaxed);
+  if (g_record_wake) g_record_wake->Wake();
+}
+void WakeRecorder() {
+  if (g_record_wake) g_record_wake->Wake();
+}
+int RecordWakeFd() { return g_record_wake ? g_record_wake->fd() : -1; }
 
 // SIGINT, SIGTERM and SIGHUP stop the session cleanly (WaitForSessionEnd).
 void InstallStopSignalHandlers() {
+  // Without an eventfd the waits keep a timeout (WaitTimeoutMs).
+  static const WakeFd wake = WakeFd::Create().value_or(WakeFd());
+  if (wake.fd() >= 0) g_record_wake = &wake;
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
   sigaction(SIGINT, &sa, nullptr);
@@ -202,12 +220,19 @@ void WarnAboutForeignDataSources(const TraceConfig& config) {
 
 // A streaming session writes into the recorder's file (never output_path,
 // which the service would open itself) often enough that the file on disk is
-// at most a second behind, and valid even if the recorder is killed.
-void PrepareStreaming(TraceConfig* config) {
+// at most a second behind while events flow, and valid even if the recorder
+// is killed. True if the flush period is sluice's choice (not the config's):
+// it may then back off at rest, up to --file-lag, so that an unattended
+// recorder is not woken every second for a trickle of events (not while the
+// status line is drawn: a user watching it expects the file to keep up).
+bool PrepareStreaming(TraceConfig* config) {
   if (config->file_write_period_ms() == 0) config->set_file_write_period_ms(1000);
-  if (config->flush_period_ms() == 0) config->set_flush_period_ms(config->file_write_period_ms());
+  const bool chose_flush_period = config->flush_period_ms() == 0;
+  if (chose_flush_period) config->set_flush_period_ms(config->file_write_period_ms());
   config->clear_output_path();
+  return chose_flush_period;
 }
+
 
 // The data sources the probes will start (or report failing): what the
 // "recording" line waits for. linux.system_info writes once and never runs.
@@ -272,6 +297,7 @@ Status StartInProcess(const RecordArgs& args, Recorder* r) {
   r->service = std::make_unique<TracingService>(r->loop_thread->loop());
   ProbesProducerOptions probe_options;
   probe_options.warn = [](const std::string& m) { fprintf(stderr, "\nsluice: %s\n", m.c_str()); };
+  probe_options.on_data_source_started = WakeRecorder;
   r->probes = std::make_unique<ProbesProducer>(probe_options);
   auto connection = r->service->ConnectProducer(r->probes.get(), ProbesConnectionOptions(args.smb_kb));
   if (!connection.ok()) return connection.status();
@@ -281,10 +307,21 @@ Status StartInProcess(const RecordArgs& args, Recorder* r) {
   return Status::Ok();
 }
 
-// Polls until the session ends (duration, SIGINT/SIGTERM, or an error):
+// How long the main thread may wait for the session's end before it has
+// something to do: draw the status line (`live`: on the next second), or,
+// without the wake-up eventfd, look at the stop flag.
+uint32_t WaitTimeoutMs(bool live, uint64_t since_last_line_ms) {
+  if (live) return static_cast<uint32_t>(since_last_line_ms >= 1000 ? 1 : 1000 - since_last_line_ms);
+  return g_record_wake ? ConsumerEndpoint::kWaitForever : 250;
+}
+
+// Waits until the session ends (duration, SIGINT/SIGTERM, or an error):
 // stops it on the first signal, says "recording" once every data source is
 // running or failed (so scripts know when to start their workload), and
 // draws the status line on a terminal. Returns the session's error, if any.
+// Off a terminal the wait has no timeout: a stop signal, a started data
+// source or a clone trigger wakes it (g_record_wake), so this thread costs
+// nothing while the recorder is at rest.
 std::string WaitForSessionEnd(const TraceConfig& config, FILE* live, const RecordOutput& output, Recorder* r) {
   const uint64_t start = NowMs();
   bool said_ready = r->probes == nullptr;
@@ -293,11 +330,10 @@ std::string WaitForSessionEnd(const TraceConfig& config, FILE* live, const Recor
   LiveFigures before;
   bool stop_sent = false;
   std::string error;
+  r->consumer->SetWaitInterruptFd(RecordWakeFd());
   for (;;) {
-    // Until the sources run, 100 ms so that "recording" is said promptly;
-    // then 250 ms, the longest a stop signal waits to be seen: this thread's
-    // wake-ups are the recorder's cost per unit of time, not per event.
-    if (r->consumer->WaitForTracingDisabled(live || said_ready ? 250 : 100, &error)) break;
+    if (r->consumer->WaitForTracingDisabled(WaitTimeoutMs(live, NowMs() - last), &error)) break;
+    if (g_record_wake) g_record_wake->Drain();
     for (const std::string& trigger : r->consumer->TakeCloneTriggers()) WriteTriggerSnapshot(trigger, live, r);
     if (!stop_sent && g_stop_signal.load(std::memory_order_relaxed)) {
       stop_sent = true;
@@ -454,7 +490,9 @@ int RunAttached(const RecordArgs& args) {
   if (output) {
     error = WaitForSessionEnd(attached->config, live, *output, &recorder);
   } else {
-    while (!recorder.consumer->WaitForTracingDisabled(100, &error)) {
+    recorder.consumer->SetWaitInterruptFd(RecordWakeFd());
+    while (!recorder.consumer->WaitForTracingDisabled(WaitTimeoutMs(false, 0), &error)) {
+      if (g_record_wake) g_record_wake->Drain();
       if (g_stop_signal.load(std::memory_order_relaxed)) (void)recorder.consumer->DisableTracing();
     }
   }
@@ -499,6 +537,7 @@ Status CheckOtherTracers(const TraceConfig& config) {
 
 int RunRecordCommand(int argc, char** argv) {
   RetainFreedHeap();  // Before the service's and the readers' threads start.
+  RaiseOpenFilesLimit();  // Four fds per CPU: past 1024 on a 256-CPU server.
   auto parsed = ParseRecordArgs(argc, argv);
   if (!parsed.ok()) return CommandLineExit(parsed.status(), "sluice record", kRecordUsage);
   RecordArgs args = std::move(parsed.value());
@@ -558,7 +597,7 @@ int RunRecordCommand(int argc, char** argv) {
     return 2;
   }
   config.clear_output_path();  // The recorder's file is given to the service as an fd.
-  if (streaming) PrepareStreaming(&config);
+  const bool may_rest = streaming && PrepareStreaming(&config);
 
   // Nothing at -o is touched until the recording ends (record_output.h).
   auto created = RecordOutput::Create(args.output);
@@ -582,6 +621,8 @@ int RunRecordCommand(int argc, char** argv) {
   // too: it writes the trace there itself if this run is killed (or
   // detaches) before the end (docs/SERVICE.md, "Detach, attach and clone").
   SessionOptions session;
+  const bool live_line = !args.quiet && isatty(fileno(info)) && args.detach_key.empty();
+  if (may_rest && !live_line) session.rest_flush_period_ms = args.file_lag_ms;
   if (args.daemon) {
     session.key = args.detach_key;
     session.output_path = output->to_stdout() ? "-" : std::filesystem::absolute(output->path()).string();

@@ -31,6 +31,10 @@ const char kRecordUsage[] =
     "      --stream          write the trace while recording (the default without\n"
     "                        -c): the file is valid at any moment, even if sluice\n"
     "                        is killed, and -b only has to hold a second of data\n"
+    "      --file-lag DURATION  how far behind the streamed file may fall while\n"
+    "                        the machine is at rest: 60s (default; a second while\n"
+    "                        events flow or the status line is drawn); 1s keeps\n"
+    "                        it a second behind, at a few ms of CPU a second\n"
     "      --ring            flight recorder: keep the newest -b of data in memory,\n"
     "                        overwriting the oldest; write it when recording ends\n"
     "                        (-t, Ctrl-C, SIGTERM or SIGHUP)\n"
@@ -125,6 +129,7 @@ enum {
   kAttach,
   kStop,
   kFtraceRead,
+  kFileLag,
 };
 const struct option kOptions[] = {
     {"out", required_argument, nullptr, 'o'},
@@ -149,6 +154,7 @@ const struct option kOptions[] = {
     {"attach", required_argument, nullptr, kAttach},
     {"stop", no_argument, nullptr, kStop},
     {"ftrace-read", required_argument, nullptr, kFtraceRead},
+    {"file-lag", required_argument, nullptr, kFileLag},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0}};
 
@@ -210,6 +216,15 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
         else a.events.push_back(v);
         break;
       case 'o': a.output = v; break;
+      case kFileLag: {
+        StatusOr<uint32_t> ms = ParseDurationMs(v);
+        if (!ms.ok()) return with_name(arg, ms.status());
+        if (*ms < 1000)
+          return with_name(arg, Status::Error("'" + std::string(v) +
+                                              "' is shorter than a second, the streaming period: give 1s or more"));
+        a.file_lag_ms = *ms;
+        break;
+      }
       case 't': {
         StatusOr<uint32_t> ms = ParseDurationMs(v);
         if (!ms.ok()) return with_name(arg, ms.status());

@@ -53,6 +53,10 @@ struct RecordArgs {
   std::string detach_key;               // --detach=KEY (needs --daemon)
   std::string attach_key;               // --attach=KEY (implies --daemon)
   bool stop = false;                    // --stop, with --attach
+  // --file-lag: how far behind a streamed file may fall while the machine
+  // is at rest (SessionOptions.rest_flush_period_ms); at most a second while
+  // events flow or the status line is drawn.
+  uint32_t file_lag_ms = 60 * 1000;
 };
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);

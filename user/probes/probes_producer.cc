@@ -197,6 +197,7 @@ void ProbesProducer::StartOnTaskThread(DataSourceInstanceId id,
   }
   // Started (or failed): the service must not wait for it either way.
   if (connection_) connection_->NotifyDataSourceStarted(id);
+  if (options_.on_data_source_started) options_.on_data_source_started();
 }
 
 void ProbesProducer::StopDataSource(DataSourceInstanceId id) {

@@ -69,6 +69,10 @@ struct ProbesProducerOptions {
   BufferExhaustedPolicy buffer_exhausted_policy = BufferExhaustedPolicy::kStall;
   // Reports problems that did not stop a data source (one line each).
   std::function<void(const std::string&)> warn;
+  // Called on the task thread after each data source started or failed to
+  // start: `sluice record` then looks whether to say "recording", rather
+  // than asking every 100 ms while a START_TRACING trigger keeps it waiting.
+  std::function<void()> on_data_source_started;
 };
 
 // The SMB the probes ask the service for (--smb of sluice-probes and of

@@ -12,6 +12,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -23,8 +24,10 @@
 #include "service/ipc/producer_ipc_client.h"
 #include "shm/base/command_line.h"
 #include "shm/base/heap_retention.h"
+#include "shm/base/open_files_limit.h"
 #include "shm/base/journal_stream.h"
 #include "shm/base/units.h"  // SLUICE_SIZE_HELP
+#include "shm/base/wake_fd.h"
 #include "user/probes/probes_producer.h"
 #include "user/probes/tracefs_cleanup.h"
 
@@ -91,7 +94,26 @@ sluice::StatusOr<Args> ParseArgs(int argc, char** argv) {
 }
 
 std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop.store(true); }
+// Wakes the main thread for a stop signal or a lost connection, which it
+// waits for without a timeout (at rest it costs nothing). Set once, before
+// the signal handlers.
+const sluice::WakeFd* g_wake = nullptr;
+void WakeMain() {
+  if (g_wake) g_wake->Wake();
+}
+void OnSignal(int) {
+  g_stop.store(true);
+  WakeMain();
+}
+// Up to `timeout_ms` (-1: no limit), or until WakeMain(); without the
+// eventfd, at most 100 ms.
+void WaitForWake(int timeout_ms) {
+  if (g_wake) {
+    g_wake->Wait(timeout_ms);
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms < 0 ? 100 : std::min(timeout_ms, 100)));
+  }
+}
 
 // Forwards OnDisconnect to the main loop so it can reconnect.
 class ReconnectingProbes : public sluice::ProbesProducer {
@@ -100,6 +122,7 @@ class ReconnectingProbes : public sluice::ProbesProducer {
   void OnDisconnect(const std::string& reason) override {
     ProbesProducer::OnDisconnect(reason);
     disconnected_.store(true);
+    WakeMain();
   }
   std::atomic<bool> disconnected_{false};
 };
@@ -128,6 +151,7 @@ bool RestoreTracefs(const std::string& state_dir, bool verbose) {
 
 int main(int argc, char** argv) {
   sluice::RetainFreedHeap();  // Before any thread starts.
+  sluice::RaiseOpenFilesLimit();  // Four fds per CPU: past 1024 on a 256-CPU server.
   auto args = ParseArgs(argc, argv);
   if (!args.ok()) return sluice::CommandLineExit(args.status(), "sluice-probes", kUsage);
   if (args->cleanup) return RestoreTracefs(args->state_dir, /*verbose=*/true) ? 0 : 1;
@@ -137,6 +161,8 @@ int main(int argc, char** argv) {
   bool just_restored = true;
   const std::string& socket_path = args->socket_path;
   const bool once = args->once;
+  static const sluice::WakeFd wake = sluice::WakeFd::Create().value_or(sluice::WakeFd());
+  if (wake.fd() >= 0) g_wake = &wake;
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
@@ -162,7 +188,7 @@ int main(int argc, char** argv) {
         Log(LOG_WARNING, "waiting for sluiced: " + client.status().message());
         said_waiting = true;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      WaitForWake(backoff_ms);
       backoff_ms = std::min(backoff_ms * 2, 2000);
       continue;
     }
@@ -170,8 +196,7 @@ int main(int argc, char** argv) {
     said_waiting = false;
     backoff_ms = 100;
     probes.Connect(client->get());
-    while (!g_stop.load() && !probes.disconnected_.load())
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!g_stop.load() && !probes.disconnected_.load()) WaitForWake(-1);
     probes.Disconnect();
     client->reset();
     if (once) break;

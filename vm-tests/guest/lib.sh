@@ -94,7 +94,9 @@ write_markers() {
 # stop_record when its workload is done, so the recording cannot end before
 # the workload, however slow the guest.
 start_record() {
-  sluice record "$@" >"$OUT/record.log" 2>&1 &
+  # --file-lag 1s: the streamed file a second behind even at rest, which
+  # wait_until_recording relies on (the default lets it fall a minute behind).
+  sluice record --file-lag 1s "$@" >"$OUT/record.log" 2>&1 &
   RECORD_PID=$!
 }
 
@@ -111,9 +113,10 @@ recorder_ready() { grep -q '^sluice: recording' "$OUT/record.log" 2>/dev/null; }
 # wait_until_recording TRACE: the recording reaches TRACE. Waits for the
 # recorder's "sluice: recording" line, then writes "sluice-ready-<k>" markers
 # to trace_marker, one every 0.4 s, until one of them is in TRACE (the
-# recorder streams its file about once a second). Markers written before the
-# data sources were live are simply not recorded; the first one in the file
-# proves the whole path, kernel to file, runs. Their prefix is none of the
+# recorder streams its file about once a second: start_record's --file-lag).
+# Markers written before the data sources were live are simply not
+# recorded; the first one in the file proves the whole path, kernel to file,
+# runs. Their prefix is none of the
 # scenarios' sequence prefixes, so the marker checks do not count them.
 wait_until_recording() {
   READY_TRACE=$1 READY_SEQ=0

@@ -174,7 +174,8 @@ class RecordFaultKernelTest : public ::testing::Test {
                       ChildProcess* recorder) {
     std::vector<std::string> argv = {bin_dir_ + "/sluice", "record"};
     argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {"-t", "600s", "-q", "-o", output});
+    // --file-lag 1s: the file a second behind at rest too (the wait below).
+    argv.insert(argv.end(), {"-t", "600s", "-q", "--file-lag", "1s", "-o", output});
     EXPECT_TRUE(recorder->Start(argv, Path("record.out"), Path("record.err")));
     if (!WriteMarkerUntilInFile(prefix_ + "ready", output, WaitMs(), recorder)) {
       ADD_FAILURE() << "the recorder did not start recording: " << recorder->Describe();

@@ -367,7 +367,8 @@ class RecordKernelTest : public ::testing::Test {
   bool StartAndRunWorkload(std::vector<std::string> args, ChildProcess* recorder) {
     std::vector<std::string> argv = {Bin("sluice"), "record"};
     argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {"-o", Path("trace.pftrace")});
+    // The file a second behind, at rest too: the test waits for a marker in it.
+    argv.insert(argv.end(), {"--file-lag", "1s", "-o", Path("trace.pftrace")});
     EXPECT_TRUE(recorder->Start(argv, Path("record.out"), Path("record.err")));
     const uint64_t timeout_ms = testing::ScaledTimeoutMs(120000);
     if (!WaitUntilRecording(workload_, Path("trace.pftrace"), timeout_ms, recorder)) {
@@ -1326,7 +1327,8 @@ class RecordBoundaryKernelTest : public RecordTriggersKernelTest,
     WriteStaleMarkers();
     std::vector<std::string> argv = {Bin("sluice"), "record"};
     argv.insert(argv.end(), mode_args.begin(), mode_args.end());
-    argv.insert(argv.end(), {"-k", "4mb", "-t", "1h", "-q", "ftrace/print", "-o", Path("trace.pftrace")});
+    argv.insert(argv.end(),
+                {"-k", "4mb", "-t", "1h", "-q", "--file-lag", "1s", "ftrace/print", "-o", Path("trace.pftrace")});
     ChildProcess recorder;
     if (mode_args.empty()) {
       ASSERT_TRUE(recorder.Start(argv, Path("record.out"), Path("record.err")));
@@ -1479,8 +1481,8 @@ TEST_F(OtherTracerKernelTest, ACatOfTracePipeKeepsEveryEventAndSoDoesSluice) {
   ChildProcess other;
   if (!StartCatOfTracePipe(&other)) return;
   ChildProcess recorder;
-  const std::vector<std::string> args = {"-k", "4mb", "-t", "1h", "-q", "sched/sched_switch", "ftrace/print",
-                                         "-o", Path("trace.pftrace")};
+  const std::vector<std::string> args = {"-k", "4mb", "-t", "1h", "-q", "--file-lag", "1s", "sched/sched_switch",
+                                         "ftrace/print", "-o", Path("trace.pftrace")};
   if (!KernelCopiesTraceMarker()) {
     // No way to give an instance the markers: refused before anything starts.
     std::vector<std::string> argv = {Bin("sluice"), "record"};
@@ -1607,8 +1609,8 @@ duration_ms: 3600000
   if (!WaitUntilReadsTopLevel(probes_.pid())) return;
 
   ChildProcess recorder;
-  ASSERT_TRUE(recorder.Start({Bin("sluice"), "record", "-k", "4mb", "-t", "1h", "-q", "sched/sched_switch",
-                              "ftrace/print", "-o", Path("trace.pftrace")},
+  ASSERT_TRUE(recorder.Start({Bin("sluice"), "record", "-k", "4mb", "-t", "1h", "-q", "--file-lag", "1s",
+                              "sched/sched_switch", "ftrace/print", "-o", Path("trace.pftrace")},
                              Path("record.out"), Path("record.err")));
   ASSERT_TRUE(WaitUntilRecording(workload_, Path("trace.pftrace"), testing::ScaledTimeoutMs(120000), &recorder))
       << recorder.Describe();

@@ -88,6 +88,7 @@ class InProcessSession {
 
   TracingService* service() { return &service_; }
   ProbesProducer* probes() { return probes_.get(); }
+  ConsumerEndpoint* consumer() { return consumer_.get(); }
 
  private:
   EventLoopThread loop_;

@@ -298,7 +298,7 @@ class ProbesFaultKernelTest : public ::testing::Test {
                                  O_CREAT | O_TRUNC));
     ASSERT_TRUE(recorder_.Start({Bin("sluice"), "record", "--daemon", "--consumer-socket",
                                  Path("consumer.sock"), "-c", Path("config.pbtx"), "--txt", "-q",
-                                 "-o", Path("trace.pftrace")},
+                                 "--file-lag", "1s", "-o", Path("trace.pftrace")},
                                 Path("record.out"), Path("record.err")));
     ASSERT_TRUE(WaitUntilRecording("ready", Path("trace.pftrace"), &recorder_))
         << recorder_.Describe() << "\n" << probes_.Describe();
@@ -549,7 +549,7 @@ TEST_F(ProbesFaultKernelTest, SluicedKilledProbesRestoreTracefs) {
 TEST_F(ProbesFaultKernelTest, SigkilledRecordIsRestoredByTheNextRecord) {
   ASSERT_TRUE(WriteTracefsFile(Path("config.pbtx"), kConfig, O_CREAT | O_TRUNC));
   ASSERT_TRUE(recorder_.Start({Bin("sluice"), "record", "-c", Path("config.pbtx"), "--txt", "-q",
-                               "-o", Path("trace.pftrace")},
+                               "--file-lag", "1s", "-o", Path("trace.pftrace")},
                               Path("record.out"), Path("record.err")));
   ASSERT_TRUE(WaitUntilRecording("ready", Path("trace.pftrace"), &recorder_))
       << recorder_.Describe();

@@ -25,13 +25,15 @@ using Clock = std::chrono::steady_clock;
 // drain_period_ms left unset: upstream's 100 ms where the deadline is a
 // reader's only wake-up (no buffer_percent, before Linux 5.1). Where the
 // kernel wakes a reader at its buffer's watermark, that wake-up keeps the
-// buffer from filling and the deadline only bounds how long a slowly
-// filling buffer's events wait: a second, as often as sluice record's
-// streaming flush takes data to the file anyway, and trace-cmd's default
-// sleep between reads. It saves a reader most of its wake-ups when little is
-// traced (docs/PERFORMANCE.md, "The drain deadline").
+// buffer from filling, and a deadline would only bound how long a slowly
+// filling buffer's events wait in the kernel. The session's flushes do that
+// already where it matters (a streaming file: sluice record's periodic
+// flush, which backs off at rest; a ring buffer needs its data only at the
+// end or a clone, both of which flush), so no deadline: a reader at rest
+// sleeps until its watermark, as trace-cmd's do (docs/PERFORMANCE.md,
+// "Sluice at rest"). A config that sets drain_period_ms gets it.
 constexpr uint32_t kDefaultDrainPeriodMs = 100;
-constexpr uint32_t kWatermarkDrainPeriodMs = 1000;
+constexpr uint32_t kWatermarkDrainPeriodMs = 0;
 constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
 // A worker that does not finish a flush in this time is reported, not awaited.
 constexpr auto kFlushTimeout = std::chrono::seconds(10);
@@ -274,6 +276,10 @@ Status FtraceDataSource::Start() {
     if (state && state->worker()) state->worker()->StartThread(drain_period_ms_);
   }
   started_ = true;
+  {
+    std::lock_guard<std::mutex> lock(api_mutex_);
+    drain_running_ = true;
+  }
   drain_thread_ = std::thread([this] { DrainThreadMain(); });
   return Status::Ok();
 }
@@ -380,6 +386,15 @@ void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
 
 void FtraceDataSource::DrainThreadMain() {
   pthread_setname_np(pthread_self(), "ftrace-drain");
+  DrainLoop();
+  {
+    std::lock_guard<std::mutex> lock(api_mutex_);
+    drain_running_ = false;
+  }
+  api_cv_.notify_all();  // A stats() waiting for a publish.
+}
+
+void FtraceDataSource::DrainLoop() {
   const auto period = std::chrono::duration_cast<Clock::duration>(options_.housekeeping_period);
   auto next_tick = Clock::now() + period;
   uint64_t flush_seen = 0;
@@ -395,11 +410,21 @@ void FtraceDataSource::DrainThreadMain() {
     // relaxed: Abandon() joins this thread; the flag only has to be seen.
     if (abandoned_.load(std::memory_order_relaxed)) return;
     uint64_t requested;
+    uint64_t publish;
     bool final;
     {
       std::lock_guard<std::mutex> lock(api_mutex_);
       requested = flush_requested_;
       final = final_requested_;
+      publish = publish_requested_;
+    }
+    if (publish != publish_done_) {
+      PublishCounters();
+      {
+        std::lock_guard<std::mutex> lock(api_mutex_);
+        publish_done_ = publish;
+      }
+      api_cv_.notify_all();
     }
     if (requested != flush_seen) {
       std::vector<CpuState*> all;
@@ -595,7 +620,19 @@ void FtraceDataSource::PublishCounters() {
   stats_.Store(c);
 }
 
-FtraceSourceStats FtraceDataSource::stats() const { return stats_.Load(); }
+FtraceSourceStats FtraceDataSource::stats() const {
+  std::unique_lock<std::mutex> lock(api_mutex_);
+  if (drain_running_) {
+    // The drain thread publishes on request (the counters of readers it may
+    // be starting or stopping are its own to read). It is busy at most for
+    // a flush: past kStatsWait the last snapshot is the answer.
+    constexpr auto kStatsWait = std::chrono::milliseconds(200);
+    const uint64_t ticket = ++publish_requested_;
+    signal_.Notify();
+    api_cv_.wait_for(lock, kStatsWait, [&] { return publish_done_ >= ticket || !drain_running_; });
+  }
+  return stats_.Load();
+}
 
 std::vector<uint32_t> FtraceDataSource::ReadingCpusForTesting() const {
   std::lock_guard<std::mutex> lock(readers_mutex_);

@@ -23,11 +23,12 @@
 //            ─ the readers' worker threads, and the drain thread
 //
 //   drain thread (reads no pages itself):
-//     every second: re-read the online CPUs, start/stop readers; lower
-//       the watermark for a buffer that fills fast (ftrace_watermark.h);
-//       publish the counters. (Each worker keeps the drain deadline itself,
-//       so that a buffer that never reaches its watermark is read too:
-//       ftrace_reader_worker.h.)
+//     every housekeeping period (30 s; options): re-read the online CPUs,
+//       start/stop readers; lower the watermark for a buffer that fills
+//       fast (ftrace_watermark.h; a reader's near miss does it at once);
+//       publish the counters. (A config's drain_period_ms is kept by each
+//       worker itself: ftrace_reader_worker.h. By default there is none
+//       where the kernel has a watermark: ftrace_data_source.cc.)
 //
 //   Flush()  ─ the drain thread has every worker read what the kernel holds
 //              (partial pages too) and flush its writer; the caller waits
@@ -115,14 +116,15 @@ struct FtraceDataSourceOptions {
   // Where to keep the tracefs state file (see above); empty = none.
   std::string tracefs_state_dir;
   // How often the drain thread looks for CPUs gone or come online, at the
-  // buffers' fill rate, and publishes the counters. Not the drain period:
-  // each worker keeps that itself, and this thread's wake-ups were a tenth
-  // of sluice's CPU at a moderate event rate when it woke every drain
-  // period. The price: a CPU that comes online is read up to a period
+  // buffers' fill rate, and publishes the counters (a flush publishes them
+  // too). Not the drain period: each worker keeps that itself. 30 s, so
+  // that a recorder at rest is not woken every second for it (a fast-filling
+  // buffer is seen at once all the same: its reader's near miss wakes this
+  // thread). The price: a CPU that comes online is read up to a period
   // late, and what its buffer cannot hold until then is overwritten and
   // counted (overrun), as any backlog is. Tests lengthen it to leave a
   // reader's near miss as the only way the watermark is lowered.
-  std::chrono::milliseconds housekeeping_period{1000};
+  std::chrono::milliseconds housekeeping_period{30 * 1000};
   // With no instance configured, another process reading the top-level
   // buffer moves the session to an instance of its own or refuses it
   // (ftrace_buffer_choice.h). Tests that stand in for that other tracer in
@@ -136,8 +138,8 @@ struct FtraceAbandonStats {
 };
 
 // Totals so far, for `sluice record`'s status line. Published by the drain
-// thread every second and after a flush (relaxed; a snapshot, not a
-// consistent cut).
+// thread when stats() asks, after a flush and every housekeeping period
+// (relaxed; a snapshot, not a consistent cut).
 struct FtraceSourceStats {
   uint64_t events = 0;             // Events written into the trace.
   uint64_t pages = 0;              // Pages read from the kernel.
@@ -267,6 +269,7 @@ class FtraceDataSource {
   // Keeps the stopped reader's stats and destroys it (closing its fds).
   void RetireReader(CpuState* state);
   void DrainThreadMain();
+  void DrainLoop();  // DrainThreadMain's body.
   // Has every reader in `states` read everything and flush its writer.
   void FlushReaders(const std::vector<CpuState*>& states);
   void HandleHotplug();
@@ -320,7 +323,7 @@ class FtraceDataSource {
   // Other threads (SetReadingPausedForTesting) read under the lock.
   mutable std::mutex readers_mutex_;
   std::vector<std::unique_ptr<CpuState>> cpus_;
-  DrainSignal signal_;
+  mutable DrainSignal signal_;  // Notify() only from const stats().
   std::thread drain_thread_;
   // The online CPU list, kept open for HandleHotplug() (drain thread only;
   // the destructor closes it).
@@ -329,12 +332,16 @@ class FtraceDataSource {
   bool stopped_ = false;
   std::atomic<bool> paused_{false};
 
-  // Flush requests (API thread -> drain thread): request counter and done
-  // counter under api_mutex_; the drain thread is woken through signal_.
-  std::mutex api_mutex_;
-  std::condition_variable api_cv_;
+  // Flush and publish requests (API thread, stats() -> drain thread):
+  // request counters and done counters under api_mutex_; the drain thread is
+  // woken through signal_, and runs while drain_running_.
+  mutable std::mutex api_mutex_;
+  mutable std::condition_variable api_cv_;
   uint64_t flush_requested_ = 0;
   uint64_t flush_done_ = 0;
+  mutable uint64_t publish_requested_ = 0;
+  uint64_t publish_done_ = 0;
+  bool drain_running_ = false;
   bool final_requested_ = false;
   // Abandon(): the drain thread stops at its next check, without a flush.
   std::atomic<bool> abandoned_{false};

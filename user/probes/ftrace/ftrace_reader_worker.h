@@ -130,7 +130,7 @@ class FtraceReaderWorker {
   }
   // A wake-up that takes at least `pages` (a near miss: the buffer was that
   // full) notifies the DrainSignal, once, so that the drain thread lowers
-  // the watermark now rather than at its next once-a-second look; 0: never.
+  // the watermark now rather than at its next housekeeping look; 0: never.
   // Before StartThread().
   void set_near_miss_pages(uint64_t pages) { near_miss_pages_ = pages; }
 

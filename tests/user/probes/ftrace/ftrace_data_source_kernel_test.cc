@@ -425,12 +425,14 @@ TEST_P(FtraceDataSourceKernelTest, FlushReturnsPartialPages) {
   ds->reset();
 }
 
-// Left unset, the drain deadline is a second where the kernel wakes readers
-// at the watermark (every kernel CI boots has buffer_percent), and it still
-// reads a buffer that never reaches the watermark: markers arrive without a
-// flush (the splice path reads whole pages then, the mapped one the partial
-// page too). A configured period is kept as given.
-TEST_P(FtraceDataSourceKernelTest, TheDefaultDrainDeadlineReadsAQuietBuffer) {
+// Left unset, there is no drain deadline where the kernel wakes readers at
+// the watermark (every kernel CI boots has buffer_percent): a reader at rest
+// sleeps until its watermark, and what a quiet buffer holds reaches the
+// trace at the next flush, all of it. A configured period is kept as given,
+// and it reads a buffer that never reaches the watermark without a flush
+// (the splice path reads whole pages then, the mapped one the partial page
+// too).
+TEST_P(FtraceDataSourceKernelTest, NoDrainDeadlineByDefaultAndAConfiguredOneReadsAQuietBuffer) {
   perfetto::protos::FtraceConfig config = Config();
   config.add_ftrace_events("ftrace/print");
   config.set_buffer_size_kb(1024);
@@ -441,19 +443,14 @@ TEST_P(FtraceDataSourceKernelTest, TheDefaultDrainDeadlineReadsAQuietBuffer) {
   ASSERT_TRUE((*ds)->Start().ok());
   ASSERT_TRUE(testing::ReadFileOr((*ds)->tracefs().Path("buffer_percent")) != "")
       << "this kernel has no buffer_percent (Linux 5.1+)";
-  EXPECT_EQ((*ds)->drain_period_ms(), 1000u);
-
+  EXPECT_EQ((*ds)->drain_period_ms(), 0u);
   MarkerRun run;
-  run.tag = "sluice-" + std::to_string(getpid()) + "-deadline";
+  run.tag = "sluice-" + std::to_string(getpid()) + "-quiet";
   run.threads = 1;
   run.per_thread = 300;  // A few pages: far below the watermark (half the buffer).
   WriteMarkers((*ds)->tracefs().Path("trace_marker"), &run);
-  // No flush: only the deadline reads them.
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(testing::ScaledTimeoutMs(30000));
-  while ((*ds)->stats().events == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_GT((*ds)->stats().events, 0u) << "the drain deadline did not read the quiet buffer";
+  (*ds)->Flush();
+  EXPECT_GE((*ds)->stats().events, 300u) << "a flush did not read the quiet buffer";
   (*ds)->Stop();
   Analysis a = Analyze(collector.PacketsByWriter(), run);
   EXPECT_EQ(a.Missing(), 0u);
@@ -467,7 +464,21 @@ TEST_P(FtraceDataSourceKernelTest, TheDefaultDrainDeadlineReadsAQuietBuffer) {
   ASSERT_TRUE(ds250.ok()) << ds250.status().message();
   ASSERT_TRUE((*ds250)->Start().ok());
   EXPECT_EQ((*ds250)->drain_period_ms(), 250u);
+  MarkerRun run250;
+  run250.tag = "sluice-" + std::to_string(getpid()) + "-deadline";
+  run250.threads = 1;
+  run250.per_thread = 300;
+  WriteMarkers((*ds250)->tracefs().Path("trace_marker"), &run250);
+  // No flush: only the deadline reads them.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(testing::ScaledTimeoutMs(30000));
+  while ((*ds250)->stats().events == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_GT((*ds250)->stats().events, 0u) << "the drain deadline did not read the quiet buffer";
   (*ds250)->Stop();
+  Analysis a250 = Analyze(collector250.PacketsByWriter(), run250);
+  EXPECT_EQ(a250.Missing(), 0u);
+  EXPECT_EQ(a250.Duplicated(), 0u);
   ds250->reset();
 }
 
