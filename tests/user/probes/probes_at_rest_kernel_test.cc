@@ -10,15 +10,21 @@
 // runs every millisecond (well over a week's looks) and the flush every
 // 10 ms, the service's shortest period: 3,000 flushes, two days' worth, in
 // half a minute. A leak is found by its rate, not by the week: 50 bytes a
-// flush would be 150 KB here.
+// flush would be 150 KB here. A trickle of markers makes the small ring
+// wrap before the first measure, so that what the buffer keeps per chunk
+// it holds (an index entry for each flush's chunk) is at its steady size:
+// with a ring that never wrapped, that bounded growth read as a leak.
+#include <fcntl.h>
 #include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -84,7 +90,10 @@ TEST_F(ProbesAtRestKernelTest, ThousandsOfPeriodsGrowNothingAndEndWithAValidTrac
   testing::InProcessSession session(/*smb_kb=*/2048, probe_options);
   perfetto::protos::TraceConfig config;
   auto* buffer = config.add_buffers();
-  buffer->set_size_kb(4096);  // A flight recorder: the ring wraps many times.
+  // A flight recorder whose ring wraps many times in the run: the buffer's
+  // chunk index is then at its steady size before the first measure (it
+  // holds one entry per chunk in the ring, and each flush commits one).
+  buffer->set_size_kb(256);
   buffer->set_fill_policy(perfetto::protos::TraceConfig::BufferConfig::RING_BUFFER);
   config.set_flush_period_ms(10);
   auto* ds = config.add_data_sources()->mutable_config();
@@ -95,6 +104,32 @@ TEST_F(ProbesAtRestKernelTest, ThousandsOfPeriodsGrowNothingAndEndWithAValidTrac
   ftrace->set_buffer_size_kb(512);
   ftrace->set_instance_name("sluice_test_at_rest_" + std::to_string(getpid()));
   ASSERT_TRUE(session.Start(config).ok());
+  // A trickle, so that the ring wraps within the warm-up: a marker every
+  // millisecond, about 50 KiB a second.
+  std::atomic<bool> stop_trickle{false};
+  std::thread trickle([&] {
+    const std::string path =
+        std::string(kTracefs) + "/instances/" + ftrace->instance_name() + "/trace_marker";
+    int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    for (uint64_t i = 0; !stop_trickle.load(std::memory_order_relaxed); i++) {
+      const std::string line = "sluice-at-rest-" + std::to_string(i);
+      (void)!write(fd, line.data(), line.size());
+      usleep(1000);
+    }
+    close(fd);
+  });
+  // Joined before the session ends, on every path: its open trace_marker
+  // would keep the instance from being removed.
+  struct JoinTrickle {
+    std::atomic<bool>* stop;
+    std::thread* t;
+    void Join() {
+      stop->store(true);
+      if (t->joinable()) t->join();
+    }
+    ~JoinTrickle() { Join(); }
+  } join_trickle{&stop_trickle, &trickle};
 
   // Warm-up: the first periods size the pools, the SMB's chunks and the
   // writers' buffers, once.
@@ -102,10 +137,16 @@ TEST_F(ProbesAtRestKernelTest, ThousandsOfPeriodsGrowNothingAndEndWithAValidTrac
     return testing::WaitUntil([&] { return FlushesSucceeded(session.consumer()) >= n; },
                               static_cast<int>(testing::ScaledTimeoutMs(600000)));
   };
-  ASSERT_TRUE(flushes_reach(200));
+  auto ring_wrapped = [&] {
+    auto stats = session.consumer()->GetTraceStats();
+    return stats.ok() && stats->buffer_stats_size() > 0 && stats->buffer_stats(0).chunks_overwritten() > 0;
+  };
+  ASSERT_TRUE(testing::WaitUntil(ring_wrapped, static_cast<int>(testing::ScaledTimeoutMs(600000))));
+  ASSERT_TRUE(flushes_reach(FlushesSucceeded(session.consumer()) + 200));
   const Footprint warm = Measure();
+  const uint64_t warm_flushes = FlushesSucceeded(session.consumer());
   constexpr uint64_t kFlushes = 3000;
-  ASSERT_TRUE(flushes_reach(200 + kFlushes)) << FlushesSucceeded(session.consumer()) << " flushes";
+  ASSERT_TRUE(flushes_reach(warm_flushes + kFlushes)) << FlushesSucceeded(session.consumer()) << " flushes";
   const Footprint week = Measure();
   fprintf(stderr, "[ measured ] after %llu periodic flushes: fds %zu -> %zu, threads %zu -> %zu, heap in use %zu -> %zu bytes\n",
           static_cast<unsigned long long>(kFlushes), warm.fds, week.fds, warm.threads, week.threads,
@@ -115,6 +156,7 @@ TEST_F(ProbesAtRestKernelTest, ThousandsOfPeriodsGrowNothingAndEndWithAValidTrac
   // What moves is the allocator's and protobuf's own churn.
   EXPECT_LT(week.heap_in_use, warm.heap_in_use + 128 * 1024);
 
+  join_trickle.Join();
   auto packets = session.StopAndRead();
   ASSERT_TRUE(packets.ok()) << packets.status().message();
   // As valid as after a minute: events, the end's stats, nothing lost
@@ -130,7 +172,7 @@ TEST_F(ProbesAtRestKernelTest, ThousandsOfPeriodsGrowNothingAndEndWithAValidTrac
     if (!p.has_trace_stats()) continue;
     have_trace_stats = true;
     const auto& st = p.trace_stats();
-    EXPECT_GE(st.flushes_succeeded(), 200 + kFlushes);
+    EXPECT_GE(st.flushes_succeeded(), warm_flushes + kFlushes);
     EXPECT_EQ(st.flushes_failed(), 0u);
     for (const auto& b : st.buffer_stats()) {
       EXPECT_EQ(b.trace_writer_packet_loss(), 0u);
