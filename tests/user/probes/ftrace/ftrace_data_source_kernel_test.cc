@@ -686,8 +686,9 @@ TEST_P(FtraceDataSourceKernelTest, AFastFillingBufferGetsTheLowerWatermark) {
   const std::string percent_path = (*ds)->tracefs().Path("buffer_percent");
   const std::string lowered = std::to_string(kFastFillBufferPercent);
   ASSERT_NE(TrimWhitespace(testing::ReadFileOr(percent_path)), lowered) << "a new instance starts at the kernel's";
-  // Write until the drain thread's once-a-second look has lowered it (a
-  // condition; the limit is only reached when something is broken).
+  // Write until the drain thread has lowered it (a reader's near miss, or its
+  // housekeeping look; a condition: the limit is only reached when something
+  // is broken).
   MarkerRun run;
   run.tag = "sluice-" + std::to_string(getpid()) + "-fastfill";
   run.threads = 1;
