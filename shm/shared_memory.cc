@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
+
 #include "shm/base/errno_message.h"
 
 namespace sluice {
@@ -20,55 +22,44 @@ StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Create(uint32_t size) {
   if (size == 0 || size % static_cast<uint32_t>(sys_page) != 0)
     return Status::Error("shared memory size " + std::to_string(size) +
                          " is not a positive multiple of the page size");
-  int fd = memfd_create("sluice-smb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return Status::Error(WithErrno("memfd_create failed (kernel needs CONFIG_MEMFD_CREATE)", errno));
-  if (ftruncate(fd, size) != 0) {
-    Status s = Status::Error(WithErrno("ftruncate of the shared memory failed", errno));
-    close(fd);
-    return s;
+  ScopedFd fd(memfd_create("sluice-smb", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) return Status::Error(WithErrno("memfd_create failed (kernel needs CONFIG_MEMFD_CREATE)", errno));
+  if (ftruncate(fd.get(), size) != 0) {
+    return Status::Error(WithErrno("ftruncate of the shared memory failed", errno));
   }
   // A producer must not be able to shrink the file under the service's
   // mapping (that would SIGBUS the service).
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-    Status s = Status::Error(WithErrno("sealing the shared memory failed", errno));
-    close(fd);
-    return s;
+  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    return Status::Error(WithErrno("sealing the shared memory failed", errno));
   }
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (p == MAP_FAILED) {
-    Status s = Status::Error(WithErrno("mmap of the shared memory failed", errno));
-    close(fd);
-    return s;
+    return Status::Error(WithErrno("mmap of the shared memory failed", errno));
   }
-  return std::unique_ptr<SharedMemory>(new SharedMemory(fd, static_cast<uint8_t*>(p), size));
+  return std::unique_ptr<SharedMemory>(new SharedMemory(std::move(fd), static_cast<uint8_t*>(p), size));
 }
 
-StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Attach(int fd, uint32_t expected_size) {
+StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Attach(int raw_fd, uint32_t expected_size) {
+  ScopedFd fd(raw_fd);
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    Status s = Status::Error(WithErrno("fstat of the shared memory fd failed", errno));
-    close(fd);
-    return s;
+  if (fstat(fd.get(), &st) != 0) {
+    return Status::Error(WithErrno("fstat of the shared memory fd failed", errno));
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size == 0 || size > kMaxAttachSize || (expected_size != 0 && size != expected_size)) {
-    close(fd);
     return Status::Error("shared memory fd has size " + std::to_string(size) + ", expected " +
                          std::to_string(expected_size));
   }
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (p == MAP_FAILED) {
-    Status s = Status::Error(WithErrno("mmap of the shared memory fd failed", errno));
-    close(fd);
-    return s;
+    return Status::Error(WithErrno("mmap of the shared memory fd failed", errno));
   }
   return std::unique_ptr<SharedMemory>(
-      new SharedMemory(fd, static_cast<uint8_t*>(p), static_cast<uint32_t>(size)));
+      new SharedMemory(std::move(fd), static_cast<uint8_t*>(p), static_cast<uint32_t>(size)));
 }
 
 SharedMemory::~SharedMemory() {
   if (start_) munmap(start_, size_);
-  if (fd_ >= 0) close(fd_);
 }
 
 }  // namespace sluice

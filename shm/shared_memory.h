@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 
+#include "shm/base/scoped_fd.h"
 #include "shm/base/status.h"
 
 namespace sluice {
@@ -28,11 +30,12 @@ class SharedMemory {
 
   uint8_t* start() const { return start_; }
   uint32_t size() const { return size_; }
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
  private:
-  SharedMemory(int fd, uint8_t* start, uint32_t size) : fd_(fd), start_(start), size_(size) {}
-  int fd_;
+  SharedMemory(ScopedFd fd, uint8_t* start, uint32_t size)
+      : fd_(std::move(fd)), start_(start), size_(size) {}
+  ScopedFd fd_;  // Closed after the destructor unmaps.
   uint8_t* start_;
   uint32_t size_;
 };

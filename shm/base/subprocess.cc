@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shm/base/scoped_fd.h"
+
 extern char** environ;
 
 namespace sluice {
@@ -13,31 +15,31 @@ namespace sluice {
 int RunCommandAndWait(const std::vector<std::string>& argv, std::string* output) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
+  ScopedFd read_end(pipe_fds[0]);
+  ScopedFd write_end(pipe_fds[1]);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDERR_FILENO);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
   int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  if (rc != 0) {
-    close(pipe_fds[0]);
-    return -1;
-  }
+  write_end.reset();  // Our copy: the read below sees EOF once the child's close.
+  if (rc != 0) return -1;
   char buf[512];
   ssize_t n;
-  while ((n = read(pipe_fds[0], buf, sizeof(buf))) != 0) {
+  while ((n = read(read_end.get(), buf, sizeof(buf))) != 0) {
     if (n < 0) {
       if (errno == EINTR) continue;
       break;
     }
     if (output->size() < 4096) output->append(buf, static_cast<size_t>(n));
   }
-  close(pipe_fds[0]);
+  // Before the wait: a child still writing fails instead of blocking on a full pipe.
+  read_end.reset();
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return -1;

@@ -12,6 +12,7 @@
 #include "shm/base/cpu_list.h"
 #include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
+#include "shm/base/scoped_fd.h"
 #include "shm/base/string_util.h"
 
 namespace sluice {
@@ -113,21 +114,20 @@ std::string Tracefs::PerCpuPath(uint32_t cpu, std::string_view file) const {
 }
 
 Status Tracefs::WritePath(const std::string& path, std::string_view value) {
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error("cannot open " + path + " for writing (" + ErrnoMessage(errno) + ")");
+  ScopedFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd.valid()) return Status::Error("cannot open " + path + " for writing (" + ErrnoMessage(errno) + ")");
   // A plain file with contents is a fake tree in a test: replace its contents.
   // tracefs files stat as size 0 and are never truncated (see header).
   struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ftruncate(fd, 0) != 0) {
-    close(fd);
+  if (fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ftruncate(fd.get(), 0) != 0) {
     return Status::Error("cannot truncate " + path + " (" + ErrnoMessage(errno) + ")");
   }
   ssize_t n;
   do {
-    n = write(fd, value.data(), value.size());
+    n = write(fd.get(), value.data(), value.size());
   } while (n < 0 && errno == EINTR);
   const int err = errno;
-  close(fd);
+  fd.reset();
   if (n < 0) {
     return Status::Error("cannot write '" + std::string(value) + "' to " + path + " (" +
                          ErrnoMessage(err) + ")");
@@ -141,16 +141,16 @@ Status Tracefs::WritePath(const std::string& path, std::string_view value) {
 StatusOr<std::string> Tracefs::Read(std::string_view rel) const { return ReadFile(Path(rel)); }
 Status Tracefs::AppendToRootFile(std::string_view rel, std::string_view line) const {
   const std::string path = RootPath(rel);
-  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return Status::Error("cannot open " + path + " for appending (" + ErrnoMessage(errno) + ")");
+  ScopedFd fd(open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+  if (!fd.valid()) return Status::Error("cannot open " + path + " for appending (" + ErrnoMessage(errno) + ")");
   // A line of its own in a fake tree's plain file; the kernel takes either.
   const std::string text = std::string(line) + "\n";
   ssize_t n;
   do {
-    n = write(fd, text.data(), text.size());
+    n = write(fd.get(), text.data(), text.size());
   } while (n < 0 && errno == EINTR);
   const int err = errno;
-  close(fd);
+  fd.reset();
   if (n < 0) return Status::Error("cannot write '" + std::string(line) + "' to " + path + " (" + ErrnoMessage(err) + ")");
   return Status::Ok();
 }
@@ -263,13 +263,13 @@ StatusOr<std::vector<uint32_t>> Tracefs::ReadOnlineCpus() const {
   return cpus;
 }
 
-StatusOr<std::vector<uint32_t>> Tracefs::ReadOnlineCpus(int* fd) const {
-  if (*fd < 0) {
-    *fd = open(cpu_online_path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (*fd < 0) return Status::Error(WithErrno("cannot open " + cpu_online_path_, errno));
+StatusOr<std::vector<uint32_t>> Tracefs::ReadOnlineCpus(ScopedFd* fd) const {
+  if (!fd->valid()) {
+    fd->reset(open(cpu_online_path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd->valid()) return Status::Error(WithErrno("cannot open " + cpu_online_path_, errno));
   }
   char buf[1024];
-  const ssize_t n = pread(*fd, buf, sizeof(buf), 0);
+  const ssize_t n = pread(fd->get(), buf, sizeof(buf), 0);
   if (n < 0) return Status::Error(WithErrno("cannot read " + cpu_online_path_, errno));
   // A list too long for the buffer (thousands of CPUs, not in ranges).
   if (static_cast<size_t>(n) == sizeof(buf)) return ReadOnlineCpus();

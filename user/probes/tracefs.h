@@ -44,6 +44,7 @@
 
 #include "shm/base/cpu_list.h"
 #include "shm/base/file_util.h"
+#include "shm/base/scoped_fd.h"
 #include "shm/base/status.h"
 #include "shm/base/string_util.h"
 
@@ -145,11 +146,11 @@ class Tracefs {
 
   // CPUs online now (from options.cpu_online_path).
   StatusOr<std::vector<uint32_t>> ReadOnlineCpus() const;
-  // The same through `*fd`, which the caller keeps (-1: not open yet; opened
-  // here) and closes: a check every drain period then costs one pread()
+  // The same through `*fd`, which the caller keeps (empty: not open yet;
+  // opened here): a check every drain period then costs one pread()
   // instead of a path lookup, an open and a close. sysfs renders the file
   // anew at every read from offset 0.
-  StatusOr<std::vector<uint32_t>> ReadOnlineCpus(int* fd) const;
+  StatusOr<std::vector<uint32_t>> ReadOnlineCpus(ScopedFd* fd) const;
   // CPUs that have a per_cpu/cpuN directory (the kernel makes one per
   // possible CPU).
   std::vector<uint32_t> ListPerCpuDirs() const;

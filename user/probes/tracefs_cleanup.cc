@@ -11,6 +11,7 @@
 #include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
 #include "shm/base/process_identity.h"
+#include "shm/base/scoped_fd.h"
 #include "user/probes/ftrace/ftrace_cpu_stats.h"
 #include "user/probes/tracefs.h"
 #include "user/probes/tracefs_state_file.h"
@@ -50,24 +51,21 @@ uint64_t UnreadEvents(const Tracefs& fs) {
 class DirLock {
  public:
   explicit DirLock(const std::string& dir) {
-    fd_ = open((dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0) {
+    fd_.reset(open((dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!fd_.valid()) {
       error_ = Status::Error("cannot open " + dir + "/.lock (" + ErrnoMessage(errno) + ")");
       return;
     }
-    while (flock(fd_, LOCK_EX) != 0) {
+    while (flock(fd_.get(), LOCK_EX) != 0) {
       if (errno == EINTR) continue;
       error_ = Status::Error("cannot lock " + dir + "/.lock (" + ErrnoMessage(errno) + ")");
       return;
     }
   }
-  ~DirLock() {
-    if (fd_ >= 0) close(fd_);  // Releases the lock.
-  }
   const Status& error() const { return error_; }
 
  private:
-  int fd_ = -1;
+  ScopedFd fd_;  // Closing it releases the lock.
   Status error_;
 };
 

@@ -94,18 +94,17 @@ TEST(TracefsTest, OnlineCpusThroughAKeptFd) {
   fake.PopulateRoot();
   std::unique_ptr<Tracefs> fs = fake.Open();
   ASSERT_NE(fs, nullptr);
-  int fd = -1;
+  ScopedFd fd;
   EXPECT_EQ(*fs->ReadOnlineCpus(&fd), (std::vector<uint32_t>{0, 1}));
-  ASSERT_GE(fd, 0);
-  const int first_fd = fd;
+  ASSERT_TRUE(fd.valid());
+  const int first_fd = fd.get();
   fake.Write("cpu_online", "0-2,5\n");  // In place, as the kernel's file changes.
   EXPECT_EQ(*fs->ReadOnlineCpus(&fd), (std::vector<uint32_t>{0, 1, 2, 5}));
-  EXPECT_EQ(fd, first_fd);  // The same open file, read again from its start.
+  EXPECT_EQ(fd.get(), first_fd);  // The same open file, read again from its start.
   fake.Write("cpu_online", "zero\n");
   auto bad = fs->ReadOnlineCpus(&fd);
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find(fake.Path("cpu_online")), std::string::npos);
-  close(fd);
 
   // The real file, where there is one: sysfs renders it anew at each read.
   TracefsOptions options;
@@ -114,21 +113,20 @@ TEST(TracefsTest, OnlineCpusThroughAKeptFd) {
   if (access(options.cpu_online_path.c_str(), R_OK) == 0) {
     auto real = Tracefs::Open(options);
     ASSERT_TRUE(real.ok());
-    int real_fd = -1;
+    ScopedFd real_fd;
     auto once = (*real)->ReadOnlineCpus(&real_fd);
     auto twice = (*real)->ReadOnlineCpus(&real_fd);
     ASSERT_TRUE(once.ok() && twice.ok());
     EXPECT_EQ(*once, *(*real)->ReadOnlineCpus());
     EXPECT_EQ(*twice, *once);
-    close(real_fd);
   }
 
   options.cpu_online_path = fake.Path("no_such_file");
   auto missing = Tracefs::Open(options);
   ASSERT_TRUE(missing.ok());
-  int missing_fd = -1;
+  ScopedFd missing_fd;
   EXPECT_FALSE((*missing)->ReadOnlineCpus(&missing_fd).ok());
-  EXPECT_EQ(missing_fd, -1);
+  EXPECT_FALSE(missing_fd.valid());
 }
 
 TEST(TracefsTest, MissingTracefsNamesTheFix) {

@@ -214,14 +214,14 @@ Status BpfDataSource::OpenRingReader() {
 // The reader waits on libbpf's epoll fd (data: 0) and the control eventfd
 // (data: 1).
 Status BpfDataSource::SetUpEpoll() {
-  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-  event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epoll_fd_ < 0 || event_fd_ < 0) return Status::Error(std::string("linux.bpf: epoll/eventfd: ") + strerror(errno));
+  epoll_fd_.reset(epoll_create1(EPOLL_CLOEXEC));
+  event_fd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!epoll_fd_.valid() || !event_fd_.valid()) return Status::Error(std::string("linux.bpf: epoll/eventfd: ") + strerror(errno));
   epoll_event ev = {};
   ev.events = EPOLLIN;
   ev.data.u32 = 0;
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb_), &ev) != 0 ||
-      (ev.data.u32 = 1, epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &ev)) != 0) {
+  if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb_), &ev) != 0 ||
+      (ev.data.u32 = 1, epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, event_fd_.get(), &ev)) != 0) {
     return Status::Error(std::string("linux.bpf: epoll_ctl: ") + strerror(errno));
   }
   return Status::Ok();
@@ -231,8 +231,6 @@ BpfDataSource::~BpfDataSource() {
   Stop();
   bundles_.clear();  // before the writers they point to
   if (rb_) ring_buffer__free(rb_);
-  if (epoll_fd_ >= 0) close(epoll_fd_);
-  if (event_fd_ >= 0) close(event_fd_);
 }
 
 Status BpfDataSource::Start() {
@@ -246,7 +244,7 @@ Status BpfDataSource::Start() {
 
 void BpfDataSource::Signal() {
   uint64_t one = 1;
-  ssize_t n = write(event_fd_, &one, sizeof(one));
+  ssize_t n = write(event_fd_.get(), &one, sizeof(one));
   (void)n;  // EAGAIN: the counter is already non-zero, the reader will wake
 }
 
@@ -356,7 +354,7 @@ void BpfDataSource::ReaderLoop() {
   for (;;) {
     if (waiting_for_room) {
       // Not on the rings: they stay readable while we leave their records.
-      struct pollfd control = {event_fd_, POLLIN, 0};
+      struct pollfd control = {event_fd_.get(), POLLIN, 0};
       const auto start = std::chrono::steady_clock::now();
       (void)poll(&control, 1, kRoomRetryMs);
       reader_stats_.Add(&BpfReaderStats::smb_full_wait_us,
@@ -364,11 +362,11 @@ void BpfDataSource::ReaderLoop() {
                                                   std::chrono::steady_clock::now() - start)
                                                   .count()));
     } else {
-      int n = epoll_wait(epoll_fd_, events, 2, static_cast<int>(options_.drain_period_ms));
+      int n = epoll_wait(epoll_fd_.get(), events, 2, static_cast<int>(options_.drain_period_ms));
       (void)n;  // woken by a ring, the control eventfd or the timeout: same work
     }
     uint64_t value;
-    while (read(event_fd_, &value, sizeof(value)) > 0) {
+    while (read(event_fd_.get(), &value, sizeof(value)) > 0) {
     }
     uint64_t flush_requested;
     bool flush;

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "shm/base/atomic_stats.h"
+#include "shm/base/scoped_fd.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
 #include "user/probes/bpf/bpf_bundle_writer.h"
@@ -208,8 +209,8 @@ class BpfDataSource {
   std::vector<std::unique_ptr<BpfBundleWriter>> bundles_;  // per CPU
   std::vector<RingCtx> ring_ctx_;
   ring_buffer* rb_ = nullptr;
-  int epoll_fd_ = -1;
-  int event_fd_ = -1;
+  ScopedFd epoll_fd_;  // Closed after the destructor frees rb_.
+  ScopedFd event_fd_;
 
   // Reader-thread state.
   uint64_t consumed_in_cycle_ = 0;

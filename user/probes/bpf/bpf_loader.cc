@@ -20,6 +20,7 @@
 
 #include "shm/base/cpu_list.h"
 #include "shm/base/errno_message.h"
+#include "shm/base/scoped_fd.h"
 #include "user/probes/tracefs.h"
 
 namespace sluice {
@@ -143,16 +144,11 @@ bool ProbeTracingProgram(int attach_btf_id, bpf_attach_type type, bool attach) {
   insns[1].code = BPF_JMP | BPF_EXIT;
   LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
               .attach_btf_id = static_cast<__u32>(attach_btf_id));
-  int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "sluice_probe", "Dual MIT/GPL", insns, 2, &opts);
-  if (fd < 0) return false;
-  bool ok = true;
-  if (attach) {
-    int link = bpf_raw_tracepoint_open(nullptr, fd);
-    ok = link >= 0;
-    if (link >= 0) close(link);
-  }
-  close(fd);
-  return ok;
+  ScopedFd prog(bpf_prog_load(BPF_PROG_TYPE_TRACING, "sluice_probe", "Dual MIT/GPL", insns, 2, &opts));
+  if (!prog.valid()) return false;
+  if (!attach) return true;
+  ScopedFd link(bpf_raw_tracepoint_open(nullptr, prog.get()));
+  return link.valid();
 }
 
 // Parameters of a tracepoint's BTF prototype btf_trace_<name> (the first is
@@ -271,7 +267,7 @@ Status BpfLoader::Open(const BpfSettings& settings, const BpfLoaderOptions& opti
   }
   SLUICE_RETURN_IF_ERROR(FillTaskFilter(settings));
   SLUICE_RETURN_IF_ERROR(CreateRings(settings));
-  if (options.enable_run_time_stats) stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  if (options.enable_run_time_stats) stats_fd_.reset(bpf_enable_stats(BPF_STATS_RUN_TIME));
   return Status::Ok();
 }
 
@@ -395,13 +391,13 @@ Status BpfLoader::SizeMaps(const BpfSettings& settings) {
   const uint32_t page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
   // The outer map's inner template is a real ring of the right size (libbpf
   // 1.1 cannot resize the inner definition of a map-in-map).
-  template_ring_fd_ = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "sluice_rb_tmpl", 0, 0,
-                                     shared_ring_ ? page : settings.ring_bytes, nullptr);
-  if (template_ring_fd_ < 0) {
+  template_ring_fd_.reset(bpf_map_create(BPF_MAP_TYPE_RINGBUF, "sluice_rb_tmpl", 0, 0,
+                                         shared_ring_ ? page : settings.ring_bytes, nullptr));
+  if (!template_ring_fd_.valid()) {
     return Status::Error("linux.bpf: cannot create a " + std::to_string(settings.ring_bytes) +
                          "-byte BPF ring buffer: " + ErrnoMessage(errno) + " (lower ringbuf_size_kb)");
   }
-  bpf_map__set_inner_map_fd(skel_->maps.sluice_rings, template_ring_fd_);
+  bpf_map__set_inner_map_fd(skel_->maps.sluice_rings, template_ring_fd_.get());
   bpf_map__set_max_entries(skel_->maps.sluice_rings, shared_ring_ ? 1 : num_cpus_);
   bpf_map__set_max_entries(skel_->maps.sluice_ring, shared_ring_ ? settings.ring_bytes : page);
   uint32_t ids = static_cast<uint32_t>(settings.pids.size() + settings.tgids.size());
@@ -447,6 +443,7 @@ Status BpfLoader::CreateRings(const BpfSettings& settings) {
                            " (" + std::to_string(settings.ring_bytes) + " bytes): " + ErrnoMessage(errno) +
                            " (lower ringbuf_size_kb)");
     }
+    owned_rings_.emplace_back(fd);
     ring_fds_[cpu] = fd;
     if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) != 0) {
       return Status::Error("linux.bpf: cannot install the ring of CPU " + std::to_string(cpu) +
@@ -486,11 +483,6 @@ void BpfLoader::Detach() {
 BpfLoader::~BpfLoader() {
   Detach();
   if (skel_) sluice_events__destroy(skel_);
-  for (int fd : ring_fds_) {
-    if (fd >= 0 && !shared_ring_) close(fd);
-  }
-  if (template_ring_fd_ >= 0) close(template_ring_fd_);
-  if (stats_fd_ >= 0) close(stats_fd_);
 }
 
 Status BpfLoader::ReadCounters(std::vector<sluice_cpu_stats>* out) const {

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "shm/base/scoped_fd.h"
 #include "shm/base/status.h"
 #include "user/probes/bpf/bpf_marker_files.h"
 #include "user/probes/bpf/bpf_settings.h"
@@ -141,9 +142,13 @@ class BpfLoader {
   uint32_t num_cpus_ = 0;
   bool shared_ring_ = false;
   std::vector<int> ring_fds_;
+  // Per-CPU mode: the rings ring_fds_ names (shared mode's one is the
+  // skeleton's). Like the fds below, closed after the destructor destroys
+  // the skeleton.
+  std::vector<ScopedFd> owned_rings_;
   std::vector<bool> online_;
-  int template_ring_fd_ = -1;
-  int stats_fd_ = -1;
+  ScopedFd template_ring_fd_;
+  ScopedFd stats_fd_;
   std::vector<bpf_link*> links_;
   BpfAttachInfo info_;
   std::function<void(const std::string&)> warn_;

@@ -28,24 +28,24 @@ StatusOr<std::unique_ptr<FtraceCpuReader>> FtraceCpuReader::Create(
     return Status::Error("implausible ftrace page size " + std::to_string(options.page_size));
   }
   std::unique_ptr<FtraceCpuReader> r(new FtraceCpuReader(cpu, options, encoder, writer, signal));
-  r->trace_fd_ = open(trace_pipe_raw_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (r->trace_fd_ < 0) {
+  r->trace_fd_.reset(open(trace_pipe_raw_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!r->trace_fd_.valid()) {
     return Status::Error("cannot open " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) +
                          "): run sluice as root");
   }
-  r->set_trace_fd(r->trace_fd_);
+  r->set_trace_fd(r->trace_fd_.get());
   int fds[2];
   if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
     return Status::Error("cannot create a pipe (" + ErrnoMessage(errno) +
                          "): raise the open-files limit (ulimit -n)");
   }
-  r->pipe_read_ = fds[0];
-  r->pipe_write_ = fds[1];
+  r->pipe_read_.reset(fds[0]);
+  r->pipe_write_.reset(fds[1]);
   // The pipe must hold one splice() worth of sub-buffers. If it cannot hold
   // even one (pipe-max-size below the sub-buffer size), use read(2) only.
   const long want = static_cast<long>(r->splice_pages_) * r->page_size_;
-  if (want > 0 && fcntl(r->pipe_write_, F_SETPIPE_SZ, want) < 0) {
-    const long have = fcntl(r->pipe_write_, F_GETPIPE_SZ);
+  if (want > 0 && fcntl(r->pipe_write_.get(), F_SETPIPE_SZ, want) < 0) {
+    const long have = fcntl(r->pipe_write_.get(), F_GETPIPE_SZ);
     r->splice_pages_ = have > 0 ? std::min(r->splice_pages_, static_cast<uint32_t>(have / r->page_size_)) : 0;
   }
   SLUICE_RETURN_IF_ERROR(r->OpenControl());
@@ -53,10 +53,7 @@ StatusOr<std::unique_ptr<FtraceCpuReader>> FtraceCpuReader::Create(
 }
 
 FtraceCpuReader::~FtraceCpuReader() {
-  StopThread();  // Before the fds close: the worker reads them.
-  for (int fd : {trace_fd_, pipe_read_, pipe_write_}) {
-    if (fd >= 0) close(fd);
-  }
+  StopThread();  // Before the fds close (the members, after this): the worker reads them.
 }
 
 FtraceCpuReader::ReadResult FtraceCpuReader::ReadAvailable(bool flushing, bool* got_data) {
@@ -96,7 +93,7 @@ uint32_t FtraceCpuReader::SpliceBatch(bool* failed) {
   const size_t want = static_cast<size_t>(splice_pages_) * page_size_;
   ssize_t n;
   do {
-    n = splice(trace_fd_, nullptr, pipe_write_, nullptr, want, SPLICE_F_NONBLOCK);
+    n = splice(trace_fd_.get(), nullptr, pipe_write_.get(), nullptr, want, SPLICE_F_NONBLOCK);
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
     if (errno == EINVAL || errno == ENOSYS) {
@@ -111,7 +108,7 @@ uint32_t FtraceCpuReader::SpliceBatch(bool* failed) {
   // Move what the kernel spliced from the pipe into the batch.
   size_t done = 0;
   while (done < static_cast<size_t>(n)) {
-    const ssize_t r = read(pipe_read_, batch_.get() + done, static_cast<size_t>(n) - done);
+    const ssize_t r = read(pipe_read_.get(), batch_.get() + done, static_cast<size_t>(n) - done);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     done += static_cast<size_t>(r);
@@ -134,7 +131,7 @@ bool FtraceCpuReader::ReadOnePage(bool* failed) {
   // start the next page, so a short read is padded, never continued.
   ssize_t r;
   do {
-    r = read(trace_fd_, batch_.get(), page_size_);
+    r = read(trace_fd_.get(), batch_.get(), page_size_);
   } while (r < 0 && errno == EINTR);
   if (r < 0) {
     if (errno != EAGAIN) {

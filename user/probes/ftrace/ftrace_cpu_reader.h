@@ -37,6 +37,7 @@
 #include <string>
 
 #include "shm/base/atomic_stats.h"
+#include "shm/base/scoped_fd.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
 #include "user/probes/ftrace/ftrace_page_encoder.h"
@@ -90,9 +91,9 @@ class FtraceCpuReader : public FtraceReaderWorker {
   const uint32_t max_pages_per_read_;
   std::unique_ptr<uint8_t[]> batch_;  // max(splice_pages_, 1) pages.
 
-  int trace_fd_ = -1;
-  int pipe_read_ = -1;
-  int pipe_write_ = -1;
+  ScopedFd trace_fd_;
+  ScopedFd pipe_read_;
+  ScopedFd pipe_write_;
 
   AtomicStats<FtraceCpuReaderStats> stats_;
 };

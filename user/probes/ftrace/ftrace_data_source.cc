@@ -185,7 +185,6 @@ FtraceDataSource::~FtraceDataSource() {
   if (settings_) settings_->Restore();  // If Start() failed half-way; idempotent.
   RemoveInstanceIfCreated();
   settings_.reset();
-  if (cpu_online_fd_ >= 0) close(cpu_online_fd_);
 }
 
 void FtraceDataSource::AddWarning(const std::string& warning) {

@@ -90,6 +90,7 @@
 #include "perfetto/config/ftrace/ftrace_config.pb.h"
 #include "sluice/ftrace.pb.h"
 #include "shm/base/atomic_stats.h"
+#include "shm/base/scoped_fd.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
 #include "user/probes/ftrace/ftrace_buffer_choice.h"
@@ -327,7 +328,7 @@ class FtraceDataSource {
   std::thread drain_thread_;
   // The online CPU list, kept open for HandleHotplug() (drain thread only;
   // the destructor closes it).
-  int cpu_online_fd_ = -1;
+  ScopedFd cpu_online_fd_;
   bool started_ = false;
   bool stopped_ = false;
   std::atomic<bool> paused_{false};

@@ -68,14 +68,14 @@ StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
     FtracePageEncoder* encoder, TraceWriter* writer, DrainSignal* signal, bool start_paused) {
   std::unique_ptr<FtraceMappedCpuReader> r(new FtraceMappedCpuReader(cpu, header, encoder, writer, signal));
   if (start_paused) r->SetPaused(true);
-  r->trace_fd_ = open(trace_pipe_raw_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (r->trace_fd_ < 0)
+  r->trace_fd_.reset(open(trace_pipe_raw_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!r->trace_fd_.valid())
     return Status::Error("cannot open " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + "): run sluice as root");
   struct statfs fs;
-  if (fstatfs(r->trace_fd_, &fs) != 0 || fs.f_type != kTracefsMagic)
+  if (fstatfs(r->trace_fd_.get(), &fs) != 0 || fs.f_type != kTracefsMagic)
     return Status::Error("cannot map " + trace_pipe_raw_path + ": not a tracefs file, so there is no ring buffer mapping");
   const long system_page = sysconf(_SC_PAGESIZE);
-  void* meta = mmap(nullptr, static_cast<size_t>(system_page), PROT_READ, MAP_SHARED, r->trace_fd_, 0);
+  void* meta = mmap(nullptr, static_cast<size_t>(system_page), PROT_READ, MAP_SHARED, r->trace_fd_.get(), 0);
   if (meta == MAP_FAILED) {
     const int err = errno;
     if (IsNoMappingErrno(err))
@@ -101,18 +101,18 @@ StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceMappedCpuReader::Create(
   if (meta_page_size > r->meta_length_) {
     munmap(meta, r->meta_length_);
     r->meta_ = nullptr;
-    meta = mmap(nullptr, meta_page_size, PROT_READ, MAP_SHARED, r->trace_fd_, 0);
+    meta = mmap(nullptr, meta_page_size, PROT_READ, MAP_SHARED, r->trace_fd_.get(), 0);
     if (meta == MAP_FAILED)
       return Status::Error("cannot map " + trace_pipe_raw_path + "'s meta page (" + ErrnoMessage(errno) + ")");
     r->meta_ = static_cast<const uint8_t*>(meta);
     r->meta_length_ = meta_page_size;
   }
   r->data_length_ = static_cast<size_t>(r->subbuf_size_) * r->nr_subbufs_;
-  void* data = mmap(nullptr, r->data_length_, PROT_READ, MAP_SHARED, r->trace_fd_, meta_page_size);
+  void* data = mmap(nullptr, r->data_length_, PROT_READ, MAP_SHARED, r->trace_fd_.get(), meta_page_size);
   if (data == MAP_FAILED)
     return Status::Error("cannot map the sub-buffers of " + trace_pipe_raw_path + " (" + ErrnoMessage(errno) + ")");
   r->data_ = static_cast<const uint8_t*>(data);
-  r->set_trace_fd(r->trace_fd_);
+  r->set_trace_fd(r->trace_fd_.get());
   SLUICE_RETURN_IF_ERROR(r->OpenControl());
   return r;
 }
@@ -121,7 +121,6 @@ FtraceMappedCpuReader::~FtraceMappedCpuReader() {
   StopThread();  // Before the mapping goes: the worker reads it.
   if (data_) munmap(const_cast<uint8_t*>(data_), data_length_);
   if (meta_) munmap(const_cast<uint8_t*>(meta_), meta_length_);
-  if (trace_fd_ >= 0) close(trace_fd_);
 }
 
 FtraceMappedMeta FtraceMappedCpuReader::meta() const {
@@ -145,7 +144,7 @@ FtraceMappedCpuReader::ReadResult FtraceMappedCpuReader::ReadAvailable(bool /*fl
     // Asked before the swap: until it, the kernel keeps its pages (and
     // overwrites and counts what it cannot hold).
     if (NoRoomFor(subbuf_size_)) return ReadResult::kNoRoom;
-    if (ioctl(trace_fd_, kTraceMmapIoctlGetReader) != 0) {
+    if (ioctl(trace_fd_.get(), kTraceMmapIoctlGetReader) != 0) {
       if (errno == EINTR) continue;
       stats_.Add(&FtraceMappedCpuReaderStats::ioctl_errors);
       return ReadResult::kError;

@@ -45,6 +45,7 @@
 #include <string>
 
 #include "shm/base/atomic_stats.h"
+#include "shm/base/scoped_fd.h"
 #include "shm/base/status.h"
 #include "shm/trace_writer.h"
 #include "user/probes/ftrace/ftrace_page_encoder.h"
@@ -96,7 +97,7 @@ class FtraceMappedCpuReader : public FtraceReaderWorker {
   ReadResult ReadAvailable(bool flushing, bool* got_data) override;
 
   const FtraceHeaderFormat header_;
-  int trace_fd_ = -1;
+  ScopedFd trace_fd_;  // Closed after the destructor unmaps.
   const uint8_t* meta_ = nullptr;  // The meta page (kernel-written).
   size_t meta_length_ = 0;
   const uint8_t* data_ = nullptr;  // Sub-buffer 0.

@@ -8,26 +8,22 @@
 
 namespace sluice {
 
-FtraceReaderControl::~FtraceReaderControl() {
-  if (wake_fd_ >= 0) close(wake_fd_);
-}
-
 Status FtraceReaderControl::Open() {
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) return Status::Error("cannot create an eventfd (" + ErrnoMessage(errno) + ")");
+  wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_fd_.valid()) return Status::Error("cannot create an eventfd (" + ErrnoMessage(errno) + ")");
   return Status::Ok();
 }
 
 void FtraceReaderControl::Kick() {
-  if (wake_fd_ < 0) return;
+  if (!wake_fd_.valid()) return;
   uint64_t one = 1;
   // EAGAIN means the counter is already non-zero: the worker wakes anyway.
-  (void)!write(wake_fd_, &one, sizeof(one));
+  (void)!write(wake_fd_.get(), &one, sizeof(one));
 }
 
 void FtraceReaderControl::DrainWakeups() {
   uint64_t value;
-  (void)!read(wake_fd_, &value, sizeof(value));
+  (void)!read(wake_fd_.get(), &value, sizeof(value));
 }
 
 uint64_t FtraceReaderControl::RequestFlush() {

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "shm/base/scoped_fd.h"
 #include "shm/base/status.h"
 
 namespace sluice {
@@ -31,13 +32,12 @@ namespace sluice {
 class FtraceReaderControl {
  public:
   FtraceReaderControl() = default;
-  ~FtraceReaderControl();
   FtraceReaderControl(const FtraceReaderControl&) = delete;
   FtraceReaderControl& operator=(const FtraceReaderControl&) = delete;
 
   // Creates the eventfd.
   Status Open();
-  int wake_fd() const { return wake_fd_; }
+  int wake_fd() const { return wake_fd_.get(); }
 
   // --- Driver side (any thread). ---
   // Wakes the worker (a no-op before Open()).
@@ -60,7 +60,7 @@ class FtraceReaderControl {
   void DrainWakeups();
 
  private:
-  int wake_fd_ = -1;
+  ScopedFd wake_fd_;
   std::atomic<uint64_t> flush_requested_{0};
   std::atomic<uint64_t> flush_done_{0};
   std::atomic<bool> paused_{false};

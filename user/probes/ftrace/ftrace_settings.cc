@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "perfetto/trace/ftrace/ftrace_event_bundle.pb.h"
+#include "shm/base/scoped_fd.h"
 #include "shm/base/string_util.h"
 #include "shm/base/subprocess.h"
 #include "user/probes/ftrace/atrace_categories.h"
@@ -265,13 +266,12 @@ void FtraceSettings::DefineKprobes() {
 // the kernel resets every CPU's buffer of this instance.
 Status FtraceSettings::EmptyBuffer() {
   const std::string path = tracefs_->Path("trace");
-  int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) {
+  ScopedFd fd(open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+  if (!fd.valid()) {
     return Status::Error("cannot empty the ftrace buffer (" + path + ": " + std::strerror(errno) +
                          "): events from before this trace would enter it; check that tracefs is writable, "
                          "or set preserve_ftrace_buffer to keep them on purpose");
   }
-  close(fd);
   return Status::Ok();
 }
 
