@@ -8,8 +8,12 @@
 #
 #   default      trace_clock local, buffer_size_kb 1408, buffer_percent 50,
 #                tracing_on 1, no event enabled, no instance
-#   perfetto     what upstream Perfetto's traced_probes leaves when it is done:
-#                trace_clock boot, buffer_size_kb 7 (its minimum)
+#   perfetto     what upstream Perfetto's traced_probes leaves: trace_clock
+#                boot, buffer_size_kb 7 (its minimum) when it is done; when
+#                it was killed mid-session, its events too, still on in the
+#                top-level buffer (raw_syscalls among them: a reader there
+#                traces its own reads; CI machines were found so,
+#                2026-12-02). This state has both.
 #   trace-cmd    what `trace-cmd reset` leaves on a machine where Perfetto ran:
 #                tracing_on 0, trace_clock local, buffer_size_kb 7 (the size
 #                it found; `trace-cmd record` itself puts back all it changes)
@@ -46,6 +50,8 @@ fi
 
 foreign_event=signal:signal_generate  # An event no sluice test enables (set_event form).
 foreign_instance=foreign-tracer
+# The events a killed traced_probes left on (set_event form; found on a CI machine).
+perfetto_events="task:task_newtask sched:sched_process_free raw_syscalls:sys_enter raw_syscalls:sys_exit power:cpu_frequency power:cpu_idle"
 
 w() { printf '%s' "$2" >"$T/$1" || echo "tracefs_start_states: cannot write '$2' to $T/$1" >&2; }
 selected_clock() { sed 's/.*\[\(.*\)\].*/\1/' $T/trace_clock; }
@@ -87,7 +93,9 @@ apply() {
   printf '\n' >$T/set_event
   case $1 in
     default) ;;
-    perfetto) w trace_clock boot; w buffer_size_kb 7 ;;
+    perfetto)
+      w trace_clock boot; w buffer_size_kb 7
+      printf '%s\n' $perfetto_events >>$T/set_event ;;
     trace-cmd) w buffer_size_kb 7; w tracing_on 0 ;;
     tracing-off) w tracing_on 0 ;;
     foreign)

@@ -170,12 +170,22 @@ FtraceMappedCpuReader::ReadResult FtraceMappedCpuReader::ReadAvailable(bool /*fl
     }
     const size_t end = encoder()->EncodePage(page, subbuf_size_, resume, writer());
     *got_data = true;
+    // The same page twice in one call: the kernel's writer is on the reader
+    // page and what it added since is what happened during this read. Caught
+    // up. Asking again would find more whenever this thread's own system
+    // calls are traced (raw_syscalls enabled in the same instance, as
+    // traced_probes leaves the top-level buffer when it is killed): each
+    // GET_READER writes its own sys_enter first, and the reader never saw
+    // the end of its page (a worker at 100% CPU, a stop that never
+    // finished: CI, 2026-12-02).
+    const bool writer_on_this_page = same_page && n > 0;
     stats_.Add(&FtraceMappedCpuReaderStats::pages);
     if (same_page) stats_.Add(&FtraceMappedCpuReaderStats::resumed_reads);
     if (end > resume) stats_.Add(&FtraceMappedCpuReaderStats::bytes, end - std::max(resume, size_t{header_.data_offset}));
     current_id_ = id;
     // An invalid header (end 0): nothing more can be read from this page.
     current_end_ = end ? end : subbuf_size_;
+    if (writer_on_this_page) return ReadResult::kCaughtUp;
   }
   return ReadResult::kMore;
 }

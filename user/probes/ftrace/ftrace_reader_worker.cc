@@ -47,7 +47,7 @@ void FtraceReaderWorker::ReadRemaining() {
   // last read: it does not wait for room (the final flush did).
   ignore_room_ = true;
   bool got = false;
-  while (ReadAvailable(true, &got) == ReadResult::kMore) {
+  for (int rings = 1; ReadAvailable(true, &got) == ReadResult::kMore && rings < kMostRingsPerFlush; rings++) {
   }
   ignore_room_ = false;
   encoder_->FinishBundle();
@@ -108,7 +108,8 @@ void FtraceReaderWorker::WorkerLoop() {
 
 FtraceReaderWorker::ReadResult FtraceReaderWorker::ReadRestOfFlush(ReadResult result, bool took) {
   FlushRoomWait room_wait(flush_room_patience_);
-  while (!control_.stopping()) {
+  int rings = result == ReadResult::kMore ? 1 : 0;
+  while (!control_.stopping() && rings < kMostRingsPerFlush) {
     if (result == ReadResult::kNoRoom) {
       if (room_wait.KeepWaiting(took)) {
         WaitForRoom();
@@ -120,6 +121,7 @@ FtraceReaderWorker::ReadResult FtraceReaderWorker::ReadRestOfFlush(ReadResult re
     }
     took = false;
     result = ReadAvailable(true, &took);
+    if (result == ReadResult::kMore) rings++;
   }
   ignore_room_ = false;
   waiting_for_room_ = false;

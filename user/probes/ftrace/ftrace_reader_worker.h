@@ -56,7 +56,8 @@
 // load per few kernel pages.
 //
 // Flush handshake (FtraceReaderControl): the worker reads until the kernel
-// has nothing left, partial page included, ends the bundle, flushes the
+// has nothing left, partial page included (or kMostRingsPerFlush rings'
+// worth, against a writer that never lets it catch up), ends the bundle, flushes the
 // writer, then completes the flush (release: FlushDone()'s acquire then sees
 // everything it wrote) and notifies the DrainSignal.
 //
@@ -123,6 +124,11 @@ class FtraceReaderWorker {
   void ReadRemaining();
 
   uint32_t cpu() const { return cpu_; }
+
+  // A flush, and the final read, end after this many rings' worth (kMore)
+  // even if the kernel has more: all it held when the flush began is read
+  // by then, and a writer as fast as the reader cannot keep it going.
+  static constexpr int kMostRingsPerFlush = 2;
   // Tests: how long a flush waits for room (FlushRoomWait). Before
   // StartThread().
   void set_flush_room_patience_for_testing(std::chrono::milliseconds patience) {

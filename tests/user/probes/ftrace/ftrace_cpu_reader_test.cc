@@ -117,14 +117,36 @@ TEST_F(FtraceCpuReaderTest, EncodesEveryCapturedEventThroughASmallBatch) {
 }
 
 TEST_F(FtraceCpuReaderTest, AFlushLongerThanOneReadStillReadsEverything) {
+  ASSERT_GE(pages(), 2u);
   FtraceCpuReaderOptions options = Options();
   options.splice_pages = 1;
-  options.max_pages_per_read = 1;  // Every read returns kMore.
+  // Two reads (each "a ring's worth") for the file: the first returns kMore.
+  options.max_pages_per_read = static_cast<uint32_t>((pages() + 1) / 2);
   auto reader = Create(WriteFile(bytes_), options);
   ASSERT_TRUE(reader);
   reader->StartThread();
   ASSERT_TRUE(Flush(reader.get()));
   EXPECT_EQ(reader->encoder_stats().events, expected_events_);
+}
+
+// A writer as fast as the reader (here: a "ring" of one page, a file of
+// many) cannot keep the final read going: it ends after kMostRingsPerFlush
+// rings' worth; what was in the ring when it began was read by then. (A
+// flush has the same bound; the worker, reading on its own between
+// flushes, would blur the count here.)
+TEST_F(FtraceCpuReaderTest, TheFinalReadEndsAfterAFewRingsWorth) {
+  ASSERT_GT(pages(), static_cast<size_t>(FtraceReaderWorker::kMostRingsPerFlush));
+  FtraceCpuReaderOptions options = Options();
+  options.splice_pages = 1;
+  options.max_pages_per_read = 1;
+  options.start_paused = true;
+  auto reader = Create(WriteFile(bytes_), options);
+  ASSERT_TRUE(reader);
+  reader->StartThread();
+  reader->StopThread();  // Paused throughout: it read nothing.
+  ASSERT_EQ(reader->stats().pages, 0u);
+  reader->ReadRemaining();
+  EXPECT_EQ(reader->stats().pages, static_cast<uint64_t>(FtraceReaderWorker::kMostRingsPerFlush));
 }
 
 TEST_F(FtraceCpuReaderTest, ReadOnlyWhenThePipeCannotHoldAPage) {

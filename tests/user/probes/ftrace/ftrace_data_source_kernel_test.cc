@@ -53,6 +53,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -838,6 +839,64 @@ TEST_P(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
   EXPECT_EQ(testing::ReadFileOr(dir + "/trace_clock"), clock_before);
   EXPECT_EQ(testing::ReadFileOr(dir + "/buffer_size_kb"), size_before);
   ASSERT_TRUE(Tracefs::WritePath(dir + "/events/sched/sched_wakeup/enable", "0").ok());
+  ASSERT_EQ(rmdir(dir.c_str()), 0);
+}
+
+// Another tool left raw_syscalls enabled where sluice reads (traced_probes
+// killed mid-session leaves its events on in the top-level buffer): every
+// read the reader makes is then traced into the buffer it reads, ahead of
+// the read. The reader still catches up: Flush() and Stop() return and the
+// markers come out once each. (The mapped reader used to ask the kernel for
+// its page again and again, finding its own sys_enter each time: a stop
+// that never finished.) A watchdog turns the events off if Stop() hangs, so
+// that the failure is reported instead of the run hanging.
+TEST_P(FtraceDataSourceKernelTest, ItsOwnTracedSystemCallsLetAReaderCatchUp) {
+  const std::string instance = UniqueName("own_syscalls");
+  const std::string dir = std::string(kTracefs) + "/instances/" + instance;
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  const std::string syscalls = dir + "/events/raw_syscalls/enable";
+  ASSERT_TRUE(Tracefs::WritePath(syscalls, "1").ok());
+  {
+    perfetto::protos::FtraceConfig config = Config();
+    config.add_ftrace_events("ftrace/print");
+    config.set_buffer_size_kb(512);
+    config.set_instance_name(instance);
+    testing::WriterCollector collector;
+    auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+    ASSERT_TRUE(ds.ok()) << ds.status().message();
+    ASSERT_TRUE((*ds)->Start().ok());
+    MarkerRun run;
+    run.tag = "sluice-" + std::to_string(getpid()) + "-own-syscalls";
+    run.per_thread = 2500;
+    WriteMarkers(dir + "/trace_marker", &run);
+
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool stopped = false, watchdog_fired = false;
+    const uint64_t patience_ms = testing::ScaledTimeoutMs(60000);
+    std::thread watchdog([&] {
+      std::unique_lock<std::mutex> lock(mutex);
+      if (cv.wait_for(lock, std::chrono::milliseconds(patience_ms), [&] { return stopped; })) return;
+      watchdog_fired = true;
+      (void)Tracefs::WritePath(syscalls, "0");
+    });
+    (*ds)->Flush();
+    (*ds)->Stop();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopped = true;
+    }
+    cv.notify_all();
+    watchdog.join();
+    EXPECT_FALSE(watchdog_fired) << "Flush() and Stop() did not return in " << patience_ms
+                                 << " ms while the reader's own system calls were traced";
+    Analysis a = Analyze(collector.PacketsByWriter(), run);
+    EXPECT_EQ(a.Missing(), a.OverrunDelta());
+    EXPECT_EQ(a.Duplicated(), 0u);
+    ASSERT_TRUE(a.have_end);
+    ExpectReadPaths(a);
+  }
+  ASSERT_TRUE(Tracefs::WritePath(syscalls, "0").ok());
   ASSERT_EQ(rmdir(dir.c_str()), 0);
 }
 
