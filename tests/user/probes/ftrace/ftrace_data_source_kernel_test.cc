@@ -846,7 +846,7 @@ TEST_P(FtraceDataSourceKernelTest, EventsEnabledBySomeoneElseStayEnabled) {
 // killed mid-session leaves its events on in the top-level buffer): every
 // read the reader makes is then traced into the buffer it reads, ahead of
 // the read. The reader still catches up: Flush() and Stop() return and the
-// markers come out once each. (The mapped reader used to ask the kernel for
+// markers come out at most once each, any missing counted in the overrun. (The mapped reader used to ask the kernel for
 // its page again and again, finding its own sys_enter each time: a stop
 // that never finished.) A watchdog turns the events off if Stop() hangs, so
 // that the failure is reported instead of the run hanging.
@@ -859,7 +859,8 @@ TEST_P(FtraceDataSourceKernelTest, ItsOwnTracedSystemCallsLetAReaderCatchUp) {
   {
     perfetto::protos::FtraceConfig config = Config();
     config.add_ftrace_events("ftrace/print");
-    config.set_buffer_size_kb(512);
+    // Every process's system calls land here too: room for a busy machine's.
+    config.set_buffer_size_kb(4096);
     config.set_instance_name(instance);
     testing::WriterCollector collector;
     auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
@@ -891,7 +892,8 @@ TEST_P(FtraceDataSourceKernelTest, ItsOwnTracedSystemCallsLetAReaderCatchUp) {
     EXPECT_FALSE(watchdog_fired) << "Flush() and Stop() did not return in " << patience_ms
                                  << " ms while the reader's own system calls were traced";
     Analysis a = Analyze(collector.PacketsByWriter(), run);
-    EXPECT_EQ(a.Missing(), a.OverrunDelta());
+    // The overrun counts the system calls lost too (every process's).
+    EXPECT_LE(a.Missing(), a.OverrunDelta());
     EXPECT_EQ(a.Duplicated(), 0u);
     ASSERT_TRUE(a.have_end);
     ExpectReadPaths(a);
