@@ -1,0 +1,169 @@
+#!/bin/bash
+# What a recorder costs at rest: sluice (in a file, as a flight recorder, in
+# process and through the daemons) against trace-cmd, on a machine doing
+# nothing else (root).
+#
+#   tests/bench/at_rest.sh                      # from the project root
+#   REPS=3 SETTLE=5 WINDOW=30 MODES="..." tests/bench/at_rest.sh   # the defaults
+#   SLUICE_DIR=/tmp/before tests/bench/at_rest.sh   # another build's binaries
+#
+# Every recorder records sluice's default events (sched, task, power and
+# print: `sluice record` without events) with 2 MiB kernel buffers per CPU,
+# the default of both. For each mode in turn (REPS rounds, so that a drift of
+# the machine hits all alike) the recorder starts, settles SETTLE seconds,
+# and is then measured over WINDOW seconds before it is stopped:
+#   - the CPU time of its process trees (sluiced and sluice-probes too for
+#     the daemon modes): each thread's time on a CPU from
+#     /proc/PID/task/TID/schedstat, the scheduler's own count in ns;
+#   - each thread's wake-ups (schedstat's third field), per second;
+#   - the events the kernel wrote meanwhile (the sum of per_cpu/cpuN/stats
+#     "entries" growth is not available across readers, so: the context
+#     switches of the machine, /proc/stat ctxt, as its baseline).
+# Modes:
+#   sluice-file         sluice record -o F -t 1h -q
+#   sluice-ring         the same with --ring (the flight recorder)
+#   sluice-daemon-file  sluiced + sluice-probes on private sockets, and
+#                       sluice record --daemon -o F
+#   sluice-daemon-ring  the same with --ring
+#   trace-cmd           trace-cmd record -b 2048 -e (each event) -o F
+# Printed: one line per run, then the medians per mode, then the wake-ups
+# per second of each thread (medians) for the sluice modes.
+set -u
+
+REPS=${REPS:-3}
+SETTLE=${SETTLE:-5}
+WINDOW=${WINDOW:-30}
+BUILD_DIR=${BUILD_DIR:-build}
+SLUICE_DIR=${SLUICE_DIR:-$BUILD_DIR}
+MODES=${MODES:-sluice-file sluice-ring sluice-daemon-file sluice-daemon-ring trace-cmd}
+T=/sys/kernel/tracing
+WORK=$(mktemp -d /tmp/sluice-at-rest.XXXXXX)
+# shellcheck source=tests/bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
+
+[ "$(id -u)" = 0 ] || bench_die "needs root (tracefs)"
+[ -w $T/trace_marker ] || bench_die "no tracefs at $T"
+for b in sluice sluiced sluice-probes; do
+  [ -x "$SLUICE_DIR/$b" ] || bench_die "$SLUICE_DIR/$b not built: make $SLUICE_DIR/$b"
+done
+command -v trace-cmd >/dev/null || bench_die "trace-cmd missing: apt-get install trace-cmd"
+
+EVENTS="sched/sched_switch sched/sched_waking sched/sched_wakeup_new sched/sched_process_fork
+sched/sched_process_exec sched/sched_process_exit sched/sched_process_free task/task_newtask
+task/task_rename power/cpu_frequency power/cpu_idle"
+TC_EVENTS=()
+for e in $EVENTS; do TC_EVENTS+=(-e "${e/\//:}"); done
+
+bench_save_tracefs
+bench_make_tcwrap
+DAEMON_PIDS=()
+stop_daemons() {
+  local p
+  for p in "${DAEMON_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${DAEMON_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  DAEMON_PIDS=()
+}
+cleanup() { stop_daemons; bench_restore_tracefs; rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# CPU ns of the threads listed by bench_threads_of in FILE.
+sum_ns() { awk '{ s += $2 } END { printf "%.0f", s }' "$1"; }
+
+# start_daemons DIR: sluiced and sluice-probes in the foreground on
+# private sockets; returns once the probes registered.
+start_daemons() {
+  local dir=$1
+  "$SLUICE_DIR/sluiced" --foreground --producer-socket "$dir/p.sock" --consumer-socket "$dir/c.sock" \
+    >"$dir/sluiced.log" 2>&1 &
+  DAEMON_PIDS+=($!)
+  local i
+  for i in $(seq 100); do [ -S "$dir/p.sock" ] && break; sleep 0.1; done
+  "$SLUICE_DIR/sluice-probes" --producer-socket "$dir/p.sock" --state-dir "$dir/state" --once \
+    >"$dir/probes.log" 2>&1 &
+  DAEMON_PIDS+=($!)
+  # It registers its data sources right after it says so.
+  for i in $(seq 100); do grep -q "connected to" "$dir/probes.log" && break; sleep 0.1; done
+  sleep 0.5
+}
+
+# run MODE REP -> one result line on stdout; the thread table in $dir/threads
+run() {
+  local mode=$1 rep=$2 dir="$WORK/$1-$2"
+  mkdir -p "$dir"
+  sync
+  local rec_pid pids=()
+  case $mode in
+    sluice-*)
+      local args=(-o "$dir/trace.pftrace" -t 1h -q)
+      case $mode in *-ring) args+=(--ring) ;; esac
+      case $mode in
+        sluice-daemon-*)
+          start_daemons "$dir"
+          args+=(--daemon --consumer-socket "$dir/c.sock") ;;
+      esac
+      "$SLUICE_DIR/sluice" record "${args[@]}" $EVENTS >"$dir/rec.out" 2>"$dir/rec.err" &
+      rec_pid=$!
+      local i
+      for i in $(seq 300); do grep -q "sluice: recording" "$dir/rec.err" && break; sleep 0.1; done
+      pids=("$rec_pid" "${DAEMON_PIDS[@]}") ;;
+    trace-cmd)
+      unshare --mount --propagation private "$WORK/tcwrap.sh" \
+        trace-cmd record -b 2048 "${TC_EVENTS[@]}" -o "$dir/trace.dat" >"$dir/rec.out" 2>"$dir/rec.err" &
+      rec_pid=$! ;;
+  esac
+  sleep "$SETTLE"
+  # trace-cmd's readers are processes of their own: its whole tree.
+  [ "$mode" = trace-cmd ] && pids=($(pstree -p "$rec_pid" | grep -o '([0-9]*)' | tr -d '()'))
+  local p
+  for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t0"
+  local ctxt0 ctxt1
+  ctxt0=$(awk '/^ctxt/{print $2}' /proc/stat)
+  sleep "$WINDOW"
+  ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
+  for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t1"
+  kill -INT "$rec_pid"
+  [ "$mode" = trace-cmd ] && pkill -INT -P "$rec_pid" 2>/dev/null
+  wait "$rec_pid"
+  local rc=$?
+  stop_daemons
+  bench_restore_tracefs
+  # Per thread: CPU ms per s and wake-ups per s over the window.
+  awk -v w="$WINDOW" 'NR == FNR { ns[$1] = $2; wk[$1] = $3; next }
+       ($1 in ns) { printf "%s %.4f %.2f\n", $4, ($2 - ns[$1]) / 1e6 / w, ($3 - wk[$1]) / w }' \
+    "$dir/t0" "$dir/t1" >"$dir/threads"
+  awk -v mode="$mode" -v rep="$rep" -v rc="$rc" -v ctxt=$(( (ctxt1 - ctxt0) / WINDOW )) '
+    { cpu += $2; wk += $3 }
+    END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d\n", mode, rep, ctxt, cpu, wk, rc }' \
+    "$dir/threads"
+  sed "s/^/$mode $rep /" "$dir/threads" >>"$WORK/all-threads"
+  rm -f "$dir"/trace.*
+}
+
+for rep in $(seq "$REPS"); do
+  for mode in $MODES; do run "$mode" "$rep"; done
+done | tee "$WORK/runs"
+
+echo "# medians of $REPS (window ${WINDOW}s after ${SETTLE}s; $SLUICE_DIR)"
+awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4 }
+  function med(a, m, k,   i, j, t, v) {
+    for (i = 1; i <= k; i++) v[i] = a[m, i] + 0
+    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+  }
+  END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  (machine: %d context switches/s)\n",
+                            m, med(c, m, n[m]), med(w, m, n[m]), med(x, m, n[m]) }' "$WORK/runs" | sort
+echo "# wake-ups per second of each thread (medians; threads of one name summed per run)"
+awk '{ k = $1 " " $3; c[k, $2] += $4; w[k, $2] += $5; reps[k] = reps[k] " " $2 }
+  function med(list,   v, n, i, j, t) {
+    n = split(list, v, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }
+  END {
+    for (k in reps) {
+      n = split(reps[k], rs, " "); wl = ""; cl = ""; delete seen
+      for (i = 1; i <= n; i++) if (!(rs[i] in seen)) { seen[rs[i]] = 1; wl = wl " " w[k, rs[i]]; cl = cl " " c[k, rs[i]] }
+      printf "%-40s %6.2f wake-ups/s  %.4f ms/s\n", k, med(wl), med(cl)
+    }
+  }' "$WORK/all-threads" | grep -v '^trace-cmd' | sort
