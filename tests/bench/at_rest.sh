@@ -46,7 +46,7 @@ WORK=$(mktemp -d /tmp/sluice-at-rest.XXXXXX)
 for b in sluice sluiced sluice-probes; do
   [ -x "$SLUICE_DIR/$b" ] || bench_die "$SLUICE_DIR/$b not built: make $SLUICE_DIR/$b"
 done
-command -v trace-cmd >/dev/null || bench_die "trace-cmd missing: apt-get install trace-cmd"
+case " $MODES " in *" trace-cmd "*) command -v trace-cmd >/dev/null || bench_die "trace-cmd missing: apt-get install trace-cmd" ;; esac
 
 EVENTS="sched/sched_switch sched/sched_waking sched/sched_wakeup_new sched/sched_process_fork
 sched/sched_process_exec sched/sched_process_exit sched/sched_process_free task/task_newtask
