@@ -681,7 +681,12 @@ TEST_P(FtraceDataSourceKernelTest, AFastFillingBufferGetsTheLowerWatermark) {
   config.set_buffer_size_kb(64);  // Fills in milliseconds at a writer's full speed.
   config.set_instance_name(UniqueName("fastfill"));
   testing::WriterCollector collector;
-  auto ds = FtraceDataSource::Create(config, collector.Factory(), Options());
+  // The look at the fill rate each second, not each 30 s: both ways of
+  // lowering it get their chance many times before the limit (a CI run,
+  // 2026-12-03, wrote for 60 s and neither had lowered it).
+  FtraceDataSourceOptions options = Options();
+  options.housekeeping_period = std::chrono::seconds(1);
+  auto ds = FtraceDataSource::Create(config, collector.Factory(), options);
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   ASSERT_TRUE((*ds)->Start().ok());
   const std::string percent_path = (*ds)->tracefs().Path("buffer_percent");
@@ -690,6 +695,7 @@ TEST_P(FtraceDataSourceKernelTest, AFastFillingBufferGetsTheLowerWatermark) {
   // Write until the drain thread has lowered it (a reader's near miss, or its
   // housekeeping look; a condition: the limit is only reached when something
   // is broken).
+  const auto write_start = std::chrono::steady_clock::now();
   MarkerRun run;
   run.tag = "sluice-" + std::to_string(getpid()) + "-fastfill";
   run.threads = 1;
@@ -709,12 +715,24 @@ TEST_P(FtraceDataSourceKernelTest, AFastFillingBufferGetsTheLowerWatermark) {
   close(fd);
   run.end_ns = BootTimeNs();
   run.tids = {static_cast<pid_t>(syscall(SYS_gettid))};
-  EXPECT_EQ(TrimWhitespace(testing::ReadFileOr(percent_path)), lowered) << "the watermark was not lowered";
+  const auto write_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - write_start).count();
+  const bool was_lowered = TrimWhitespace(testing::ReadFileOr(percent_path)) == lowered;
   (*ds)->Stop();
+  const FtraceSourceStats counters = (*ds)->stats();
   Analysis a = Analyze(collector.PacketsByWriter(), run);
   ASSERT_TRUE(a.have_start && a.have_end);
   std::printf("[   INFO   ] %u markers; %" PRIu64 " missing, kernel overrun delta %" PRIu64 "\n", run.total(),
               a.Missing(), a.OverrunDelta());
+  // What the readers saw, to tell a slow writer from a reader that kept up
+  // or one that stopped reading.
+  std::string readers;
+  for (const auto& c : a.end.cpu_stats())
+    readers += " cpu" + std::to_string(c.cpu()) + ": overrun " + std::to_string(c.overrun()) + ", most pages per wake " +
+               std::to_string(c.sluice_most_pages_per_wake()) + ";";
+  EXPECT_TRUE(was_lowered) << "the watermark was not lowered: " << run.total() << " markers in " << write_ms
+                           << " ms; read " << counters.bytes << " bytes in " << counters.pages << " pages of "
+                           << a.end.cpu_buffer_size_pages() << "-page buffers;" << readers;
   EXPECT_EQ(a.Duplicated(), 0u);
   EXPECT_EQ(a.Missing(), a.OverrunDelta());
   ExpectReadPaths(a);
