@@ -300,6 +300,13 @@ class TraceBuffer {
   size_t used_size() const { return wrapped_ ? lap_ : wptr_; }
   // The lap: the part of the ring the write cursor goes round (see above).
   size_t lap_size() const { return lap_; }
+  // Bytes of the records of chunks not read yet (nor overwritten), from the
+  // stats: a streaming reader that keeps this under half the lap keeps the
+  // lap from growing (TracingService::WriteEarlyIfLapHalfFullLocked).
+  uint64_t unread_bytes() const {
+    const uint64_t gone = stats_.bytes_read + stats_.bytes_overwritten;
+    return stats_.bytes_written > gone ? stats_.bytes_written - gone : 0;
+  }
 
   // The producer is gone: its sequences are read as in a final read from now
   // on (until it commits again). Its sequences' state is freed once read.

@@ -242,6 +242,25 @@ void TracingService::MoveChunkLocked(ConnectedProducer* p, uint32_t page, uint32
   }
   stats_.chunks_moved++;
   stats_.bytes_moved += size;
+  WriteEarlyIfLapHalfFullLocked(*buffer);
+}
+
+static bool LapHalfFull(const TraceBuffer& b) { return b.unread_bytes() * 2 >= b.lap_size(); }
+
+bool TracingService::AnyLapHalfFullLocked(const TracingSession& s) const {
+  for (BufferId b : s.buffers) {
+    auto it = buffers_.find(b);
+    if (it != buffers_.end() && it->second.buffer && LapHalfFull(*it->second.buffer)) return true;
+  }
+  return false;
+}
+
+void TracingService::WriteEarlyIfLapHalfFullLocked(const BufferEntry& buffer) {
+  if (!LapHalfFull(*buffer.buffer)) return;
+  TracingSession* s = FindSessionLocked(buffer.session);
+  if (!s || !s->file || s->early_write_posted || s->state != SessionState::kStarted) return;
+  s->early_write_posted = true;
+  PostTask([this, sid = s->id] { PeriodicWriteIntoFile(sid, false); });
 }
 
 void TracingService::ApplyPatchesLocked(ConnectedProducer* p, const std::vector<ChunkPatch>& patches) {

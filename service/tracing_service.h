@@ -349,6 +349,10 @@ class TracingService {
     uint32_t next_sequence_id = 0;
     // write_into_file: the writer is used on the service thread only.
     std::shared_ptr<TraceFileWriter> file;
+    // A write into `file` before its time is posted (a buffer's lap half
+    // full: WriteEarlyIfLapHalfFullLocked), or the lap is half full of data
+    // the reads hold back; set and cleared by each write (PeriodicWriteIntoFile).
+    bool early_write_posted = false;
     uint32_t flush_timeout_ms = 0;
     // The periodic flush at rest (SessionOptions.rest_flush_period_ms): its
     // ceiling (0: fixed period), the period now, and the session's bytes
@@ -527,6 +531,14 @@ class TracingService {
   // write period when `reschedule` (without it, the periodic flush calls it
   // after each flush: SessionOptions.rest_flush_period_ms).
   void PeriodicWriteIntoFile(TracingSessionId id, bool reschedule = true);
+  // After a commit into `buffer`: if its unread records fill half its lap
+  // and its session streams into a file, writes the file now rather than at
+  // the period's end. A producer that commits faster than a period's worth
+  // of lap would otherwise make the lap grow (TraceBuffer, "Laps"), and each
+  // page of the larger lap is faulted in and zeroed once, in the committing
+  // thread: a third of sluice record's CPU on a 50 MB markers run.
+  void WriteEarlyIfLapHalfFullLocked(const BufferEntry& buffer);
+  bool AnyLapHalfFullLocked(const TracingSession& s) const;
   // The next periodic flush's delay, from what the session took in since
   // the last (SessionOptions.rest_flush_period_ms).
   uint32_t NextFlushPeriodLocked(TracingSession* s);

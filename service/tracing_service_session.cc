@@ -786,6 +786,7 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid, bool reschedule
     for (BufferId b : s->buffers) limit += buffers_[b].size_bytes;
   }
   Status st;
+  const uint64_t bytes_before = file->bytes_written();
   if (!WriteSlicesIntoFile(sid, file.get(), limit, &st)) return;
   ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
@@ -798,6 +799,14 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid, bool reschedule
     Log("sluiced: session " + std::to_string(sid) + " reached max_file_size_bytes; stopping");
     DisableTracingLocked(s, "");
   }
+  // A lap still half full after the write: if this write wrote, the
+  // producers refilled it meanwhile, and no commit may come to post the next
+  // early write (they may have finished), so post it now. If it wrote
+  // nothing, the reads hold that data back (a gap, a trigger): no early write
+  // again before the next regular one.
+  const bool wrote = file->bytes_written() != bytes_before;
+  s->early_write_posted = s->state == SessionState::kStarted && AnyLapHalfFullLocked(*s);
+  if (s->early_write_posted && wrote) PostTask([this, sid] { PeriodicWriteIntoFile(sid, false); });
   if (reschedule && s->state != SessionState::kDisabled)
     PostDelayedTask([this, sid] { PeriodicWriteIntoFile(sid); }, period);
 }

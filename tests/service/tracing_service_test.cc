@@ -476,6 +476,68 @@ TEST_F(TracingServiceTest, WriteIntoFileStreamsAndEndsWithStats) {
   producer.Detach();
 }
 
+uint64_t AnonResidentKb();  // Below.
+
+// A producer that commits more than half the buffer's first lap before the
+// write period ends gets its data written at once: the lap stays at its
+// first size (no page of the rest of the ring is faulted in), and nothing
+// waits for the period (an hour here).
+TEST_F(TracingServiceTest, AHalfFullLapIsWrittenIntoTheFileBeforeItsPeriod) {
+  StartService();
+  TestProducer producer;
+  ConnectProducer(&producer);
+  char path[] = "/tmp/sluice-service-test-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  auto consumer = service_->ConnectConsumer();
+  auto config = MakeConfig(64 * 1024, "test.ds");
+  config.set_write_into_file(true);
+  config.set_file_write_period_ms(3600 * 1000);
+  ASSERT_TRUE(consumer->EnableTracing(config, fd).ok());
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  // Four first laps' worth, from a writer that waits for room in its SMB
+  // (it writes much faster than the service copies).
+  const uint32_t packets = static_cast<uint32_t>(4 * TraceBuffer::kFirstLapBytes / testing::kTestPacketBytes);
+  auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer(), BufferExhaustedPolicy::kStall);
+  const uint64_t resident_before_kb = AnonResidentKb();
+  // In steps of three eighths of a lap, each once the file holds all but
+  // half a lap (give or take the service's fields the file adds to each
+  // packet, under a sixteenth): the lap never needs to hold more than it
+  // can, however late the service thread runs, and every other step or so
+  // makes it half full.
+  const uint32_t step = static_cast<uint32_t>(TraceBuffer::kFirstLapBytes * 3 / 8 / testing::kTestPacketBytes);
+  struct stat st = {};
+  for (uint32_t i = 0; i < packets;) {
+    for (const uint32_t end = std::min(packets, i + step); i < end; i++)
+      testing::WriteTestPacket(writer.get(), {1, 0, i});
+    writer->Flush();
+    const off_t expected = static_cast<off_t>(i * testing::kTestPacketBytes - TraceBuffer::kFirstLapBytes / 2);
+    ASSERT_TRUE(testing::WaitUntil([&] { return fstat(fd, &st) == 0 && st.st_size >= expected; }))
+        << st.st_size << " bytes in the file after " << i << " packets, " << expected << " expected";
+  }
+  // The lap did not grow: less than another lap's worth became resident
+  // (4 laps went through it).
+  EXPECT_LT(AnonResidentKb(), resident_before_kb + TraceBuffer::kFirstLapBytes / 1024);
+  close(fd);
+  writer.reset();
+  StopAndWait(consumer.get());
+  std::string all;
+  {
+    int rfd = open(path, O_RDONLY);
+    char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(rfd, buf, sizeof(buf))) > 0) all.append(buf, static_cast<size_t>(n));
+    close(rfd);
+  }
+  unlink(path);
+  bool ok = false;
+  TraceSummary summary = Summarize(testing::ParseTraceBytes(all, &ok));
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(summary.test_packets, static_cast<int>(packets));
+  producer.Detach();
+}
+
 TEST_F(TracingServiceTest, MaxFileSizeStopsTheSession) {
   StartService();
   TestProducer producer;
