@@ -167,6 +167,39 @@ TEST(TracePacketScanTest, MalformedWireFails) {
   }
 }
 
+// The packed arrays are counted eight bytes at a time: varints of every
+// length at every offset from a word's start, counted as libprotobuf
+// decodes them; one of 11 bytes is refused wherever it starts.
+TEST(TracePacketScanTest, PackedArraysAtEveryOffset) {
+  auto packet_with = [](const std::string& packed) {
+    std::string compact = {0x0a};  // switch_timestamp, packed.
+    compact += static_cast<char>(packed.size());
+    compact += packed;
+    std::string bundle = {0x22, static_cast<char>(compact.size())};
+    bundle += compact;
+    std::string packet = {0x0a, static_cast<char>(bundle.size())};
+    return packet + bundle;
+  };
+  for (size_t lead = 0; lead < 17; lead++) {
+    for (int len = 1; len <= 11; len++) {
+      std::string packed(lead, '\x01');
+      packed += std::string(static_cast<size_t>(len - 1), '\x81');
+      packed += len == 10 ? '\x01' : '\x00';  // A 10-byte varint must fit 64 bits.
+      packed += std::string(5, '\x02');
+      const std::string packet = packet_with(packed);
+      TracePacket check;
+      const bool valid = check.ParseFromString(packet);
+      EXPECT_EQ(valid, len <= 10) << "lead " << lead << ", length " << len;
+      TracePacketScan scan;
+      EXPECT_EQ(ScanTracePacket(packet, &scan), valid) << "lead " << lead << ", length " << len;
+      if (valid) {
+        EXPECT_EQ(scan.events, static_cast<uint64_t>(check.ftrace_events().compact_sched().switch_timestamp_size()))
+            << "lead " << lead << ", length " << len;
+      }
+    }
+  }
+}
+
 TEST(TracePacketScanTest, FieldNames) {
   EXPECT_EQ(FtraceEventFieldName(FtraceEvent::kSchedSwitchFieldNumber), "sched_switch");
   EXPECT_EQ(FtraceEventFieldName(0), "unknown");
