@@ -64,7 +64,10 @@
 // chunk is overwritten, discarded or released from a gap sooner than in a
 // ring that used all of its size from the start; the lap never shrinks. The
 // service faults a session's first lap in when it creates the buffer
-// (Prefault), so that those faults are not paid while the session traces.
+// (Prefault), so that those faults are not paid while the session traces,
+// and writes a streaming session's file early when a lap is half full
+// (TracingService::WriteEarlyIfLapHalfFullLocked), so that a burst does not
+// grow it.
 //
 // Fill policies. RING_BUFFER overwrites the oldest records. DISCARD keeps the
 // oldest data: the first chunk that would overwrite an unread chunk is dropped
