@@ -337,6 +337,14 @@ void TracingService::RunWithServiceLockForTesting(const std::function<void()>& f
   fn();
 }
 
+size_t TracingService::LongestLapForTesting() {
+  ServiceLock lock(this);
+  size_t longest = 0;
+  for (const auto& [id, entry] : buffers_)
+    if (entry.buffer) longest = std::max(longest, entry.buffer->lap_size());
+  return longest;
+}
+
 void TracingService::ApplyDeferredCommitsLocked() {
   if (!has_deferred_commits_.load()) return;
   {

@@ -253,6 +253,8 @@ class TracingService {
   ServiceStats GetServiceStats();
   // Tests: runs `fn` holding the service mutex (as a preempted holder would).
   void RunWithServiceLockForTesting(const std::function<void()>& fn);
+  // The longest lap of any buffer (TraceBuffer::lap_size()).
+  size_t LongestLapForTesting();
   // Called by the IPC layer when it drops a connection for a bad frame.
   void CountDroppedIpcConnection();
   // Called by the IPC layer when it drops the producer whose endpoint is
