@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -34,6 +35,12 @@ using testing::MakeConfig;
 using testing::ReadAllPackets;
 using testing::TestPacketId;
 using testing::TestProducer;
+
+// The whole of the file at `path` ("" if it cannot be read).
+std::string ReadWholeFile(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 class TracingServiceTest : public ::testing::Test {
  protected:
@@ -433,20 +440,13 @@ TEST_F(TracingServiceTest, WriteIntoFileStreamsAndEndsWithStats) {
   for (uint32_t i = 0; i < 200; i++) testing::WriteTestPacket(writer.get(), {1, 0, i});
   writer->Flush();
   // The file grows while tracing, and is a valid trace each time we look.
-  std::string mid;
   for (int i = 0; i < 100; i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     struct stat st;
     ASSERT_EQ(stat(path, &st), 0);
     if (st.st_size > 200 * 500) break;
   }
-  {
-    int rfd = open(path, O_RDONLY);
-    char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(rfd, buf, sizeof(buf))) > 0) mid.append(buf, static_cast<size_t>(n));
-    close(rfd);
-  }
+  const std::string mid = ReadWholeFile(path);
   bool ok = false;
   TraceSummary mid_summary = Summarize(testing::ParseTraceBytes(mid, &ok));
   EXPECT_TRUE(ok);
@@ -457,14 +457,7 @@ TEST_F(TracingServiceTest, WriteIntoFileStreamsAndEndsWithStats) {
   for (uint32_t i = 200; i < 300; i++) testing::WriteTestPacket(writer.get(), {1, 0, i});
   writer.reset();
   StopAndWait(consumer.get());
-  std::string all;
-  {
-    int rfd = open(path, O_RDONLY);
-    char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(rfd, buf, sizeof(buf))) > 0) all.append(buf, static_cast<size_t>(n));
-    close(rfd);
-  }
+  const std::string all = ReadWholeFile(path);
   unlink(path);
   TraceSummary s = Summarize(testing::ParseTraceBytes(all, &ok));
   EXPECT_TRUE(ok);
@@ -518,14 +511,7 @@ TEST_F(TracingServiceTest, AHalfFullLapIsWrittenIntoTheFileBeforeItsPeriod) {
   close(fd);
   writer.reset();
   StopAndWait(consumer.get());
-  std::string all;
-  {
-    int rfd = open(path, O_RDONLY);
-    char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(rfd, buf, sizeof(buf))) > 0) all.append(buf, static_cast<size_t>(n));
-    close(rfd);
-  }
+  const std::string all = ReadWholeFile(path);
   unlink(path);
   bool ok = false;
   TraceSummary summary = Summarize(testing::ParseTraceBytes(all, &ok));
@@ -561,14 +547,7 @@ TEST_F(TracingServiceTest, MaxFileSizeStopsTheSession) {
   struct stat st;
   ASSERT_EQ(stat(path, &st), 0);
   EXPECT_LE(st.st_size, 256 * 1024);
-  std::string all;
-  {
-    int rfd = open(path, O_RDONLY);
-    char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(rfd, buf, sizeof(buf))) > 0) all.append(buf, static_cast<size_t>(n));
-    close(rfd);
-  }
+  const std::string all = ReadWholeFile(path);
   unlink(path);
   bool ok = false;
   TraceSummary s = Summarize(testing::ParseTraceBytes(all, &ok));
