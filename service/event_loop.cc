@@ -63,13 +63,32 @@ void EventLoop::PostTask(Task task) {
   Wake();
 }
 
-void EventLoop::PostDelayedTask(Task task, uint32_t delay_ms) {
+uint64_t EventLoop::PostDelayedTask(Task task, uint32_t delay_ms) {
+  uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    delayed_.push(Delayed{Clock::now() + std::chrono::milliseconds(delay_ms), next_seq_++,
-                          std::move(task)});
+    id = next_timer_id_++;
+    const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(delay_ms);
+    delayed_.emplace(DelayedKey{deadline, id}, std::move(task));
+    delayed_deadlines_.emplace(id, deadline);
   }
   Wake();
+  return id;
+}
+
+void EventLoop::CancelDelayedTask(uint64_t id) {
+  Task dropped;  // Destroyed outside the lock: its captures may post tasks.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = delayed_deadlines_.find(id);
+    if (it == delayed_deadlines_.end()) return;
+    auto task = delayed_.find(DelayedKey{it->second, id});
+    dropped = std::move(task->second);
+    delayed_.erase(task);
+    delayed_deadlines_.erase(it);
+  }
+  // No wake-up: a loop waiting for the cancelled deadline wakes once for
+  // nothing, which is what a Wake() would cost too.
 }
 
 void EventLoop::Quit() {
@@ -104,14 +123,15 @@ void EventLoop::RemoveFdWatch(int fd) {
 int EventLoop::PromoteDueTimers() {
   std::lock_guard<std::mutex> lock(mu_);
   auto now = Clock::now();
-  while (!delayed_.empty() && delayed_.top().deadline <= now) {
-    // priority_queue::top() is const; the task is moved out right before pop.
-    ready_.push_back(std::move(const_cast<Delayed&>(delayed_.top()).task));
-    delayed_.pop();
+  while (!delayed_.empty() && delayed_.begin()->first.first <= now) {
+    auto first = delayed_.begin();
+    ready_.push_back(std::move(first->second));
+    delayed_deadlines_.erase(first->first.second);
+    delayed_.erase(first);
   }
   if (!ready_.empty()) return 0;
   if (delayed_.empty()) return -1;
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(delayed_.top().deadline - now).count();
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(delayed_.begin()->first.first - now).count();
   return ms > 60000 ? 60000 : static_cast<int>(ms);
 }
 

@@ -22,8 +22,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <queue>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -47,7 +48,13 @@ class EventLoop {
   void Quit();
 
   void PostTask(Task task);
-  void PostDelayedTask(Task task, uint32_t delay_ms);
+  // Returns the timer's id (never 0), for CancelDelayedTask.
+  uint64_t PostDelayedTask(Task task, uint32_t delay_ms);
+  // Drops a delayed task that has not run yet, so that its deadline no
+  // longer wakes the loop (a flush's timeout once the flush is done: at
+  // rest that was a wake-up per flush round for nothing). An id that ran
+  // or was cancelled already is ignored.
+  void CancelDelayedTask(uint64_t id);
 
   // Loop thread only. `events` as for epoll_ctl (EPOLLIN | EPOLLOUT ...).
   // The callback may remove its own or any other watch.
@@ -72,14 +79,8 @@ class EventLoop {
 
  private:
   using Clock = std::chrono::steady_clock;
-  struct Delayed {
-    Clock::time_point deadline;
-    uint64_t seq;  // FIFO among equal deadlines.
-    Task task;
-    bool operator>(const Delayed& o) const {
-      return deadline != o.deadline ? deadline > o.deadline : seq > o.seq;
-    }
-  };
+  // Ordered by deadline, then by id: FIFO among equal deadlines.
+  using DelayedKey = std::pair<Clock::time_point, uint64_t>;
   struct Watch {
     uint64_t generation;
     FdCallback callback;
@@ -100,8 +101,9 @@ class EventLoop {
 
   std::mutex mu_;  // Guards the two queues below.
   std::deque<Task> ready_;
-  std::priority_queue<Delayed, std::vector<Delayed>, std::greater<Delayed>> delayed_;
-  uint64_t next_seq_ = 0;
+  std::map<DelayedKey, Task> delayed_;
+  std::unordered_map<uint64_t, Clock::time_point> delayed_deadlines_;  // By id: for cancelling.
+  uint64_t next_timer_id_ = 1;
 
   // Loop thread only.
   uint64_t rounds_ = 0;

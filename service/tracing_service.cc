@@ -52,14 +52,16 @@ void TracingService::PostTask(std::function<void()> task) {
   });
 }
 
-void TracingService::PostDelayedTask(std::function<void()> task, uint32_t delay_ms) {
-  loop_->PostDelayedTask(
+uint64_t TracingService::PostDelayedTask(std::function<void()> task, uint32_t delay_ms) {
+  return loop_->PostDelayedTask(
       [life = lifetime_, task = std::move(task)] {
         std::lock_guard<std::mutex> lock(life->mu);
         if (life->alive) task();
       },
       delay_ms);
 }
+
+void TracingService::CancelDelayedTask(uint64_t timer_id) { loop_->CancelDelayedTask(timer_id); }
 
 void TracingService::PostProducerCallLocked(ProducerId producer,
                                             std::function<void(Producer*)> call) {

@@ -406,13 +406,16 @@ class TracingService {
     TracingSessionId session = 0;
     std::set<ProducerId> pending;
     std::function<void(bool)> done;
+    uint64_t timeout_timer = 0;  // Cancelled when the last producer acks.
   };
 
   void Log(const std::string& line) const;
 
   // Every task the service posts goes through these (Lifetime check).
   void PostTask(std::function<void()> task);
-  void PostDelayedTask(std::function<void()> task, uint32_t delay_ms);
+  // Returns the timer's id, for CancelDelayedTask.
+  uint64_t PostDelayedTask(std::function<void()> task, uint32_t delay_ms);
+  void CancelDelayedTask(uint64_t timer_id);
   // Queues a call into a producer's endpoint; skipped if it is gone.
   void PostProducerCallLocked(ProducerId producer, std::function<void(Producer*)> call);
   // Waits until no task is running (unless on the service thread).

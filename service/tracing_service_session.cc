@@ -589,7 +589,7 @@ void TracingService::FlushLocked(TracingSession* s, uint32_t timeout_ms,
     pending.pending.insert(pid);
     PostProducerCallLocked(pid, [fid, ids = ids](Producer* e) { e->Flush(fid, ids); });
   }
-  PostDelayedTask(
+  pending.timeout_timer = PostDelayedTask(
       [this, fid] {
         ServiceLock lock(this);
         FlushTimedOutLocked(fid);
@@ -618,6 +618,7 @@ void TracingService::CompleteFlushLocked(FlushRequestId id, bool success) {
   if (TracingSession* s = FindSessionLocked(it->second.session))
     (success ? s->flushes_succeeded : s->flushes_failed)++;
   std::function<void(bool)> done = std::move(it->second.done);
+  if (success) CancelDelayedTask(it->second.timeout_timer);
   pending_flushes_.erase(it);
   PostTask([done = std::move(done), success] { done(success); });
 }

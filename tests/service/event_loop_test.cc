@@ -62,6 +62,40 @@ TEST(EventLoopTest, TasksPostedOnTheLoopThreadCostOneRoundEach) {
   EXPECT_LE(rounds.get_future().get(), 8u);
 }
 
+// A cancelled timer neither runs nor wakes the loop: a flush's timeout is
+// cancelled when the flush completes, and at rest it had cost the service a
+// wake-up each flush round.
+TEST(EventLoopTest, ACancelledDelayedTaskNeitherRunsNorWakesTheLoop) {
+  EventLoopThread thread;
+  EventLoop* loop = thread.loop();
+  std::atomic<bool> cancelled_ran{false};
+  std::promise<uint64_t> rounds;
+  uint64_t first = 0;
+  loop->RunAndWait([&] {
+    first = loop->rounds();
+    const uint64_t id = loop->PostDelayedTask([&] { cancelled_ran = true; }, 10);
+    EXPECT_NE(id, 0u);
+    loop->CancelDelayedTask(id);
+    loop->CancelDelayedTask(id);  // Twice: ignored.
+    loop->PostDelayedTask([&] { rounds.set_value(loop->rounds() - first); }, 50);
+  });
+  // One round: the 50 ms timer's. The cancelled one would have made two.
+  EXPECT_EQ(rounds.get_future().get(), 1u);
+  EXPECT_FALSE(cancelled_ran);
+}
+
+TEST(EventLoopTest, CancellingATimerThatRanIsIgnored) {
+  EventLoopThread thread;
+  std::promise<void> ran;
+  const uint64_t id = thread.loop()->PostDelayedTask([&] { ran.set_value(); }, 1);
+  ran.get_future().wait();
+  thread.loop()->CancelDelayedTask(id);
+  thread.loop()->CancelDelayedTask(12345);
+  std::promise<void> still;
+  thread.loop()->PostDelayedTask([&] { still.set_value(); }, 1);
+  still.get_future().wait();
+}
+
 TEST(EventLoopTest, FdWatchAndRemovalFromItsCallback) {
   EventLoopThread thread;
   int fds[2];
