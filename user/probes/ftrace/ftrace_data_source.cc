@@ -37,6 +37,7 @@ constexpr uint32_t kWatermarkDrainPeriodMs = 0;
 constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
 // A worker that does not finish a flush in this time is reported, not awaited.
 constexpr auto kFlushTimeout = std::chrono::seconds(10);
+constexpr uint32_t kFlushRecheckMs = 100;
 
 }  // namespace
 
@@ -364,8 +365,10 @@ void FtraceDataSource::RetireReader(CpuState* state) {
 void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
   std::vector<std::pair<CpuState*, uint64_t>> tickets;
   for (CpuState* s : states) {
-    if (s->worker()) tickets.emplace_back(s, s->worker()->RequestFlush());
+    if (s->worker()) tickets.emplace_back(s, 0);
   }
+  signal_.ExpectFlushes(static_cast<uint32_t>(tickets.size()));
+  for (auto& [s, ticket] : tickets) ticket = s->worker()->RequestFlush();
   const auto deadline = Clock::now() + kFlushTimeout;
   for (;;) {
     bool all_done = true;
@@ -378,7 +381,10 @@ void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
       warnings_.push_back("an ftrace reader did not finish a flush within 10 s");
       break;
     }
-    signal_.WaitFor(5);
+    // The last reader to finish notifies (so does Abandon()). The timeout
+    // is only a safety net: a flush of an earlier round that finished after
+    // its wait gave up counts down this round's count.
+    signal_.WaitFor(kFlushRecheckMs);
   }
   PublishCounters();
 }
@@ -403,7 +409,9 @@ void FtraceDataSource::DrainLoop() {
     if (AnyNearMiss()) LowerWatermark();
     const auto now = Clock::now();
     if (now < next_tick) {
-      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - now);
+      // Rounded up: rounded down, the wait ended just before the tick and
+      // the thread woke a second time, a millisecond later, to reach it.
+      const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next_tick - now);
       signal_.WaitFor(static_cast<uint32_t>(std::max<int64_t>(wait.count(), 1)));
     }
     // relaxed: Abandon() joins this thread; the flag only has to be seen.

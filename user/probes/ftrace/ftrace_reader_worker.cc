@@ -24,6 +24,15 @@ bool DrainSignal::WaitFor(uint32_t timeout_ms) {
   return std::exchange(pending_, false);
 }
 
+void DrainSignal::ExpectFlushes(uint32_t n) { flushes_left_.store(n, std::memory_order_relaxed); }
+
+void DrainSignal::FlushDone() {
+  uint32_t left = flushes_left_.load(std::memory_order_relaxed);
+  while (left != 0 && !flushes_left_.compare_exchange_weak(left, left - 1, std::memory_order_acq_rel)) {
+  }
+  if (left <= 1) Notify();
+}
+
 FtraceReaderWorker::FtraceReaderWorker(uint32_t cpu, FtracePageEncoder* encoder, TraceWriter* writer,
                                        DrainSignal* signal)
     : cpu_(cpu), encoder_(encoder), writer_(writer), signal_(signal) {}
@@ -73,7 +82,7 @@ void FtraceReaderWorker::WorkerLoop() {
       if (flushing) {
         writer_->Flush();  // What it encoded before the pause.
         control_.CompleteFlush(ticket);
-        signal_->Notify();
+        signal_->FlushDone();
         continue;
       }
       WaitForWake(false);
@@ -89,7 +98,7 @@ void FtraceReaderWorker::WorkerLoop() {
     if (flushing && !control_.stopping()) {
       writer_->Flush();
       control_.CompleteFlush(ticket);
-      signal_->Notify();
+      signal_->FlushDone();
       continue;
     }
     if (result == ReadResult::kNoRoom) {

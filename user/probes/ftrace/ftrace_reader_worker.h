@@ -66,6 +66,7 @@
 #ifndef SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
 #define SLUICE_USER_PROBES_FTRACE_FTRACE_READER_WORKER_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -84,6 +85,11 @@ namespace sluice {
 // Wakes the thread that drives the readers (a flush done, a near miss).
 // Notify() takes a mutex, so workers call it at most once per flush and once
 // per trace for a near miss, never per page.
+//
+// A flush of many readers wakes the drain thread once, not once per reader:
+// it says how many flushes it waits for (ExpectFlushes) before it asks, and
+// each worker's FlushDone() counts down; only the last notifies. At rest a
+// flush round otherwise cost the drain thread a wake-up per CPU.
 class DrainSignal {
  public:
   void Notify();
@@ -91,10 +97,21 @@ class DrainSignal {
   // the notification.
   bool WaitFor(uint32_t timeout_ms);
 
+  // The drain thread, before it requests `n` flushes.
+  void ExpectFlushes(uint32_t n);
+  // A worker, after it completed a flush. One that nobody counted on (a
+  // count already at 0: a flush that outlived its wait) notifies too.
+  void FlushDone();
+
  private:
   std::mutex mutex_;
   std::condition_variable cv_;
   bool pending_ = false;
+  // Written by the drain thread (ExpectFlushes), counted down by workers.
+  // acq_rel on the count down: the last worker's decrement follows every
+  // other worker's, and the drain thread reads the flushes' results through
+  // their own tickets (FlushDone(ticket), acquire) after Notify's mutex.
+  std::atomic<uint32_t> flushes_left_{0};
 };
 
 struct FtraceReaderWakeStats {

@@ -338,5 +338,27 @@ TEST(DrainSignalTest, NotifyWakesWaiterAndIsConsumed) {
   t.join();
 }
 
+// A flush of many readers wakes the drain thread once: only the last
+// reader's FlushDone() notifies.
+TEST(DrainSignalTest, OnlyTheLastExpectedFlushNotifies) {
+  DrainSignal signal;
+  signal.ExpectFlushes(3);
+  signal.FlushDone();
+  signal.FlushDone();
+  EXPECT_FALSE(signal.WaitFor(1));
+  signal.FlushDone();
+  EXPECT_TRUE(signal.WaitFor(1000));
+  // A flush nobody counted on (its wait gave up) still notifies.
+  signal.FlushDone();
+  EXPECT_TRUE(signal.WaitFor(1000));
+  // From many threads at once: one notification, after the last.
+  signal.ExpectFlushes(8);
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 8; i++) workers.emplace_back([&] { signal.FlushDone(); });
+  for (auto& w : workers) w.join();
+  EXPECT_TRUE(signal.WaitFor(1000));
+  EXPECT_FALSE(signal.WaitFor(1));
+}
+
 }  // namespace
 }  // namespace sluice
