@@ -9,10 +9,11 @@
 //     The output is on a 512 KiB tmpfs and the test writes trace_marker lines
 //     until the recorder stops. Only ftrace/print is recorded: with the
 //     default events a busy machine (a build beside the tests) filled the
-//     disk before the first marker was written. Lost: everything after the last packet that
-//     fit. Checked: exit 1; one line "sluice record: <path>: no space left on
-//     device after B bytes (P packets written, the file is valid up to
-//     there); K packets (N bytes) after that were not written; ..." with B
+//     disk before the first marker was written. Lost: everything after the
+//     last packet that fit. Checked: exit 1; one line "sluice record: <path>:
+//     no space left on device after B bytes (P packets written, the file is
+//     valid up to there); K packets (N bytes) after that were not written;
+//     ..." with B
 //     and P equal to the file's size and packet count and K >= 1; the file a
 //     valid Trace to its last byte; the last markers written are not in it;
 //     tracefs restored (by the recorder, or by the running sluice-probes at
