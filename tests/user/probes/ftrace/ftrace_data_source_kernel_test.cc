@@ -729,7 +729,8 @@ TEST_P(FtraceDataSourceKernelTest, AFastFillingBufferGetsTheLowerWatermark) {
   std::string readers;
   for (const auto& c : a.end.cpu_stats())
     readers += " cpu" + std::to_string(c.cpu()) + ": overrun " + std::to_string(c.overrun()) + ", most pages per wake " +
-               std::to_string(c.sluice_most_pages_per_wake()) + ";";
+               std::to_string(c.sluice_most_pages_per_wake()) + ", waits for SMB room " +
+               std::to_string(c.sluice_smb_full_waits()) + " (" + std::to_string(c.sluice_smb_full_wait_ms()) + " ms);";
   EXPECT_TRUE(was_lowered) << "the watermark was not lowered: " << run.total() << " markers in " << write_ms
                            << " ms; read " << counters.bytes << " bytes in " << counters.pages << " pages of "
                            << a.end.cpu_buffer_size_pages() << "-page buffers;" << readers;
