@@ -28,7 +28,7 @@ void DrainSignal::ExpectFlushes(uint32_t n) { flushes_left_.store(n, std::memory
 
 void DrainSignal::FlushDone() {
   uint32_t left = flushes_left_.load(std::memory_order_relaxed);
-  while (left != 0 && !flushes_left_.compare_exchange_weak(left, left - 1, std::memory_order_acq_rel)) {
+  while (left != 0 && !flushes_left_.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
   }
   if (left <= 1) Notify();
 }

@@ -107,10 +107,14 @@ class DrainSignal {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool pending_ = false;
-  // Written by the drain thread (ExpectFlushes), counted down by workers.
-  // acq_rel on the count down: the last worker's decrement follows every
-  // other worker's, and the drain thread reads the flushes' results through
-  // their own tickets (FlushDone(ticket), acquire) after Notify's mutex.
+  // Owner: the drain thread sets it (ExpectFlushes); workers count it down.
+  // Relaxed throughout. A worker reads it only after it saw its flush
+  // request, and that request's fetch_add (release, FtraceReaderControl::
+  // RequestFlush) comes after the store and pairs with the worker's acquire
+  // in PendingFlush(), so the worker sees the count. The count-downs are
+  // read-modify-writes of one atomic, so exactly one of them sees 1. Nothing
+  // else is published through it: the drain thread reads each flush's
+  // outcome through its ticket (FlushDone(ticket), acquire).
   std::atomic<uint32_t> flushes_left_{0};
 };
 
