@@ -65,8 +65,12 @@ The sluice tracing service: owns the trace buffers, accepts producers
   --max-shm-size SIZE        largest SMB a producer may get (default 32mb;
                              64kb..1gb)
   --max-buffer-size SIZE     sum of all sessions' buffers (default 2gb)
-  --foreground               stay in the foreground and log to stderr (what
-                             systemd wants); otherwise daemonize and use syslog
+  --background               detach from the terminal (daemonize) and log to
+                             syslog; by default sluiced stays in the
+                             foreground and logs to stderr, as traced does
+                             (so `sluiced & ... kill $!` stops it, and
+                             systemd and Android init supervise it)
+  --foreground               the default; accepted for older units and scripts
   -h, --help                 this text
 )" SLUICE_SIZE_HELP R"(
 Inherited sockets: with LISTEN_FDS=2 (systemd socket activation), fd 3 is
@@ -76,7 +80,7 @@ creator set their modes and owners, and the path, mode and group options are
 ignored. Under systemd, readiness is reported with sd_notify (Type=notify).
 )";
 
-bool g_foreground = false;
+bool g_foreground = true;
 // Longest a session's stop may take: flush and stop timeouts (5 s each by
 // default) plus the last file write.
 constexpr int kShutdownGraceMs = 12000;
@@ -102,7 +106,7 @@ void LogLine(const std::string& line, int priority = LOG_INFO) {
 struct SluicedArgs {
   IpcServerOptions ipc;
   TracingServiceOptions service;
-  bool foreground = false;
+  bool foreground = true;
 };
 
 // 0..0777 in octal, as chmod takes it ("0660", "660").
@@ -162,6 +166,7 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
     kMaxShmSize,
     kMaxBufferSize,
     kForeground,
+    kBackground,
   };
   static const struct option kOptions[] = {
       {"producer-socket", required_argument, nullptr, kProducerSocket},
@@ -176,6 +181,7 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       {"max-shm-size", required_argument, nullptr, kMaxShmSize},
       {"max-buffer-size", required_argument, nullptr, kMaxBufferSize},
       {"foreground", no_argument, nullptr, kForeground},
+      {"background", no_argument, nullptr, kBackground},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   SluicedArgs a;
@@ -228,6 +234,7 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
         break;
       }
       case kForeground: a.foreground = true; break;
+      case kBackground: a.foreground = false; break;
       case 'h': return HelpRequested();
       default: return Status::Error("unexpected argument '" + v + "'");
     }

@@ -70,7 +70,7 @@ if grep -rn '/usr/local\|@[A-Z_]*@' "$root/usr/lib" "$scratch/DEBIAN/postinst"; 
 else
   pass "units and postinst use the /usr prefix"
 fi
-grep -q '^ExecStart=/usr/sbin/sluiced ' "$root/usr/lib/systemd/system/sluiced.service" ||
+grep -q '^ExecStart=/usr/sbin/sluiced\( \|$\)' "$root/usr/lib/systemd/system/sluiced.service" ||
   fail "sluiced.service does not start /usr/sbin/sluiced"
 # (--help only reads: doctor itself would probe tracefs and BPF.)
 "$root/usr/bin/sluice" doctor --help | grep -q "/usr/share/sluice/kconfigs" ||

@@ -7,7 +7,10 @@
 # passed as systemd passes them (as user sluiced if it exists), sluice-probes
 # with the unit's CapabilityBoundingSet= and NoNewPrivileges=, records through
 # them, stops the probes, runs the unit's ExecStopPost=, and checks that
-# tracefs is as it was (tracing_on, set_event, current_tracer).
+# tracefs is as it was (tracing_on, set_event, current_tracer). The sockets
+# and the tracefs state directory are moved into a scratch directory (their
+# unit paths, under /run/sluice, would be left behind: systemd, not sluiced,
+# removes the sockets it passes).
 #
 #   service/init/check_probes_unit.sh BUILD_DIR            the unit's capabilities
 #   CAPS=bpf,perfmon service/init/check_probes_unit.sh BUILD_DIR
@@ -48,14 +51,18 @@ stop_post_args=$(args_of ExecStopPost "$init/sluice-probes.service")
 caps=${CAPS:-$(sed -n 's/^CapabilityBoundingSet=//p' "$init/sluice-probes.service" |
   tr 'A-Z' 'a-z' | sed 's/cap_//g; s/ /,+/g; s/^/+/')}
 [[ $caps == +* ]] || caps=$(sed 's/^/+/; s/,/,+/g' <<<"$caps")
+# The units' paths, moved into the scratch directory.
+in_scratch() { sed "s|/run/sluice/|$scratch/|g"; }
+probes_args=$(in_scratch <<<"$probes_args")
+stop_post_args=$(in_scratch <<<"$stop_post_args")
 listen=()
-while read -r path; do listen+=(-l "$path"); done < <(sed -n 's/^ListenStream=//p' "$init/sluiced.socket")
-consumer=$(sed -n 's/^ListenStream=//p' "$init/sluiced.socket" | sed -n 2p)
+while read -r path; do listen+=(-l "$path"); done < <(sed -n 's/^ListenStream=//p' "$init/sluiced.socket" | in_scratch)
+consumer=$(sed -n 's/^ListenStream=//p' "$init/sluiced.socket" | sed -n 2p | in_scratch)
 as_sluiced=() sluiced_user=root
 getent passwd sluiced >/dev/null && sluiced_user=sluiced && as_sluiced=(setpriv --reuid=sluiced --regid=sluiced --clear-groups
   --inh-caps=-all --bounding-set=-all --no-new-privs)
 
-mkdir -p "$(dirname "$consumer")" /run/sluice/tracefs-state
+mkdir -p "$scratch/tracefs-state"
 # shellcheck disable=SC2086
 systemd-socket-activate "${listen[@]}" "${as_sluiced[@]}" "$build/sluiced" $sluiced_args \
   >"$scratch/sluiced.log" 2>&1 &

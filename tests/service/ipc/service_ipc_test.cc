@@ -9,8 +9,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -739,20 +741,25 @@ TEST_F(ServiceIpcTest, ConsumerErrorsTravelBack) {
   }
 }
 
-// The sluiced binary itself (built next to the test binary): it serves
-// producers and consumers, logs connects, and on SIGTERM stops the session
-// properly, so a write_into_file trace ends with its TraceStats.
-TEST_F(ServiceIpcTest, SluicedBinaryStopsSessionsOnSigterm) {
+std::string SluicedNextToTests() {
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  ASSERT_GT(n, 0);
+  if (n <= 0) return "";
   exe[n] = 0;
-  std::string sluiced = std::string(exe).substr(0, std::string(exe).rfind('/')) + "/sluiced";
+  return std::string(exe).substr(0, std::string(exe).rfind('/')) + "/sluiced";
+}
+
+// The sluiced binary itself (built next to the test binary): it serves
+// producers and consumers, logs connects, and on SIGTERM stops the session
+// properly, so a write_into_file trace ends with its TraceStats. It stays in
+// the foreground without being told (as traced does): the pid the test
+// started is the daemon's, so a script's `sluiced & ... kill $!` stops it.
+TEST_F(ServiceIpcTest, SluicedBinaryStopsSessionsOnSigterm) {
+  const std::string sluiced = SluicedNextToTests();
   if (access(sluiced.c_str(), X_OK) != 0) GTEST_SKIP() << "no sluiced binary next to the test binary";
   std::string psock = dir_ + "/d/producer.sock", csock = dir_ + "/d/consumer.sock";
   std::string log = dir_ + "/sluiced.log";
-  std::vector<std::string> args = {sluiced, "--foreground", "--producer-socket", psock,
-                                   "--consumer-socket", csock};
+  std::vector<std::string> args = {sluiced, "--producer-socket", psock, "--consumer-socket", csock};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -784,6 +791,8 @@ TEST_F(ServiceIpcTest, SluicedBinaryStopsSessionsOnSigterm) {
   Child* c = Spawn({"SLUICE_CHILD_ROLE=good", "SLUICE_CHILD_TAG=5", "SLUICE_CHILD_PACKETS=800",
                     "SLUICE_CHILD_SOCKET=" + psock});
   ASSERT_TRUE(WaitResult(c));
+  int early_status = 0;
+  ASSERT_EQ(waitpid(daemon, &early_status, WNOHANG), 0) << "sluiced left the foreground";
   kill(daemon, SIGTERM);
   std::string error;
   EXPECT_TRUE(consumer->WaitForTracingDisabled(30000, &error));
@@ -815,6 +824,56 @@ TEST_F(ServiceIpcTest, SluicedBinaryStopsSessionsOnSigterm) {
     close(lfd);
   }
   EXPECT_NE(log_text.find("producer 1 'child' connected"), std::string::npos) << log_text;
+}
+
+// `sluiced --background` daemonizes: the process started exits 0 once the
+// daemon is listening, and the daemon (found as the socket's peer) serves
+// until SIGTERM, then removes its sockets. The test is the daemon's
+// subreaper while it runs, so that it can wait for the daemon's exit.
+TEST_F(ServiceIpcTest, SluicedBinaryDaemonizesWhenAskedTo) {
+  const std::string sluiced = SluicedNextToTests();
+  if (access(sluiced.c_str(), X_OK) != 0) GTEST_SKIP() << "no sluiced binary next to the test binary";
+  const std::string psock = dir_ + "/b/producer.sock", csock = dir_ + "/b/consumer.sock";
+  std::vector<std::string> args = {sluiced, "--background", "--producer-socket", psock,
+                                   "--consumer-socket", csock};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  struct Unreap {
+    ~Unreap() { prctl(PR_SET_CHILD_SUBREAPER, 0); }
+  } unreap;
+  pid_t parent = -1;
+  ASSERT_EQ(posix_spawn(&parent, sluiced.c_str(), nullptr, nullptr, argv.data(), environ), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(parent, &status, 0), parent);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+
+  // The daemon listens soon after; it is the peer of a connection.
+  pid_t daemon = -1;
+  for (int i = 0; i < 1000 && daemon <= 0; i++) {
+    ScopedFd sock(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", csock.c_str());
+    if (connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+      ucred cred = {};
+      socklen_t len = sizeof(cred);
+      if (getsockopt(sock.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) daemon = cred.pid;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  ASSERT_GT(daemon, 0) << "the daemon did not come up on " << csock;
+  EXPECT_NE(daemon, parent);
+  auto consumer = ConsumerIpcClient::Connect(csock);
+  ASSERT_TRUE(consumer.ok()) << consumer.status().message();
+  EXPECT_TRUE(consumer.value()->QueryServiceState().ok());
+  consumer.value().reset();
+  ASSERT_EQ(kill(daemon, SIGTERM), 0);
+  ASSERT_EQ(waitpid(daemon, &status, 0), daemon);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_NE(access(csock.c_str(), F_OK), 0) << "socket files are removed";
 }
 
 }  // namespace
