@@ -66,21 +66,38 @@ uint32_t RecordSizeFor(size_t payload_size) {
   return static_cast<uint32_t>((kHeaderSize + payload_size + kAlign - 1) & kSizeMask);
 }
 
-// Size of the fragment at payload[offset]; false if its size header is
-// malformed or the fragment does not end within `size`.
-bool FragmentAt(const uint8_t* payload, uint32_t size, uint32_t offset, uint32_t* len) {
-  if (offset > size || size - offset < kPacketHeaderSize) return false;
-  if (!ReadPacketSizeUntrusted(payload + offset, len)) return false;
-  return *len <= size - offset - kPacketHeaderSize;
+// One fragment of a chunk's payload: its bytes are [begin, begin + len).
+struct Fragment {
+  uint32_t begin = 0;
+  uint32_t len = 0;
+  uint32_t end() const { return begin + len; }
+};
+
+// The fragment at payload[offset]; false if its size header is malformed
+// or the fragment does not end within `size`.
+bool FragmentAt(const uint8_t* payload, uint32_t size, uint32_t offset, Fragment* f) {
+  if (offset >= size) return false;
+  const uint32_t header = ReadPacketSizeUntrusted(payload + offset, size - offset, &f->len);
+  if (header == 0) return false;
+  f->begin = offset + header;
+  return f->len <= size - f->begin;
+}
+
+// True if the fragment at payload[offset] is one its writer abandoned
+// (kPacketSizeDropPacket in its size header).
+bool AbandonedAt(const uint8_t* payload, uint32_t size, uint32_t offset) {
+  uint32_t len = 0;
+  return offset < size && ReadPacketSizeUntrusted(payload + offset, size - offset, &len) != 0 &&
+         len == kPacketSizeDropPacket;
 }
 
 // Walks `count` fragments from `offset`; *end gets the offset after them.
 bool WalkFragments(const uint8_t* payload, uint32_t size, uint32_t offset, uint32_t count,
                    uint32_t* end) {
   for (uint32_t i = 0; i < count; i++) {
-    uint32_t len = 0;
-    if (!FragmentAt(payload, size, offset, &len)) return false;
-    offset += kPacketHeaderSize + len;
+    Fragment f;
+    if (!FragmentAt(payload, size, offset, &f)) return false;
+    offset = f.end();
   }
   *end = offset;
   return true;
@@ -736,11 +753,18 @@ TraceBuffer::Step TraceBuffer::ReadStep(SequenceState* seq, bool final_read,
     return Step::kContinue;
   }
   const uint8_t* payload = ring_ + c.record_off + kHeaderSize;
-  uint32_t len = 0;
-  if (!FragmentAt(payload, c.payload_size, c.read_off, &len)) {
-    // A malformed fragment, as committed or after a patch: the chunk is
-    // dropped from here on (as upstream: what was read of it stays read).
-    stats_.abi_violations++;
+  Fragment f;
+  if (!FragmentAt(payload, c.payload_size, c.read_off, &f)) {
+    if (c.fragments_read + 1 == c.num_fragments &&
+        AbandonedAt(payload, c.payload_size, c.read_off)) {
+      // Its writer gave the packet up (as upstream counts it).
+      stats_.trace_writer_packet_loss++;
+      seq->loss_pending = true;
+    } else {
+      // A malformed fragment, as committed or after a patch: the chunk is
+      // dropped from here on (as upstream: what was read of it stays read).
+      stats_.abi_violations++;
+    }
     TruncateCorrupt(&c);
     return Step::kContinue;
   }
@@ -752,14 +776,14 @@ TraceBuffer::Step TraceBuffer::ReadStep(SequenceState* seq, bool final_read,
     // on a whole packet, the writer broke the chain.
     if (seq->prev_clean && c.ext == seq->read_pos_ext + 1) stats_.trace_writer_packet_loss++;
     seq->loss_pending = true;
-    Advance(seq, &c, len);
+    Advance(seq, &c, f.end());
     return Step::kContinue;
   }
   if (last && (c.flags & kNeedsPatching)) {
     if (!final_read) return Step::kStall;
     // The patches will never come: the packet's nested sizes are wrong.
     seq->loss_pending = true;
-    Advance(seq, &c, len);  // patches_failed counts the chunk when consumed.
+    Advance(seq, &c, f.end());  // patches_failed counts the chunk when consumed.
     return Step::kContinue;
   }
   if (last && (c.flags & kLastCont)) {
@@ -778,13 +802,13 @@ TraceBuffer::Step TraceBuffer::ReadStep(SequenceState* seq, bool final_read,
         break;
     }
     seq->loss_pending = true;  // The started packet cannot be completed.
-    Advance(seq, &c, len);
+    Advance(seq, &c, f.end());
     return Step::kContinue;
   }
-  packet->assign(reinterpret_cast<const char*>(payload + c.read_off + kPacketHeaderSize), len);
-  if (len != 0) TakeLoss(seq, dropped);
-  Advance(seq, &c, len);
-  return len != 0 ? Step::kEmitted : Step::kContinue;
+  packet->assign(reinterpret_cast<const char*>(payload + f.begin), f.len);
+  if (f.len != 0) TakeLoss(seq, dropped);
+  Advance(seq, &c, f.end());
+  return f.len != 0 ? Step::kEmitted : Step::kContinue;
 }
 
 // Joins the packet that starts with the front chunk's last fragment with its
@@ -799,8 +823,8 @@ TraceBuffer::Join TraceBuffer::TryJoin(SequenceState* seq, std::string* packet,
     if (n.state & (kDead | kCorrupt)) return Join::kBrokenByViolation;
     if (n.num_fragments == 0) return (n.state & kIncomplete) ? Join::kWait : Join::kBrokenByWriter;
     if (!(n.flags & kFirstCont)) return Join::kBrokenByWriter;
-    uint32_t len = 0;
-    if (!FragmentAt(ring_ + n.record_off + kHeaderSize, n.payload_size, 0, &len)) {
+    Fragment first;
+    if (!FragmentAt(ring_ + n.record_off + kHeaderSize, n.payload_size, 0, &first)) {
       stats_.abi_violations++;  // Its first fragment is malformed.
       TruncateCorrupt(&n);
       return Join::kBrokenByViolation;
@@ -812,22 +836,22 @@ TraceBuffer::Join TraceBuffer::TryJoin(SequenceState* seq, std::string* packet,
   // Every piece is here: size them, copy them, then consume them.
   size_t total = 0;
   for (size_t j = 0; j <= k; j++) {
-    const ChunkMeta& f = q[j];
-    uint32_t len = 0;
-    if (!FragmentAt(ring_ + f.record_off + kHeaderSize, f.payload_size, f.read_off, &len))
+    const ChunkMeta& c = q[j];
+    Fragment f;
+    if (!FragmentAt(ring_ + c.record_off + kHeaderSize, c.payload_size, c.read_off, &f))
       return Join::kBrokenByViolation;  // Unreachable: each was checked above.
-    total += len;
+    total += f.len;
   }
   packet->clear();
   packet->reserve(total);
   if (total != 0) TakeLoss(seq, dropped);
   for (size_t j = 0; j <= k; j++) {
-    ChunkMeta* f = &q.front();
-    const uint8_t* payload = ring_ + f->record_off + kHeaderSize;
-    uint32_t len = 0;
-    FragmentAt(payload, f->payload_size, f->read_off, &len);
-    packet->append(reinterpret_cast<const char*>(payload + f->read_off + kPacketHeaderSize), len);
-    Advance(seq, f, len);  // Consumes every chunk but possibly the last.
+    ChunkMeta* c = &q.front();
+    const uint8_t* payload = ring_ + c->record_off + kHeaderSize;
+    Fragment f;
+    FragmentAt(payload, c->payload_size, c->read_off, &f);
+    packet->append(reinterpret_cast<const char*>(payload + f.begin), f.len);
+    Advance(seq, c, f.end());  // Consumes every chunk but possibly the last.
   }
   return Join::kJoined;
 }
@@ -839,8 +863,8 @@ void TraceBuffer::TakeLoss(SequenceState* seq, bool* dropped) {
 
 // Moves past one fragment of the front chunk; consumes the chunk when that
 // was its last one (an incomplete chunk stays until recommitted or final).
-void TraceBuffer::Advance(SequenceState* seq, ChunkMeta* c, uint32_t len) {
-  c->read_off += kPacketHeaderSize + len;
+void TraceBuffer::Advance(SequenceState* seq, ChunkMeta* c, uint32_t end) {
+  c->read_off = end;
   c->fragments_read++;
   if (c->fragments_read == c->num_fragments && !(c->state & kIncomplete)) ConsumeFront(seq);
 }

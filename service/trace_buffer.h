@@ -96,8 +96,9 @@
 // (chunks_read, bytes_read): its space is reusable, in both policies.
 //
 // Framing. Only the copy is ever parsed (never the producer's memory, which
-// may still change), fragment by fragment as it is read: each 4-byte size
-// header with ReadPacketSizeUntrusted, each size against the payload end, the
+// may still change), fragment by fragment as it is read: each size header
+// (a varint of 1 to 4 bytes, as upstream) with ReadPacketSizeUntrusted, each
+// size against the payload end, the
 // packet count against what the payload holds. At the first malformed fragment
 // the rest of the chunk is dropped (abi_violations); what was read before it
 // stays read, as upstream. Checking while reading keeps the copy a plain
@@ -362,7 +363,8 @@ class TraceBuffer {
   Step ReadStep(SequenceState* seq, bool final_read, std::string* packet, bool* dropped);
   Join TryJoin(SequenceState* seq, std::string* packet, bool* dropped);
   void TakeLoss(SequenceState* seq, bool* dropped);
-  void Advance(SequenceState* seq, ChunkMeta* chunk, uint32_t len);
+  // Moves past the front chunk's fragment that ends at payload offset `end`.
+  void Advance(SequenceState* seq, ChunkMeta* chunk, uint32_t end);
   void TruncateCorrupt(ChunkMeta* chunk);
   void ConsumeFront(SequenceState* seq);
   void ReleaseGap(SequenceState* seq, uint64_t next_ext);

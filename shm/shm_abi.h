@@ -75,13 +75,16 @@ inline constexpr uint32_t kMaxChunksPerPage = 14;
 inline constexpr uint16_t kMaxWriterId = 1023;
 // Packet count is 10 bits of ChunkHeader::packets.
 inline constexpr uint16_t kMaxPacketsPerChunk = 1023;
-inline constexpr uint32_t kPacketHeaderSize = 4;  // redundant varint
+inline constexpr uint32_t kPacketHeaderSize = 4;  // the longest size header (a varint)
 
+// Perfetto's values (its SharedMemoryABI::ChunkState): upstream's producers
+// (traced_probes, SDK apps) write into sluiced's SMBs, and their Complete
+// must be ours.
 enum class ChunkState : uint32_t {
   kFree = 0,
   kBeingWritten = 1,
-  kComplete = 2,
-  kBeingRead = 3,
+  kBeingRead = 2,
+  kComplete = 3,
 };
 
 // Page layouts: how many chunks a page is split into.
@@ -241,15 +244,31 @@ class SharedMemoryAbi {
   uint32_t num_pages_ = 0;
 };
 
-// Reads the 4-byte redundant varint packet size at `p`. Returns false if the
-// bytes are not a valid 4-byte varint (untrusted input).
-inline bool ReadPacketSizeUntrusted(const uint8_t* p, uint32_t* size) {
-  if ((p[0] & 0x80) == 0 || (p[1] & 0x80) == 0 || (p[2] & 0x80) == 0 || (p[3] & 0x80) != 0)
-    return false;
-  *size = (p[0] & 0x7fu) | ((p[1] & 0x7fu) << 7) | ((p[2] & 0x7fu) << 14) |
-          (static_cast<uint32_t>(p[3]) << 21);
-  return true;
+// A fragment's size header: a varint of at most kPacketHeaderSize bytes.
+// sluice's writers reserve the 4 bytes and write the redundant form (its
+// size is known only when the packet ends); upstream's writers do the same,
+// but write the shortest form where they know the size up front, and
+// upstream's service reads either. So does this: reads the header at `p`
+// within `avail` bytes and returns its length (1 to 4), or 0 when no byte
+// of the first four ends the varint (untrusted input).
+inline uint32_t ReadPacketSizeUntrusted(const uint8_t* p, uint32_t avail, uint32_t* size) {
+  const uint32_t n = avail < kPacketHeaderSize ? avail : kPacketHeaderSize;
+  uint32_t value = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    value |= static_cast<uint32_t>(p[i] & 0x7f) << (7 * i);
+    if ((p[i] & 0x80) == 0) {
+      *size = value;
+      return i + 1;
+    }
+  }
+  return 0;
 }
+
+// The size upstream's writers put in the header of a packet's last fragment
+// when they abandon the packet (out of SMB in drop mode): the largest 4-byte
+// varint. A packet lost by its writer (trace_writer_packet_loss), not a
+// malformed chunk.
+inline constexpr uint32_t kPacketSizeDropPacket = (1u << 28) - 1;
 
 }  // namespace sluice
 

@@ -19,10 +19,11 @@ bool ValidateFragmentsUntrusted(const uint8_t* payload, uint32_t size, uint16_t 
                                 uint32_t* used) {
   uint32_t off = 0;
   for (uint16_t i = 0; i < count; i++) {
-    if (size - off < kPacketHeaderSize) return false;
     uint32_t frag = 0;
-    if (!ReadPacketSizeUntrusted(payload + off, &frag)) return false;
-    off += kPacketHeaderSize;
+    const uint32_t header = ReadPacketSizeUntrusted(payload + off, size - off, &frag);
+    if (header == 0) return false;
+    off += header;
+    if (frag == kPacketSizeDropPacket && i + 1 == count) break;  // An abandoned packet.
     if (frag > size - off) return false;
     off += frag;
   }

@@ -37,21 +37,25 @@ struct ChunkCopy {
 ChunkReadResult ReadChunkUntrusted(SharedMemoryAbi* abi, uint32_t page, uint32_t chunk,
                                    uint8_t* dst, uint32_t dst_capacity, ChunkCopy* out);
 
-// Checks `count` fragments ([4-byte size][bytes]) in payload[0, size).
+// Checks `count` fragments ([size varint][bytes]) in payload[0, size).
 // Returns false on any overrun or malformed size; *used gets the end offset.
+// A last fragment abandoned by its writer (kPacketSizeDropPacket) is valid
+// and ends at its header.
 bool ValidateFragmentsUntrusted(const uint8_t* payload, uint32_t size, uint16_t count,
                                 uint32_t* used);
 
 // Calls fn(const uint8_t* data, uint32_t size) for each fragment of a payload
-// that ValidateFragmentsUntrusted accepted.
+// of `payload_size` bytes that ValidateFragmentsUntrusted accepted, but an
+// abandoned last one.
 template <typename Fn>
-void ForEachFragment(const uint8_t* payload, uint16_t count, Fn&& fn) {
+void ForEachFragment(const uint8_t* payload, uint32_t payload_size, uint16_t count, Fn&& fn) {
   uint32_t off = 0;
   for (uint16_t i = 0; i < count; i++) {
     uint32_t size = 0;
-    ReadPacketSizeUntrusted(payload + off, &size);
-    fn(payload + off + kPacketHeaderSize, size);
-    off += kPacketHeaderSize + size;
+    off += ReadPacketSizeUntrusted(payload + off, payload_size - off, &size);
+    if (size == kPacketSizeDropPacket && i + 1 == count) return;
+    fn(payload + off, size);
+    off += size;
   }
 }
 

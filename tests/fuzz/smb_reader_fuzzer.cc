@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                    static_cast<uint32_t>(copy.size()), &out) ==
         sluice::ChunkReadResult::kOk) {
       uint64_t sum = 0;
-      sluice::ForEachFragment(copy.data() + sizeof(sluice::ChunkHeader),
+      sluice::ForEachFragment(copy.data() + sizeof(sluice::ChunkHeader), out.payload_size,
                               out.header.packet_count(),
                               [&](const uint8_t* p, uint32_t n) {
                                 for (uint32_t i = 0; i < n; i++) sum += p[i];

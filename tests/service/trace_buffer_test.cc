@@ -621,15 +621,15 @@ struct Malformed {
 };
 
 TEST_F(TraceBufferTest, MalformedChunksAreDroppedAndCounted) {
-  std::string bad_varint = Frag("abcd");
-  bad_varint[1] = 0x00;  // Not a 4-byte redundant varint.
+  // A 1-byte size header (upstream's shortest form) past the payload's end.
+  const std::string short_size_too_long = std::string("\x7f") + "abcd";
   std::string last_byte_continues = Frag("abcd");
   last_byte_continues[3] = static_cast<char>(0x80);
   std::string too_long = Frag("abcd");
   too_long.pop_back();
   const std::vector<Malformed> cases = {
       {"count beyond fragments", 1, 3, 0, Payload({"a", "b"}), true, true, {"a", "b"}},
-      {"bad varint", 1, 1, 0, bad_varint, true, true, {}},
+      {"short size past payload end", 1, 1, 0, short_size_too_long, true, true, {}},
       {"varint never ends", 1, 1, 0, last_byte_continues, true, true, {}},
       {"size past payload end", 1, 1, 0, too_long, true, true, {}},
       {"header cut short", 1, 2, 0, Payload({"a"}) + "\x81\x80", true, true, {"a"}},
@@ -804,11 +804,39 @@ TEST_F(TraceBufferTest, TombstoneInAChainIsAViolationNotWriterLoss) {
   EXPECT_EQ(tb_->stats().trace_writer_packet_loss, 0u);
 }
 
+// Upstream's writers put the shortest varint in a fragment's size header
+// where they know the size up front (and the 4-byte redundant form where
+// they patch it in later); its service reads either, and so does this one,
+// in whole packets and across a join.
+TEST_F(TraceBufferTest, ShortestFormSizeHeadersAreReadAsUpstreamWritesThem) {
+  Make(4096);
+  const std::string one_byte = std::string("\x05") + "hello";
+  const std::string two_bytes = std::string("\x81\x01") + std::string(129, 'w');
+  const std::string empty(1, '\0');  // A zero-length fragment.
+  CopyRaw(1, 1, 4, kLast, one_byte + empty + two_bytes + std::string("\x03") + "x:1");
+  CopyRaw(1, 2, 1, kFirst, std::string("\x03") + "x:2");
+  EXPECT_EQ(ReadMarked(), (Strings{"!hello", std::string(129, 'w'), "x:1x:2"}));
+  EXPECT_EQ(tb_->stats().abi_violations, 0u);
+}
+
+// Upstream's writers abandon a packet that spans chunks by putting the
+// largest 4-byte size in its last fragment's header (out of SMB in drop
+// mode): a packet lost by its writer, as upstream counts it, not a malformed
+// chunk.
+TEST_F(TraceBufferTest, AnAbandonedPacketIsWriterLossNotAViolation) {
+  Make(4096);
+  CopyRaw(1, 1, 2, 0, Frag("a") + std::string("\xff\xff\xff\x7f") + "x:1");
+  Copy(1, 2, {"b"});
+  EXPECT_EQ(ReadMarked(), (Strings{"!a", "!b"}));
+  EXPECT_EQ(tb_->stats().abi_violations, 0u);
+  EXPECT_EQ(tb_->stats().trace_writer_packet_loss, 1u);
+}
+
 TEST_F(TraceBufferTest, MalformedPieceBreaksTheJoinAndCountsOnce) {
   Make(4096);
   Copy(1, 1, {"a", "x:1"}, kLast);
   std::string bad = Frag("x:2");
-  bad[0] = 0x05;  // Not a redundant varint.
+  bad[3] = static_cast<char>(0x80);  // The size never ends.
   CopyRaw(1, 2, 2, kFirst, bad + Frag("c"));
   Copy(1, 3, {"d"});
   EXPECT_EQ(ReadMarked(), (Strings{"!a", "!d"}));  // c is behind the bad fragment.

@@ -100,7 +100,7 @@ TEST_P(ShmAbiTest, ServiceRejectsBadIndicesAndStates) {
 
 TEST_P(ShmAbiTest, GarbageLayoutBitsAreRejected) {
   // A hostile producer writes layout 7 (invalid) with every state Complete.
-  abi_.page_header(3)->header_bitmap.store(0x7u << 28 | 0x0aaaaaaa);
+  abi_.page_header(3)->header_bitmap.store(0x7u << 28 | 0x0fffffff);
   PageLayout layout;
   EXPECT_EQ(abi_.TryAcquireChunkForReading(3, 0, &layout), SharedMemoryAbi::AcquireResult::kBadIndex);
 }
@@ -116,15 +116,27 @@ TEST(ShmAbiStaticTest, PageSizeValidation) {
   EXPECT_EQ(SharedMemoryAbi(nullptr, 4096, 5000).num_pages(), 0u);
 }
 
+// A fragment's size header is a varint of at most 4 bytes: sluice writes
+// the redundant 4-byte form, upstream's writers also the shortest one.
 TEST(ShmAbiStaticTest, PacketSizeHeader) {
-  const uint8_t good[4] = {0x85, 0x80, 0x80, 0x00};
   uint32_t size = 0;
-  ASSERT_TRUE(ReadPacketSizeUntrusted(good, &size));
+  const uint8_t redundant[4] = {0x85, 0x80, 0x80, 0x00};
+  EXPECT_EQ(ReadPacketSizeUntrusted(redundant, 4, &size), 4u);
   EXPECT_EQ(size, 5u);
-  const uint8_t bad1[4] = {0x05, 0x80, 0x80, 0x00};
-  const uint8_t bad2[4] = {0x85, 0x80, 0x80, 0x80};
-  EXPECT_FALSE(ReadPacketSizeUntrusted(bad1, &size));
-  EXPECT_FALSE(ReadPacketSizeUntrusted(bad2, &size));
+  const uint8_t shortest[4] = {0x05, 0x80, 0x80, 0x00};
+  EXPECT_EQ(ReadPacketSizeUntrusted(shortest, 4, &size), 1u);
+  EXPECT_EQ(size, 5u);
+  const uint8_t two[2] = {0xb8, 0x05};
+  EXPECT_EQ(ReadPacketSizeUntrusted(two, 2, &size), 2u);
+  EXPECT_EQ(size, 0x2b8u);
+  const uint8_t unterminated[4] = {0x85, 0x80, 0x80, 0x80};
+  EXPECT_EQ(ReadPacketSizeUntrusted(unterminated, 4, &size), 0u);
+  // Never past the bytes available.
+  EXPECT_EQ(ReadPacketSizeUntrusted(redundant, 3, &size), 0u);
+  EXPECT_EQ(ReadPacketSizeUntrusted(redundant, 0, &size), 0u);
+  const uint8_t drop[4] = {0xff, 0xff, 0xff, 0x7f};
+  EXPECT_EQ(ReadPacketSizeUntrusted(drop, 4, &size), 4u);
+  EXPECT_EQ(size, kPacketSizeDropPacket);
 }
 
 }  // namespace

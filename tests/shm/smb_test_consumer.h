@@ -100,7 +100,8 @@ class SmbTestConsumer : public CommitDataSink {
         uint16_t n = c.header.packet_count();
         uint16_t i = 0;
         bool skip_first = !in_partial && (flags & ChunkHeader::kFirstPacketContinuesFromPrevChunk);
-        ForEachFragment(c.payload.data(), n, [&](const uint8_t* data, uint32_t size) {
+        const auto payload_size = static_cast<uint32_t>(c.payload.size());
+        ForEachFragment(c.payload.data(), payload_size, n, [&](const uint8_t* data, uint32_t size) {
           bool first = i == 0, last = i + 1 == n;
           i++;
           if (first && skip_first) {

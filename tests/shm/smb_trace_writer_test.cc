@@ -184,8 +184,10 @@ TEST_F(SmbTraceWriterTest, SizeFieldNeverSplitsAcrossChunks) {
     ASSERT_GE(p.size(), inner_tail.size() + 5);
     EXPECT_EQ(p.substr(p.size() - inner_tail.size()), inner_tail) << left;
     uint32_t size = 0;
-    ASSERT_TRUE(ReadPacketSizeUntrusted(
-        reinterpret_cast<const uint8_t*>(p.data()) + p.size() - inner_tail.size() - 4, &size));
+    ASSERT_EQ(ReadPacketSizeUntrusted(
+                  reinterpret_cast<const uint8_t*>(p.data()) + p.size() - inner_tail.size() - 4,
+                  4, &size),
+              4u);
     EXPECT_EQ(size, inner_tail.size()) << left;
     writer.reset();
     arbiter_.reset();
