@@ -69,6 +69,11 @@ struct ProducerOptions {
   // service clamps them (docs/SERVICE.md, "Shared memory").
   uint32_t shm_size_hint_bytes = 0;
   uint32_t shm_page_size_hint_bytes = 0;
+  // The producer's own SMB, when it made one (Perfetto SDK producers): a
+  // memfd sealed against shrinking, which the service maps (dup'ed: the
+  // caller keeps its fd) instead of creating one. Its page size is
+  // shm_page_size_hint_bytes as given; docs/IPC.md has the rules.
+  int producer_shm_fd = -1;
 };
 
 // Implemented by the producer. The config's target_buffer is the service's

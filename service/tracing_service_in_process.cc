@@ -86,21 +86,37 @@ StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
     return Status::Error("no free producer id; retry after sessions end");
   }
 
-  // Page size: hint rounded to 4 KiB steps within [4, 64] KiB.
-  uint32_t page = options.shm_page_size_hint_bytes ? options.shm_page_size_hint_bytes
-                                                   : options_.default_shm_page_size_bytes;
-  page = std::clamp(page, kMinPageSize, kMaxPageSize);
-  page = (page + kPageSizeStep - 1) / kPageSizeStep * kPageSizeStep;
-  // Size: hint within [min, max], a whole number of pages.
-  uint64_t size = options.shm_size_hint_bytes ? options.shm_size_hint_bytes
-                                              : options_.default_shm_size_bytes;
-  size = std::clamp<uint64_t>(size, options_.min_shm_size_bytes, options_.max_shm_size_bytes);
-  size = (size + page - 1) / page * page;
-  if (size > options_.max_shm_size_bytes) size = options_.max_shm_size_bytes / page * page;
-  if (size < page) size = page;
-
-  auto shm = SharedMemory::Create(static_cast<uint32_t>(size));
+  uint32_t page = 0;
+  StatusOr<std::unique_ptr<SharedMemory>> shm = Status::Error("");
+  if (options.producer_shm_fd >= 0) {
+    // The producer's own SMB: its page size is what it already writes in,
+    // so it is taken as given or refused, never rounded.
+    page = options.shm_page_size_hint_bytes;
+    if (page < kMinPageSize || page > kMaxPageSize || page % kPageSizeStep != 0) {
+      stats_.producers_refused++;
+      return Status::Error("the producer's shared memory page size " + std::to_string(page) +
+                           " is not 4 to 64 KiB in 4 KiB steps");
+    }
+    shm = SharedMemory::AttachProducerMemory(options.producer_shm_fd, page,
+                                             options_.max_shm_size_bytes);
+    if (!shm.ok()) stats_.producers_refused++;
+  } else {
+    // Page size: hint rounded to 4 KiB steps within [4, 64] KiB.
+    page = options.shm_page_size_hint_bytes ? options.shm_page_size_hint_bytes
+                                            : options_.default_shm_page_size_bytes;
+    page = std::clamp(page, kMinPageSize, kMaxPageSize);
+    page = (page + kPageSizeStep - 1) / kPageSizeStep * kPageSizeStep;
+    // Size: hint within [min, max], a whole number of pages.
+    uint64_t size = options.shm_size_hint_bytes ? options.shm_size_hint_bytes
+                                                : options_.default_shm_size_bytes;
+    size = std::clamp<uint64_t>(size, options_.min_shm_size_bytes, options_.max_shm_size_bytes);
+    size = (size + page - 1) / page * page;
+    if (size > options_.max_shm_size_bytes) size = options_.max_shm_size_bytes / page * page;
+    if (size < page) size = page;
+    shm = SharedMemory::Create(static_cast<uint32_t>(size));
+  }
   if (!shm.ok()) return shm.status();
+  const uint32_t size = shm.value()->size();
 
   auto p = std::make_unique<ConnectedProducer>();
   p->id = id;
@@ -110,11 +126,13 @@ StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
   p->endpoint = endpoint;
   p->shm = std::move(shm.value());
   p->abi = SharedMemoryAbi(p->shm->start(), p->shm->size(), page);
-  *shm_fd = p->shm->fd();
+  *shm_fd = options.producer_shm_fd >= 0 ? -1 : p->shm->fd();
   auto connection = std::make_unique<InProcessProducer>(this, id, p->shm->start(), p->shm->size(), page);
   Log("sluiced: producer " + std::to_string(id) + " '" + p->name + "' connected (pid " +
       std::to_string(p->pid) + ", uid " + std::to_string(p->uid) + ", smb " +
-      std::to_string(size >> 10) + " KiB, page " + std::to_string(page >> 10) + " KiB)");
+      std::to_string(size >> 10) + " KiB" +
+      (options.producer_shm_fd >= 0 ? " of its own" : "") + ", page " +
+      std::to_string(page >> 10) + " KiB)");
   producers_[id] = std::move(p);
   stats_.producers_seen++;
   stats_.producers_connected = producers_.size();

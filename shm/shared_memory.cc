@@ -58,6 +58,31 @@ StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Attach(int raw_fd, uint32_
       new SharedMemory(std::move(fd), static_cast<uint8_t*>(p), static_cast<uint32_t>(size)));
 }
 
+StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::AttachProducerMemory(int raw_fd,
+                                                                          uint32_t granule,
+                                                                          uint32_t max_size) {
+  ScopedFd fd(fcntl(raw_fd, F_DUPFD_CLOEXEC, 0));
+  if (!fd.valid()) return Status::Error(WithErrno("cannot dup the producer's shared memory fd", errno));
+  const int seals = fcntl(fd.get(), F_GET_SEALS);
+  if (seals < 0 || !(seals & F_SEAL_SHRINK))
+    return Status::Error(
+        "the producer's shared memory is not a memfd sealed against shrinking (F_SEAL_SHRINK): "
+        "a producer could fault the service by truncating it; let the service create it");
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0)
+    return Status::Error(WithErrno("fstat of the producer's shared memory failed", errno));
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (granule == 0 || size == 0 || size % granule != 0 || size > max_size)
+    return Status::Error("the producer's shared memory has " + std::to_string(size) +
+                         " bytes: not a whole number of " + std::to_string(granule) +
+                         "-byte pages up to " + std::to_string(max_size));
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (p == MAP_FAILED)
+    return Status::Error(WithErrno("mmap of the producer's shared memory failed", errno));
+  return std::unique_ptr<SharedMemory>(
+      new SharedMemory(std::move(fd), static_cast<uint8_t*>(p), static_cast<uint32_t>(size)));
+}
+
 SharedMemory::~SharedMemory() {
   if (start_) munmap(start_, size_);
 }

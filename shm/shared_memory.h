@@ -23,6 +23,13 @@ class SharedMemory {
   // Maps `fd` (taking ownership). Fails unless the fd's size is
   // `expected_size`; 0 accepts any size up to 1 GiB.
   static StatusOr<std::unique_ptr<SharedMemory>> Attach(int fd, uint32_t expected_size);
+  // The service's side of a region a producer created (Perfetto SDK
+  // producers bring their own): maps a dup of `fd` (the caller keeps its
+  // own), refusing one that is not a memfd sealed against shrinking (the
+  // producer could truncate it and fault the service) or whose size is not
+  // a positive multiple of `granule` up to `max_size`.
+  static StatusOr<std::unique_ptr<SharedMemory>> AttachProducerMemory(int fd, uint32_t granule,
+                                                                      uint32_t max_size);
 
   ~SharedMemory();
   SharedMemory(const SharedMemory&) = delete;

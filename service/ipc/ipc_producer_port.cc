@@ -27,6 +27,11 @@ void IpcProducerPort::OnFrame(std::string_view frame) {
   if (!msg.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
     return Refuse("producer sent a frame that is not a ProducerToService message");
   }
+  HandleMessage(msg);
+}
+
+void IpcProducerPort::HandleMessage(const protos::ProducerToService& msg) {
+  if (closing_) return;
   if (!connection_) {
     if (msg.msg_case() != protos::ProducerToService::kInitializeConnection) {
       return Refuse("producer did not start with InitializeConnection");
@@ -49,6 +54,12 @@ void IpcProducerPort::Connect(const protos::InitializeConnection& init) {
   options.name = init.producer_name();
   options.shm_size_hint_bytes = init.shm_size_hint_bytes();
   options.shm_page_size_hint_bytes = init.shm_page_size_hint_bytes();
+  ScopedFd producer_shm;
+  if (init.producer_provided_shm()) {
+    producer_shm = channel_->TakeReceivedFd();
+    if (!producer_shm.valid()) return Refuse("producer said it provides the SMB but sent no fd");
+    options.producer_shm_fd = producer_shm.get();
+  }
   int shm_fd = -1;
   auto conn = service_->ConnectProducer(this, options, channel_->peer(), &shm_fd);
   protos::ServiceToProducer reply;
@@ -64,6 +75,7 @@ void IpcProducerPort::Connect(const protos::InitializeConnection& init) {
   connection_ = std::move(conn.value());
   response->set_shm_size_bytes(connection_->shm_size());
   response->set_shm_page_size_bytes(connection_->shm_page_size());
+  response->set_using_producer_shm(producer_shm.valid());
   channel_->Send(reply, shm_fd);
 }
 

@@ -51,6 +51,10 @@ class IpcProducerPort : public IpcFrameHandler, public Producer {
 
   // IpcFrameHandler.
   void OnFrame(std::string_view frame) override;
+  // One message, already decoded: what OnFrame does after parsing. The
+  // Perfetto producer port (perfetto_producer_port.h) translates Perfetto's
+  // calls into these.
+  void HandleMessage(const protos::ProducerToService& msg);
 
   // Producer: forwarded to the producer process.
   void SetupDataSource(DataSourceInstanceId id,
@@ -68,17 +72,20 @@ class IpcProducerPort : public IpcFrameHandler, public Producer {
 
   bool initialized() const { return connection_ != nullptr; }
   uint32_t violations() const { return violations_; }
+  bool closing() const { return closing_; }
 
- private:
+  // Counts a message that made no sense; kViolationsBeforeClose close.
+  void Violation(const char* what);
   // Counts a dropped connection and closes the channel.
   void Refuse(const std::string& reason);
+
+ private:
   // The first frame: connect to the service and send the SMB.
   void Connect(const protos::InitializeConnection& init);
   // Registers or unregisters a trace writer if `msg` carries that; true if it
   // did (a malformed one counts a violation and returns false).
   bool HandleWriterEvent(const protos::ProducerToService& msg);
   void HandleRequest(const protos::ProducerToService& msg);
-  void Violation(const char* what);
   // Counts the producer as not reading and closes the connection.
   void DropNotReading(const std::string& why);
 
