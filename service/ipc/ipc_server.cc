@@ -4,17 +4,54 @@
 
 #include "service/ipc/ipc_consumer_port.h"
 #include "service/ipc/ipc_producer_port.h"
+#include "service/ipc/perfetto_ipc_host.h"
+#include "service/ipc/perfetto_producer_port.h"
 #include "service/tracing_service.h"
 
 namespace sluice {
 
-struct IpcServer::Connection {
+// A Perfetto consumer (upstream's `perfetto` command) on the consumer
+// socket: not served yet. Its BindService is answered as failed, so the
+// client says it cannot connect, and the connection is closed with the
+// reason in sluiced's log.
+class PerfettoConsumerRefusal : public IpcFrameHandler {
+ public:
+  explicit PerfettoConsumerRefusal(IpcChannel* channel)
+      : channel_(channel), host_(channel, "ConsumerPort (not served)", {}) {}
+  void OnFrame(std::string_view frame) override {
+    PerfettoIpcHost::Call call;
+    std::string error;
+    host_.Decode(frame, &call, &error);
+    channel_->Close("Perfetto's consumer protocol is not served yet: record with `sluice record --daemon`");
+  }
+
+ private:
+  IpcChannel* const channel_;
+  PerfettoIpcHost host_;
+};
+
+// A connection and its port. The port is chosen by the first frame: a
+// Perfetto BindService gets the Perfetto port of the socket's kind, any
+// other frame sluice's own (docs/IPC.md, "Perfetto's IPC"). Until then the
+// connection's frames come here.
+struct IpcServer::Connection : IpcFrameHandler {
+  TracingService* service = nullptr;
   bool producer = false;
   // Declaration order = destruction order reversed: the port (which may
   // disconnect from the service and send nothing more) goes first.
   std::unique_ptr<IpcConnection> connection;
-  std::unique_ptr<IpcProducerPort> producer_port;
-  std::unique_ptr<IpcConsumerPort> consumer_port;
+  std::unique_ptr<IpcFrameHandler> port;
+
+  void OnFrame(std::string_view frame) override {
+    const bool perfetto = IsPerfettoIpcFrame(frame);
+    IpcConnection* c = connection.get();
+    if (producer && perfetto) port = std::make_unique<PerfettoProducerPort>(service, c);
+    else if (producer) port = std::make_unique<IpcProducerPort>(service, c);
+    else if (perfetto) port = std::make_unique<PerfettoConsumerRefusal>(c);
+    else port = std::make_unique<IpcConsumerPort>(service, c);
+    connection->set_handler(port.get());
+    port->OnFrame(frame);
+  }
 };
 
 IpcServer::IpcServer(TracingService* service, const IpcServerOptions& options)
@@ -70,6 +107,7 @@ void IpcServer::OnAcceptable(int listen_fd, bool producer) {
     if (connections_.size() >= options_.max_connections) continue;  // Closed by ScopedFd.
     uint64_t id = next_id_++;
     auto c = std::make_unique<Connection>();
+    c->service = service_;
     c->producer = producer;
     std::weak_ptr<bool> alive = alive_;
     c->connection = std::make_unique<IpcConnection>(
@@ -78,13 +116,7 @@ void IpcServer::OnAcceptable(int listen_fd, bool producer) {
         [this, alive, id](const std::string& reason, bool protocol_error) {
           if (alive.lock() && *alive.lock()) OnClosed(id, reason, protocol_error);
         });
-    if (producer) {
-      c->producer_port = std::make_unique<IpcProducerPort>(service_, c->connection.get());
-      c->connection->set_handler(c->producer_port.get());
-    } else {
-      c->consumer_port = std::make_unique<IpcConsumerPort>(service_, c->connection.get());
-      c->connection->set_handler(c->consumer_port.get());
-    }
+    c->connection->set_handler(c.get());
     c->connection->Start();
     connections_[id] = std::move(c);
   }
