@@ -91,7 +91,7 @@ bool ChildProcess::Start(const std::vector<std::string>& argv, const std::string
 
 bool ChildProcess::running() {
   Poll();
-  return !exited_;
+  return pid_ > 0 && !exited_;  // One never started is not running.
 }
 
 void ChildProcess::Signal(int sig) {
@@ -100,7 +100,7 @@ void ChildProcess::Signal(int sig) {
 
 bool ChildProcess::Wait(uint64_t timeout_ms) {
   const uint64_t deadline = NowMs() + timeout_ms;
-  while (!exited_) {
+  while (pid_ > 0 && !exited_) {
     Poll();
     if (exited_ || NowMs() >= deadline) break;
     usleep(10 * 1000);

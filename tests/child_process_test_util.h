@@ -41,9 +41,11 @@ class ChildProcess {
              const std::string& err_path, const std::string& in_path = "/dev/null");
 
   pid_t pid() const { return pid_; }
+  // False for a child never started (as for one that exited).
   bool running();
   void Signal(int sig);
   // Waits up to timeout_ms; true once it exited (status in wait_status()).
+  // Returns at once for a child never started (false: it did not exit).
   bool Wait(uint64_t timeout_ms);
   // Sends SIGTERM, then SIGKILL after timeout_ms.
   void Terminate(uint64_t timeout_ms);
