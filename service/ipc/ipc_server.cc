@@ -4,31 +4,12 @@
 
 #include "service/ipc/ipc_consumer_port.h"
 #include "service/ipc/ipc_producer_port.h"
+#include "service/ipc/perfetto_consumer_port.h"
 #include "service/ipc/perfetto_ipc_host.h"
 #include "service/ipc/perfetto_producer_port.h"
 #include "service/tracing_service.h"
 
 namespace sluice {
-
-// A Perfetto consumer (upstream's `perfetto` command) on the consumer
-// socket: not served yet. Its BindService is answered as failed, so the
-// client says it cannot connect, and the connection is closed with the
-// reason in sluiced's log.
-class PerfettoConsumerRefusal : public IpcFrameHandler {
- public:
-  explicit PerfettoConsumerRefusal(IpcChannel* channel)
-      : channel_(channel), host_(channel, "ConsumerPort (not served)", {}) {}
-  void OnFrame(std::string_view frame) override {
-    PerfettoIpcHost::Call call;
-    std::string error;
-    host_.Decode(frame, &call, &error);
-    channel_->Close("Perfetto's consumer protocol is not served yet: record with `sluice record --daemon`");
-  }
-
- private:
-  IpcChannel* const channel_;
-  PerfettoIpcHost host_;
-};
 
 // A connection and its port. The port is chosen by the first frame: a
 // Perfetto BindService gets the Perfetto port of the socket's kind, any
@@ -47,7 +28,7 @@ struct IpcServer::Connection : IpcFrameHandler {
     IpcConnection* c = connection.get();
     if (producer && perfetto) port = std::make_unique<PerfettoProducerPort>(service, c);
     else if (producer) port = std::make_unique<IpcProducerPort>(service, c);
-    else if (perfetto) port = std::make_unique<PerfettoConsumerRefusal>(c);
+    else if (perfetto) port = std::make_unique<PerfettoConsumerPort>(service, c);
     else port = std::make_unique<IpcConsumerPort>(service, c);
     connection->set_handler(port.get());
     port->OnFrame(frame);

@@ -1,10 +1,14 @@
 // sluiced with upstream Perfetto's own programs (../shared/tools/perfetto,
-// built from upstream's source; CI has them): upstream's traced_probes
-// connects to sluiced's producer socket as it would to traced's
-// (PERFETTO_PRODUCER_SOCK_NAME), registers its data sources and records
-// ftrace into a session that `sluice record --daemon` runs. Every numbered
-// trace_marker line must be in the trace exactly once, and upstream's
-// trace_processor must load the trace with no error and no loss.
+// built from upstream's source; CI has them), each finding sluiced's sockets
+// as it would find traced's (PERFETTO_PRODUCER_SOCK_NAME,
+// PERFETTO_CONSUMER_SOCK_NAME):
+//   - upstream traced_probes records into a session `sluice record --daemon`
+//     runs;
+//   - upstream's `perfetto` command records through sluiced, with
+//     sluice-probes and with upstream traced_probes as the producer, and
+//     detaches from and attaches to a session;
+// Every numbered trace_marker line must be in the trace exactly once, and
+// upstream's trace_processor must load the trace with no error and no loss.
 //
 // traced_probes leaves tracefs changed (trace_clock boot, its buffer size):
 // the test puts back what it found.
@@ -60,21 +64,23 @@ class PerfettoInteropKernelTest : public ::testing::Test {
 
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
 
-  // sluiced on sockets in the test's directory, and upstream's traced_probes
-  // told to find it there; returns once sluiced lists traced_probes'
-  // ftrace data source.
-  bool StartSluicedAndUpstreamProbes() {
+  // sluiced on sockets in the test's directory, and a producer of kernel
+  // events told to find it there (upstream's traced_probes, or
+  // sluice-probes); returns once sluiced lists its ftrace data source.
+  bool StartSluicedAndProbes(bool upstream_probes) {
     if (!sluiced_.Start({bin_dir_ + "/sluiced", "--producer-socket", Path("producer.sock"),
                          "--consumer-socket", Path("consumer.sock")},
                         Path("sluiced.out"), Path("sluiced.err"))) {
       ADD_FAILURE() << "cannot start sluiced";
       return false;
     }
-    // traced_probes retries until the socket takes its connection.
-    if (!probes_.Start({"/usr/bin/env", "PERFETTO_PRODUCER_SOCK_NAME=" + Path("producer.sock"),
-                        upstream_dir_ + "/traced_probes"},
-                       Path("probes.out"), Path("probes.err"))) {
-      ADD_FAILURE() << "cannot start traced_probes";
+    // Both retry until the socket takes their connection.
+    const std::vector<std::string> probes =
+        upstream_probes ? Upstream("traced_probes")
+                        : std::vector<std::string>{bin_dir_ + "/sluice-probes", "--producer-socket",
+                                                   Path("producer.sock")};
+    if (!probes_.Start(probes, Path("probes.out"), Path("probes.err"))) {
+      ADD_FAILURE() << "cannot start " << probes.back();
       return false;
     }
     const uint64_t deadline = NowMs() + ScaledTimeoutMs(60000);
@@ -92,6 +98,73 @@ class PerfettoInteropKernelTest : public ::testing::Test {
                   << sluiced_.Describe() << "\n" << probes_.Describe();
     return false;
   }
+
+  // An upstream program, told where sluiced's sockets are.
+  std::vector<std::string> Upstream(const std::string& tool) const {
+    return {"/usr/bin/env", "PERFETTO_PRODUCER_SOCK_NAME=" + Path("producer.sock"),
+            "PERFETTO_CONSUMER_SOCK_NAME=" + Path("consumer.sock"), upstream_dir_ + "/" + tool};
+  }
+
+  // Markers in atrace's form ("I|pid|name": an instant), which upstream's
+  // trace processor turns into slices by name.
+  std::string Marker(const std::string& name) const {
+    return "I|" + std::to_string(getpid()) + "|" + tag_ + "-" + name;
+  }
+
+  // Writes kMarkers numbered markers while `recorder` records into `trace`
+  // (a file written while recording): first a marker until it shows in the
+  // file (the whole path is live), the numbered ones, then one more until it
+  // shows (every one before it went through the kernel buffer, the producer,
+  // the SMB and sluiced).
+  void WriteMarkers(const std::string& trace, ChildProcess* recorder) {
+    ASSERT_TRUE(testing::WriteMarkerUntilInFile(Marker("start"), trace, ScaledTimeoutMs(120000), recorder))
+        << recorder->Describe() << "\n" << probes_.Describe() << "\n" << sluiced_.Describe();
+    const int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    for (int i = 0; i < kMarkers; i++) ASSERT_TRUE(testing::WriteTraceMarker(fd, Marker(std::to_string(i))));
+    close(fd);
+    ASSERT_TRUE(testing::WriteMarkerUntilInFile(Marker("end"), trace, ScaledTimeoutMs(120000), recorder))
+        << recorder->Describe();
+  }
+
+  // Every numbered marker is in `trace` exactly once, and upstream's trace
+  // processor reports no error and no loss.
+  void ExpectEveryMarkerOnce(const std::string& trace) {
+    std::map<std::string, int> counts;
+    for (const std::string& row : UpstreamQuery(trace, "select name, count(*) from slice where name like '" +
+                                                           tag_ + "-%' group by name;"))
+      counts[row.substr(1, row.find('"', 1) - 1)] = std::stoi(row.substr(row.rfind(',') + 1));
+    int once = 0;
+    for (int i = 0; i < kMarkers; i++) {
+      const int n = counts[tag_ + "-" + std::to_string(i)];
+      EXPECT_LE(n, 1) << "marker " << i << " is in the trace " << n << " times";
+      once += n == 1;
+    }
+    EXPECT_EQ(once, kMarkers) << "markers in the trace exactly once";
+    EXPECT_EQ(UpstreamQuery(trace, "select name, idx, value from stats where severity in "
+                                   "('error', 'data_loss') and value > 0;"),
+              std::vector<std::string>{})
+        << "upstream's trace processor reports errors or losses";
+  }
+
+  // A config for upstream's `perfetto`: print and sched_switch events, the
+  // file written by the service every 100 ms (so that the test sees its
+  // markers arrive), and the process tree.
+  void WriteConfig(const std::string& path) {
+    ASSERT_TRUE(testing::WriteTracefsFile(path, R"(
+buffers { size_kb: 16384 fill_policy: RING_BUFFER }
+data_sources { config { name: "linux.ftrace" ftrace_config {
+  ftrace_events: "ftrace/print" ftrace_events: "sched/sched_switch" } } }
+data_sources { config { name: "linux.process_stats"
+  process_stats_config { scan_all_processes_on_start: true } } }
+write_into_file: true
+file_write_period_ms: 100
+flush_period_ms: 1000
+duration_ms: 3600000
+)", O_CREAT | O_TRUNC));
+  }
+
+  static constexpr int kMarkers = 300;
 
   // Runs upstream's trace_processor on the trace with `sql`; its CSV rows.
   std::vector<std::string> UpstreamQuery(const std::string& trace, const std::string& sql) {
@@ -111,6 +184,7 @@ class PerfettoInteropKernelTest : public ::testing::Test {
 
   const std::string bin_dir_ = testing::SluiceBinDir();
   const std::string upstream_dir_ = bin_dir_ + "/../../shared/tools/perfetto";
+  const std::string tag_ = "interop-" + std::to_string(getpid());
   std::string dir_;
   testing::TracefsState before_;
   bool armed_ = false;
@@ -118,53 +192,80 @@ class PerfettoInteropKernelTest : public ::testing::Test {
 };
 
 TEST_F(PerfettoInteropKernelTest, UpstreamTracedProbesRecordsEveryMarkerOnceThroughSluiced) {
-  ASSERT_TRUE(StartSluicedAndUpstreamProbes());
+  ASSERT_TRUE(StartSluicedAndProbes(/*upstream_probes=*/true));
   const std::string trace = Path("trace.pftrace");
   ASSERT_TRUE(recorder_.Start({bin_dir_ + "/sluice", "record", "--daemon", "--consumer-socket",
                                Path("consumer.sock"), "-t", "1h", "-q", "--file-lag", "1s",
                                "ftrace/print", "-o", trace},
                               Path("record.out"), Path("record.err")));
-  // Markers in atrace's form ("I|pid|name": an instant), which upstream's
-  // trace processor turns into slices by name.
-  const std::string tag = "interop-" + std::to_string(getpid());
-  const pid_t pid = getpid();
-  auto marker = [&](const std::string& name) { return "I|" + std::to_string(pid) + "|" + name; };
-  ASSERT_TRUE(testing::WriteMarkerUntilInFile(marker(tag + "-start"), trace,
-                                              ScaledTimeoutMs(120000), &recorder_))
-      << recorder_.Describe() << "\n" << probes_.Describe();
-  constexpr int kMarkers = 300;
-  const int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  for (int i = 0; i < kMarkers; i++)
-    ASSERT_TRUE(testing::WriteTraceMarker(fd, marker(tag + "-" + std::to_string(i))));
-  close(fd);
-  // The last marker in the file: every one before it went through the
-  // kernel buffer, traced_probes, the SMB and sluiced.
-  ASSERT_TRUE(testing::WriteMarkerUntilInFile(marker(tag + "-end"), trace, ScaledTimeoutMs(120000),
-                                              &recorder_))
-      << recorder_.Describe();
+  WriteMarkers(trace, &recorder_);
+  if (HasFatalFailure()) return;
   recorder_.Signal(SIGINT);
   ASSERT_TRUE(recorder_.Wait(ScaledTimeoutMs(60000))) << recorder_.Describe();
   EXPECT_TRUE(recorder_.exited_normally_with(0)) << recorder_.Describe();
-
-  std::map<std::string, int> counts;
-  for (const std::string& row : UpstreamQuery(trace, "select name, count(*) from slice where name like '" +
-                                                         tag + "-%' group by name;"))
-    counts[row.substr(1, row.find('"', 1) - 1)] = std::stoi(row.substr(row.rfind(',') + 1));
-  int once = 0;
-  for (int i = 0; i < kMarkers; i++) {
-    const int n = counts[tag + "-" + std::to_string(i)];
-    EXPECT_LE(n, 1) << "marker " << i << " is in the trace " << n << " times";
-    once += n == 1;
-  }
-  EXPECT_EQ(once, kMarkers) << "markers in the trace exactly once";
-  EXPECT_EQ(UpstreamQuery(trace, "select name, idx, value from stats where severity in "
-                                 "('error', 'data_loss') and value > 0;"),
-            std::vector<std::string>{})
-      << "upstream's trace processor reports errors or losses";
-  // The trace names traced_probes' sequences as a producer of sluiced's.
+  ExpectEveryMarkerOnce(trace);
   EXPECT_NE(sluiced_.Stderr().find("'perfetto.traced_probes' connected"), std::string::npos)
       << sluiced_.Describe();
+}
+
+// Upstream's `perfetto -c config --txt -o file` records through sluiced as
+// through traced, with either producer; Ctrl-C stops it as it stops a
+// traced session (DisableTracing, then the end of the session answers its
+// EnableTracing).
+class PerfettoCommandKernelTest : public PerfettoInteropKernelTest,
+                                  public ::testing::WithParamInterface<bool> {};
+
+TEST_P(PerfettoCommandKernelTest, RecordsEveryMarkerOnceThroughSluiced) {
+  ASSERT_TRUE(StartSluicedAndProbes(/*upstream_probes=*/GetParam()));
+  WriteConfig(Path("config.pbtx"));
+  const std::string trace = Path("trace.pftrace");
+  std::vector<std::string> argv = Upstream("perfetto");
+  argv.insert(argv.end(), {"-c", Path("config.pbtx"), "--txt", "-o", trace});
+  ASSERT_TRUE(recorder_.Start(argv, Path("perfetto.out"), Path("perfetto.err")));
+  WriteMarkers(trace, &recorder_);
+  if (HasFatalFailure()) return;
+  recorder_.Signal(SIGINT);
+  ASSERT_TRUE(recorder_.Wait(ScaledTimeoutMs(60000))) << recorder_.Describe();
+  EXPECT_TRUE(recorder_.exited_normally_with(0)) << recorder_.Describe();
+  ExpectEveryMarkerOnce(trace);
+  // The process tree came from the producer's process_stats source.
+  EXPECT_NE(UpstreamQuery(trace, "select count(*) from process where pid = " + std::to_string(getpid()) + ";"),
+            std::vector<std::string>{"0"});
+
+  // `perfetto --query` describes sluiced, its producer and data sources.
+  testing::CommandResult query = testing::RunToCompletion(
+      [&] { auto q = Upstream("perfetto"); q.push_back("--query"); return q; }(), dir_);
+  EXPECT_EQ(query.exit_code, 0) << query.err;
+  EXPECT_NE(query.out.find("sluiced"), std::string::npos) << query.out;
+  EXPECT_NE(query.out.find(GetParam() ? "perfetto.traced_probes" : "sluice-probes"), std::string::npos)
+      << query.out;
+  EXPECT_NE(query.out.find("linux.ftrace"), std::string::npos) << query.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Producers, PerfettoCommandKernelTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "UpstreamTracedProbes" : "SluiceProbes");
+                         });
+
+// `perfetto --detach=KEY` leaves the session recording in sluiced, and
+// `perfetto --attach=KEY --stop` ends it: the file holds what was recorded
+// meanwhile.
+TEST_F(PerfettoInteropKernelTest, PerfettoDetachesAndAttaches) {
+  ASSERT_TRUE(StartSluicedAndProbes(/*upstream_probes=*/false));
+  WriteConfig(Path("config.pbtx"));
+  const std::string trace = Path("trace.pftrace");
+  std::vector<std::string> detach = Upstream("perfetto");
+  detach.insert(detach.end(), {"--detach=interop", "-c", Path("config.pbtx"), "--txt", "-o", trace});
+  testing::CommandResult detached = testing::RunToCompletion(detach, dir_);
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  // Nobody runs now but sluiced: the markers' waits watch sluiced.
+  WriteMarkers(trace, &sluiced_);
+  if (HasFatalFailure()) return;
+  std::vector<std::string> attach = Upstream("perfetto");
+  attach.insert(attach.end(), {"--attach=interop", "--stop"});
+  testing::CommandResult attached = testing::RunToCompletion(attach, dir_);
+  ASSERT_EQ(attached.exit_code, 0) << attached.err;
+  ExpectEveryMarkerOnce(trace);
 }
 
 }  // namespace

@@ -1,0 +1,97 @@
+// PerfettoConsumerPort: the service's side of a consumer that speaks
+// Perfetto's IPC (upstream's `perfetto` command line, and anything built on
+// its consumer API). It serves Perfetto's "ConsumerPort" service
+// (protos/perfetto/ipc/consumer_port.proto) by translating each call into
+// the sluice request that means the same and handing it to an
+// IpcConsumerPort, and each of that port's answers back into Perfetto's
+// reply. So a Perfetto consumer gets exactly what a sluice one gets
+// (admission by the consumer allowlists, one session per connection, files
+// written by the service, ReadBuffers produced as the consumer reads it).
+//
+// Where the protocols differ:
+//  - EnableTracing. Perfetto answers it when the session ends (disabled,
+//    with the error if any); sluice answers at once and announces the end.
+//    The Perfetto call is kept until that announcement. After Attach, the
+//    client calls EnableTracing with attach_notification_only to hear of
+//    the end of the session it attached to: no new session then.
+//  - ObserveEvents. A stream: the clone triggers of the session (sluice's
+//    CloneTriggerHit) go on it; nothing else is announced.
+//  - CloneSession. By unique_session_name (sluice's session key or unique
+//    name); a session id is refused with the reason. The output file
+//    upstream's `perfetto` sends along is not used: the clone is read back
+//    with ReadBuffers (was_write_into_file = false).
+//  - SaveTraceForBugreport and ChangeTraceConfig: refused with the reason.
+//
+// Service thread only.
+#ifndef SLUICE_SERVICE_IPC_PERFETTO_CONSUMER_PORT_H_
+#define SLUICE_SERVICE_IPC_PERFETTO_CONSUMER_PORT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "service/ipc/ipc_connection.h"
+#include "service/ipc/ipc_consumer_port.h"
+#include "service/ipc/perfetto_ipc_host.h"
+#include "sluice/ipc.pb.h"
+
+namespace sluice {
+
+class TracingService;
+
+class PerfettoConsumerPort : public IpcFrameHandler, private IpcChannel {
+ public:
+  static constexpr char kServiceName[] = "ConsumerPort";
+  // Calls in flight at once (each waits for sluice's answer); more is a
+  // protocol error. Upstream's `perfetto` has at most a few.
+  static constexpr size_t kMaxPendingCalls = 64;
+
+  PerfettoConsumerPort(TracingService* service, IpcChannel* channel);
+  ~PerfettoConsumerPort() override;
+
+  // IpcFrameHandler.
+  void OnFrame(std::string_view frame) override;
+
+ private:
+  void HandleCall(const PerfettoIpcHost::Call& call);
+  bool ParseArgs(const PerfettoIpcHost::Call& call, google::protobuf::MessageLite* args);
+  // Hands `request` (its request id set here) to the sluice port; its answer
+  // goes to `call`.
+  void Forward(const PerfettoIpcHost::Call& call, protos::ConsumerToService* request);
+  void Refuse(const PerfettoIpcHost::Call& call, const std::string& why);
+  // Turns the sluice answer `msg` into the reply of `call`; false while more
+  // answers to it are to come (ReadBuffers).
+  bool Answer(const PerfettoIpcHost::Call& call, const protos::ServiceToConsumer& msg);
+  void AnswerEnableTracing(const std::string& error);
+
+  // IpcChannel, as the sluice port sees it (see perfetto_producer_port.h).
+  void Send(const google::protobuf::MessageLite& envelope, int fd = -1) override;
+  uint64_t frames_sent() const override { return channel_->frames_sent(); }
+  bool PeerHasRead(uint64_t frame) override { return channel_->PeerHasRead(frame); }
+  size_t queued_output_bytes() const override { return channel_->queued_output_bytes(); }
+  void NotifyWhenOutputAtMost(size_t bytes, std::function<void()> fn) override {
+    channel_->NotifyWhenOutputAtMost(bytes, std::move(fn));
+  }
+  ScopedFd TakeReceivedFd() override { return channel_->TakeReceivedFd(); }
+  const PeerCredentials& peer() const override { return channel_->peer(); }
+  void Close(const std::string& reason) override { channel_->Close(reason); }
+
+  TracingService* const service_;
+  IpcChannel* const channel_;
+  PerfettoIpcHost host_;
+  uint64_t last_request_id_ = 0;  // Of the requests sent to the sluice port.
+  // Sluice request id -> the Perfetto call its answer goes to.
+  std::map<uint64_t, PerfettoIpcHost::Call> pending_;
+  // The EnableTracing call, answered when the session ends.
+  std::optional<PerfettoIpcHost::Call> enable_call_;
+  std::optional<PerfettoIpcHost::Call> observe_call_;  // ObserveEvents' stream.
+  bool closing_ = false;
+  // Last: destroyed first (it may answer while it goes).
+  IpcConsumerPort port_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SERVICE_IPC_PERFETTO_CONSUMER_PORT_H_
