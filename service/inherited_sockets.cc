@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "shm/base/string_util.h"
 
@@ -19,7 +20,11 @@ StatusOr<InheritedSockets> FromSystemd(const char* listen_pid, const char* liste
     return Status::Error(std::string("socket activation passed LISTEN_FDS=") + listen_fds +
                          "; expected 2 (producer, consumer): give sluiced.socket two "
                          "ListenStream= lines in that order");
-  return InheritedSockets{kSystemdFirstFd, kSystemdFirstFd + 1, "systemd"};
+  InheritedSockets s;
+  s.producer_fd = kSystemdFirstFd;
+  s.consumer_fd = kSystemdFirstFd + 1;
+  s.source = "systemd";
+  return s;
 }
 
 StatusOr<int> AndroidFd(const char* name, const char* value) {
@@ -27,6 +32,22 @@ StatusOr<int> AndroidFd(const char* name, const char* value) {
   if (!ParseU32(value, &fd) || fd > 1u << 20)
     return Status::Error(std::string(name) + "='" + value + "' is not a file descriptor");
   return static_cast<int>(fd);
+}
+
+// One pair of init's sockets (`socket NAME_producer` and `NAME_consumer`):
+// both or neither.
+Status AndroidPair(const std::function<const char*(const char*)>& get_env, const char* producer_env,
+                   const char* consumer_env, const char* name, int* producer_fd, int* consumer_fd) {
+  const char* producer = get_env(producer_env);
+  const char* consumer = get_env(consumer_env);
+  if (!producer && !consumer) return Status::Ok();
+  if (!producer || !consumer)
+    return Status::Error(std::string("init passed only ") + (producer ? producer_env : consumer_env) +
+                         ": give the sluiced service both `socket " + name + "_producer` and `socket " +
+                         name + "_consumer` lines");
+  SLUICE_ASSIGN_OR_RETURN(*producer_fd, AndroidFd(producer_env, producer));
+  SLUICE_ASSIGN_OR_RETURN(*consumer_fd, AndroidFd(consumer_env, consumer));
+  return Status::Ok();
 }
 
 }  // namespace
@@ -39,22 +60,26 @@ StatusOr<InheritedSockets> FindInheritedSockets(
     SLUICE_ASSIGN_OR_RETURN(InheritedSockets s, FromSystemd(listen_pid, listen_fds, pid));
     if (!s.source.empty()) return s;
   }
-  const char* producer = get_env(kAndroidProducerSocketEnv);
-  const char* consumer = get_env(kAndroidConsumerSocketEnv);
-  if (!producer && !consumer) return InheritedSockets{};
-  if (!producer || !consumer)
-    return Status::Error(std::string("init passed only ") +
-                         (producer ? kAndroidProducerSocketEnv : kAndroidConsumerSocketEnv) +
-                         ": give the sluiced service both `socket sluice_producer` and "
-                         "`socket sluice_consumer` lines");
-  SLUICE_ASSIGN_OR_RETURN(int producer_fd, AndroidFd(kAndroidProducerSocketEnv, producer));
-  SLUICE_ASSIGN_OR_RETURN(int consumer_fd, AndroidFd(kAndroidConsumerSocketEnv, consumer));
-  return InheritedSockets{producer_fd, consumer_fd, "Android init"};
+  InheritedSockets s;
+  SLUICE_RETURN_IF_ERROR(AndroidPair(get_env, kAndroidProducerSocketEnv, kAndroidConsumerSocketEnv,
+                                     "sluice", &s.producer_fd, &s.consumer_fd));
+  SLUICE_RETURN_IF_ERROR(AndroidPair(get_env, kAndroidTracedProducerSocketEnv,
+                                     kAndroidTracedConsumerSocketEnv, "traced",
+                                     &s.perfetto_producer_fd, &s.perfetto_consumer_fd));
+  if (s.producer_fd < 0 && s.perfetto_producer_fd < 0) return InheritedSockets{};
+  if (s.producer_fd < 0) {
+    // Only traced's pair: sluiced serves on it alone.
+    std::swap(s.producer_fd, s.perfetto_producer_fd);
+    std::swap(s.consumer_fd, s.perfetto_consumer_fd);
+  }
+  s.source = "Android init";
+  return s;
 }
 
 void ClearInheritedSocketsEnv() {
   for (const char* name : {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", kAndroidProducerSocketEnv,
-                           kAndroidConsumerSocketEnv})
+                           kAndroidConsumerSocketEnv, kAndroidTracedProducerSocketEnv,
+                           kAndroidTracedConsumerSocketEnv})
     unsetenv(name);
 }
 

@@ -7,7 +7,9 @@
 //             sd_listen_fds(3) protocol, read without libsystemd).
 //   Android   ANDROID_SOCKET_sluice_producer=<fd>,
 //             ANDROID_SOCKET_sluice_consumer=<fd>: init created, bound,
-//             chmod'ed and chown'ed them as the .rc says.
+//             chmod'ed and chown'ed them as the .rc says; and/or
+//             ANDROID_SOCKET_traced_producer and _consumer, traced's
+//             sockets, when sluiced takes traced's place.
 //
 // Either source gives both sockets or it is an error (one inherited and one
 // created would give the two different owners and modes). With neither,
@@ -27,10 +29,16 @@ namespace sluice {
 
 inline constexpr char kAndroidProducerSocketEnv[] = "ANDROID_SOCKET_sluice_producer";
 inline constexpr char kAndroidConsumerSocketEnv[] = "ANDROID_SOCKET_sluice_consumer";
+// traced's sockets, when init gives them to sluiced in traced's place: they
+// take the same two protocols (docs/ANDROID.md).
+inline constexpr char kAndroidTracedProducerSocketEnv[] = "ANDROID_SOCKET_traced_producer";
+inline constexpr char kAndroidTracedConsumerSocketEnv[] = "ANDROID_SOCKET_traced_consumer";
 
 struct InheritedSockets {
   int producer_fd = -1;  // -1: none inherited, create the socket.
   int consumer_fd = -1;
+  int perfetto_producer_fd = -1;  // traced's pair (Android), if given.
+  int perfetto_consumer_fd = -1;
   std::string source;  // "systemd" or "Android init"; empty if none.
 };
 

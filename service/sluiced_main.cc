@@ -62,6 +62,14 @@ The sluice tracing service: owns the trace buffers, accepts producers
                              (numbers or names), may record and read traces;
                              root only if listed (default: anyone who can
                              open the socket)
+  --perfetto-sockets         also listen where upstream Perfetto's programs
+                             look for traced: $PERFETTO_PRODUCER_SOCK_NAME and
+                             $PERFETTO_CONSUMER_SOCK_NAME, else
+                             /run/perfetto/traced-producer.sock and
+                             traced-consumer.sock (same modes and group).
+                             Every socket takes both sluice's protocol and
+                             Perfetto's: traced_probes, `perfetto` and SDK apps
+                             then record through sluiced unmodified
   --max-shm-size SIZE        largest SMB a producer may get (default 32mb;
                              64kb..1gb)
   --max-buffer-size SIZE     sum of all sessions' buffers (default 2gb)
@@ -75,12 +83,18 @@ The sluice tracing service: owns the trace buffers, accepts producers
 )" SLUICE_SIZE_HELP R"(
 Inherited sockets: with LISTEN_FDS=2 (systemd socket activation), fd 3 is
 the producer socket and fd 4 the consumer socket; Android init passes them as
-ANDROID_SOCKET_sluice_producer and ANDROID_SOCKET_sluice_consumer. Their
+ANDROID_SOCKET_sluice_producer and ANDROID_SOCKET_sluice_consumer (and
+traced's, ANDROID_SOCKET_traced_producer and _consumer, when sluiced takes
+traced's place). Their
 creator set their modes and owners, and the path, mode and group options are
 ignored. Under systemd, readiness is reported with sd_notify (Type=notify).
 )";
 
 bool g_foreground = true;
+// Where upstream Perfetto's programs look for traced on Linux when
+// /run/perfetto exists (and it does once sluiced listens there).
+constexpr char kPerfettoProducerSocket[] = "/run/perfetto/traced-producer.sock";
+constexpr char kPerfettoConsumerSocket[] = "/run/perfetto/traced-consumer.sock";
 // Longest a session's stop may take: flush and stop timeouts (5 s each by
 // default) plus the last file write.
 constexpr int kShutdownGraceMs = 12000;
@@ -167,6 +181,7 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
     kMaxBufferSize,
     kForeground,
     kBackground,
+    kPerfettoSockets,
   };
   static const struct option kOptions[] = {
       {"producer-socket", required_argument, nullptr, kProducerSocket},
@@ -182,6 +197,7 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       {"max-buffer-size", required_argument, nullptr, kMaxBufferSize},
       {"foreground", no_argument, nullptr, kForeground},
       {"background", no_argument, nullptr, kBackground},
+      {"perfetto-sockets", no_argument, nullptr, kPerfettoSockets},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   SluicedArgs a;
@@ -235,6 +251,13 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       }
       case kForeground: a.foreground = true; break;
       case kBackground: a.foreground = false; break;
+      case kPerfettoSockets: {
+        const char* producer = getenv("PERFETTO_PRODUCER_SOCK_NAME");
+        const char* consumer = getenv("PERFETTO_CONSUMER_SOCK_NAME");
+        a.ipc.perfetto_producer_socket_path = producer ? producer : kPerfettoProducerSocket;
+        a.ipc.perfetto_consumer_socket_path = consumer ? consumer : kPerfettoConsumerSocket;
+        break;
+      }
       case 'h': return HelpRequested();
       default: return Status::Error("unexpected argument '" + v + "'");
     }
@@ -255,6 +278,8 @@ std::string AdoptInheritedSockets(IpcServerOptions* ipc) {
   ClearInheritedSocketsEnv();
   ipc->producer_listen_fd = inherited->producer_fd;
   ipc->consumer_listen_fd = inherited->consumer_fd;
+  ipc->perfetto_producer_listen_fd = inherited->perfetto_producer_fd;
+  ipc->perfetto_consumer_listen_fd = inherited->perfetto_consumer_fd;
   return inherited->source;
 }
 
@@ -363,10 +388,14 @@ void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
     auto where = [&sockets_from](int fd, const std::string& path) {
       return fd >= 0 ? "fd " + std::to_string(fd) + " from " + sockets_from : path;
     };
-    const std::string listening =
+    std::string listening =
         "listening on " + where(ipc.producer_listen_fd, ipc.producer_socket_path) +
         " (producers) and " + where(ipc.consumer_listen_fd, ipc.consumer_socket_path) +
         " (consumers)";
+    if (ipc.perfetto_producer_listen_fd >= 0 || !ipc.perfetto_producer_socket_path.empty())
+      listening += ", and where Perfetto's programs look: " +
+                   where(ipc.perfetto_producer_listen_fd, ipc.perfetto_producer_socket_path) +
+                   " and " + where(ipc.perfetto_consumer_listen_fd, ipc.perfetto_consumer_socket_path);
     LogLine("sluiced: " + listening);
     // Under systemd (Type=notify) the unit is started from here on; the
     // call does nothing without NOTIFY_SOCKET.
@@ -394,10 +423,27 @@ int Main(int argc, char** argv) {
   // (the message is dropped or its field ignored), so silence them.
   google::protobuf::SetLogHandler(nullptr);
   int sfd = OpenStopSignalFd();
+  // The directories sluiced creates for its sockets, removed at exit if
+  // empty: a /run/perfetto left behind would send upstream's clients there
+  // after sluiced is gone.
+  std::vector<std::string> created_dirs;
+  for (const std::string* path : {&args->ipc.producer_socket_path, &args->ipc.consumer_socket_path,
+                                  &args->ipc.perfetto_producer_socket_path,
+                                  &args->ipc.perfetto_consumer_socket_path}) {
+    const std::string dir = path->substr(0, path->rfind('/'));
+    if (!path->empty() && path->find('/') != std::string::npos && !dir.empty() &&
+        access(dir.c_str(), F_OK) != 0)
+      created_dirs.push_back(dir);
+  }
   Serve(*args, sockets_from, sfd);
   close(sfd);
   if (args->ipc.producer_listen_fd < 0) unlink(args->ipc.producer_socket_path.c_str());
   if (args->ipc.consumer_listen_fd < 0) unlink(args->ipc.consumer_socket_path.c_str());
+  if (args->ipc.perfetto_producer_listen_fd < 0 && !args->ipc.perfetto_producer_socket_path.empty())
+    unlink(args->ipc.perfetto_producer_socket_path.c_str());
+  if (args->ipc.perfetto_consumer_listen_fd < 0 && !args->ipc.perfetto_consumer_socket_path.empty())
+    unlink(args->ipc.perfetto_consumer_socket_path.c_str());
+  for (const std::string& dir : created_dirs) rmdir(dir.c_str());
   return 0;
 }
 

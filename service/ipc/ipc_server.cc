@@ -38,36 +38,45 @@ struct IpcServer::Connection : IpcFrameHandler {
 IpcServer::IpcServer(TracingService* service, const IpcServerOptions& options)
     : service_(service), options_(options) {}
 
+Status IpcServer::AddListener(int fd, const std::string& path, bool producer,
+                              const ListenOptions& listen) {
+  const char* kind = producer ? "producer" : "consumer";
+  Listener l;
+  l.producer = producer;
+  if (fd >= 0) {
+    l.fd.reset(fd);
+    SLUICE_RETURN_IF_ERROR(AdoptListeningSocket(
+        fd, listen.backlog, "fd " + std::to_string(fd) + " (" + kind + " socket)"));
+  } else if (!path.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(l.fd, ListenUnixSocket(path, listen));
+  } else {
+    return Status::Ok();
+  }
+  listeners_.push_back(std::move(l));
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<IpcServer>> IpcServer::Create(TracingService* service,
                                                        const IpcServerOptions& options) {
   std::unique_ptr<IpcServer> server(new IpcServer(service, options));
-  if (options.producer_listen_fd >= 0) {
-    server->producer_listen_.reset(options.producer_listen_fd);
-    SLUICE_RETURN_IF_ERROR(AdoptListeningSocket(options.producer_listen_fd,
-                                                options.producer_listen.backlog,
-                                                "fd " + std::to_string(options.producer_listen_fd) +
-                                                    " (producer socket)"));
-  } else {
-    SLUICE_ASSIGN_OR_RETURN(server->producer_listen_,
-                            ListenUnixSocket(options.producer_socket_path, options.producer_listen));
-  }
-  if (options.consumer_listen_fd >= 0) {
-    server->consumer_listen_.reset(options.consumer_listen_fd);
-    SLUICE_RETURN_IF_ERROR(AdoptListeningSocket(options.consumer_listen_fd,
-                                                options.consumer_listen.backlog,
-                                                "fd " + std::to_string(options.consumer_listen_fd) +
-                                                    " (consumer socket)"));
-  } else {
-    SLUICE_ASSIGN_OR_RETURN(server->consumer_listen_,
-                            ListenUnixSocket(options.consumer_socket_path, options.consumer_listen));
-  }
+  SLUICE_RETURN_IF_ERROR(server->AddListener(options.producer_listen_fd, options.producer_socket_path,
+                                             true, options.producer_listen));
+  SLUICE_RETURN_IF_ERROR(server->AddListener(options.consumer_listen_fd, options.consumer_socket_path,
+                                             false, options.consumer_listen));
+  SLUICE_RETURN_IF_ERROR(server->AddListener(options.perfetto_producer_listen_fd,
+                                             options.perfetto_producer_socket_path, true,
+                                             options.producer_listen));
+  SLUICE_RETURN_IF_ERROR(server->AddListener(options.perfetto_consumer_listen_fd,
+                                             options.perfetto_consumer_socket_path, false,
+                                             options.consumer_listen));
   IpcServer* s = server.get();
   EventLoop* loop = service->loop();
   loop->RunAndWait([s, loop] {
-    int pfd = s->producer_listen_.get();
-    int cfd = s->consumer_listen_.get();
-    loop->AddFdWatch(pfd, EPOLLIN, [s, pfd](uint32_t) { s->OnAcceptable(pfd, true); });
-    loop->AddFdWatch(cfd, EPOLLIN, [s, cfd](uint32_t) { s->OnAcceptable(cfd, false); });
+    for (const Listener& l : s->listeners_) {
+      const int fd = l.fd.get();
+      const bool producer = l.producer;
+      loop->AddFdWatch(fd, EPOLLIN, [s, fd, producer](uint32_t) { s->OnAcceptable(fd, producer); });
+    }
   });
   return server;
 }
@@ -75,8 +84,7 @@ StatusOr<std::unique_ptr<IpcServer>> IpcServer::Create(TracingService* service,
 IpcServer::~IpcServer() {
   service_->loop()->RunAndWait([this] {
     *alive_ = false;
-    service_->loop()->RemoveFdWatch(producer_listen_.get());
-    service_->loop()->RemoveFdWatch(consumer_listen_.get());
+    for (const Listener& l : listeners_) service_->loop()->RemoveFdWatch(l.fd.get());
     connections_.clear();
   });
 }

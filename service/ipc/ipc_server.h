@@ -3,6 +3,12 @@
 //   /run/sluice/producer.sock   producers (sluice-probes, apps): IpcProducerPort
 //   /run/sluice/consumer.sock   consumers (the `sluice` CLI):    IpcConsumerPort
 //
+// A connection that opens with a Perfetto BindService gets the Perfetto port
+// of its socket's kind instead (PerfettoProducerPort, PerfettoConsumerPort),
+// so upstream Perfetto's producers and `perfetto` command work unmodified;
+// with --perfetto-sockets the server also listens where they look for
+// traced.
+//
 // Paths, permissions and group are options (sluiced flags); the parent
 // directory is created 0755 and the sockets chmod'ed to `mode` (default 0660:
 // root and the socket's group). Under systemd socket activation the sockets
@@ -22,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "service/ipc/ipc_connection.h"
 #include "service/ipc/ipc_socket.h"
@@ -39,6 +46,14 @@ struct IpcServerOptions {
   // Already-listening sockets (socket activation); take precedence over paths.
   int producer_listen_fd = -1;
   int consumer_listen_fd = -1;
+  // A second pair where upstream Perfetto's programs look for traced
+  // (sluiced --perfetto-sockets; Android init's traced_producer and
+  // traced_consumer): "" and -1 for none. Every socket takes either
+  // protocol; these exist so that unmodified tools find sluiced.
+  std::string perfetto_producer_socket_path;
+  std::string perfetto_consumer_socket_path;
+  int perfetto_producer_listen_fd = -1;
+  int perfetto_consumer_listen_fd = -1;
   // Output queued for a peer that does not read, before it is dropped (an
   // empty queue takes one frame of any size). A producer gets only small
   // control messages, so 1 MiB is thousands of them: 256 stalled producers
@@ -62,14 +77,19 @@ class IpcServer {
 
  private:
   struct Connection;
+  struct Listener {
+    ScopedFd fd;
+    bool producer = false;
+  };
   IpcServer(TracingService* service, const IpcServerOptions& options);
+  // Adopts `fd` if >= 0, else listens at `path`; nothing if both are unset.
+  Status AddListener(int fd, const std::string& path, bool producer, const ListenOptions& listen);
   void OnAcceptable(int listen_fd, bool producer);
   void OnClosed(uint64_t id, const std::string& reason, bool protocol_error);
 
   TracingService* const service_;
   const IpcServerOptions options_;
-  ScopedFd producer_listen_;
-  ScopedFd consumer_listen_;
+  std::vector<Listener> listeners_;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;
   uint64_t next_id_ = 1;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -68,5 +68,27 @@ TEST(InheritedSocketsTest, AndroidGarbageFdIsAnError) {
       << s.status().message();
 }
 
+// sluiced in traced's place on Android: init hands it traced's sockets,
+// beside its own or alone; each socket takes both protocols.
+TEST(InheritedSocketsTest, AndroidTracedSocketsBesideOrInsteadOfSluices) {
+  auto both = Find({{"ANDROID_SOCKET_sluice_producer", "10"}, {"ANDROID_SOCKET_sluice_consumer", "11"},
+                    {"ANDROID_SOCKET_traced_producer", "12"}, {"ANDROID_SOCKET_traced_consumer", "13"}});
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_EQ(both->producer_fd, 10);
+  EXPECT_EQ(both->consumer_fd, 11);
+  EXPECT_EQ(both->perfetto_producer_fd, 12);
+  EXPECT_EQ(both->perfetto_consumer_fd, 13);
+  auto traced_only = Find({{"ANDROID_SOCKET_traced_producer", "12"}, {"ANDROID_SOCKET_traced_consumer", "13"}});
+  ASSERT_TRUE(traced_only.ok()) << traced_only.status().message();
+  EXPECT_EQ(traced_only->producer_fd, 12);
+  EXPECT_EQ(traced_only->consumer_fd, 13);
+  EXPECT_EQ(traced_only->perfetto_producer_fd, -1);
+  EXPECT_EQ(traced_only->source, "Android init");
+  auto half = Find({{"ANDROID_SOCKET_traced_producer", "12"}});
+  ASSERT_FALSE(half.ok());
+  EXPECT_NE(half.status().message().find("socket traced_consumer"), std::string::npos)
+      << half.status().message();
+}
+
 }  // namespace
 }  // namespace sluice

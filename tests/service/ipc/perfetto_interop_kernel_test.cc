@@ -268,5 +268,41 @@ TEST_F(PerfettoInteropKernelTest, PerfettoDetachesAndAttaches) {
   ExpectEveryMarkerOnce(trace);
 }
 
+// `sluiced --perfetto-sockets` also listens where upstream's programs look
+// for traced (here PERFETTO_*_SOCK_NAME, as traced itself takes them), so
+// `perfetto` finds it with no socket named; at exit the sockets and the
+// directory sluiced made for them are gone.
+TEST_F(PerfettoInteropKernelTest, PerfettoSocketsAreWhereUpstreamLooks) {
+  const std::string perfetto_dir = Path("run-perfetto");
+  const std::vector<std::string> env = {"/usr/bin/env",
+                                        "PERFETTO_PRODUCER_SOCK_NAME=" + perfetto_dir + "/traced-producer.sock",
+                                        "PERFETTO_CONSUMER_SOCK_NAME=" + perfetto_dir + "/traced-consumer.sock"};
+  std::vector<std::string> sluiced = env;
+  sluiced.insert(sluiced.end(), {bin_dir_ + "/sluiced", "--perfetto-sockets", "--producer-socket",
+                                 Path("producer.sock"), "--consumer-socket", Path("consumer.sock")});
+  ASSERT_TRUE(sluiced_.Start(sluiced, Path("sluiced.out"), Path("sluiced.err")));
+  std::vector<std::string> probes = env;
+  probes.push_back(upstream_dir_ + "/traced_probes");
+  ASSERT_TRUE(probes_.Start(probes, Path("probes.out"), Path("probes.err")));
+  std::vector<std::string> query = env;
+  query.insert(query.end(), {upstream_dir_ + "/perfetto", "--query"});
+  // traced_probes retries until it connects; then --query lists it.
+  std::string out;
+  const uint64_t deadline = NowMs() + ScaledTimeoutMs(60000);
+  while (NowMs() < deadline && out.find("perfetto.traced_probes") == std::string::npos) {
+    out = testing::RunToCompletion(query, dir_).out;
+    if (out.find("perfetto.traced_probes") == std::string::npos) usleep(100 * 1000);
+  }
+  EXPECT_NE(out.find("perfetto.traced_probes"), std::string::npos)
+      << out << "\n" << sluiced_.Describe() << "\n" << probes_.Describe();
+  EXPECT_NE(out.find("sluiced"), std::string::npos) << out;
+  probes_.Terminate(ScaledTimeoutMs(30000));
+  sluiced_.Signal(SIGTERM);
+  ASSERT_TRUE(sluiced_.Wait(ScaledTimeoutMs(60000)));
+  EXPECT_TRUE(sluiced_.exited_normally_with(0)) << sluiced_.Describe();
+  EXPECT_NE(access(perfetto_dir.c_str(), F_OK), 0) << "sluiced left " << perfetto_dir << " behind";
+  EXPECT_NE(access(Path("consumer.sock").c_str(), F_OK), 0);
+}
+
 }  // namespace
 }  // namespace sluice
