@@ -18,6 +18,7 @@
 #include "perfetto/trace/clock_snapshot.pb.h"
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/ps/process_tree.pb.h"
+#include "shm/base/string_util.h"
 #include "user/query/importer/proto_wire_reader.h"
 
 namespace sluice {
@@ -1187,7 +1188,10 @@ void TraceImporter::OnSystemInfo(std::string_view bytes) {
   if (info.has_num_cpus()) {
     SetMetadata("num_cpus", info.num_cpus(), {});
   }
-  if (info.has_tracing_service_version()) SetMetadata("tracing_service_version", kNullInt, info.tracing_service_version());
+  if (info.has_tracing_service_version()) {
+    SetMetadata("tracing_service_version", kNullInt, info.tracing_service_version());
+    tracing_service_version_ = info.tracing_service_version();
+  }
   std::optional<int64_t> sdk_from_release;
   if (info.has_android_build_fingerprint()) {
     const std::string& fp = info.android_build_fingerprint();
@@ -1229,6 +1233,7 @@ void TraceImporter::OnTraceConfig(std::string_view bytes) {
   // write_into_file session as a loss (in Perfetto such a buffer stops
   // taking data once filled); the same row here keeps both tools' loss
   // queries alike.
+  write_into_file_ = {config.write_into_file(), config.flush_period_ms(), config.file_write_period_ms()};
   if (config.write_into_file())
     for (int i = 0; i < config.buffers_size(); ++i)
       if (config.buffers(i).fill_policy() == perfetto::protos::TraceConfig::BufferConfig::DISCARD)
@@ -1509,9 +1514,24 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
     return "; includes " + std::to_string(chunks_lost) +
            " chunks lost in producer shared memory (chunks_lost_being_written + chunks_lost_writer_unknown)";
   };
+  // A streamed (write_into_file) trace whose buffer overwrote data before
+  // it reached the file lost that data; upstream names the loss
+  // long_trace_mode_bytes_overwritten (in bytes) and keeps the chunk count
+  // as information. A period of a day or more means a ring-buffer trace
+  // written once (its cutoff).
+  constexpr uint32_t kRingBufferIntentPeriodMs = 24 * 60 * 60 * 1000;
+  std::map<int64_t, uint64_t> long_trace_overwritten;  // buffer -> bytes
+  if (write_into_file_.on && write_into_file_.file_write_period_ms < kRingBufferIntentPeriodMs &&
+      stats_->has_trace_stats)
+    for (int b = 0; b < stats_->trace_stats.buffer_stats_size(); ++b)
+      if (uint64_t bytes = stats_->trace_stats.buffer_stats(b).bytes_overwritten(); bytes > 0)
+        long_trace_overwritten[b] = bytes;
   auto emit = [&](const std::string& name, int64_t idx, int64_t value) {
     auto key = std::make_pair(name, idx == kNullInt ? int64_t{-1} : idx);
     if (!written.insert(key).second) return;
+    if (name == "traced_buf_chunks_overwritten" && long_trace_overwritten.count(idx))
+      return AddStat(name, idx, "info", "trace", value,
+                     "central buffer: chunks overwritten; the loss is long_trace_mode_bytes_overwritten");
     auto it = health_rows.find(key);
     if (it == health_rows.end()) {
       std::string added = addendum(name, idx);
@@ -1645,6 +1665,31 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
     AddStat("ftrace_cpu_has_data_loss", cpu, "data_loss", "trace", 1,
             "kernel ftrace buffer: events were lost on this CPU (a page came after lost events); "
             "ftrace_cpu_overrun_delta and bpf_ringbuf_dropped say how many");
+  for (const auto& [buffer, bytes] : long_trace_overwritten)
+    AddStat("long_trace_mode_bytes_overwritten", buffer, "data_loss", "trace", static_cast<int64_t>(bytes),
+            "central buffer: bytes overwritten before they were written into the file, missing from the "
+            "trace (sluice stats counts them as traced_buf_chunks_overwritten): raise buffers.size_kb "
+            "(-b) or lower file_write_period_ms");
+  // write_into_file without flush_period_ms: upstream flags it as an error
+  // unless the trace says its service is Perfetto v54 or later (which flushes
+  // at every file write). It says so of sluiced's traces too, which are not
+  // Perfetto's: the same answer for the same input. Listed (0) otherwise, as
+  // upstream lists it.
+  bool no_flush = false;
+  if (write_into_file_.on && write_into_file_.flush_period_ms == 0) {
+    std::optional<uint32_t> major;
+    constexpr std::string_view kPerfetto = "Perfetto v";
+    if (tracing_service_version_.starts_with(kPerfetto)) {
+      const std::string rest = tracing_service_version_.substr(kPerfetto.size());
+      const size_t end = rest.find_first_of(".-");
+      uint32_t value = 0;
+      if (end != std::string::npos && end > 0 && ParseU32(rest.substr(0, end), &value)) major = value;
+    }
+    no_flush = !major || *major < 54;
+  }
+  AddStat("config_write_into_file_no_flush", kNullInt, "error", "trace", no_flush ? 1 : 0,
+          "the trace was recorded with write_into_file but without flush_period_ms: producers' data "
+          "reached the file only when their chunks filled or the session ended");
   for (int buffer : config_discard_buffers_)
     AddStat("config_write_into_file_discard", buffer, "data_loss", "trace", 1,
             "a DISCARD buffer in a write_into_file session: upstream Perfetto flags it because its buffers "

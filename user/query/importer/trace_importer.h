@@ -222,6 +222,14 @@ class TraceImporter {
   std::vector<uint32_t> cpu_funcgraph_tracks_;
 
   std::vector<int> config_discard_buffers_;
+  // The (last) TraceConfig's write_into_file figures and the service's
+  // version, for upstream's end-of-import checks of long traces.
+  struct WriteIntoFile {
+    bool on = false;
+    uint32_t flush_period_ms = 0;
+    uint32_t file_write_period_ms = 0;
+  } write_into_file_;
+  std::string tracing_service_version_;
   std::set<uint32_t> cpus_with_lost_events_;
   std::map<uint32_t, uint64_t> kernel_records_lost_;  // cpu -> PerfSample.kernel_records_lost, summed
   bool has_uuid_ = false;
