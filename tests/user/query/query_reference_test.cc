@@ -46,7 +46,8 @@ const std::vector<std::string>& Traces() {
       "syscalls_aarch64_names", "suspend_resume", "blocked_reason", "syscalls_rec", "generic", "oom_power",
       "rss_stat", "block_kprobe", "session", "tracing_start_preserved", "sysinfo", "cpu_capacity",
       "block_io_rec", "kprobes_rec", "sys_stats_counters", "funcgraph", "android_kernel", "power_probes",
-      "sys_stats_memory", "track_events", "cpu_cycles", "irq_names", "critical_path", "streamed"};
+      "sys_stats_memory", "track_events", "cpu_cycles", "irq_names", "critical_path", "streamed",
+      "track_events_loss"};
   return traces;
 }
 

@@ -1,14 +1,6 @@
 #include "user/query/importer/sequence_loss_tracker.h"
 
 namespace sluice {
-namespace {
-
-// TracePacket.sequence_flags.
-constexpr uint32_t kIncrementalStateCleared = 1;
-constexpr uint32_t kNeedsIncrementalState = 2;
-
-}  // namespace
-
 const std::array<const char*, SequenceLossTracker::kCauses> SequenceLossTracker::kCauseNames = {
     "read_gap",         "chunk_corrupted", "orphan_continuation", "reassembly_gap", "reassembly_broken_chain",
     "overwrite",        "writer_abort",    "smb_full"};

@@ -33,6 +33,9 @@ namespace sluice {
 class SequenceLossTracker {
  public:
   static constexpr size_t kCauses = 8;
+  // TracePacket.sequence_flags.
+  static constexpr uint32_t kIncrementalStateCleared = 1;
+  static constexpr uint32_t kNeedsIncrementalState = 2;
   // The stat name suffix of each cause bit, from bit 1 up.
   static const std::array<const char*, kCauses> kCauseNames;
 
@@ -44,6 +47,13 @@ class SequenceLossTracker {
     bool incremental_state_cleared = false;
   };
   void OnPacket(const PacketFlags& packet);
+  // Whether `sequence`'s incremental state is valid after the packets seen
+  // so far: set up (state cleared) and no loss since. A packet that needs
+  // it while it is not is skipped, as upstream skips it.
+  bool IncrementalStateValid(uint32_t sequence) const {
+    auto it = sequences_.find(sequence);
+    return it != sequences_.end() && it->second.incremental_valid;
+  }
 
   struct BufferLoss {
     int64_t packet_loss = 0;

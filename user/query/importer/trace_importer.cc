@@ -325,6 +325,21 @@ void TraceImporter::OnPacket(std::string_view packet) {
     track_events_.OnInternedData(sequence_, interned_data);
   }
   if (!packet_defaults.empty()) track_events_.OnPacketDefaults(sequence_, packet_defaults);
+  // As upstream: a packet that needs its sequence's incremental state while
+  // that is not valid (never set up, or packets lost since) is skipped once
+  // its interned data and defaults are taken in; what upstream reads before
+  // that check (service events, attributes, clock snapshots, TraceStats)
+  // is still read.
+  if ((flags.sequence_flags & SequenceLossTracker::kNeedsIncrementalState) && flags.has_sequence &&
+      !sequence_loss_.IncrementalStateValid(sequence_)) {
+    packets_skipped_incremental_invalid_++;
+    if (!service_event.empty()) OnServiceEvent(service_event, ts);
+    if (!trace_attributes.empty()) OnTraceAttributes(trace_attributes);
+    if (!clock_snapshot.empty()) OnClockSnapshot(clock_snapshot);
+    if (!trace_stats.empty()) OnTraceStatsPacket(trace_stats);
+    sorter_.Drain();
+    return;
+  }
   if (!thread_descriptor.empty()) track_events_.OnThreadDescriptor(sequence_, thread_descriptor);
   // Track events and descriptors: tokenized now, in file order (interning
   // and incremental counters are sequence state), parsed in timestamp order.
@@ -405,16 +420,16 @@ void TraceImporter::OnPacket(std::string_view packet) {
       }
     }
   }
-  if (!trace_stats.empty()) {
-    stats_->has_trace_stats =
-        stats_->trace_stats.ParseFromArray(trace_stats.data(), static_cast<int>(trace_stats.size()));
-    if (stats_->has_trace_stats) {
-      std::vector<std::pair<uint64_t, uint32_t>> writers;
-      for (const auto& w : stats_->trace_stats.writer_stats()) writers.emplace_back(w.sequence_id(), w.buffer());
-      stats_->sequence_loss = sequence_loss_.PerBuffer(writers);
-    }
-  }
+  if (!trace_stats.empty()) OnTraceStatsPacket(trace_stats);
   sorter_.Drain();
+}
+
+void TraceImporter::OnTraceStatsPacket(std::string_view bytes) {
+  stats_->has_trace_stats = stats_->trace_stats.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  if (!stats_->has_trace_stats) return;
+  std::vector<std::pair<uint64_t, uint32_t>> writers;
+  for (const auto& w : stats_->trace_stats.writer_stats()) writers.emplace_back(w.sequence_id(), w.buffer());
+  stats_->sequence_loss = sequence_loss_.PerBuffer(writers);
 }
 
 // sluice writes PerfSample only to say that a CPU's BPF ring lost records
@@ -1699,6 +1714,10 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
   AddStat("sorter_push_event_out_of_order", kNullInt, "error", "analysis",
           static_cast<int64_t>(sorter_.out_of_order()),
           "events that arrived later than the sort window allowed; imported out of order");
+  AddStat("packet_skipped_seq_needs_incremental_state_invalid", kNullInt, "notice", "analysis",
+          static_cast<int64_t>(packets_skipped_incremental_invalid_),
+          "packets that needed their sequence's incremental state (SEQ_NEEDS_INCREMENTAL_STATE) while it was "
+          "not valid (never set up, or packets lost since): skipped, as upstream skips them");
   AddStat("compact_sched_switch_skipped", kNullInt, "info", "analysis", static_cast<int64_t>(compact_switch_skipped_),
           "first compact sched_switch on each CPU: its previous task is unknown");
   AddStat("compact_sched_waking_skipped", kNullInt, "info", "analysis", static_cast<int64_t>(compact_waking_skipped_),

@@ -82,6 +82,7 @@ class TraceImporter {
   void OnClockSnapshot(std::string_view bytes);
   void OnPerfSample(std::string_view bytes);
   void OnTraceConfig(std::string_view bytes);
+  void OnTraceStatsPacket(std::string_view bytes);
   // TracingServiceEvent: the session's milestones in metadata
   // (tracing_started_ns, all_data_source_started_ns,
   // all_data_source_flushed_ns per flush, tracing_disabled_ns,
@@ -221,6 +222,7 @@ class TraceImporter {
   // is built once, not per call.
   std::vector<uint32_t> cpu_funcgraph_tracks_;
 
+  uint64_t packets_skipped_incremental_invalid_ = 0;
   std::vector<int> config_discard_buffers_;
   // The (last) TraceConfig's write_into_file figures and the service's
   // version, for upstream's end-of-import checks of long traces.

@@ -852,8 +852,11 @@ void TrackEventImporter::ParseEvent(Record& r) {
       continue;
     }
     storage_->counter.Add(r.ts, track, value);
+    storage_->ExtendBounds(r.ts);
   }
-  storage_->ExtendBounds(r.ts);
+  // The trace's bounds grow only with the rows an event makes: an end with
+  // nothing open, or an event dropped as an error, leaves them (as upstream,
+  // whose bounds come from the tables).
   if (r.type == kTypeCounter) {
     uint32_t track = track_for(Use::kCounter);
     if (track == kNullU32) {
@@ -861,6 +864,7 @@ void TrackEventImporter::ParseEvent(Record& r) {
       return;
     }
     storage_->counter.Add(r.ts, track, r.counter_value, r.args.empty() ? kNoArgSet : storage_->args.Add(&r.args));
+    storage_->ExtendBounds(r.ts);
     return;
   }
   if (r.type == kTypeState) {
@@ -929,6 +933,7 @@ void TrackEventImporter::ParseEvent(Record& r) {
     parser_errors_++;  // no track: an unresolvable uuid
     return;
   }
+  storage_->ExtendBounds(r.ts);
   AddFlows(r, slice);
 }
 
