@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -128,12 +129,24 @@ class PerfettoInteropKernelTest : public ::testing::Test {
   }
 
   // Every numbered marker is in `trace` exactly once, and upstream's trace
-  // processor reports no error and no loss.
+  // processor reports no error and no loss; `sluice query` reads the same
+  // slices from it.
   void ExpectEveryMarkerOnce(const std::string& trace) {
+    const std::string sql = "select name, count(*) from slice where name like '" + tag_ +
+                            "-%' group by name order by name;";
     std::map<std::string, int> counts;
-    for (const std::string& row : UpstreamQuery(trace, "select name, count(*) from slice where name like '" +
-                                                           tag_ + "-%' group by name;"))
+    const std::vector<std::string> rows = UpstreamQuery(trace, sql);
+    for (const std::string& row : rows)
       counts[row.substr(1, row.find('"', 1) - 1)] = std::stoi(row.substr(row.rfind(',') + 1));
+    testing::CommandResult ours =
+        testing::RunToCompletion({bin_dir_ + "/sluice", "query", trace, "--format", "csv", "-q", sql}, dir_);
+    EXPECT_EQ(ours.exit_code, 0) << ours.err;
+    std::string upstream_rows;
+    for (const std::string& row : rows) upstream_rows += row + "\n";
+    std::string our_rows = ours.out.substr(std::min(ours.out.size(), ours.out.find('\n') + 1));
+    std::erase(our_rows, '\r');
+    std::erase(upstream_rows, '"');
+    EXPECT_EQ(our_rows, upstream_rows) << "sluice query and upstream's trace processor differ";
     int once = 0;
     for (int i = 0; i < kMarkers; i++) {
       const int n = counts[tag_ + "-" + std::to_string(i)];
