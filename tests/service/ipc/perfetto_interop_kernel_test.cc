@@ -317,5 +317,59 @@ TEST_F(PerfettoInteropKernelTest, PerfettoSocketsAreWhereUpstreamLooks) {
   EXPECT_NE(access(Path("consumer.sock").c_str(), F_OK), 0);
 }
 
+// `perfetto --background` leaves a session recording in memory (it prints
+// its pid), `perfetto --clone-by-name` copies it while it runs, and SIGTERM
+// to the background perfetto ends it with its file written.
+TEST_F(PerfettoInteropKernelTest, BackgroundSessionIsClonedByNameAndStopped) {
+  ASSERT_TRUE(StartSluicedAndProbes(/*upstream_probes=*/false));
+  ASSERT_TRUE(testing::WriteTracefsFile(Path("config.pbtx"), R"(
+buffers { size_kb: 16384 fill_policy: RING_BUFFER }
+data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "ftrace/print" } } }
+unique_session_name: "interop_bg"
+duration_ms: 3600000
+)", O_CREAT | O_TRUNC));
+  std::vector<std::string> background = Upstream("perfetto");
+  background.insert(background.end(), {"--background", "-c", Path("config.pbtx"), "--txt", "-o", Path("bg.pftrace")});
+  testing::CommandResult started = testing::RunToCompletion(background, dir_);
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  const pid_t bg = static_cast<pid_t>(std::stol(started.out));
+  ASSERT_GT(bg, 0) << started.out;
+  std::vector<std::string> clone = Upstream("perfetto");
+  clone.insert(clone.end(), {"--clone-by-name", "interop_bg", "-o", Path("clone.pftrace")});
+  // A marker, cloned until the clone holds it (the session reads tracefs by
+  // then), as WriteMarkers waits on a streamed file.
+  auto clone_until_it_holds = [&](const std::string& marker) {
+    const int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+    const uint64_t deadline = NowMs() + ScaledTimeoutMs(120000);
+    bool held = false;
+    while (!held && NowMs() < deadline) {
+      testing::WriteTraceMarker(fd, marker);
+      testing::CommandResult r = testing::RunToCompletion(clone, dir_);
+      held = r.exit_code == 0 && testing::ReadFileOr(Path("clone.pftrace"), "").find(marker) != std::string::npos;
+      if (!held) usleep(100 * 1000);
+    }
+    close(fd);
+    return held;
+  };
+  ASSERT_TRUE(clone_until_it_holds(Marker("start"))) << sluiced_.Describe();
+  const int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < kMarkers; i++) ASSERT_TRUE(testing::WriteTraceMarker(fd, Marker(std::to_string(i))));
+  close(fd);
+  ASSERT_TRUE(clone_until_it_holds(Marker("end")));
+  ExpectEveryMarkerOnce(Path("clone.pftrace"));
+  // The background perfetto is not our child: wait for it to be gone.
+  ASSERT_EQ(kill(bg, SIGTERM), 0);
+  const uint64_t deadline = NowMs() + ScaledTimeoutMs(60000);
+  auto gone = [bg] {
+    const std::string stat = testing::ReadFileOr("/proc/" + std::to_string(bg) + "/stat", "");
+    const size_t paren = stat.rfind(')');
+    return stat.empty() || (paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] == 'Z');
+  };
+  while (!gone() && NowMs() < deadline) usleep(50 * 1000);
+  ASSERT_TRUE(gone()) << "the background perfetto did not stop on SIGTERM";
+  ExpectEveryMarkerOnce(Path("bg.pftrace"));
+}
+
 }  // namespace
 }  // namespace sluice
