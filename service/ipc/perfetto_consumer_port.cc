@@ -280,6 +280,9 @@ bool PerfettoConsumerPort::Answer(const PerfettoIpcHost::Call& call,
       return true;
     }
     case protos::ServiceToConsumer::kDetach:
+      // The session is no longer this connection's: its end is heard by
+      // whoever attaches (an attach on this connection asks again).
+      enable_call_.reset();
       host_.Reply(call, pp::DetachResponse());
       return true;
     case protos::ServiceToConsumer::kAttach: {
@@ -303,6 +306,7 @@ bool PerfettoConsumerPort::Answer(const PerfettoIpcHost::Call& call,
 
 void PerfettoConsumerPort::Send(const google::protobuf::MessageLite& envelope, int fd) {
   (void)fd;  // The sluice port attaches none to consumers.
+  if (closing_) return;  // Answers of calls made before the connection was closed.
   // The sluice port sends nothing but ServiceToConsumer.
   const auto& msg = static_cast<const protos::ServiceToConsumer&>(envelope);
   if (msg.request_id() == 0) {  // A notification.
