@@ -38,17 +38,11 @@ std::vector<std::string> MethodNames() {
           "QueryCapabilities", "SaveTraceForBugreport", "CloneSession"};
 }
 
-PerfettoIpcHost::Call Kept(const PerfettoIpcHost::Call& call) {
-  PerfettoIpcHost::Call kept = call;
-  kept.args = {};
-  return kept;
-}
-
 }  // namespace
 
 PerfettoConsumerPort::PerfettoConsumerPort(TracingService* service, IpcChannel* channel)
-    : service_(service),
-      channel_(channel),
+    : ForwardingChannel(channel),
+      service_(service),
       host_(channel, kServiceName, MethodNames()),
       port_(service, this) {}
 
@@ -71,13 +65,6 @@ void PerfettoConsumerPort::OnFrame(std::string_view frame) {
   }
 }
 
-bool PerfettoConsumerPort::ParseArgs(const PerfettoIpcHost::Call& call,
-                                     google::protobuf::MessageLite* args) {
-  if (args->ParseFromArray(call.args.data(), static_cast<int>(call.args.size()))) return true;
-  host_.Fail(call.request_id);
-  return false;
-}
-
 void PerfettoConsumerPort::Refuse(const PerfettoIpcHost::Call& call, const std::string& why) {
   // Perfetto's failed reply has no room for the reason: it goes to the log.
   if (service_->options().log) service_->options().log("sluiced: Perfetto consumer: " + why);
@@ -93,7 +80,7 @@ void PerfettoConsumerPort::Forward(const PerfettoIpcHost::Call& call,
                            " calls unanswered");
   }
   request->set_request_id(++last_request_id_);
-  pending_[last_request_id_] = Kept(call);
+  pending_[last_request_id_] = PerfettoIpcHost::Kept(call);
   port_.OnFrame(request->SerializeAsString());
 }
 
@@ -102,10 +89,10 @@ void PerfettoConsumerPort::HandleCall(const PerfettoIpcHost::Call& call) {
   switch (static_cast<Method>(call.method)) {
     case kEnableTracing: {
       pp::EnableTracingRequest req;
-      if (!ParseArgs(call, &req)) return;
+      if (!host_.ParseArgs(call, &req)) return;
       if (enable_call_) return Refuse(call, "a second EnableTracing on one connection");
       if (req.attach_notification_only()) {
-        enable_call_ = Kept(call);  // Answered when the attached session ends.
+        enable_call_ = PerfettoIpcHost::Kept(call);  // Answered when the attached session ends.
         return;
       }
       *request.mutable_enable_tracing()->mutable_trace_config() = req.trace_config();
@@ -122,7 +109,7 @@ void PerfettoConsumerPort::HandleCall(const PerfettoIpcHost::Call& call) {
       return Forward(call, &request);
     case kFlush: {
       pp::FlushRequest req;
-      if (!ParseArgs(call, &req)) return;
+      if (!host_.ParseArgs(call, &req)) return;
       request.mutable_flush()->set_timeout_ms(req.timeout_ms());
       return Forward(call, &request);
     }
@@ -133,13 +120,13 @@ void PerfettoConsumerPort::HandleCall(const PerfettoIpcHost::Call& call) {
       return Refuse(call, "ChangeTraceConfig is not supported: start a new session");
     case kDetach: {
       pp::DetachRequest req;
-      if (!ParseArgs(call, &req)) return;
+      if (!host_.ParseArgs(call, &req)) return;
       request.mutable_detach()->set_key(req.key());
       return Forward(call, &request);
     }
     case kAttach: {
       pp::AttachRequest req;
-      if (!ParseArgs(call, &req)) return;
+      if (!host_.ParseArgs(call, &req)) return;
       request.mutable_attach()->set_key(req.key());
       return Forward(call, &request);
     }
@@ -148,7 +135,7 @@ void PerfettoConsumerPort::HandleCall(const PerfettoIpcHost::Call& call) {
       return Forward(call, &request);
     case kObserveEvents:
       if (observe_call_) return Refuse(call, "a second ObserveEvents on one connection");
-      observe_call_ = Kept(call);  // A stream, answered as events come.
+      observe_call_ = PerfettoIpcHost::Kept(call);  // A stream, answered as events come.
       return;
     case kQueryServiceState:
       request.mutable_query_service_state();
@@ -172,7 +159,7 @@ void PerfettoConsumerPort::HandleCall(const PerfettoIpcHost::Call& call) {
     }
     case kCloneSession: {
       pp::CloneSessionRequest req;
-      if (!ParseArgs(call, &req)) return;
+      if (!host_.ParseArgs(call, &req)) return;
       // The output file upstream's `perfetto` sends with every clone: the
       // clone is read back instead.
       (void)channel_->TakeReceivedFd();

@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 
+#include "service/ipc/forwarding_channel.h"
 #include "service/ipc/ipc_connection.h"
 #include "service/ipc/ipc_consumer_port.h"
 #include "service/ipc/perfetto_ipc_host.h"
@@ -41,7 +42,7 @@ namespace sluice {
 
 class TracingService;
 
-class PerfettoConsumerPort : public IpcFrameHandler, private IpcChannel {
+class PerfettoConsumerPort : public IpcFrameHandler, private ForwardingChannel {
  public:
   static constexpr char kServiceName[] = "ConsumerPort";
   // Calls in flight at once (each waits for sluice's answer); more is a
@@ -56,7 +57,6 @@ class PerfettoConsumerPort : public IpcFrameHandler, private IpcChannel {
 
  private:
   void HandleCall(const PerfettoIpcHost::Call& call);
-  bool ParseArgs(const PerfettoIpcHost::Call& call, google::protobuf::MessageLite* args);
   // Hands `request` (its request id set here) to the sluice port; its answer
   // goes to `call`.
   void Forward(const PerfettoIpcHost::Call& call, protos::ConsumerToService* request);
@@ -66,20 +66,11 @@ class PerfettoConsumerPort : public IpcFrameHandler, private IpcChannel {
   bool Answer(const PerfettoIpcHost::Call& call, const protos::ServiceToConsumer& msg);
   void AnswerEnableTracing(const std::string& error);
 
-  // IpcChannel, as the sluice port sees it (see perfetto_producer_port.h).
+  // IpcChannel, as the sluice port sees it: its ServiceToConsumer answers
+  // become Perfetto replies on the real channel.
   void Send(const google::protobuf::MessageLite& envelope, int fd = -1) override;
-  uint64_t frames_sent() const override { return channel_->frames_sent(); }
-  bool PeerHasRead(uint64_t frame) override { return channel_->PeerHasRead(frame); }
-  size_t queued_output_bytes() const override { return channel_->queued_output_bytes(); }
-  void NotifyWhenOutputAtMost(size_t bytes, std::function<void()> fn) override {
-    channel_->NotifyWhenOutputAtMost(bytes, std::move(fn));
-  }
-  ScopedFd TakeReceivedFd() override { return channel_->TakeReceivedFd(); }
-  const PeerCredentials& peer() const override { return channel_->peer(); }
-  void Close(const std::string& reason) override { channel_->Close(reason); }
 
   TracingService* const service_;
-  IpcChannel* const channel_;
   PerfettoIpcHost host_;
   uint64_t last_request_id_ = 0;  // Of the requests sent to the sluice port.
   // Sluice request id -> the Perfetto call its answer goes to.

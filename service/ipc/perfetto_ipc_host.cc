@@ -75,6 +75,12 @@ PerfettoIpcHost::Decoded PerfettoIpcHost::Decode(std::string_view frame, Call* c
   }
 }
 
+bool PerfettoIpcHost::ParseArgs(const Call& call, google::protobuf::MessageLite* args) {
+  if (args->ParseFromArray(call.args.data(), static_cast<int>(call.args.size()))) return true;
+  if (!call.drop_reply) Fail(call.request_id);
+  return false;
+}
+
 void PerfettoIpcHost::Reply(const Call& call, const google::protobuf::MessageLite& response,
                             bool has_more, int fd) {
   if (call.drop_reply) return;

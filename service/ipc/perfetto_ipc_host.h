@@ -64,6 +64,16 @@ class PerfettoIpcHost {
 
   Decoded Decode(std::string_view frame, Call* call, std::string* error);
 
+  // Parses a call's arguments into *args; if they do not parse, answers the
+  // call as failed and returns false.
+  bool ParseArgs(const Call& call, google::protobuf::MessageLite* args);
+  // The call, kept to be answered later: its arguments are gone by then.
+  static Call Kept(const Call& call) {
+    Call kept = call;
+    kept.args = {};
+    return kept;
+  }
+
   // Answers `call` with `response` (nothing if the client asked for no
   // reply). has_more: a later Reply answers the same call again (streaming).
   // `fd` (if >= 0) travels with the frame.

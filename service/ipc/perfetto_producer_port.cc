@@ -38,17 +38,10 @@ std::vector<std::string> MethodNames() {
           "ActivateTriggers",        "Sync",                    "UpdateDataSource"};
 }
 
-// A call kept for a later answer: its arguments are gone by then.
-PerfettoIpcHost::Call Kept(const PerfettoIpcHost::Call& call) {
-  PerfettoIpcHost::Call kept = call;
-  kept.args = {};
-  return kept;
-}
-
 }  // namespace
 
 PerfettoProducerPort::PerfettoProducerPort(TracingService* service, IpcChannel* channel)
-    : channel_(channel), host_(channel, kServiceName, MethodNames()), port_(service, this) {}
+    : ForwardingChannel(channel), host_(channel, kServiceName, MethodNames()), port_(service, this) {}
 
 PerfettoProducerPort::~PerfettoProducerPort() = default;
 
@@ -70,8 +63,7 @@ void PerfettoProducerPort::OnFrame(std::string_view frame) {
 
 bool PerfettoProducerPort::ParseArgs(const PerfettoIpcHost::Call& call,
                                      google::protobuf::MessageLite* args) {
-  if (args->ParseFromArray(call.args.data(), static_cast<int>(call.args.size()))) return true;
-  if (!call.drop_reply) host_.Fail(call.request_id);
+  if (host_.ParseArgs(call, args)) return true;
   port_.Violation("Perfetto IPC: arguments that do not parse");
   return false;
 }
@@ -98,7 +90,7 @@ void PerfettoProducerPort::HandleCall(const PerfettoIpcHost::Call& call) {
       init->set_shm_page_size_hint_bytes(req.shared_memory_page_size_hint_bytes());
       init->set_protocol_version(kIpcVersion);
       init->set_producer_provided_shm(req.producer_provided_shmem());
-      init_call_ = Kept(call);
+      init_call_ = PerfettoIpcHost::Kept(call);
       port_.HandleMessage(msg_);  // Answered in Send.
       return;
     }
@@ -141,7 +133,7 @@ void PerfettoProducerPort::HandleCall(const PerfettoIpcHost::Call& call) {
         if (!call.drop_reply) host_.Fail(call.request_id);
         return port_.Violation("second GetAsyncCommand");
       }
-      command_stream_ = Kept(call);
+      command_stream_ = PerfettoIpcHost::Kept(call);
       while (!commands_before_stream_.empty()) {
         PendingCommand& c = commands_before_stream_.front();
         pp::GetAsyncCommandResponse command;
@@ -196,7 +188,7 @@ void PerfettoProducerPort::HandleCall(const PerfettoIpcHost::Call& call) {
       }
       for (const std::string& name : req.trigger_names())
         msg_.mutable_activate_triggers()->add_trigger_names(name);
-      trigger_calls_.push_back(Kept(call));
+      trigger_calls_.push_back(PerfettoIpcHost::Kept(call));
       port_.HandleMessage(msg_);  // Answered in Send.
       return;
     }

@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 
+#include "service/ipc/forwarding_channel.h"
 #include "service/ipc/ipc_connection.h"
 #include "service/ipc/ipc_producer_port.h"
 #include "service/ipc/perfetto_ipc_host.h"
@@ -44,7 +45,7 @@ namespace sluice {
 
 class TracingService;
 
-class PerfettoProducerPort : public IpcFrameHandler, private IpcChannel {
+class PerfettoProducerPort : public IpcFrameHandler, private ForwardingChannel {
  public:
   static constexpr char kServiceName[] = "ProducerPort";
   static constexpr size_t kMaxCommandsBeforeStream = 256;
@@ -74,21 +75,9 @@ class PerfettoProducerPort : public IpcFrameHandler, private IpcChannel {
   void SendCommand(const google::protobuf::MessageLite& command, int fd = -1);
 
   // IpcChannel, as the sluice port sees it: its ServiceToProducer messages
-  // become Perfetto replies and commands on the real channel; the rest is
-  // the real channel's (one Perfetto frame per sluice frame, so frame
-  // numbers and PeerHasRead keep their meaning).
+  // become Perfetto replies and commands on the real channel.
   void Send(const google::protobuf::MessageLite& envelope, int fd = -1) override;
-  uint64_t frames_sent() const override { return channel_->frames_sent(); }
-  bool PeerHasRead(uint64_t frame) override { return channel_->PeerHasRead(frame); }
-  size_t queued_output_bytes() const override { return channel_->queued_output_bytes(); }
-  void NotifyWhenOutputAtMost(size_t bytes, std::function<void()> fn) override {
-    channel_->NotifyWhenOutputAtMost(bytes, std::move(fn));
-  }
-  ScopedFd TakeReceivedFd() override { return channel_->TakeReceivedFd(); }
-  const PeerCredentials& peer() const override { return channel_->peer(); }
-  void Close(const std::string& reason) override { channel_->Close(reason); }
 
-  IpcChannel* const channel_;
   PerfettoIpcHost host_;
   protos::ProducerToService msg_;  // Scratch: reused for every call.
   std::optional<PerfettoIpcHost::Call> init_call_;    // InitializeConnection, until answered.

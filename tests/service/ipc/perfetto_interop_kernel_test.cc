@@ -120,12 +120,18 @@ class PerfettoInteropKernelTest : public ::testing::Test {
   void WriteMarkers(const std::string& trace, ChildProcess* recorder) {
     ASSERT_TRUE(testing::WriteMarkerUntilInFile(Marker("start"), trace, ScaledTimeoutMs(120000), recorder))
         << recorder->Describe() << "\n" << probes_.Describe() << "\n" << sluiced_.Describe();
-    const int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
-    ASSERT_GE(fd, 0);
-    for (int i = 0; i < kMarkers; i++) ASSERT_TRUE(testing::WriteTraceMarker(fd, Marker(std::to_string(i))));
-    close(fd);
+    WriteNumberedMarkers();
+    if (HasFatalFailure()) return;
     ASSERT_TRUE(testing::WriteMarkerUntilInFile(Marker("end"), trace, ScaledTimeoutMs(120000), recorder))
         << recorder->Describe();
+  }
+
+  // Markers 0 .. kMarkers-1.
+  void WriteNumberedMarkers() {
+    const int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    for (int i = 0; i < kMarkers; i++) EXPECT_TRUE(testing::WriteTraceMarker(fd, Marker(std::to_string(i))));
+    close(fd);
   }
 
   // Every numbered marker is in `trace` exactly once, and upstream's trace
@@ -352,10 +358,8 @@ duration_ms: 3600000
     return held;
   };
   ASSERT_TRUE(clone_until_it_holds(Marker("start"))) << sluiced_.Describe();
-  const int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(), O_WRONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  for (int i = 0; i < kMarkers; i++) ASSERT_TRUE(testing::WriteTraceMarker(fd, Marker(std::to_string(i))));
-  close(fd);
+  WriteNumberedMarkers();
+  if (HasFatalFailure()) return;
   ASSERT_TRUE(clone_until_it_holds(Marker("end")));
   ExpectEveryMarkerOnce(Path("clone.pftrace"));
   // The background perfetto is not our child: wait for it to be gone.
