@@ -23,6 +23,7 @@
 #include "service/trace_file_writer.h"
 #include "service/tracing_service.h"
 #include "shm/base/clock.h"
+#include "shm/base/string_util.h"
 
 namespace sluice {
 namespace {
@@ -40,6 +41,14 @@ bool IsKeyChar(char c) {
 
 TracingService::TracingSession* TracingService::FindSessionByKeyLocked(const std::string& key) {
   if (key.empty()) return nullptr;
+  // "#<id>": the session with that id (what `sluice sessions` lists, and
+  // upstream's `perfetto --clone ID` names); no key starts with '#'.
+  if (key[0] == '#') {
+    uint64_t id = 0;
+    if (!ParseU64(std::string_view(key).substr(1), &id)) return nullptr;
+    auto it = sessions_.find(id);
+    return it != sessions_.end() && it->second->cloned_from == 0 ? it->second.get() : nullptr;
+  }
   for (auto& [id, s] : sessions_)
     if (s->cloned_from == 0 && s->key == key) return s.get();
   // unique_session_name names a session while it runs (as upstream).

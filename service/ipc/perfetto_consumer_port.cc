@@ -163,15 +163,10 @@ void PerfettoConsumerPort::HandleCall(const PerfettoIpcHost::Call& call) {
       // The output file upstream's `perfetto` sends with every clone: the
       // clone is read back instead.
       (void)channel_->TakeReceivedFd();
-      if (!req.has_unique_session_name()) {
-        pp::CloneSessionResponse response;
-        response.set_success(false);
-        response.set_error("sluiced clones a session by name (perfetto --clone-by-name NAME; "
-                           "`sluice sessions` lists them), not by id");
-        host_.Reply(call, response);
-        return;
-      }
-      request.mutable_clone_session()->set_key(req.unique_session_name());
+      // By name (--clone-by-name), or by id (--clone ID: "#ID" names a
+      // session by its id in sluiced, `sluice sessions` lists them).
+      request.mutable_clone_session()->set_key(req.has_session_id() ? "#" + std::to_string(req.session_id())
+                                                                     : req.unique_session_name());
       return Forward(call, &request);
     }
   }

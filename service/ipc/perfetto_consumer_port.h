@@ -17,9 +17,9 @@
 //  - ObserveEvents. A stream: the clone triggers of the session (sluice's
 //    CloneTriggerHit) go on it; nothing else is announced.
 //  - CloneSession. By unique_session_name (sluice's session key or unique
-//    name); a session id is refused with the reason. The output file
-//    upstream's `perfetto` sends along is not used: the clone is read back
-//    with ReadBuffers (was_write_into_file = false).
+//    name) or by session id (sluiced's "#ID"). The output file upstream's
+//    `perfetto` sends along is not used: the clone is read back with
+//    ReadBuffers (was_write_into_file = false).
 //  - SaveTraceForBugreport and ChangeTraceConfig: refused with the reason.
 //
 // Service thread only.

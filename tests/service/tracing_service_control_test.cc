@@ -411,6 +411,30 @@ TEST_F(TracingServiceControlTest, CloneOfADetachedSessionByItsUniqueSessionName)
   EXPECT_NE(refused.message().find("'by-name' exists already"), std::string::npos) << refused.message();
 }
 
+// A session with neither key nor name is cloned by its id ("#ID", as
+// `sluice sessions` lists it and `perfetto --clone ID` names it); a key
+// cannot start with '#'.
+TEST_F(TracingServiceControlTest, CloneOfASessionByItsId) {
+  FlushWriterOnServiceFlush();
+  auto owner = service_->ConnectConsumer();
+  Start(owner.get(), MakeConfig(1024, "test.ds"), "");
+  Write(0, 5);
+  auto sessions = owner->ListSessions();
+  ASSERT_TRUE(sessions.ok());
+  ASSERT_EQ(sessions->sessions.size(), 1u);
+  const std::string by_id = "#" + std::to_string(sessions->sessions[0].id);
+  auto cloner = service_->ConnectConsumer();
+  ASSERT_TRUE(cloner->CloneSession(by_id).ok());
+  EXPECT_EQ(Summarize(ReadAllPackets(cloner.get())).seqs[0], SeqRange(0, 5));
+  auto other = service_->ConnectConsumer();
+  EXPECT_FALSE(other->CloneSession("#999999").ok());
+  EXPECT_FALSE(other->CloneSession("#x").ok());
+  SessionOptions options;
+  options.key = "#1";
+  auto keyed = service_->ConnectConsumer();
+  EXPECT_FALSE(keyed->EnableTracing(MakeConfig(64, "test.ds"), -1, options).ok());
+}
+
 TEST_F(TracingServiceControlTest, ListSessionsShowsFillLossesAndClones) {
   auto owner = service_->ConnectConsumer();
   Start(owner.get(), MakeConfig(64, "test.ds"), "busy");

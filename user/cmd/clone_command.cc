@@ -13,7 +13,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: sluice clone KEY -o FILE [--consumer-socket PATH]\n"
     "  writes a snapshot of the running session KEY (its --detach key, or its\n"
-    "  config's unique_session_name; sluice sessions lists them) to FILE.\n"
+    "  config's unique_session_name, or #ID, its id in sluice sessions) to FILE.\n"
     "  sluiced flushes the session's producers first, so the snapshot holds\n"
     "  their data up to now, and copies its buffers; the session records on,\n"
     "  undisturbed, and a later clone or its stop still has everything not\n"

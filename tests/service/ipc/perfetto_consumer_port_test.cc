@@ -218,16 +218,17 @@ TEST_F(PerfettoConsumerPortTest, DetachThenAttachAndHearTheEnd) {
   fclose(file);
 }
 
-// What sluiced does not do is refused with the reason, not faked.
+// What sluiced does not do is refused with the reason, not faked; a clone
+// of a session that does not exist says so.
 TEST_F(PerfettoConsumerPortTest, UnsupportedCallsAreRefused) {
   uint64_t id = 0;
   pp::CloneSessionRequest by_id;
-  by_id.set_session_id(1);
+  by_id.set_session_id(12345);
   Deliver(client_.Invoke("CloneSession", by_id, &id));
   pp::CloneSessionResponse clone;
   ASSERT_TRUE(PerfettoIpcTestClient::ParseReply(WaitForAnswer(id), &clone));
   EXPECT_FALSE(clone.success());
-  EXPECT_NE(clone.error().find("by name"), std::string::npos) << clone.error();
+  EXPECT_NE(clone.error().find("no session '#12345'"), std::string::npos) << clone.error();
   Deliver(client_.Invoke("ChangeTraceConfig", pp::ChangeTraceConfigRequest(), &id));
   EXPECT_FALSE(WaitForAnswer(id).msg_invoke_method_reply().success());
   Deliver(client_.Invoke("SaveTraceForBugreport", pp::SaveTraceForBugreportRequest(), &id));
