@@ -168,7 +168,7 @@ class PerfettoInteropKernelTest : public ::testing::Test {
 
   // A config for upstream's `perfetto`: print and sched_switch events, the
   // file written by the service every 100 ms (so that the test sees its
-  // markers arrive), and the process tree.
+  // markers arrive), the process tree and the system's description.
   void WriteConfig(const std::string& path) {
     ASSERT_TRUE(testing::WriteTracefsFile(path, R"(
 buffers { size_kb: 16384 fill_policy: RING_BUFFER }
@@ -176,6 +176,7 @@ data_sources { config { name: "linux.ftrace" ftrace_config {
   ftrace_events: "ftrace/print" ftrace_events: "sched/sched_switch" } } }
 data_sources { config { name: "linux.process_stats"
   process_stats_config { scan_all_processes_on_start: true } } }
+data_sources { config { name: "linux.system_info" } }
 write_into_file: true
 file_write_period_ms: 100
 flush_period_ms: 1000
@@ -247,9 +248,12 @@ TEST_P(PerfettoCommandKernelTest, RecordsEveryMarkerOnceThroughSluiced) {
   ASSERT_TRUE(recorder_.Wait(ScaledTimeoutMs(60000))) << recorder_.Describe();
   EXPECT_TRUE(recorder_.exited_normally_with(0)) << recorder_.Describe();
   ExpectEveryMarkerOnce(trace);
-  // The process tree came from the producer's process_stats source.
+  // The process tree came from the producer's process_stats source, the
+  // CPUs' descriptions from its system_info source.
   EXPECT_NE(UpstreamQuery(trace, "select count(*) from process where pid = " + std::to_string(getpid()) + ";"),
             std::vector<std::string>{"0"});
+  EXPECT_EQ(UpstreamQuery(trace, "select count(*) from cpu where processor is not null;"),
+            std::vector<std::string>{std::to_string(sysconf(_SC_NPROCESSORS_CONF))});
 
   // `perfetto --query` describes sluiced, its producer and data sources.
   testing::CommandResult query = testing::RunToCompletion(
