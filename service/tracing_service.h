@@ -165,6 +165,10 @@ class Consumer {
   virtual void OnTracingDisabled(const std::string& error) = 0;
   // A CLONE_SNAPSHOT trigger of the session fired (after its stop_delay_ms).
   virtual void OnCloneTriggerHit(const std::string& trigger_name) { (void)trigger_name; }
+  // Every data source instance of the session has started (acked its start
+  // where its producer said it would, will_notify_on_start). Once per
+  // session, from its start (`perfetto --background-wait` waits for it).
+  virtual void OnAllDataSourcesStarted() {}
 };
 
 class TracingService {
@@ -302,6 +306,7 @@ class TracingService {
     BufferId buffer = 0;
     bool will_notify_on_stop = false;
     bool handles_incremental_state_clear = false;
+    bool started = false;  // Start sent, and acked if the producer acks starts.
     bool stopped = false;
   };
 
@@ -372,6 +377,7 @@ class TracingService {
     bool read_pass_open = false;
     bool stop_phase = false;       // StopDataSource sent to every instance.
     bool finalize_posted = false;
+    bool all_started_notified = false;  // MaybeNotifyAllStartedLocked ran its course.
     std::string disable_error;
     // Triggers (tracing_service_triggers.cc). The session's data is held
     // back from readers while it waits for its first START/STOP trigger.
@@ -560,6 +566,8 @@ class TracingService {
                          std::vector<std::string>* trailer, size_t max_bytes);
   perfetto::protos::TraceStats GetTraceStatsLocked(TracingSession* session);
   void NotifyConsumerLocked(TracingSession* session, const std::string& error);
+  // Tells the session's consumer, once, when every instance has started.
+  void MaybeNotifyAllStartedLocked(TracingSession* session);
 
   EventLoop* const loop_;
   const TracingServiceOptions options_;

@@ -264,6 +264,7 @@ Status TracingService::StartTracingLocked(TracingSession* s) {
     if (p->kicked) continue;
     for (const DataSourceDescriptor& d : p->data_sources) MaybeStartDataSourceLocked(s, p.get(), d);
   }
+  MaybeNotifyAllStartedLocked(s);
   const TracingSessionId sid = s->id;
   const auto& c = s->config;
   // With STOP_TRACING and CLONE_SNAPSHOT triggers, trigger_timeout_ms ends
@@ -306,6 +307,7 @@ void TracingService::MaybeStartDataSourceLocked(TracingSession* s, ConnectedProd
     inst.buffer = buffer;
     inst.will_notify_on_stop = d.will_notify_on_stop;
     inst.handles_incremental_state_clear = d.handles_incremental_state_clear;
+    inst.started = !d.will_notify_on_start;
     s->producers[p->id] = SessionProducer{p->uid, p->pid};
     p->allowed_buffers.insert(buffer);
     PostProducerCallLocked(p->id, [iid, config](Producer* e) {
@@ -316,9 +318,32 @@ void TracingService::MaybeStartDataSourceLocked(TracingSession* s, ConnectedProd
 }
 
 void TracingService::NotifyDataSourceStarted(ProducerId producer, DataSourceInstanceId id) {
-  // Nothing waits for starts today; the ack is accepted and ignored.
-  (void)producer;
-  (void)id;
+  ServiceLock lock(this);
+  for (auto& [sid, s] : sessions_) {
+    auto it = s->instances.find(id);
+    if (it == s->instances.end() || it->second.producer != producer || it->second.started) continue;
+    it->second.started = true;
+    MaybeNotifyAllStartedLocked(s.get());
+  }
+}
+
+void TracingService::MaybeNotifyAllStartedLocked(TracingSession* s) {
+  if (s->all_started_notified || s->state != SessionState::kStarted) return;
+  for (const auto& [iid, inst] : s->instances)
+    if (!inst.started) return;
+  s->all_started_notified = true;
+  ConsumerId consumer = s->consumer;
+  PostTask([this, consumer] {
+    Consumer* observer = nullptr;
+    {
+      ServiceLock lock(this);
+      auto it = consumers_.find(consumer);
+      if (it == consumers_.end()) return;
+      observer = it->second;
+    }
+    // No lock held, as NotifyConsumerLocked's call.
+    observer->OnAllDataSourcesStarted();
+  });
 }
 
 void TracingService::NotifyDataSourceStopped(ProducerId producer, DataSourceInstanceId id) {

@@ -253,6 +253,13 @@ void IpcConsumerPort::OnCloneTriggerHit(const std::string& trigger_name) {
   channel_->Send(msg);
 }
 
+void IpcConsumerPort::OnAllDataSourcesStarted() {
+  protos::ServiceToConsumer msg;
+  msg.set_request_id(0);
+  msg.mutable_all_data_sources_started();
+  channel_->Send(msg);
+}
+
 void IpcConsumerPort::OnTracingDisabled(const std::string& error) {
   protos::ServiceToConsumer msg;
   msg.set_request_id(0);

@@ -49,6 +49,7 @@ class IpcConsumerPort : public IpcFrameHandler, public Consumer {
   void OnFrame(std::string_view frame) override;
   void OnTracingDisabled(const std::string& error) override;
   void OnCloneTriggerHit(const std::string& trigger_name) override;
+  void OnAllDataSourcesStarted() override;
 
  private:
   void HandleFrame(std::string_view frame);

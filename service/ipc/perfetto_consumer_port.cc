@@ -133,10 +133,16 @@ void PerfettoConsumerPort::HandleCall(const PerfettoIpcHost::Call& call) {
     case kGetTraceStats:
       request.mutable_get_trace_stats();
       return Forward(call, &request);
-    case kObserveEvents:
+    case kObserveEvents: {
+      pp::ObserveEventsRequest req;
+      if (!host_.ParseArgs(call, &req)) return;
       if (observe_call_) return Refuse(call, "a second ObserveEvents on one connection");
       observe_call_ = PerfettoIpcHost::Kept(call);  // A stream, answered as events come.
+      for (int type : req.events_to_observe())
+        observe_all_started_ |= type == pp::ObservableEvents::TYPE_ALL_DATA_SOURCES_STARTED;
+      if (all_started_) AnswerAllStarted();
       return;
+    }
     case kQueryServiceState:
       request.mutable_query_service_state();
       return Forward(call, &request);
@@ -145,6 +151,7 @@ void PerfettoConsumerPort::HandleCall(const PerfettoIpcHost::Call& call) {
       auto* c = response.mutable_capabilities();
       c->set_has_query_capabilities(true);
       c->add_observable_events(pp::ObservableEvents::TYPE_CLONE_TRIGGER_HIT);
+      c->add_observable_events(pp::ObservableEvents::TYPE_ALL_DATA_SOURCES_STARTED);
       c->set_has_trace_config_output_path(true);
       c->set_has_clone_session(true);
       host_.Reply(call, response);
@@ -170,6 +177,14 @@ void PerfettoConsumerPort::HandleCall(const PerfettoIpcHost::Call& call) {
       return Forward(call, &request);
     }
   }
+}
+
+void PerfettoConsumerPort::AnswerAllStarted() {
+  if (!observe_call_ || !observe_all_started_) return;
+  pp::ObserveEventsResponse response;
+  response.mutable_events()->set_all_data_sources_started(true);
+  host_.Reply(*observe_call_, response, /*has_more=*/true);
+  observe_all_started_ = false;  // Once.
 }
 
 void PerfettoConsumerPort::AnswerEnableTracing(const std::string& error) {
@@ -293,6 +308,10 @@ void PerfettoConsumerPort::Send(const google::protobuf::MessageLite& envelope, i
   const auto& msg = static_cast<const protos::ServiceToConsumer&>(envelope);
   if (msg.request_id() == 0) {  // A notification.
     if (msg.has_tracing_disabled()) return AnswerEnableTracing(msg.tracing_disabled().error());
+    if (msg.has_all_data_sources_started()) {
+      all_started_ = true;
+      return AnswerAllStarted();
+    }
     if (msg.has_clone_trigger_hit() && observe_call_) {
       pp::ObserveEventsResponse response;
       response.mutable_events()->mutable_clone_trigger_hit()->set_trigger_name(

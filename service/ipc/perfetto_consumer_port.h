@@ -14,8 +14,9 @@
 //    The Perfetto call is kept until that announcement. After Attach, the
 //    client calls EnableTracing with attach_notification_only to hear of
 //    the end of the session it attached to: no new session then.
-//  - ObserveEvents. A stream: the clone triggers of the session (sluice's
-//    CloneTriggerHit) go on it; nothing else is announced.
+//  - ObserveEvents. A stream: the session's clone triggers and the start of
+//    all its data sources (`perfetto --background-wait` waits for it) go on
+//    it; data source instance changes are not announced.
 //  - CloneSession. By unique_session_name (sluice's session key or unique
 //    name) or by session id (sluiced's "#ID"). The output file upstream's
 //    `perfetto` sends along is not used: the clone is read back with
@@ -65,6 +66,7 @@ class PerfettoConsumerPort : public IpcFrameHandler, private ForwardingChannel {
   // answers to it are to come (ReadBuffers).
   bool Answer(const PerfettoIpcHost::Call& call, const protos::ServiceToConsumer& msg);
   void AnswerEnableTracing(const std::string& error);
+  void AnswerAllStarted();
 
   // IpcChannel, as the sluice port sees it: its ServiceToConsumer answers
   // become Perfetto replies on the real channel.
@@ -78,6 +80,8 @@ class PerfettoConsumerPort : public IpcFrameHandler, private ForwardingChannel {
   // The EnableTracing call, answered when the session ends.
   std::optional<PerfettoIpcHost::Call> enable_call_;
   std::optional<PerfettoIpcHost::Call> observe_call_;  // ObserveEvents' stream.
+  bool observe_all_started_ = false;  // It asked for TYPE_ALL_DATA_SOURCES_STARTED.
+  bool all_started_ = false;          // The session's data sources all started.
   bool closing_ = false;
   // Last: destroyed first (it may answer while it goes).
   IpcConsumerPort port_;

@@ -93,6 +93,17 @@ class RawClient {
       reader_.CommitWritten(static_cast<size_t>(n));
     }
   }
+  // The next answer to a request of this consumer's into *reply, past the
+  // service's notifications (request id 0: a session's data sources all
+  // started, a clone trigger).
+  bool ReadAnswer(protos::ServiceToConsumer* reply) {
+    std::string frame;
+    while (ReadFrame(&frame)) {
+      if (!reply->ParseFromString(frame)) return false;
+      if (reply->request_id() != 0) return true;
+    }
+    return false;
+  }
   // True once the service closed its end (everything it sent is read and
   // discarded on the way).
   bool WaitForEof() {
@@ -534,9 +545,8 @@ class TracingServiceConsumerFaultTest : public TracingServiceFaultTest {
     enable.set_request_id(1);
     *enable.mutable_enable_tracing()->mutable_trace_config() = Config(16 * 1024, "a.ds");
     ASSERT_TRUE(t->consumer_a.Send(enable));
-    std::string frame;
     protos::ServiceToConsumer reply;
-    ASSERT_TRUE(t->consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
+    ASSERT_TRUE(t->consumer_a.ReadAnswer(&reply));
     ASSERT_EQ(reply.request_id(), 1u);
     ASSERT_EQ(reply.error(), "");
     ASSERT_TRUE(t->producer_a.WaitForStart(&t->a_start, kWaitMs));
@@ -564,9 +574,8 @@ TEST_F(TracingServiceConsumerFaultTest, ConsumerThatDisconnectsMidReadBuffersLea
   const size_t fds_before = OpenFdCount();
   ASSERT_NO_FATAL_FAILURE(StartSessionAAndAskToRead(&t));
   WritePackets(&t.producer_b, t.b_start.config.target_buffer(), 11, 0, 1000);
-  std::string frame;
   protos::ServiceToConsumer reply;
-  ASSERT_TRUE(t.consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
+  ASSERT_TRUE(t.consumer_a.ReadAnswer(&reply));
   EXPECT_EQ(reply.request_id(), kReadRequestId);
   EXPECT_GT(reply.read_buffers().slices_size(), 0);
   EXPECT_FALSE(reply.read_buffers().last()) << "8 MiB do not fit one frame";
@@ -612,11 +621,11 @@ TEST_F(TracingServiceConsumerFaultTest, ConsumerThatStopsReadingMidReadBuffersDo
 
   // A reads its answer now: all of it.
   std::vector<uint32_t> seqs;
-  std::string frame, partial;
+  std::string partial;
   bool last = false;
   while (!last) {
     protos::ServiceToConsumer reply;
-    ASSERT_TRUE(t.consumer_a.ReadFrame(&frame) && reply.ParseFromString(frame));
+    ASSERT_TRUE(t.consumer_a.ReadAnswer(&reply));
     if (reply.request_id() != kReadRequestId) continue;  // A notification.
     ASSERT_EQ(reply.error(), "");
     for (const auto& slice : reply.read_buffers().slices()) {

@@ -141,6 +141,30 @@ TEST_F(PerfettoConsumerPortTest, ASessionEndsByAnsweringEnableTracingThenReadsBa
   EXPECT_EQ(trace_stats.trace_stats().buffer_stats_size(), 1);
 }
 
+// `perfetto --background-wait` observes TYPE_ALL_DATA_SOURCES_STARTED and
+// returns once it comes: here when the producer acks its start (it said it
+// would: will_notify_on_start), not before.
+TEST_F(PerfettoConsumerPortTest, AllDataSourcesStartedIsObservedOnceTheStartsAreAcked) {
+  DataSourceDescriptor acking{"acking.ds"};
+  acking.will_notify_on_start = true;
+  producer_.connection()->RegisterDataSource(acking);
+  pp::ObserveEventsRequest observe;
+  observe.add_events_to_observe(pp::ObservableEvents::TYPE_ALL_DATA_SOURCES_STARTED);
+  uint64_t stream = 0;
+  Deliver(client_.Invoke("ObserveEvents", observe, &stream));
+  pp::EnableTracingRequest req;
+  *req.mutable_trace_config() = testing::MakeConfig(1024, "acking.ds");
+  Deliver(client_.Invoke("EnableTracing", req));
+  ASSERT_TRUE(producer_.WaitForStart(&started_, 60000));
+  loop_.loop()->RunAndWait([] {});  // What the start posted has run.
+  EXPECT_TRUE(Answers(stream).empty()) << "announced before the producer acked its start";
+  producer_.connection()->NotifyDataSourceStarted(started_.id);
+  pp::ObserveEventsResponse event;
+  ASSERT_TRUE(PerfettoIpcTestClient::ParseReply(WaitForAnswer(stream), &event));
+  EXPECT_TRUE(event.events().all_data_sources_started());
+  EXPECT_TRUE(WaitForAnswer(stream).msg_invoke_method_reply().has_more());
+}
+
 // A session that cannot start ends at once: EnableTracing answered with
 // the reason (what `perfetto` prints).
 TEST_F(PerfettoConsumerPortTest, ASessionThatCannotStartEndsWithTheReason) {

@@ -327,8 +327,8 @@ TEST_F(PerfettoInteropKernelTest, PerfettoSocketsAreWhereUpstreamLooks) {
   EXPECT_NE(access(Path("consumer.sock").c_str(), F_OK), 0);
 }
 
-// `perfetto --background` leaves a session recording in memory (it prints
-// its pid), `perfetto --clone-by-name` copies it while it runs, and SIGTERM
+// `perfetto --background-wait` leaves a session recording in memory (it
+// prints its pid, once every data source started), `perfetto --clone-by-name` copies it while it runs, and SIGTERM
 // to the background perfetto ends it with its file written.
 TEST_F(PerfettoInteropKernelTest, BackgroundSessionIsClonedByNameAndStopped) {
   ASSERT_TRUE(StartSluicedAndProbes(/*upstream_probes=*/false));
@@ -338,10 +338,14 @@ data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "ftr
 unique_session_name: "interop_bg"
 duration_ms: 3600000
 )", O_CREAT | O_TRUNC));
+  // --background-wait: it returns once sluiced says every data source
+  // started (ObserveEvents), as with traced, not after its 30 s timeout.
   std::vector<std::string> background = Upstream("perfetto");
-  background.insert(background.end(), {"--background", "-c", Path("config.pbtx"), "--txt", "-o", Path("bg.pftrace")});
+  background.insert(background.end(),
+                    {"--background-wait", "-c", Path("config.pbtx"), "--txt", "-o", Path("bg.pftrace")});
   testing::CommandResult started = testing::RunToCompletion(background, dir_);
   ASSERT_EQ(started.exit_code, 0) << started.err;
+  EXPECT_EQ(started.err.find("Timeout waiting for all data sources"), std::string::npos) << started.err;
   const pid_t bg = static_cast<pid_t>(std::stol(started.out));
   ASSERT_GT(bg, 0) << started.out;
   std::vector<std::string> clone = Upstream("perfetto");
