@@ -25,13 +25,19 @@ while read -r _ name path args; do
   done
 done < <(grep '^service ' <<<"$joined")
 
-for env in $(grep -oE 'ANDROID_SOCKET_[a-z_]+' service/inherited_sockets.h | sort -u); do
+# sluice's own pair must be there; traced's (traced_producer, traced_consumer)
+# only when sluiced takes traced's place (docs/ANDROID.md), which this .rc
+# does not: traced may run beside it.
+for env in $(grep -oE 'ANDROID_SOCKET_sluice_[a-z_]+' service/inherited_sockets.h | sort -u); do
   grep -qE "^ +socket ${env#ANDROID_SOCKET_} stream " "$rc" || fail "no 'socket ${env#ANDROID_SOCKET_} stream' line"
 done
-consumer_mode=$(awk '$1 == "socket" && $2 == "sluice_consumer" { print $4 }' "$rc")
-if [ -z "$consumer_mode" ] || (( (8#$consumer_mode & 8#007) != 0 )); then
-  fail "consumer socket mode '$consumer_mode' lets others in"
-fi
+for consumer in sluice_consumer traced_consumer; do
+  grep -qE "^ +socket $consumer stream " "$rc" || continue
+  consumer_mode=$(awk -v c=$consumer '$1 == "socket" && $2 == c { print $4 }' "$rc")
+  if [ -z "$consumer_mode" ] || (( (8#$consumer_mode & 8#007) != 0 )); then
+    fail "consumer socket $consumer mode '$consumer_mode' lets others in"
+  fi
+done
 
 for s in $services; do
   awk -v s="$s" '$1 == "service" { in_s = ($2 == s) } in_s && $1 == "disabled" { found = 1 }
