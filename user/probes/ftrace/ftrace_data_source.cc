@@ -39,7 +39,22 @@ constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
 constexpr auto kFlushTimeout = std::chrono::seconds(10);
 constexpr uint32_t kFlushRecheckMs = 100;
 
+// The machine's memory, for the kernel buffer's default size.
+uint64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
 }  // namespace
+
+uint32_t KernelBufferKbFor(const perfetto::protos::FtraceConfig& config, uint64_t physical_memory_bytes) {
+  constexpr uint64_t kHighMemoryBytes = 7ull << 30;
+  const uint32_t default_kb = physical_memory_bytes >= kHighMemoryBytes ? 8 * 1024 : 2 * 1024;
+  const uint32_t requested = config.buffer_size_kb();
+  if (requested == 0 || (config.buffer_size_lower_bound() && requested < default_kb)) return default_kb;
+  return requested;
+}
 
 FtraceDataSource::FtraceDataSource(const perfetto::protos::FtraceConfig& config,
                                    std::function<std::unique_ptr<TraceWriter>()> make_writer,
@@ -115,7 +130,7 @@ StatusOr<std::unique_ptr<FtraceDataSource>> FtraceDataSource::Create(
   control.atrace_categories.assign(config.atrace_categories().begin(),
                                    config.atrace_categories().end());
   control.atrace_apps.assign(config.atrace_apps().begin(), config.atrace_apps().end());
-  control.buffer_size_kb = config.buffer_size_kb();
+  control.buffer_size_kb = KernelBufferKbFor(config, PhysicalMemoryBytes());
   control.preserve_buffer = config.preserve_ftrace_buffer();
   control.buffer_percent = config.drain_buffer_percent();
   control.throttle_rss_stat = config.throttle_rss_stat();

@@ -167,6 +167,15 @@ struct FtraceSourceStats {
 // config that asks for them records, without what they would add).
 std::vector<std::string> FtraceOptionsNotApplied(const perfetto::protos::FtraceConfig& config);
 
+// The kernel buffer per CPU, in KiB, that `config` gets: its buffer_size_kb,
+// or, when it names none (or a smaller one with buffer_size_lower_bound),
+// upstream traced_probes' default: 8 MiB on a machine with 7 GiB of memory
+// or more, else 2 MiB. A Perfetto config written for traced (the `perfetto`
+// command's, through sluiced) records with the buffer it would have there,
+// not with whatever size the kernel buffer was left at (upstream leaves it
+// at 7 KiB). `sluice record` always names one (-k).
+uint32_t KernelBufferKbFor(const perfetto::protos::FtraceConfig& config, uint64_t physical_memory_bytes);
+
 class FtraceDataSource {
  public:
   // Finds tracefs (creating the configured instance) and checks the config;

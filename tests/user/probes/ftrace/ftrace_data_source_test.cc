@@ -339,5 +339,21 @@ TEST_F(FtraceDataSourceTest, StopWithoutStartAndDoubleStopAreHarmless) {
   EXPECT_EQ(fake_.Read("tracing_on"), "0");
 }
 
+// A config that names no kernel buffer size gets upstream traced_probes'
+// default, by the machine's memory; buffer_size_lower_bound raises a smaller
+// one to it.
+TEST(FtraceDataSourceConfigTest, KernelBufferSizeDefaultsAsUpstream) {
+  perfetto::protos::FtraceConfig config;
+  EXPECT_EQ(KernelBufferKbFor(config, 4ull << 30), 2048u);
+  EXPECT_EQ(KernelBufferKbFor(config, 24ull << 30), 8192u);
+  EXPECT_EQ(KernelBufferKbFor(config, 0), 2048u);
+  config.set_buffer_size_kb(512);
+  EXPECT_EQ(KernelBufferKbFor(config, 24ull << 30), 512u);
+  config.set_buffer_size_lower_bound(true);
+  EXPECT_EQ(KernelBufferKbFor(config, 24ull << 30), 8192u);
+  config.set_buffer_size_kb(16384);
+  EXPECT_EQ(KernelBufferKbFor(config, 24ull << 30), 16384u);
+}
+
 }  // namespace
 }  // namespace sluice
