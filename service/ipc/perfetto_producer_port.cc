@@ -135,10 +135,8 @@ void PerfettoProducerPort::HandleCall(const PerfettoIpcHost::Call& call) {
       }
       command_stream_ = PerfettoIpcHost::Kept(call);
       while (!commands_before_stream_.empty()) {
-        PendingCommand& c = commands_before_stream_.front();
-        pp::GetAsyncCommandResponse command;
-        command.ParseFromString(c.serialized);  // Ours: parses.
-        host_.Reply(*command_stream_, command, /*has_more=*/true, c.fd.get());
+        const PendingCommand& c = commands_before_stream_.front();
+        host_.Reply(*command_stream_, c.command, /*has_more=*/true, c.fd.get());
         commands_before_stream_.pop_front();
       }
       return;
@@ -208,14 +206,14 @@ void PerfettoProducerPort::HandleCall(const PerfettoIpcHost::Call& call) {
   }
 }
 
-void PerfettoProducerPort::SendCommand(const google::protobuf::MessageLite& command, int fd) {
+void PerfettoProducerPort::SendCommand(const pp::GetAsyncCommandResponse& command, int fd) {
   if (command_stream_) return host_.Reply(*command_stream_, command, /*has_more=*/true, fd);
   if (commands_before_stream_.size() >= kMaxCommandsBeforeStream) {
     if (!port_.closing()) port_.Refuse("Perfetto producer never opened its command stream (GetAsyncCommand)");
     return;
   }
   PendingCommand pending;
-  command.SerializeToString(&pending.serialized);
+  pending.command = command;
   if (fd >= 0) pending.fd.reset(fcntl(fd, F_DUPFD_CLOEXEC, 0));
   commands_before_stream_.push_back(std::move(pending));
 }

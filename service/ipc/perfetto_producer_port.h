@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 
+#include "perfetto/ipc/producer_port.pb.h"
 #include "service/ipc/forwarding_channel.h"
 #include "service/ipc/ipc_connection.h"
 #include "service/ipc/ipc_producer_port.h"
@@ -62,7 +63,7 @@ class PerfettoProducerPort : public IpcFrameHandler, private ForwardingChannel {
 
  private:
   struct PendingCommand {
-    std::string serialized;  // A GetAsyncCommandResponse.
+    perfetto::protos::GetAsyncCommandResponse command;
     ScopedFd fd;
   };
 
@@ -72,7 +73,7 @@ class PerfettoProducerPort : public IpcFrameHandler, private ForwardingChannel {
   // Hands msg_ to the sluice port and answers the call with an empty
   // `response` unless the port closed the connection.
   void Forward(const PerfettoIpcHost::Call& call, const google::protobuf::MessageLite& response);
-  void SendCommand(const google::protobuf::MessageLite& command, int fd = -1);
+  void SendCommand(const perfetto::protos::GetAsyncCommandResponse& command, int fd = -1);
 
   // IpcChannel, as the sluice port sees it: its ServiceToProducer messages
   // become Perfetto replies and commands on the real channel.
