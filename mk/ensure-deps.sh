@@ -14,18 +14,21 @@ set -euo pipefail
 # chromium-headless-shell loads the HTML report in the tests (report_html_test.cc).
 # libcpp-httplib-dev serves `sluice query --httpd`; python3-protobuf and
 # python3-pandas run Perfetto's Python client against it in the tests.
+# libzstd-dev compresses traces; libcurl4-openssl-dev is the HTTP client of
+# `sluice export --clickhouse`.
 build_pkgs=(g++ make clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev
             libprotobuf-dev protobuf-compiler libgtest-dev libbenchmark-dev bpftool
             libtraceevent-dev libsqlite3-dev libedit-dev libsystemd-dev help2man
             chromium-headless-shell libcpp-httplib-dev python3-protobuf
-            python3-pandas)
+            python3-pandas libzstd-dev libcurl4-openssl-dev)
 bench_pkgs=(trace-cmd stress-ng)
 if [ "${VM_ARCH:-x86_64}" = arm64 ]; then qemu_pkg=qemu-system-arm; else qemu_pkg=qemu-system-x86; fi
 vm_pkgs=("$qemu_pkg" busybox-static cpio)
 package_pkgs=(dpkg-dev lintian systemd)
 arm64_pkgs=(g++-aarch64-linux-gnu libc6:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
             libprotobuf-dev:arm64 libsqlite3-dev:arm64 libedit-dev:arm64
-            libsystemd-dev:arm64 libgtest-dev:arm64 libcpp-httplib-dev:arm64)
+            libsystemd-dev:arm64 libgtest-dev:arm64 libcpp-httplib-dev:arm64
+            libzstd-dev:arm64 libcurl4-openssl-dev:arm64)
 want=("${build_pkgs[@]}")
 case "${1:-build}" in
   build) ;;
