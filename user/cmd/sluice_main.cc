@@ -7,6 +7,7 @@
 #include "shm/base/command_line.h"
 #include "user/cmd/clone_command.h"
 #include "user/cmd/doctor_command.h"
+#include "user/cmd/export_command.h"
 #include "user/cmd/ftrace_formats_command.h"
 #include "user/cmd/query_command.h"
 #include "user/cmd/record_command.h"
@@ -24,6 +25,7 @@ constexpr char kUsage[] =
     "  trigger NAME... fire triggers: start, stop or snapshot sessions waiting for them\n"
     "  stats TRACE     loss and health figures of a trace; exit 1 on data loss\n"
     "  query TRACE     SQL over a trace: -q SQL, -f FILE, a shell, --export\n"
+    "  export TRACE... load traces into ClickHouse: --clickhouse URL\n"
     "  report TRACE    one screen about a trace: losses, CPU time, latency, slices\n"
     "  doctor          what this machine supports, with fixes\n"
     "  ftrace-formats  the event layouts sluice reads from tracefs\n"
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
   if (cmd == "trigger") return sluice::RunTriggerCommand(sub_argc, sub_argv);
   if (cmd == "stats") return sluice::RunStatsCommand(sub_argc, sub_argv);
   if (cmd == "query") return sluice::RunQueryCommand(sub_argc, sub_argv);
+  if (cmd == "export") return sluice::RunExportCommand(sub_argc, sub_argv);
   if (cmd == "report") return sluice::RunReportCommand(sub_argc, sub_argv);
   if (cmd == "doctor") return sluice::RunDoctorCommand(sub_argc, sub_argv);
   if (cmd == "ftrace-formats") return sluice::RunFtraceFormatsCommand(sub_argc, sub_argv);
