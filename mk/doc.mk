@@ -11,7 +11,7 @@
 # program's name. The version is `sluice --version`'s.
 
 MAN_OUT := $(BUILD_DIR)/man
-SLUICE_COMMANDS := record sessions clone trigger stats query report doctor ftrace-formats
+SLUICE_COMMANDS := record sessions clone trigger stats query export report doctor ftrace-formats
 MAN1_PAGES := $(MAN_OUT)/sluice.1 $(SLUICE_COMMANDS:%=$(MAN_OUT)/sluice-%.1) $(MAN_OUT)/sluice-trace-processor.1
 MAN8_PAGES := $(MAN_OUT)/sluiced.8 $(MAN_OUT)/sluice-probes.8
 MAN_PAGES := $(MAN1_PAGES) $(MAN8_PAGES)

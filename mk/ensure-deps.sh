@@ -15,13 +15,17 @@ set -euo pipefail
 # libcpp-httplib-dev serves `sluice query --httpd`; python3-protobuf and
 # python3-pandas run Perfetto's Python client against it in the tests.
 # libzstd-dev compresses traces; libcurl4-openssl-dev is the HTTP client of
-# `sluice export --clickhouse`.
+# `sluice export --clickhouse`. clickhouse-server is what the tests load
+# traces into (clickhouse_export_test.cc runs its own server on a free
+# loopback port; where systemd runs, the package also starts the system's
+# server on 8123, which the tests leave alone); clickhouse-client feeds the
+# load benchmark's baseline.
 build_pkgs=(g++ make clang llvm libclang-rt-14-dev libbpf-dev libelf-dev zlib1g-dev
             libprotobuf-dev protobuf-compiler libgtest-dev libbenchmark-dev bpftool
             libtraceevent-dev libsqlite3-dev libedit-dev libsystemd-dev help2man
             chromium-headless-shell libcpp-httplib-dev python3-protobuf
-            python3-pandas libzstd-dev libcurl4-openssl-dev)
-bench_pkgs=(trace-cmd stress-ng)
+            python3-pandas libzstd-dev libcurl4-openssl-dev clickhouse-server)
+bench_pkgs=(trace-cmd stress-ng clickhouse-client)
 if [ "${VM_ARCH:-x86_64}" = arm64 ]; then qemu_pkg=qemu-system-arm; else qemu_pkg=qemu-system-x86; fi
 vm_pkgs=("$qemu_pkg" busybox-static cpio)
 package_pkgs=(dpkg-dev lintian systemd)

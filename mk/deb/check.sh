@@ -32,7 +32,7 @@ expected=(
   usr/share/man/man1/sluice-stats.1.gz usr/share/man/man1/sluice-query.1.gz
   usr/share/man/man1/sluice-report.1.gz
   usr/share/man/man1/sluice-sessions.1.gz usr/share/man/man1/sluice-clone.1.gz
-  usr/share/man/man1/sluice-trigger.1.gz
+  usr/share/man/man1/sluice-trigger.1.gz usr/share/man/man1/sluice-export.1.gz
   usr/share/man/man1/sluice-doctor.1.gz usr/share/man/man1/sluice-ftrace-formats.1.gz
   usr/share/man/man8/sluiced.8.gz usr/share/man/man8/sluice-probes.8.gz
   usr/share/bash-completion/completions/sluice usr/share/bash-completion/completions/sluiced

@@ -132,6 +132,7 @@ StatusOr<std::unique_ptr<ClickHouseClient>> ClickHouseClient::Open(const std::st
   std::unique_ptr<ClickHouseClient> client(new ClickHouseClient());
   client->base_url_ = UrlPart(parsed.get(), CURLUPART_URL);
   client->database_ = database;
+  client->database_param_ = "database=" + database;
   const std::string port = UrlPart(parsed.get(), CURLUPART_PORT);
   client->server_ = scheme + "://" + UrlPart(parsed.get(), CURLUPART_HOST) + (port.empty() ? "" : ":" + port);
   client->curl_ = curl_easy_init();
@@ -161,6 +162,12 @@ std::string ClickHouseClient::QuoteName(const std::string& name) {
   return quoted + "`";
 }
 
+Status ClickHouseClient::CreateDatabase() {
+  const std::string sql = "CREATE DATABASE IF NOT EXISTS " + QuoteName(database_);
+  std::string answer;
+  return Post(sql, "", &sql, nullptr, &answer, /*in_database=*/false);
+}
+
 StatusOr<std::string> ClickHouseClient::Query(const std::string& sql) {
   std::string answer;
   // The statement's first words name it in messages.
@@ -176,14 +183,18 @@ Status ClickHouseClient::Insert(const std::string& insert, const RowSource& next
 }
 
 Status ClickHouseClient::Post(const std::string& what, const std::string& query, const std::string* body,
-                              const RowSource* rows, std::string* answer) {
+                              const RowSource* rows, std::string* answer, bool in_database) {
   CURL* curl = static_cast<CURL*>(curl_);
   curl_easy_reset(curl);  // Keeps the connection; forgets the last request's options.
   std::string url = base_url_;
+  auto add_param = [&url](const std::string& param) {
+    url += (url.find('?') == std::string::npos ? "?" : "&") + param;
+  };
+  if (in_database) add_param(database_param_);
   if (!query.empty()) {
     char* escaped = curl_easy_escape(curl, query.data(), static_cast<int>(query.size()));
     if (escaped == nullptr) return Status::Error("out of memory escaping a ClickHouse query");
-    url += std::string(url.find('?') == std::string::npos ? "?" : "&") + "query=" + escaped;
+    add_param(std::string("query=") + escaped);
     curl_free(escaped);
   }
   char error[CURL_ERROR_SIZE] = "";

@@ -7,11 +7,12 @@
 //
 //   http://[USER[:PASSWORD]@]HOST[:PORT]/[?database=DB[&SETTING=VALUE...]]
 //
-// the form ClickHouse's own HTTP interface takes. `database` is taken out
-// (statements name their tables as `DB`.`table`, so the database may be
-// created by the first statement); every other parameter (user, password,
-// settings) goes with every request. USER:PASSWORD@ is sent as HTTP basic
-// authentication. ClickHouse's HTTP port is 8123; no path but "/" is served.
+// the form ClickHouse's own HTTP interface takes: unqualified table names
+// are the database's. Every parameter (user, password, settings) goes with
+// every request; only CreateDatabase() leaves `database` out, as ClickHouse
+// refuses a request naming a database that does not exist. USER:PASSWORD@
+// is sent as HTTP basic authentication. ClickHouse's HTTP port is 8123; no
+// path but "/" is served.
 //
 // Each statement is one POST. Its answer is the body of a 200 reply; any
 // other status carries ClickHouse's exception text ("Code: N, e.displayText()
@@ -46,6 +47,9 @@ class ClickHouseClient {
   // The server as the URL names it, without user or password, for messages.
   const std::string& server() const { return server_; }
 
+  // CREATE DATABASE IF NOT EXISTS for the URL's database.
+  Status CreateDatabase();
+
   // Runs one statement; its result as ClickHouse prints it (a SELECT's
   // rows in the FORMAT it names, TabSeparated when none).
   StatusOr<std::string> Query(const std::string& sql);
@@ -68,10 +72,11 @@ class ClickHouseClient {
   // POSTs to the server with `query` (if any) as the query parameter and
   // the body from `body` or `rows`; fills *answer with the reply.
   Status Post(const std::string& what, const std::string& query, const std::string* body,
-              const RowSource* rows, std::string* answer);
+              const RowSource* rows, std::string* answer, bool in_database = true);
 
   void* curl_ = nullptr;        // CURL*, kept for its connection between statements.
   std::string base_url_;        // scheme://[userinfo@]host[:port]/?params (database left out)
+  std::string database_param_;  // database=DB
   std::string database_;
   std::string server_;
 };

@@ -153,8 +153,7 @@ Status ClickHouseExporter::EnsureSchema(const QueryEngine& engine) {
     }
     tables_.push_back(std::move(table));
   }
-  SLUICE_RETURN_IF_ERROR(
-      client_->Query("CREATE DATABASE IF NOT EXISTS " + ClickHouseClient::QuoteName(client_->database())).status());
+  SLUICE_RETURN_IF_ERROR(client_->CreateDatabase());
   // The columns of the tables that exist already, to add what they lack.
   SLUICE_ASSIGN_OR_RETURN(std::string listed,
                           client_->Query("SELECT table, name FROM system.columns WHERE database = " +

@@ -109,8 +109,9 @@ int RunExportCommand(int argc, char** argv) {
     fprintf(stderr, "%s: %s\n", kCommand, client.status().message().c_str());
     return 2;
   }
-  // The server first: unreachable, it would fail every trace after its import.
-  if (Status reached = (*client)->Query("SELECT 1").status(); !reached.ok()) {
+  // The server first: unreachable (or refusing the user), it would fail
+  // every trace after its import.
+  if (Status reached = (*client)->CreateDatabase(); !reached.ok()) {
     fprintf(stderr, "%s: %s\n", kCommand, reached.message().c_str());
     return 1;
   }
