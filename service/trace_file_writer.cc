@@ -34,8 +34,18 @@ const char* WriteErrorHint(int err) {
 
 }  // namespace
 
-TraceFileWriter::TraceFileWriter(ScopedFd fd, uint64_t max_size_bytes)
-    : fd_(std::move(fd)), max_size_bytes_(max_size_bytes) {}
+TraceFileWriter::TraceFileWriter(ScopedFd fd, uint64_t max_size_bytes, TraceCompression compression)
+    : fd_(std::move(fd)), max_size_bytes_(max_size_bytes), compression_(compression) {
+  if (!compression.enabled()) return;
+  auto compressor = PacketCompressor::Create(compression);
+  if (compressor.ok()) {
+    compressor_ = std::move(compressor.value());
+  } else {
+    write_errno_ = ENOMEM;
+  }
+}
+
+TraceFileWriter::~TraceFileWriter() = default;
 
 Status TraceFileWriter::WriteBatch() {
   size_t done = 0;
@@ -50,13 +60,26 @@ Status TraceFileWriter::WriteBatch() {
   }
   // Records wholly written before an error stay in the file.
   const size_t whole = static_cast<size_t>(
-      std::upper_bound(record_ends_.begin(), record_ends_.end(), done) - record_ends_.begin());
-  const size_t keep = whole ? record_ends_[whole - 1] : 0;
+      std::upper_bound(spans_.begin(), spans_.end(), done,
+                       [](size_t d, const Span& span) { return d < span.end; }) -
+      spans_.begin());
+  const size_t keep = whole ? spans_[whole - 1].end : 0;
   bytes_written_ += keep;
-  packets_written_ += whole;
+  for (size_t i = 0; i < spans_.size(); i++) {
+    if (i < whole) {
+      packets_written_ += spans_[i].packets;
+    } else {
+      packets_lost_ += spans_[i].packets;
+      bytes_lost_ += spans_[i].raw_bytes;
+    }
+  }
   if (failed()) {
-    packets_lost_ += record_ends_.size() - whole;
-    bytes_lost_ += batch_.size() - keep;
+    if (compressor_) {
+      // The open container's packets will not be written either.
+      packets_lost_ += compressor_->packets();
+      bytes_lost_ += compressor_->input_bytes();
+      compressor_->Discard();
+    }
     if (done > keep) {
       // The file ends inside a record: cut it back to the record boundary.
       // The position is just past the partial bytes (also with O_APPEND).
@@ -70,7 +93,7 @@ Status TraceFileWriter::WriteBatch() {
     }
   }
   batch_.clear();
-  record_ends_.clear();
+  spans_.clear();
   return failed() ? Status::Error(FailureMessage()) : Status::Ok();
 }
 
@@ -81,26 +104,72 @@ void TraceFileWriter::CountLost(const std::vector<std::string>& packets, size_t 
   }
 }
 
+uint64_t TraceFileWriter::Limit(bool trailer) const {
+  uint64_t limit = max_size_bytes_;
+  if (limit != 0 && !trailer && limit >= 4 * kTrailerReserveBytes) limit -= kTrailerReserveBytes;
+  return limit;
+}
+
+void TraceFileWriter::CloseContainer(uint64_t limit) {
+  if (!compressor_ || compressor_->empty()) return;
+  const uint64_t packets = compressor_->packets();
+  const uint64_t raw = compressor_->input_bytes();
+  StatusOr<std::string_view> record = compressor_->Finish();
+  if (!record.ok()) {  // Only when out of memory.
+    write_errno_ = ENOMEM;
+    packets_lost_ += packets;
+    bytes_lost_ += raw;
+    return;
+  }
+  if (limit != 0 && bytes_written_ + batch_.size() + record->size() > limit) {
+    full_ = true;
+    packets_dropped_ += packets;
+    return;
+  }
+  batch_.append(*record);
+  spans_.push_back(Span{batch_.size(), packets, raw});
+}
+
 Status TraceFileWriter::WritePackets(const std::vector<std::string>& packets, bool trailer) {
   if (failed()) {
     CountLost(packets, 0);
     return Status::Error(FailureMessage());
   }
-  uint64_t limit = max_size_bytes_;
-  if (limit != 0 && !trailer && limit >= 4 * kTrailerReserveBytes) limit -= kTrailerReserveBytes;
+  const uint64_t limit = Limit(trailer);
   batch_.clear();
-  record_ends_.clear();
+  spans_.clear();
+  // The trailer goes into a container of its own: what came before stays
+  // under the reserve.
+  if (trailer) CloseContainer(Limit(false));
   for (size_t i = 0; i < packets.size(); i++) {
     const std::string& packet = packets[i];
-    uint64_t record = TracePacketRecordSize(packet.size());
-    if ((full_ && !trailer) || (limit != 0 && bytes_written_ + batch_.size() + record > limit)) {
-      full_ = true;
+    const uint64_t record = TracePacketRecordSize(packet.size());
+    if (full_ && !trailer) {
       packets_dropped_++;
       continue;
     }
-    AppendTracePacketRecord(packet, &batch_);
-    record_ends_.push_back(batch_.size());
-    if (batch_.size() >= kBatchBytes) {
+    if (compressor_) {
+      if (!compressor_->Fits(record)) {
+        CloseContainer(limit);
+        if (full_ && !trailer) {
+          packets_dropped_++;
+          continue;
+        }
+      }
+      if (!compressor_->Add(packet).ok()) {  // Only when out of memory.
+        write_errno_ = ENOMEM;
+        packets_lost_++;
+        bytes_lost_ += record;
+      }
+    } else if (limit != 0 && bytes_written_ + batch_.size() + record > limit) {
+      full_ = true;
+      packets_dropped_++;
+      continue;
+    } else {
+      AppendTracePacketRecord(packet, &batch_);
+      spans_.push_back(Span{batch_.size(), 1, record});
+    }
+    if (batch_.size() >= kBatchBytes || failed()) {
       Status s = WriteBatch();
       if (!s.ok()) {
         CountLost(packets, i + 1);
@@ -108,8 +177,18 @@ Status TraceFileWriter::WritePackets(const std::vector<std::string>& packets, bo
       }
     }
   }
-  if (!batch_.empty()) return WriteBatch();
+  if (trailer) CloseContainer(limit);
+  if (!batch_.empty() || failed()) return WriteBatch();
   return Status::Ok();
+}
+
+Status TraceFileWriter::Flush() {
+  if (failed()) return Status::Error(FailureMessage());
+  if (!compressor_ || compressor_->empty()) return Status::Ok();
+  batch_.clear();
+  spans_.clear();
+  CloseContainer(Limit(false));
+  return WriteBatch();
 }
 
 std::string TraceFileWriter::FailureMessage() const {

@@ -32,16 +32,29 @@
 //   after that were not written; free space there or write the trace
 //   elsewhere
 //
+// Compressed files (TraceConfig.compression; service/packet_compressor.h):
+// the packets go through a PacketCompressor into containers of whole records
+// (under 512 KiB each), and each write(2) covers whole containers, so the
+// file is a valid trace between writes as above. A container stays open
+// across WritePackets calls until it is full; Flush() closes and writes it,
+// leaving a file that holds every packet given so far and ends between two
+// containers (where a rotation may cut). A trailer write flushes too. The
+// cap counts the bytes on disk: a container that would cross it is not
+// written (its packets count as dropped). Packets and bytes lost count the
+// packets' records before compression.
+//
 // Not thread-safe: the service writes from its own thread.
 #ifndef SLUICE_SERVICE_TRACE_FILE_WRITER_H_
 #define SLUICE_SERVICE_TRACE_FILE_WRITER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "service/ipc/ipc_socket.h"
+#include "service/packet_compressor.h"
 #include "shm/base/status.h"
 #include "shm/base/varint.h"
 
@@ -52,8 +65,10 @@ inline constexpr std::string_view kTraceFileErrorPrefix = "trace file: ";
 
 class TraceFileWriter {
  public:
-  // Takes ownership of `fd`. max_size_bytes = 0: no cap.
-  TraceFileWriter(ScopedFd fd, uint64_t max_size_bytes);
+  // Takes ownership of `fd`. max_size_bytes = 0: no cap. A codec that
+  // cannot be set up or fails (out of memory) is a write error (ENOMEM).
+  TraceFileWriter(ScopedFd fd, uint64_t max_size_bytes, TraceCompression compression = {});
+  ~TraceFileWriter();
 
   // Room kept under the cap for the trailer (when the cap is at least 4x it).
   static constexpr uint64_t kTrailerReserveBytes = 16 * 1024;
@@ -63,6 +78,12 @@ class TraceFileWriter {
   // FailureMessage() if write(2) failed, now or in an earlier call; the file
   // then ends at the last whole record written.
   Status WritePackets(const std::vector<std::string>& packets, bool trailer = false);
+  // Compressed files: closes the open container and writes it (see above).
+  // Nothing to do for an uncompressed file, whose packets are written by
+  // WritePackets. Returns as WritePackets.
+  Status Flush();
+
+  TraceCompression compression() const { return compression_; }
 
   bool full() const { return full_; }
   bool failed() const { return write_errno_ != 0; }
@@ -80,9 +101,14 @@ class TraceFileWriter {
 
  private:
   // Writes batch_; on a write error keeps its whole records, cuts a partial
-  // one off the file, and counts the rest as lost.
+  // one off the file, and counts the rest as lost (with the open container).
   Status WriteBatch();
   void CountLost(const std::vector<std::string>& packets, size_t from);
+  // The cap for packets (trailer: with the reserve); 0: none.
+  uint64_t Limit(bool trailer) const;
+  // Moves the open container's record into batch_ if it fits under `limit`,
+  // else drops it (full).
+  void CloseContainer(uint64_t limit);
 
   ScopedFd fd_;
   const uint64_t max_size_bytes_;
@@ -98,7 +124,16 @@ class TraceFileWriter {
   uint64_t partial_bytes_left_ = 0;
   int cut_errno_ = 0;
   std::string batch_;
-  std::vector<size_t> record_ends_;  // End offset of each record in batch_.
+  // Each record in batch_: its end offset, the packets it holds (a
+  // container's several) and their record bytes before compression.
+  struct Span {
+    size_t end;
+    uint64_t packets;
+    uint64_t raw_bytes;
+  };
+  std::vector<Span> spans_;
+  const TraceCompression compression_;
+  std::unique_ptr<PacketCompressor> compressor_;  // Compressed files only.
 };
 
 }  // namespace sluice

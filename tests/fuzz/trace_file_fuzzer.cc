@@ -1,7 +1,9 @@
 // libFuzzer target: a trace file as `sluice stats` and the `sluice record`
 // summary read it. The input is the file's bytes: Trace.packet records,
-// compressed containers (inflated, with their size limit), then the health
-// analysis and its table.
+// compressed containers (deflate and zstd, decompressed with their size
+// limit), then the health analysis and its table. Seeds:
+// tests/fuzz/corpus/trace_file_fuzzer/ (zstd_*: zstd_compressed_packets, one
+// with its frame cut off).
 //
 // It also checks the wire scanner against libprotobuf on every packet: when
 // libprotobuf parses a packet, the scan must accept it and count the same

@@ -4,7 +4,8 @@
 // never crash or hang on any input: damage ends up in `stats`.
 //
 //   make fuzz    (or: build/fuzz/trace_importer_fuzzer -max_total_time=60)
-// Seeds: tests/fuzz/corpus/trace_importer_fuzzer/ (small sluice traces).
+// Seeds: tests/fuzz/corpus/trace_importer_fuzzer/ (small sluice traces;
+// zstd_default_head: one zstd_compressed_packets container).
 #include <sqlite3.h>
 
 #include <cstddef>

@@ -1,11 +1,13 @@
 #include "user/trace/trace_file_reader.h"
 
 #include <zlib.h>
+#include <zstd.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -47,6 +49,44 @@ StatusOr<std::string> Inflate(std::string_view in) {
   return out;
 }
 
+// Decompresses the one zstd frame of a zstd_compressed_packets field.
+StatusOr<std::string> DecompressZstd(std::string_view in) {
+  // One context per thread, reset for each frame: its window is allocated
+  // once, not per container.
+  static thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(),
+                                                                              ZSTD_freeDCtx);
+  if (!dctx) return Status::Error("cannot allocate a zstd context (out of memory)");
+  ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_only);
+  std::string out;
+  ZSTD_inBuffer input{in.data(), in.size(), 0};
+  size_t used = 0;
+  for (;;) {
+    if (used == out.size()) {
+      if (out.size() > kMaxInflatedBytes)
+        return Status::Error("zstd_compressed_packets decompress to more than 256 MiB");
+      out.resize(std::min<size_t>(std::max<size_t>(2 * out.size(), 4 * in.size() + 4096), kMaxInflatedBytes + 1));
+    }
+    ZSTD_outBuffer output{out.data(), out.size(), used};
+    const size_t rc = ZSTD_decompressStream(dctx.get(), &output, &input);
+    used = output.pos;
+    if (ZSTD_isError(rc))
+      return Status::Error(std::string("zstd_compressed_packets do not decompress (zstd: ") +
+                           ZSTD_getErrorName(rc) + ")");
+    if (rc == 0) break;  // The frame is whole.
+    if (input.pos == input.size && used < out.size())
+      return Status::Error("zstd_compressed_packets are cut off (the zstd frame ends after " +
+                           std::to_string(in.size()) + " bytes, before its end)");
+  }
+  if (used > kMaxInflatedBytes) return Status::Error("zstd_compressed_packets decompress to more than 256 MiB");
+  // A container holds exactly one frame (upstream's trace processor refuses
+  // anything after it).
+  if (input.pos != input.size)
+    return Status::Error("zstd_compressed_packets hold " + std::to_string(input.size - input.pos) +
+                         " bytes after their zstd frame");
+  out.resize(used);
+  return out;
+}
+
 // Reads the records in `bytes`. At top level, a record cut off at the end of
 // `bytes` stops the loop: *complete_end says where it starts (the caller
 // either has more bytes to add or calls the file truncated there).
@@ -75,18 +115,24 @@ Status ReadRecords(std::string_view bytes, int depth,
     std::string_view packet = bytes.substr(pos, len);
     pos += len;
     if (top_level) summary->valid_bytes = file_offset + pos;
-    // A compressed container: field 50, bytes.
+    // A compressed container: field 50 (deflate) or 133 (zstd), bytes, the
+    // packet's first field as upstream and sluice write it.
     perfetto::protos::TracePacket probe;
+    const uint8_t b0 = packet.size() >= 2 ? static_cast<uint8_t>(packet[0]) : 0;
+    const uint8_t b1 = packet.size() >= 2 ? static_cast<uint8_t>(packet[1]) : 0;
+    const bool deflate_tag = b0 == 0x92 && b1 == 0x03;  // (50 << 3) | 2
+    const bool zstd_tag = b0 == 0xaa && b1 == 0x08;     // (133 << 3) | 2
     bool is_container = false;
-    if (packet.size() >= 2 && static_cast<uint8_t>(packet[0]) == 0x92 &&
-        static_cast<uint8_t>(packet[1]) == 0x03) {
+    if (deflate_tag || zstd_tag) {
       is_container = probe.ParseFromArray(packet.data(), static_cast<int>(packet.size())) &&
-                     probe.has_compressed_packets();
+                     (deflate_tag ? probe.has_compressed_packets() : probe.has_zstd_compressed_packets());
     }
     if (is_container) {
-      if (depth > 0) return Status::Error("nested compressed_packets are not allowed");
+      const char* field = deflate_tag ? "compressed_packets" : "zstd_compressed_packets";
+      if (depth > 0) return Status::Error(std::string("nested ") + field + " are not allowed");
       summary->compressed_containers++;
-      auto inflated = Inflate(probe.compressed_packets());
+      auto inflated = deflate_tag ? Inflate(probe.compressed_packets())
+                                  : DecompressZstd(probe.zstd_compressed_packets());
       if (!inflated.ok()) return inflated.status();
       SLUICE_RETURN_IF_ERROR(ReadRecords(*inflated, depth + 1, on_packet, summary, false));
       continue;

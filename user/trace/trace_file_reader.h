@@ -4,9 +4,13 @@
 // A trace file is a sequence of `Trace.packet` records: tag 0x0a, a varint
 // length, the TracePacket bytes. A file cut off mid-record (a recorder killed
 // while streaming) is valid up to its last complete record; the reader says
-// where the cut is instead of failing. Packets with compressed_packets (zlib,
-// `sluice record --compress`) are inflated and their inner packets returned
-// in order.
+// where the cut is instead of failing. Compressed containers, packets with
+// compressed_packets (zlib) or zstd_compressed_packets (one zstd frame; what
+// `sluice record --compress` and TraceConfig.compression write), are
+// decompressed and their inner packets returned in order. A container that
+// decompresses to more than 256 MiB, does not decompress, is cut off, holds
+// more than its one frame, a cut-off record or another container is an error
+// naming it.
 #ifndef SLUICE_USER_TRACE_TRACE_FILE_READER_H_
 #define SLUICE_USER_TRACE_TRACE_FILE_READER_H_
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -117,6 +118,102 @@ TEST(TraceFileReaderTest, BadCompressedContainersFailWithTheCause) {
   ReadAll(*cut_container, &s, &st);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("cut-off packet"), std::string::npos) << st.message();
+}
+
+// A zstd_compressed_packets container holding `frame` as is.
+std::string ZstdContainer(const std::string& frame) {
+  TracePacket p;
+  p.set_zstd_compressed_packets(frame);
+  return Records({p.SerializeAsString()});
+}
+
+// One zstd frame of `bytes`.
+std::string ZstdFrame(std::string_view bytes, int level = 3) {
+  std::string out(ZSTD_compressBound(bytes.size()), '\0');
+  const size_t n = ZSTD_compress(out.data(), out.size(), bytes.data(), bytes.size(), level);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+TEST(TraceFileReaderTest, ZstdContainersDecompressInOrder) {
+  std::vector<std::string> inner = {Packet(10), Packet(11), std::string(5000, 'q'), Packet(12)};
+  std::string bytes = Records({Packet(1)}) + ZstdContainer(ZstdFrame(Records(inner))) + Records({Packet(2)}) +
+                      *CompressPacketRecords(Records({Packet(3)}));  // Mixed with deflate: read too.
+  TraceFileSummary s;
+  Status st;
+  auto got = ReadAll(bytes, &s, &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<std::string> want = {Packet(1), Packet(10), Packet(11), std::string(5000, 'q'), Packet(12),
+                                   Packet(2), Packet(3)};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(s.compressed_containers, 2u);
+  EXPECT_EQ(s.packets, 7u);
+  EXPECT_FALSE(s.truncated);
+}
+
+TEST(TraceFileReaderTest, BadZstdContainersFailWithTheCause) {
+  auto fails_with = [](const std::string& bytes, const std::string& cause) {
+    TraceFileSummary s;
+    Status st;
+    ReadAll(bytes, &s, &st);
+    ASSERT_FALSE(st.ok()) << cause;
+    EXPECT_NE(st.message().find(cause), std::string::npos) << st.message();
+  };
+  const std::string records = Records({Packet(1), std::string(3000, 'r'), Packet(2)});
+  const std::string frame = ZstdFrame(records);
+  // Not zstd.
+  fails_with(ZstdContainer("not a zstd frame"), "zstd_compressed_packets do not decompress (zstd: ");
+  // A frame cut off: its bytes end before the frame does.
+  for (size_t cut : {frame.size() - 1, frame.size() / 2, size_t{6}})
+    fails_with(ZstdContainer(frame.substr(0, cut)), "zstd_compressed_packets are cut off");
+  // A damaged frame (a byte of its compressed block flipped), with the
+  // checksum sluice writes: the checksum catches it.
+  {
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ASSERT_FALSE(ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)));
+    const std::string input = records + std::string(2000, 'x') + records;
+    std::string damaged(ZSTD_compressBound(input.size()), '\0');
+    const size_t n = ZSTD_compress2(cctx, damaged.data(), damaged.size(), input.data(), input.size());
+    ZSTD_freeCCtx(cctx);
+    ASSERT_FALSE(ZSTD_isError(n));
+    damaged.resize(n);
+    damaged[damaged.size() / 2] ^= 0x55;
+    fails_with(ZstdContainer(damaged), "zstd_compressed_packets do not decompress (zstd: ");
+  }
+  // Two frames in one container, or bytes after the frame.
+  fails_with(ZstdContainer(frame + frame), "bytes after their zstd frame");
+  fails_with(ZstdContainer(frame + "xy"), "2 bytes after their zstd frame");
+  // A container inside a container.
+  fails_with(ZstdContainer(ZstdFrame(ZstdContainer(frame))), "nested zstd_compressed_packets");
+  fails_with(ZstdContainer(ZstdFrame(*CompressPacketRecords(records))), "nested compressed_packets");
+  // Decompresses to a cut-off record.
+  std::string cut_records = records.substr(0, records.size() - 5);
+  fails_with(ZstdContainer(ZstdFrame(cut_records)), "cut-off packet");
+}
+
+// More than 256 MiB once decompressed: refused, not held.
+TEST(TraceFileReaderTest, ZstdContainerOverTheLimitIsRefused) {
+  // 257 MiB of zeros compress to a few KiB; fed in pieces.
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ASSERT_NE(cctx, nullptr);
+  std::string zeros(1 << 20, '\0');
+  std::string frame(1 << 20, '\0');
+  ZSTD_outBuffer out{frame.data(), frame.size(), 0};
+  for (int i = 0; i < 257; i++) {
+    ZSTD_inBuffer in{zeros.data(), zeros.size(), 0};
+    while (in.pos < in.size) ASSERT_FALSE(ZSTD_isError(ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_continue)));
+  }
+  ZSTD_inBuffer none{nullptr, 0, 0};
+  while (ZSTD_compressStream2(cctx, &out, &none, ZSTD_e_end) != 0) {
+  }
+  ZSTD_freeCCtx(cctx);
+  frame.resize(out.pos);
+  TraceFileSummary s;
+  Status st;
+  ReadAll(ZstdContainer(frame), &s, &st);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("decompress to more than 256 MiB"), std::string::npos) << st.message();
 }
 
 class TraceFileReaderFileTest : public ::testing::Test {
