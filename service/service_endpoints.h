@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "perfetto/config/trace_config.pb.h"
+#include "service/packet_compressor.h"
 #include "shm/commit_data.h"
 #include "shm/base/status.h"
 
@@ -242,6 +243,9 @@ struct AttachedSession {
 struct CloneResult {
   uint64_t source_id = 0;  // The session cloned.
   bool flushed = false;    // Every producer answered the flush before the copy.
+  // What the session's config asks its file to be compressed with: the
+  // snapshot's file is written so too.
+  TraceCompression compression;
 };
 
 // The consumer's handle on the service: one tracing session at a time.

@@ -159,7 +159,8 @@ void TracingService::OrphanSessionLocked(TracingSession* s) {
   if (s->end_output.valid() && !s->header_emitted) {
     // Ended, but its consumer went away before reading any of it.
     auto file = std::make_shared<TraceFileWriter>(std::move(s->end_output),
-                                                  s->config.max_file_size_bytes());
+                                                  s->config.max_file_size_bytes(),
+                                                  TraceCompressionOf(s->config));
     s->file = file;
     PostTask([this, sid = s->id, file] { WriteEndedSession(sid, file); });
     return;
@@ -401,6 +402,7 @@ StatusOr<CloneResult> TracingService::CloneLocked(ConsumerId consumer, TracingSe
   CloneResult result;
   result.source_id = source;
   result.flushed = flushed;
+  result.compression = TraceCompressionOf(c->config);
   return result;
 }
 

@@ -210,7 +210,8 @@ StatusOr<std::shared_ptr<TraceFileWriter>> TracingService::OpenTraceFileLocked(
     if (!output_fd.valid())
       return Status::Error("cannot create " + config.output_path() + ": " + strerror(errno));
   }
-  return std::make_shared<TraceFileWriter>(std::move(output_fd), config.max_file_size_bytes());
+  return std::make_shared<TraceFileWriter>(std::move(output_fd), config.max_file_size_bytes(),
+                                           TraceCompressionOf(config));
 }
 
 // One TraceBuffer per buffers {} entry; on failure none is left allocated.
@@ -483,7 +484,8 @@ void TracingService::FinalizeSession(TracingSessionId sid) {
     if (!s->file && (s->consumer == 0 || s->service_writes_file) && s->end_output.valid() &&
         !s->header_emitted)
       s->file = std::make_shared<TraceFileWriter>(std::move(s->end_output),
-                                                  s->config.max_file_size_bytes());
+                                                  s->config.max_file_size_bytes(),
+                                                  TraceCompressionOf(s->config));
     if (s->file) {
       file = s->file;
     } else if (s->consumer != 0) {
@@ -791,8 +793,13 @@ bool TracingService::WriteSlicesIntoFile(TracingSessionId sid, TraceFileWriter* 
       Status trailer_status = file->WritePackets(trailer, /*trailer=*/true);
       if (status->ok()) *status = trailer_status;
     }
-    if (!status->ok() || file->full() || !more || done >= byte_limit) return true;
+    if (!status->ok() || file->full() || !more || done >= byte_limit) break;
   }
+  // A compressed file gets the open container too: the file holds all that
+  // was read (it lags no more than uncompressed), and ends between two
+  // containers.
+  if (status->ok()) *status = file->Flush();
+  return true;
 }
 
 void TracingService::PeriodicWriteIntoFile(TracingSessionId sid, bool reschedule) {

@@ -250,6 +250,11 @@ StatusOr<CloneResult> ConsumerIpcClient::CloneSession(const std::string& key) {
   CloneResult result;
   result.source_id = reply.clone_session().source_session_id();
   result.flushed = reply.clone_session().flushed();
+  if (reply.clone_session().has_compression()) {
+    perfetto::protos::TraceConfig compression;
+    *compression.mutable_compression() = reply.clone_session().compression();
+    result.compression = TraceCompressionOf(compression);
+  }
   return result;
 }
 

@@ -157,6 +157,10 @@ void IpcConsumerPort::StartClone(const protos::ConsumerToService& msg) {
                            } else {
                              r.mutable_clone_session()->set_source_session_id(result->source_id);
                              r.mutable_clone_session()->set_flushed(result->flushed);
+                             perfetto::protos::TraceConfig compression;
+                             SetTraceCompression(result->compression, &compression);
+                             if (compression.has_compression())
+                               *r.mutable_clone_session()->mutable_compression() = compression.compression();
                            }
                            channel->Send(r);
                          });

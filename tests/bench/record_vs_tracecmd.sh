@@ -39,6 +39,11 @@
 #                    second)
 #   sluice-splice    the same with --ftrace-read=splice
 #   sluice           the same with sluice's default (auto)
+#   sluice-zstd      sluice (auto) with --compress zstd: the file written as
+#                    zstd_compressed_packets (level 3) as it streams
+#   sluice-zstdN     the same at zstd level N (--compress zstd:N), e.g.
+#                    sluice-zstd9, sluice-zstd19
+#   sluice-deflate   the same with --compress deflate
 #   trace-cmd        trace-cmd record -b 1024 -e sched:sched_switch -e sched:sched_waking
 #                    (zstd at the end, its default; ftrace/print has no enable
 #                    switch: trace_marker lines are recorded while tracing is on)
@@ -60,7 +65,8 @@
 #                    first time the writer meets an unread chunk, which would
 #                    lose the rest of the trace; a ring loses only what it
 #                    overwrote. Either loss is counted.
-# The default MODES are the first five, and perfetto where its programs run
+# The default MODES are none, sluice-mapped, sluice-splice, sluice-zstd,
+# trace-cmd and trace-cmd-nocomp, and perfetto where its programs run
 # (otherwise a line says why it was left out).
 # Every recorder starts 2 s before the workload and is stopped when the
 # workload is done (sluice and the perfetto client by SIGINT: the client then
@@ -142,7 +148,7 @@ perfetto_missing() {
 }
 PERFETTO_MISSING=$(perfetto_missing)
 if [ -z "${MODES:-}" ]; then
-  MODES="none sluice-mapped sluice-splice trace-cmd trace-cmd-nocomp"
+  MODES="none sluice-mapped sluice-splice sluice-zstd trace-cmd trace-cmd-nocomp"
   if [ -z "$PERFETTO_MISSING" ]; then MODES="$MODES perfetto"
   else echo "# perfetto left out: $PERFETTO_MISSING"; fi
 fi
@@ -383,6 +389,9 @@ run() {
   case $mode in
     sluice-mapped) read_mode=(--ftrace-read=mapped) ;;
     sluice-splice) read_mode=(--ftrace-read=splice) ;;
+    sluice-zstd) compression=(--compress zstd) ;;
+    sluice-zstd[0-9]*) compression=(--compress "zstd:${mode#sluice-zstd}") ;;
+    sluice-deflate) compression=(--compress deflate) ;;
     trace-cmd-nocomp) compression=(--compression none) ;;
   esac
   # The mix's events, as sluice and Perfetto name them and as trace-cmd's -e.
@@ -392,7 +401,7 @@ run() {
   case $mode in
     sluice*)
       /usr/bin/time -f "%e %U %S %M" -o "$dir/time" \
-        "$SLUICE" record "${read_mode[@]}" -o "$dir/trace.pftrace" -t ${rec_secs}s -k ${KBUF_KB}kb -q \
+        "$SLUICE" record "${read_mode[@]}" "${compression[@]}" -o "$dir/trace.pftrace" -t ${rec_secs}s -k ${KBUF_KB}kb -q \
         "${events_sl[@]}" >"$dir/rec.out" 2>"$dir/rec.err" &
       rec_pid=$! ;;
     trace-cmd*)

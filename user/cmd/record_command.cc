@@ -77,42 +77,36 @@ uint64_t NowMs() {
                                    .count());
 }
 
-Status CompressFileInPlace(const std::string& path) {
-  std::string records;
-  std::string out;
+// --attach with --compress: a session that wrote its file uncompressed gets
+// it rewritten compressed, beside it, then renamed over it. A file that holds
+// compressed packets already is left as it is (one trace, one codec).
+Status CompressFileInPlace(const std::string& path, TraceCompression compression) {
   TraceFileSummary summary;
-  auto flush_run = [&]() -> Status {
-    if (records.empty()) return Status::Ok();
-    auto compressed = CompressPacketRecords(records);
-    if (!compressed.ok()) return compressed.status();
-    out += *compressed;
-    records.clear();
-    return Status::Ok();
-  };
-  Status inner;
+  SLUICE_RETURN_IF_ERROR(ReadTraceFile(path, [](std::string_view) {}, &summary));
+  if (summary.compressed_containers > 0) return Status::Ok();
+  const std::string tmp = path + ".tmp";
+  ScopedFd out(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!out.valid()) return Status::Error("cannot create " + tmp + ": " + strerror(errno));
+  TraceFileWriter writer(std::move(out), 0, compression);
+  std::vector<std::string> batch;
+  Status written;
   SLUICE_RETURN_IF_ERROR(ReadTraceFile(
       path,
       [&](std::string_view packet) {
-        // Upstream wants each compressed_packets under 512 KiB: group at
-        // most 500 KiB of input, so even incompressible data stays under it
-        // (a single larger packet goes on its own).
-        constexpr size_t kMaxRunBytes = 500u << 10;
-        if (!records.empty() && records.size() + packet.size() + 16 > kMaxRunBytes && inner.ok())
-          inner = flush_run();
-        AppendTracePacketRecord(packet, &records);
+        batch.emplace_back(packet);
+        if (batch.size() == 1024 && written.ok()) {
+          written = writer.WritePackets(batch);
+          batch.clear();
+        }
       },
       &summary));
-  SLUICE_RETURN_IF_ERROR(inner);
-  SLUICE_RETURN_IF_ERROR(flush_run());
-  std::string tmp = path + ".tmp";
-  std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-  f.write(out.data(), static_cast<std::streamsize>(out.size()));
-  f.close();
-  if (!f || rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
+  if (written.ok()) written = writer.WritePackets(batch);
+  if (written.ok()) written = writer.Flush();
+  if (!written.ok() || rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = written.ok() ? strerror(errno) : written.message();
     unlink(tmp.c_str());  // A part-written copy would only take space (a full disk).
-    return Status::Error("cannot write the compressed trace " + tmp + ": " + strerror(err) +
-                         "; " + path + " is left uncompressed");
+    return Status::Error("cannot write the compressed trace " + tmp + ": " + why + "; " + path +
+                         " is left uncompressed");
   }
   return Status::Ok();
 }
@@ -410,8 +404,10 @@ int FinishRecording(const RecordArgs& args, const std::string& error, bool servi
     return 1;
   }
   output->Close();
-  if (args.compress) {
-    Status s = CompressFileInPlace(output->temp_path());
+  // The session's config says how its file is compressed; --attach may ask
+  // for it afterwards.
+  if (!args.attach_key.empty() && args.compression.enabled()) {
+    Status s = CompressFileInPlace(output->temp_path(), args.compression);
     if (!s.ok()) fprintf(stderr, "sluice record: --compress: %s\n", s.message().c_str());
   }
   // Summarised before it is put in place: a trace sent to standard output
@@ -664,7 +660,8 @@ int RunRecordCommand(int argc, char** argv) {
     return 3;  // ~RecordOutput removes the temporary file.
   }
   if (!streaming && !service_gone) {
-    Status read = ReadBuffersIntoFile(recorder.consumer.get(), output->fd(), config.max_file_size_bytes());
+    Status read = ReadBuffersIntoFile(recorder.consumer.get(), output->fd(), config.max_file_size_bytes(),
+                                      TraceCompressionOf(config));
     if (!read.ok() && error.empty()) error = read.message();
   }
   ProbesStats final_counters = ReportProbes(&recorder);

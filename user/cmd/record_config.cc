@@ -56,7 +56,11 @@ const char kRecordUsage[] =
     "                        through the buffer's memory mapping, Linux 6.10+;\n"
     "                        more CPU, as the kernel walks every event of a\n"
     "                        mapped page: docs/PERFORMANCE.md)\n"
-    "      --compress        zlib-compress the trace (Perfetto compressed_packets)\n"
+    "      --compress zstd[:LEVEL]|deflate|none  compress the trace as it is\n"
+    "                        written, in packets of under 512 KiB that upstream\n"
+    "                        Perfetto reads (TraceConfig.compression): zstd at\n"
+    "                        LEVEL 1-22 (default 3; v58+ readers), deflate (any\n"
+    "                        Perfetto), none (also over a config's choice)\n"
     "      --daemon          record through a running sluiced and sluice-probes\n"
     "      --consumer-socket PATH  sluiced's consumer socket (with --daemon)\n"
     "      --detach=KEY      (with --daemon) start the session in sluiced under KEY\n"
@@ -143,7 +147,7 @@ const struct option kOptions[] = {
     {"daemon", no_argument, nullptr, kDaemon},
     {"consumer-socket", required_argument, nullptr, kConsumerSocket},
     {"quiet", no_argument, nullptr, 'q'},
-    {"compress", no_argument, nullptr, kCompress},
+    {"compress", required_argument, nullptr, kCompress},
     {"no-compact-sched", no_argument, nullptr, kNoCompactSched},
     {"list", no_argument, nullptr, kList},
     {"allow-unknown-fields", no_argument, nullptr, kAllowUnknownFields},
@@ -261,7 +265,13 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
       case kDaemon: a.daemon = true; break;
       case kConsumerSocket: a.consumer_socket = v; break;
       case 'q': a.quiet = true; break;
-      case kCompress: a.compress = true; break;
+      case kCompress: {
+        StatusOr<TraceCompression> c = ParseTraceCompression(v);
+        if (!c.ok()) return Status::Error("--compress: " + c.status().message());
+        a.compression = *c;
+        a.compression_set = true;
+        break;
+      }
       case kNoCompactSched: a.no_compact_sched = true; break;
       case kFtraceRead:
         if (v == "auto") a.ftrace_read_mode = sluice::protos::FTRACE_READ_MODE_AUTO;
@@ -391,6 +401,11 @@ Status ApplyFlagsToConfig(const RecordArgs& args, TraceConfig* config, std::vect
                                                       std::string(args.mode == RecordMode::kRing ? "RING_BUFFER" : "DISCARD")));
     ApplyRecordMode(args.mode, config);
   }
+  if (args.compression_set) {
+    note("--compress: compression " + DescribeTraceCompression(TraceCompressionOf(*config)) + " -> " +
+         DescribeTraceCompression(args.compression));
+    SetTraceCompression(args.compression, config);
+  }
   return Status::Ok();
 }
 
@@ -463,6 +478,7 @@ StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args, std::vector<std:
   ps->mutable_process_stats_config()->set_scan_all_processes_on_start(true);
   ps->mutable_process_stats_config()->set_record_thread_names(true);
   config.add_data_sources()->mutable_config()->set_name("linux.system_info");
+  if (args.compression_set) SetTraceCompression(args.compression, &config);
   return config;
 }
 
@@ -561,7 +577,7 @@ const std::set<std::string>& ImplementedTraceConfigFields() {
       "buffers", "data_sources", "builtin_data_sources", "duration_ms", "write_into_file", "output_path",
       "file_write_period_ms", "max_file_size_bytes", "flush_period_ms", "flush_timeout_ms",
       "data_source_stop_timeout_ms", "deferred_start", "incremental_state_config", "trace_uuid_msb",
-      "trace_uuid_lsb", "unique_session_name", "trigger_config"};
+      "trace_uuid_lsb", "unique_session_name", "trigger_config", "compression", "compression_type"};
   return fields;
 }
 

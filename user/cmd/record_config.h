@@ -11,6 +11,7 @@
 
 #include "perfetto/config/trace_config.pb.h"
 #include "sluice/ftrace.pb.h"
+#include "service/packet_compressor.h"
 #include "shm/base/status.h"
 
 namespace sluice {
@@ -40,7 +41,11 @@ struct RecordArgs {
   bool bpf = false;
   bool daemon = false;
   bool quiet = false;
-  bool compress = false;
+  // --compress: the file's compression (TraceConfig.compression), set on
+  // the config; with --attach, applied to the finished file if the session
+  // wrote it uncompressed.
+  TraceCompression compression;
+  bool compression_set = false;
   bool no_compact_sched = false;
   // --ftrace-read: FtraceConfig.ring_buffer_read_mode of linux.ftrace.
   sluice::protos::FtraceReadMode ftrace_read_mode = sluice::protos::FTRACE_READ_MODE_AUTO;
@@ -64,7 +69,7 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
 // The TraceConfig that `args` stand for: the file given with -c ("-": stdin;
 // parse errors, unknown fields included, name line and column), or the
 // default config built from the flags. With -c, the flags that change a
-// config (-t, -b, -k, --ftrace-read, --stream/--ring/--discard) are applied
+// config (-t, -b, -k, --ftrace-read, --stream/--ring/--discard, --compress) are applied
 // on top of it,
 // each with a line in `notes` saying what it replaced; --bpf is refused (the
 // config says which sources run).

@@ -113,10 +113,11 @@ Status RecordOutput::CopyToStdout() {
   }
 }
 
-Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes) {
+Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes,
+                           TraceCompression compression) {
   ScopedFd copy(dup(fd));
   if (!copy.valid()) return Status::Error(std::string("cannot dup the trace file's fd: ") + strerror(errno));
-  TraceFileWriter writer(std::move(copy), max_file_size_bytes);
+  TraceFileWriter writer(std::move(copy), max_file_size_bytes, compression);
   std::vector<std::string> batch;
   size_t batch_bytes = 0;
   Status written;
@@ -131,6 +132,7 @@ Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file
     if (batch_bytes >= TracingService::kReadSliceBytes) write_batch();
   });
   write_batch();
+  if (written.ok()) written = writer.Flush();
   if (!written.ok()) return written;
   if (!read.ok()) return Status::Error("reading the session's buffers: " + read.message());
   return Status::Ok();

@@ -88,9 +88,12 @@ class RecordOutput {
 };
 
 // An in-memory session's end: its buffers, read in slices into the file at
-// `fd`, with max_file_size_bytes as when streaming. The writer keeps the file
-// a valid trace up to its last whole packet on a write error and says so.
-Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes);
+// `fd`, with max_file_size_bytes and the config's compression as when
+// streaming (the last compressed container is flushed before it returns).
+// The writer keeps the file a valid trace up to its last whole packet on a
+// write error and says so.
+Status ReadBuffersIntoFile(ConsumerEndpoint* consumer, int fd, uint64_t max_file_size_bytes,
+                           TraceCompression compression = {});
 
 }  // namespace sluice
 

@@ -20,7 +20,8 @@ StatusOr<SessionSnapshot> WriteSessionSnapshot(const std::string& socket, const 
     return created.status();
   }
   std::unique_ptr<RecordOutput> file = std::move(created.value());
-  Status read = ReadBuffersIntoFile(consumer.get(), file->fd(), 0);
+  // Compressed as the session's own file would be.
+  Status read = ReadBuffersIntoFile(consumer.get(), file->fd(), 0, cloned.compression);
   (void)consumer->FreeBuffers();
   SLUICE_RETURN_IF_ERROR(read);  // ~RecordOutput removes the partial snapshot.
   SessionSnapshot snapshot;

@@ -79,7 +79,7 @@ TEST(RecordConfigTest, ParseRecordArgsDefaults) {
   EXPECT_EQ(a->buffer_kb, 64u * 1024);
   EXPECT_EQ(a->kernel_buffer_kb, 2048u);
   EXPECT_EQ(a->smb_kb, 8u * 1024);
-  EXPECT_FALSE(a->bpf || a->daemon || a->quiet || a->compress || a->no_compact_sched ||
+  EXPECT_FALSE(a->bpf || a->daemon || a->quiet || a->compression_set || a->no_compact_sched ||
                a->config_is_text);
   EXPECT_TRUE(a->events.empty());
   EXPECT_TRUE(a->config_path.empty());
@@ -87,7 +87,7 @@ TEST(RecordConfigTest, ParseRecordArgsDefaults) {
 
 TEST(RecordConfigTest, ParseRecordArgsAllFlags) {
   auto a = Parse({"--out", "y.pftrace", "-t", "5s", "-b", "32mb", "-k", "1mb",
-                  "--bpf", "-q", "--compress", "--no-compact-sched", "--daemon",
+                  "--bpf", "-q", "--compress", "zstd:7", "--no-compact-sched", "--daemon",
                   "--consumer-socket", "/tmp/c.sock", "sched/sched_switch", "ftrace/print"});
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->output, "y.pftrace");
@@ -97,7 +97,8 @@ TEST(RecordConfigTest, ParseRecordArgsAllFlags) {
   EXPECT_TRUE(a->buffer_set);
   EXPECT_EQ(a->kernel_buffer_kb, 1024u);
   EXPECT_TRUE(a->kernel_buffer_set);
-  EXPECT_TRUE(a->bpf && a->quiet && a->compress && a->no_compact_sched && a->daemon);
+  EXPECT_TRUE(a->bpf && a->quiet && a->compression_set && a->no_compact_sched && a->daemon);
+  EXPECT_EQ(a->compression, (TraceCompression{TraceCodec::kZstd, 7}));
   auto smb = Parse({"--smb", "4mb"});  // In-process only (--daemon refuses it).
   ASSERT_TRUE(smb.ok()) << smb.status().message();
   EXPECT_EQ(smb->smb_kb, 4096u);
@@ -650,15 +651,61 @@ TEST(RecordConfigTest, FieldsSluiceIgnoresAreNamed) {
   auto config = BuildRecordConfig(*args);
   ASSERT_TRUE(config.ok());
   EXPECT_TRUE(ConfigFieldsSluiceIgnores(*config).empty()) << Join(ConfigFieldsSluiceIgnores(*config), ", ");
-  config->set_compression_type(TraceConfig::COMPRESSION_TYPE_DEFLATE);
+  config->set_compression_type(TraceConfig::COMPRESSION_TYPE_DEFLATE);  // Implemented.
+  config->mutable_compression()->mutable_zstd();
   config->set_unique_session_name("mine");
   config->mutable_trigger_config()->set_trigger_timeout_ms(1000);
   config->mutable_buffers(0)->set_transfer_on_clone(true);
   // A field sluice's protos do not have, as a newer Perfetto's binary config holds it.
   config->GetReflection()->MutableUnknownFields(&*config)->AddVarint(9999, 1);
   EXPECT_EQ(ConfigFieldsSluiceIgnores(*config),
-            (std::vector<std::string>{"compression_type",
-                                      "field 9999 (unknown to sluice)", "buffers[0].transfer_on_clone"}));
+            (std::vector<std::string>{"field 9999 (unknown to sluice)", "buffers[0].transfer_on_clone"}));
+}
+
+// --compress sets TraceConfig.compression, on the default config and over a
+// config file's (with a note); a text config's upstream field is read as is.
+TEST(RecordConfigTest, CompressSetsTheConfigsCompression) {
+  auto args = Parse({"-o", "t.pftrace", "--compress", "zstd"});
+  ASSERT_TRUE(args.ok()) << args.status().message();
+  auto config = BuildRecordConfig(*args);
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(config->compression().has_zstd());
+  EXPECT_EQ(TraceCompressionOf(*config), (TraceCompression{TraceCodec::kZstd, 0}));
+  args = Parse({"-o", "t.pftrace"});
+  config = BuildRecordConfig(*args);
+  EXPECT_FALSE(config->has_compression());
+
+  const std::string path = "/tmp/sluice-record-config-compress.pbtx";
+  {
+    std::ofstream f(path);
+    f << "buffers { size_kb: 1024 }\n"
+         "data_sources { config { name: \"linux.ftrace\" } }\n"
+         "compression { deflate {} zstd { level: 9 } }\n";
+  }
+  args = Parse({"-c", path.c_str(), "--txt", "-o", "t.pftrace"});
+  ASSERT_TRUE(args.ok());
+  config = BuildRecordConfig(*args);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(TraceCompressionOf(*config), (TraceCompression{TraceCodec::kZstd, 9}));
+  EXPECT_TRUE(ConfigFieldsSluiceIgnores(*config).empty());
+  args = Parse({"-c", path.c_str(), "--txt", "-o", "t.pftrace", "--compress", "none"});
+  std::vector<std::string> notes;
+  config = BuildRecordConfig(*args, &notes);
+  ASSERT_TRUE(config.ok());
+  EXPECT_FALSE(config->has_compression());
+  EXPECT_EQ(notes, (std::vector<std::string>{"--compress: compression zstd (level 9) -> none"}));
+  unlink(path.c_str());
+
+  for (const char* bad : {"gzip", "zstd:99"}) {
+    auto r = Parse({"-o", "t.pftrace", "--compress", bad});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message().rfind("--compress: ", 0), 0u) << r.status().message();
+  }
+  // A value is needed: a bare --compress before another option is an error
+  // naming it, not a silent default.
+  auto bare = Parse({"-o", "t.pftrace", "--compress", "-q"});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.status().message().find("unknown compression '-q'"), std::string::npos) << bare.status().message();
 }
 
 }  // namespace
