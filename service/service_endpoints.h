@@ -39,6 +39,7 @@
 
 #include "perfetto/config/trace_config.pb.h"
 #include "service/packet_compressor.h"
+#include "service/trace_file_rotation.h"
 #include "shm/commit_data.h"
 #include "shm/base/status.h"
 
@@ -188,6 +189,10 @@ struct SessionOptions {
   // the periods it chooses itself, so that a recorder at rest is not woken
   // every second (a config's own periods are kept as written).
   uint32_t rest_flush_period_ms = 0;
+  // Cut the trace into files that each load alone (`sluice record --rotate`,
+  // service/trace_file_rotation.h). Needs write_into_file; the output fd
+  // given to EnableTracing is then the directory the files go in (O_DIRECTORY).
+  FileRotationOptions rotation;
 };
 
 // One session as ListSessions describes it (`sluice sessions`).
@@ -278,7 +283,8 @@ class ConsumerEndpoint {
   // DisableTracing, duration_ms, max_file_size_bytes or an error). True if it
   // is; *error gets the reason when it ended on an error.
   // Returns false early when a CLONE_SNAPSHOT trigger of the session fired
-  // (TakeCloneTriggers).
+  // (TakeCloneTriggers) or a rotating session finished a file
+  // (TakeFinishedFiles).
   // kWaitForever: no timeout. It also returns false as soon as the fd given
   // to SetWaitInterruptFd() is readable.
   virtual bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error = nullptr) = 0;
@@ -291,6 +297,11 @@ class ConsumerEndpoint {
   // call, by name, oldest first: the consumer snapshots the session once for
   // each (CloneSession, on a connection of its own: this one has its session).
   virtual std::vector<std::string> TakeCloneTriggers() = 0;
+  // A rotating session's files finished since the last call (renamed to
+  // their final names), oldest first, relative to the directory given at
+  // EnableTracing. WaitForTracingDisabled returns false early when one is
+  // waiting here, so that a recorder can hand each to its --on-rotate hook.
+  virtual std::vector<std::string> TakeFinishedFiles() = 0;
   // Drains the central buffers: `on_packet` gets each serialized TracePacket
   // (without the Trace field-1 record header; see AppendTracePacketRecord).
   // After the session is disabled the last read also returns the final

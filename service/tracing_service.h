@@ -85,6 +85,7 @@ class TraceStats;
 namespace sluice {
 
 class TraceFileWriter;
+class TraceFileRotation;
 
 using ConsumerId = uint64_t;
 using TracingSessionId = uint64_t;
@@ -169,6 +170,9 @@ class Consumer {
   // where its producer said it would, will_notify_on_start). Once per
   // session, from its start (`perfetto --background-wait` waits for it).
   virtual void OnAllDataSourcesStarted() {}
+  // A rotating session finished one of its files (SessionOptions.rotation):
+  // `name` is its final name in the session's directory.
+  virtual void OnTraceFileFinished(const std::string& name) { (void)name; }
 };
 
 class TracingService {
@@ -356,6 +360,14 @@ class TracingService {
     uint32_t next_sequence_id = 0;
     // write_into_file: the writer is used on the service thread only.
     std::shared_ptr<TraceFileWriter> file;
+    // SessionOptions.rotation: the session's files, the one `file` writes
+    // (its .recording name), when it began (boot clock) and the stats then:
+    // each file's trailer holds the stats of its own period.
+    std::unique_ptr<TraceFileRotation> rotation;
+    std::string file_name;
+    uint64_t file_started_ns = 0;
+    std::shared_ptr<perfetto::protos::TraceStats> stats_at_file_start;
+    bool rotation_failed = false;  // The next file could not be made: no more cuts.
     // A write into `file` before its time is posted (a buffer's lap half
     // full: WriteEarlyIfLapHalfFullLocked), or the lap is half full of data
     // the reads hold back; set and cleared by each write (PeriodicWriteIntoFile).
@@ -538,6 +550,22 @@ class TracingService {
   void FlushTimedOutLocked(FlushRequestId id);
   void PeriodicFlush(TracingSessionId id);
   void PeriodicClearIncrementalState(TracingSessionId id);
+  // ClearIncrementalState to every instance of the session that handles it.
+  void ClearIncrementalStateLocked(TracingSession* session);
+  // --rotate (SessionOptions.rotation, trace_file_rotation.h). Due: the
+  // file reached max_bytes or spans max_ms. RotateFile cuts: the next file
+  // opens and takes every packet read from then on (header first), the
+  // finished one gets its period's trailer and its final name, and the
+  // producers are asked to write their state again (ClearIncrementalState).
+  bool RotationDueLocked(const TracingSession& session) const;
+  // A cut at the file's max_ms (none without one).
+  void ScheduleTimedRotationLocked(TracingSession* session);
+  void RotateFile(TracingSessionId id);
+  // Renames the session's file being written to its final name (and
+  // applies --keep); tells the consumer.
+  void FinishRotatedFileLocked(TracingSession* session, const std::string& recording_name);
+  // The TraceStats a file's trailer holds: since its start when rotating.
+  perfetto::protos::TraceStats FileTraceStatsLocked(TracingSession* session);
   // Writes what the buffers hold into the session's file; again after the
   // write period when `reschedule` (without it, the periodic flush calls it
   // after each flush: SessionOptions.rest_flush_period_ms).

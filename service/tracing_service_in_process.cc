@@ -194,7 +194,7 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
     for (;;) {
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (disabled_ || !clone_triggers_.empty()) {
+        if (disabled_ || !clone_triggers_.empty() || !finished_files_.empty()) {
           if (disabled_ && error) *error = error_;
           return disabled_;
         }
@@ -215,6 +215,10 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
   std::vector<std::string> TakeCloneTriggers() override {
     std::lock_guard<std::mutex> lock(mu_);
     return std::exchange(clone_triggers_, {});
+  }
+  std::vector<std::string> TakeFinishedFiles() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(finished_files_, {});
   }
 
   Status ReadBuffers(const std::function<void(std::string_view)>& on_packet) override {
@@ -268,12 +272,17 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
     clone_triggers_.push_back(trigger_name);
     events_.Wake();
   }
+  void OnTraceFileFinished(const std::string& name) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_files_.push_back(name);
+    events_.Wake();
+  }
 
  private:
   TracingService* const service_;
   ConsumerId id_ = 0;
   std::mutex mu_;
-  // Set after disabled_ or clone_triggers_ changed (under mu_, which
+  // Set after disabled_, clone_triggers_ or finished_files_ changed (under mu_, which
   // WaitForTracingDisabled takes before it looks): an eventfd rather than a
   // condition variable, so that the wait can include interrupt_fd_.
   WakeFd events_ = WakeFd::Create().value_or(WakeFd());
@@ -281,6 +290,7 @@ class TracingService::InProcessConsumer : public ConsumerEndpoint, public Consum
   bool disabled_ = false;
   std::string error_;
   std::vector<std::string> clone_triggers_;  // TakeCloneTriggers.
+  std::vector<std::string> finished_files_;  // TakeFinishedFiles.
 };
 
 std::unique_ptr<ConsumerEndpoint> TracingService::ConnectConsumer() {

@@ -12,6 +12,7 @@
 // end_output fd of a session the consumer would have read), then frees an
 // orphaned session, or a detached one's buffers (the rest waits for Attach).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,7 +25,9 @@
 #include "service/regex_match.h"
 #include "service/rest_flush_period.h"
 #include "service/service_packets.h"
+#include "service/trace_file_rotation.h"
 #include "service/trace_file_writer.h"
+#include "service/trace_stats_period.h"
 #include "service/tracing_service.h"
 #include "service/trusted_packet.h"
 #include "shm/base/clock.h"
@@ -131,7 +134,28 @@ Status TracingService::EnableTracing(ConsumerId consumer,
       return Status::Error("the key '" + name + "' is also the config's unique_session_name; drop one");
   }
   std::shared_ptr<TraceFileWriter> file;
-  if (config.write_into_file()) {
+  std::unique_ptr<TraceFileRotation> rotation;
+  std::string file_name;
+  if (options.rotation.enabled()) {
+    if (!config.write_into_file())
+      return Status::Error("rotation needs a session that streams into its file (write_into_file); "
+                           "--ring and --discard sessions write once, at the end");
+    // A service running as another user (sluiced as root) creates the files:
+    // only in a directory the consumer owns, so that it cannot make the
+    // service write where it could not.
+    const PeerCredentials& peer = consumer_peers_[consumer];
+    struct stat dir_stat;
+    if (output_fd.valid() && peer.uid != 0 && peer.uid != geteuid() &&
+        (fstat(output_fd.get(), &dir_stat) != 0 || dir_stat.st_uid != peer.uid))
+      return Status::Error("sluiced writes rotated files only into a directory uid " + std::to_string(peer.uid) +
+                           " owns; pick one of yours for -o");
+    SLUICE_ASSIGN_OR_RETURN(TraceFileRotation r,
+                            TraceFileRotation::Create(std::move(output_fd), options.rotation, peer.uid, peer.gid));
+    rotation = std::make_unique<TraceFileRotation>(std::move(r));
+    SLUICE_ASSIGN_OR_RETURN(ScopedFd first, rotation->OpenNext(&file_name));
+    // The rotation size is the cap that matters: the writer drops nothing.
+    file = std::make_shared<TraceFileWriter>(std::move(first), 0);
+  } else if (config.write_into_file()) {
     SLUICE_ASSIGN_OR_RETURN(file, OpenTraceFileLocked(consumer, config, std::move(output_fd)));
   }
 
@@ -141,6 +165,8 @@ Status TracingService::EnableTracing(ConsumerId consumer,
   s->consumer = consumer;
   s->config = config;
   s->file = std::move(file);
+  s->rotation = std::move(rotation);
+  s->file_name = std::move(file_name);
   if (!s->file) s->end_output = std::move(output_fd);
   s->key = options.key;
   s->owner_uid = consumer_peers_[consumer].uid;
@@ -151,7 +177,10 @@ Status TracingService::EnableTracing(ConsumerId consumer,
     s->rest_flush_period_ms = std::max(options.rest_flush_period_ms, config.flush_period_ms());
   s->next_sequence_id = kFirstProducerSequenceId;
   s->flush_timeout_ms = config.flush_timeout_ms() ? config.flush_timeout_ms() : kDefaultFlushTimeoutMs;
-  SLUICE_RETURN_IF_ERROR(CreateBuffersLocked(s));
+  if (Status st = CreateBuffersLocked(s); !st.ok()) {
+    if (s->rotation) s->rotation->Abandon(s->file_name);
+    return st;
+  }
   sessions_[s->id] = std::move(session);
   const bool start_trigger = config.has_trigger_config() &&
       config.trigger_config().trigger_mode() == perfetto::protos::TraceConfig::TriggerConfig::START_TRACING;
@@ -288,6 +317,10 @@ Status TracingService::StartTracingLocked(TracingSession* s) {
   if (c.incremental_state_config().clear_period_ms() > 0)
     PostDelayedTask([this, sid] { PeriodicClearIncrementalState(sid); },
                     std::max(c.incremental_state_config().clear_period_ms(), kMinPeriodicMs));
+  if (s->rotation) {
+    s->file_started_ns = BootTimeNs();
+    ScheduleTimedRotationLocked(s);
+  }
   // At rest the periodic flush writes the file (PeriodicFlush).
   if (s->file) PostTask([this, sid, timer = s->rest_flush_period_ms == 0] { PeriodicWriteIntoFile(sid, timer); });
   return Status::Ok();
@@ -501,7 +534,32 @@ void TracingService::WriteEndedSession(TracingSessionId sid, std::shared_ptr<Tra
   // Service thread, no lock held while writing. Nothing is committed into a
   // disabled session, so this ends.
   Status st;
-  if (!WriteSlicesIntoFile(sid, file.get(), ~0ull, &st)) return;
+  // A rotating session may cut its last buffers' worth into several files
+  // (by size; a cut by time now would only make a file of the end).
+  for (;;) {
+    uint64_t limit = ~0ull;
+    {
+      ServiceLock lock(this);
+      TracingSession* s = FindSessionLocked(sid);
+      if (!s) return;
+      if (s->rotation && s->rotation->options().max_bytes) {
+        const uint64_t max = s->rotation->options().max_bytes, now = file->bytes_written();
+        limit = now < max ? max - now : 0;
+      }
+    }
+    if (!WriteSlicesIntoFile(sid, file.get(), limit, &st)) return;
+    {
+      ServiceLock lock(this);
+      TracingSession* s = FindSessionLocked(sid);
+      if (!s) return;
+      if (!st.ok() || !RotationDueLocked(*s)) break;
+    }
+    RotateFile(sid);
+    ServiceLock lock(this);
+    TracingSession* s = FindSessionLocked(sid);
+    if (!s || !s->file) return;
+    file = s->file;
+  }
   // The cap stopped the slices early: read the rest (not written) to get
   // the trailer.
   std::vector<std::string> trailer;
@@ -527,6 +585,11 @@ void TracingService::WriteEndedSession(TracingSessionId sid, std::shared_ptr<Tra
   if (!st_trailer.ok() && s->disable_error.empty()) s->disable_error = st_trailer.message();
   s->file_bytes = file->bytes_written();
   s->file.reset();  // With `file` below, the last reference: closes the file.
+  if (s->rotation && !s->file_name.empty()) {
+    file.reset();
+    FinishRotatedFileLocked(s, s->file_name);
+    s->file_name.clear();
+  }
   if (s->consumer != 0) {
     NotifyConsumerLocked(s, s->disable_error);
   } else {
@@ -684,13 +747,17 @@ void TracingService::PeriodicClearIncrementalState(TracingSessionId sid) {
   ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
   if (!s || s->state != SessionState::kStarted) return;
+  ClearIncrementalStateLocked(s);
+  PostDelayedTask([this, sid] { PeriodicClearIncrementalState(sid); },
+                  std::max(s->config.incremental_state_config().clear_period_ms(), kMinPeriodicMs));
+}
+
+void TracingService::ClearIncrementalStateLocked(TracingSession* s) {
   std::map<ProducerId, std::vector<DataSourceInstanceId>> by_producer;
   for (auto& [iid, inst] : s->instances)
     if (!inst.stopped && inst.handles_incremental_state_clear) by_producer[inst.producer].push_back(iid);
   for (auto& [pid, ids] : by_producer)
     PostProducerCallLocked(pid, [ids = ids](Producer* e) { e->ClearIncrementalState(ids); });
-  PostDelayedTask([this, sid] { PeriodicClearIncrementalState(sid); },
-                  std::max(s->config.incremental_state_config().clear_period_ms(), kMinPeriodicMs));
 }
 
 // ---- Reading ------------------------------------------------------------------
@@ -749,7 +816,7 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
   if (s->state == SessionState::kDisabled && !s->trailer_emitted) {
     std::vector<std::string>* dst = trailer ? trailer : out;
     if (!builtin.disable_clock_snapshotting()) dst->push_back(s->end_clock_snapshot);
-    dst->push_back(MakeTraceStatsPacket(GetTraceStatsLocked(s)));
+    dst->push_back(MakeTraceStatsPacket(FileTraceStatsLocked(s)));
     s->trailer_emitted = true;
   }
   return false;
@@ -782,7 +849,10 @@ bool TracingService::WriteSlicesIntoFile(TracingSessionId sid, TraceFileWriter* 
       ServiceLock lock(this);
       TracingSession* s = FindSessionLocked(sid);
       if (!s) return false;
-      more = ReadPacketsLocked(s, &packets, &trailer, kReadSliceBytes);
+      // No more than the limit asks (a rotating file's room left), give or
+      // take a packet.
+      const uint64_t room = byte_limit > done ? byte_limit - done : 1;
+      more = ReadPacketsLocked(s, &packets, &trailer, static_cast<size_t>(std::min<uint64_t>(kReadSliceBytes, room)));
     }
     for (const std::string& p : packets) done += p.size();
     *status = file->WritePackets(packets);
@@ -817,14 +887,30 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid, bool reschedule
     // At most a buffers' worth per period, so a producer that writes as fast
     // as we read cannot keep the service thread here.
     for (BufferId b : s->buffers) limit += buffers_[b].size_bytes;
+    // A rotating file takes no more than its size allows (a slice over it
+    // at most): the next write, into the next file, takes the rest.
+    if (s->rotation && s->rotation->options().max_bytes) {
+      const uint64_t max = s->rotation->options().max_bytes, now = file->bytes_written();
+      limit = std::min(limit, now < max ? max - now : 0);
+    }
   }
   Status st;
   const uint64_t bytes_before = file->bytes_written();
   if (!WriteSlicesIntoFile(sid, file.get(), limit, &st)) return;
+  bool rotate = false;
+  {
+    ServiceLock lock(this);
+    TracingSession* s = FindSessionLocked(sid);
+    if (!s) return;
+    rotate = st.ok() && file == s->file && RotationDueLocked(*s);
+  }
+  // The cut, then the rest of what the buffers hold goes to the next file.
+  if (rotate) RotateFile(sid);
   ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
   if (!s) return;
-  s->file_bytes = file->bytes_written();
+  if (rotate && s->state == SessionState::kStarted) PostTask([this, sid] { PeriodicWriteIntoFile(sid, false); });
+  s->file_bytes = (s->file ? s->file : file)->bytes_written();
   if (!st.ok()) {
     Log("sluiced: session " + std::to_string(sid) + " stopping: " + st.message());
     DisableTracingLocked(s, st.message());
@@ -842,6 +928,111 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid, bool reschedule
   if (s->early_write_posted && wrote) PostTask([this, sid] { PeriodicWriteIntoFile(sid, false); });
   if (reschedule && s->state != SessionState::kDisabled)
     PostDelayedTask([this, sid] { PeriodicWriteIntoFile(sid); }, period);
+}
+
+// ---- Rotation -------------------------------------------------------------------
+
+bool TracingService::RotationDueLocked(const TracingSession& s) const {
+  if (!s.rotation || s.rotation_failed || !s.file || s.file->failed() || s.trailer_emitted ||
+      s.state == SessionState::kConfigured)
+    return false;
+  const FileRotationOptions& o = s.rotation->options();
+  if (o.max_bytes && s.file->bytes_written() >= o.max_bytes) return true;
+  // By time only while recording: at the end the rest goes into the file
+  // there is.
+  return s.state == SessionState::kStarted && o.max_ms &&
+         BootTimeNs() - s.file_started_ns >= uint64_t{o.max_ms} * 1000000;
+}
+
+void TracingService::ScheduleTimedRotationLocked(TracingSession* s) {
+  const uint32_t max_ms = s->rotation->options().max_ms;
+  if (!max_ms) return;
+  const uint64_t started = s->file_started_ns;
+  const TracingSessionId sid = s->id;
+  // At the time: flush, so that the file holds what the producers had until
+  // then, and write (PeriodicWriteIntoFile cuts once it finds the file due).
+  PostDelayedTask(
+      [this, sid, started] {
+        ServiceLock lock(this);
+        TracingSession* session = FindSessionLocked(sid);
+        if (!session || session->state != SessionState::kStarted || session->file_started_ns != started) return;
+        FlushLocked(session, session->flush_timeout_ms, [this, sid](bool) { PeriodicWriteIntoFile(sid, false); });
+      },
+      max_ms);
+}
+
+void TracingService::RotateFile(TracingSessionId sid) {
+  std::shared_ptr<TraceFileWriter> finished;
+  std::string finished_name;
+  std::vector<std::string> trailer;
+  {
+    ServiceLock lock(this);
+    TracingSession* s = FindSessionLocked(sid);
+    if (!s || !RotationDueLocked(*s)) return;
+    std::string next_name;
+    StatusOr<ScopedFd> next = s->rotation->OpenNext(&next_name);
+    if (!next.ok()) {
+      // The session ends; what it wrote stays valid (the end's trailer goes
+      // into the file it has).
+      // No more cuts: the rest goes into the file it has, and the session
+      // ends with the error (it may be ending already: the error stays).
+      s->rotation_failed = true;
+      Log("sluiced: session " + std::to_string(sid) + " stopping: " + next.status().message());
+      if (s->state == SessionState::kStarted) DisableTracingLocked(s, next.status().message());
+      else if (s->disable_error.empty()) s->disable_error = next.status().message();
+      return;
+    }
+    if (!s->config.builtin_data_sources().disable_clock_snapshotting()) trailer.push_back(MakeClockSnapshotPacket());
+    perfetto::protos::TraceStats now = GetTraceStatsLocked(s);
+    trailer.push_back(MakeTraceStatsPacket(FileTraceStatsLocked(s)));
+    finished = std::move(s->file);
+    finished_name = std::move(s->file_name);
+    s->file = std::make_shared<TraceFileWriter>(std::move(*next), 0);
+    s->file_name = std::move(next_name);
+    s->file_started_ns = BootTimeNs();
+    s->stats_at_file_start = std::make_shared<perfetto::protos::TraceStats>(std::move(now));
+    // The next file starts as a trace does: config, descriptors, clocks,
+    // then the producers' state written again (process tree, system info).
+    s->start_clock_snapshot = MakeClockSnapshotPacket();
+    s->header_emitted = false;
+    ClearIncrementalStateLocked(s);
+    ScheduleTimedRotationLocked(s);
+  }
+  Status st = finished->WritePackets(trailer, /*trailer=*/true);
+  ServiceLock lock(this);
+  TracingSession* s = FindSessionLocked(sid);
+  if (!s) return;
+  if (!st.ok()) Log("sluiced: session " + std::to_string(sid) + ": " + finished_name + ": " + st.message());
+  finished.reset();  // Closes it.
+  FinishRotatedFileLocked(s, finished_name);
+}
+
+void TracingService::FinishRotatedFileLocked(TracingSession* s, const std::string& recording_name) {
+  StatusOr<std::string> name = s->rotation->Finish(recording_name);
+  if (!name.ok()) {
+    Log("sluiced: session " + std::to_string(s->id) + ": " + name.status().message());
+    return;
+  }
+  if (!s->rotation->keep_error().empty())
+    Log("sluiced: session " + std::to_string(s->id) + ": " + s->rotation->keep_error());
+  const ConsumerId consumer = s->consumer;
+  if (consumer == 0) return;
+  PostTask([this, consumer, finished = *name] {
+    Consumer* observer = nullptr;
+    {
+      ServiceLock lock(this);
+      auto it = consumers_.find(consumer);
+      if (it == consumers_.end()) return;
+      observer = it->second;
+    }
+    observer->OnTraceFileFinished(finished);
+  });
+}
+
+perfetto::protos::TraceStats TracingService::FileTraceStatsLocked(TracingSession* s) {
+  perfetto::protos::TraceStats now = GetTraceStatsLocked(s);
+  if (!s->stats_at_file_start) return now;
+  return TraceStatsSince(*s->stats_at_file_start, now);
 }
 
 // ---- Stats ----------------------------------------------------------------------

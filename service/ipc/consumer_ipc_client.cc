@@ -53,6 +53,7 @@ StatusOr<bool> ConsumerIpcClient::ReadOneFrame(uint32_t timeout_ms, protos::Serv
         return Status::Error("sluiced sent a message this consumer cannot parse");
       }
       if (msg->has_clone_trigger_hit()) clone_triggers_.push_back(msg->clone_trigger_hit().trigger_name());
+      if (msg->has_trace_file_finished()) finished_files_.push_back(msg->trace_file_finished().name());
       if (msg->has_tracing_disabled()) {
         disabled_ = true;
         disabled_error_ = msg->tracing_disabled().error();
@@ -112,6 +113,13 @@ Status ConsumerIpcClient::EnableTracing(const perfetto::protos::TraceConfig& con
   enable->set_output_path(options.output_path);
   enable->set_output_temp_path(options.output_temp_path);
   if (options.rest_flush_period_ms) enable->set_rest_flush_period_ms(options.rest_flush_period_ms);
+  if (options.rotation.enabled()) {
+    enable->set_rotate_max_bytes(options.rotation.max_bytes);
+    enable->set_rotate_max_ms(options.rotation.max_ms);
+    enable->set_rotate_keep(options.rotation.keep);
+    enable->set_rotate_stem(options.rotation.stem);
+    enable->set_rotate_extension(options.rotation.extension);
+  }
   protos::ServiceToConsumer reply;
   disabled_ = false;
   disabled_error_.clear();
@@ -145,7 +153,7 @@ Status ConsumerIpcClient::DisableTracing() {
 
 bool ConsumerIpcClient::WaitForTracingDisabled(uint32_t timeout_ms, std::string* error) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (!disabled_ && clone_triggers_.empty()) {
+  while (!disabled_ && clone_triggers_.empty() && finished_files_.empty()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                     deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return false;
@@ -160,13 +168,17 @@ bool ConsumerIpcClient::WaitForTracingDisabled(uint32_t timeout_ms, std::string*
       return false;  // The time is up, or the interrupt fd is readable.
     }
   }
-  if (!disabled_) return false;  // A clone trigger came first.
+  if (!disabled_) return false;  // A clone trigger or a finished file came first.
   if (error) *error = disabled_error_;
   return true;
 }
 
 std::vector<std::string> ConsumerIpcClient::TakeCloneTriggers() {
   return std::exchange(clone_triggers_, {});
+}
+
+std::vector<std::string> ConsumerIpcClient::TakeFinishedFiles() {
+  return std::exchange(finished_files_, {});
 }
 
 Status ConsumerIpcClient::ReadBuffers(const std::function<void(std::string_view)>& on_packet) {

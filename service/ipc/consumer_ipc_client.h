@@ -41,6 +41,7 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   Status DisableTracing() override;
   bool WaitForTracingDisabled(uint32_t timeout_ms, std::string* error = nullptr) override;
   std::vector<std::string> TakeCloneTriggers() override;
+  std::vector<std::string> TakeFinishedFiles() override;
   void SetWaitInterruptFd(int fd) override { interrupt_fd_ = fd; }
   Status ReadBuffers(const std::function<void(std::string_view packet)>& on_packet) override;
   StatusOr<perfetto::protos::TraceStats> GetTraceStats() override;
@@ -81,6 +82,8 @@ class ConsumerIpcClient : public ConsumerEndpoint {
   int interrupt_fd_ = -1;  // SetWaitInterruptFd(); not owned.
   // CloneTriggerHit notifications read on the way, for TakeCloneTriggers.
   std::vector<std::string> clone_triggers_;
+  // TraceFileFinished notifications read on the way, for TakeFinishedFiles.
+  std::vector<std::string> finished_files_;
   bool broken_ = false;
   bool connection_lost_ = false;
 };

@@ -80,6 +80,11 @@ Status IpcConsumerPort::HandleRequest(const protos::ConsumerToService& msg,
       options.output_path = request.output_path();
       options.output_temp_path = request.output_temp_path();
       options.rest_flush_period_ms = request.rest_flush_period_ms();
+      options.rotation.max_bytes = request.rotate_max_bytes();
+      options.rotation.max_ms = request.rotate_max_ms();
+      options.rotation.keep = request.rotate_keep();
+      options.rotation.stem = request.rotate_stem();
+      options.rotation.extension = request.rotate_extension();
       SLUICE_RETURN_IF_ERROR(service_->EnableTracing(id_, config, std::move(fd), options));
       reply->mutable_enable_tracing();
       return Status::Ok();
@@ -261,6 +266,13 @@ void IpcConsumerPort::OnAllDataSourcesStarted() {
   protos::ServiceToConsumer msg;
   msg.set_request_id(0);
   msg.mutable_all_data_sources_started();
+  channel_->Send(msg);
+}
+
+void IpcConsumerPort::OnTraceFileFinished(const std::string& name) {
+  protos::ServiceToConsumer msg;
+  msg.set_request_id(0);
+  msg.mutable_trace_file_finished()->set_name(name);
   channel_->Send(msg);
 }
 

@@ -50,6 +50,7 @@ class IpcConsumerPort : public IpcFrameHandler, public Consumer {
   void OnTracingDisabled(const std::string& error) override;
   void OnCloneTriggerHit(const std::string& trigger_name) override;
   void OnAllDataSourcesStarted() override;
+  void OnTraceFileFinished(const std::string& name) override;
 
  private:
   void HandleFrame(std::string_view frame);

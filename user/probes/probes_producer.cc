@@ -75,6 +75,10 @@ void ProbesProducer::Connect(ProducerEndpoint* connection) {
     d.name = name;
     d.will_notify_on_start = true;
     d.will_notify_on_stop = true;
+    // Asked at a rotation's cut (`sluice record --rotate`) and at
+    // incremental_state_config's period, these write their state again, so
+    // the next file has the process tree and system info of its own.
+    d.handles_incremental_state_clear = name == "linux.process_stats" || name == "linux.system_info";
     connection->RegisterDataSource(d);
   }
 }
@@ -180,9 +184,11 @@ void ProbesProducer::StartOnTaskThread(DataSourceInstanceId id,
         std::make_unique<ProcessStatsDataSource>(config.process_stats_config(), make_writer());
     inst.process_stats->Start();
   } else if (config.name() == "linux.system_info") {
-    auto writer = make_writer();
-    std::string warning = WriteSystemInfoPacket(writer.get(), config.system_info_config().irq_names());
+    inst.system_info = make_writer();
+    inst.system_info_irq_names = config.system_info_config().irq_names();
+    std::string warning = WriteSystemInfoPacket(inst.system_info.get(), inst.system_info_irq_names);
     if (!warning.empty()) Warn(warning);
+    inst.system_info->Flush();
   } else {
     status = Status::Error("data source '" + config.name() + "' is not hosted by sluice-probes");
   }
@@ -247,9 +253,28 @@ void ProbesProducer::Flush(FlushRequestId flush_id,
   });
 }
 
-void ProbesProducer::ClearIncrementalState(const std::vector<DataSourceInstanceId>&) {
-  // No data source here keeps incremental state across packets: every
-  // bundle is self-contained (compact_sched interns per bundle).
+void ProbesProducer::ClearIncrementalState(const std::vector<DataSourceInstanceId>& ids) {
+  // No packet here depends on an earlier one (compact_sched interns per
+  // bundle), so there is nothing to forget; but the process tree and the
+  // system info are written again, for a trace file that starts here
+  // (a rotation's next file) to have them.
+  Post([this, ids] {
+    for (DataSourceInstanceId id : ids) {
+      Instance* inst = nullptr;
+      {
+        std::lock_guard<std::mutex> lock(instances_mutex_);
+        auto it = instances_.find(id);
+        if (it != instances_.end()) inst = &it->second;
+      }
+      // Only this thread erases instances: `inst` stays valid unlocked.
+      if (!inst) continue;
+      if (inst->process_stats) inst->process_stats->WriteAllAgain();
+      if (inst->system_info) {
+        WriteSystemInfoPacket(inst->system_info.get(), inst->system_info_irq_names);
+        inst->system_info->Flush();
+      }
+    }
+  });
 }
 
 void ProbesProducer::OnDisconnect(const std::string& reason) {

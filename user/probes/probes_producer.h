@@ -141,6 +141,9 @@ class ProbesProducer : public Producer {
     std::unique_ptr<FtraceDataSource> ftrace;
     std::unique_ptr<BpfDataSource> bpf;
     std::unique_ptr<ProcessStatsDataSource> process_stats;
+    // linux.system_info: written at start and again at ClearIncrementalState.
+    std::unique_ptr<TraceWriter> system_info;
+    bool system_info_irq_names = false;
   };
 
   void Post(std::function<void()> task);

@@ -101,6 +101,15 @@ void ProcessStatsDataSource::Flush() {
   writer_->Flush();
 }
 
+void ProcessStatsDataSource::WriteAllAgain() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  seen_processes_.clear();
+  seen_threads_.clear();
+  written_counters_.clear();
+  ScanAndWriteNew();
+  writer_->Flush();
+}
+
 void ProcessStatsDataSource::WriteNewProcessesLocked() {
   const long last_pid = proc_is_our_pid_namespace_ ? ReadLastPid() : -1;
   const bool probe = last_pid >= 0 && last_pid_at_scan_ >= 0 && last_pid >= last_pid_at_scan_ &&

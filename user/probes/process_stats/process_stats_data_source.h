@@ -66,6 +66,10 @@ class ProcessStatsDataSource {
   void Start();
   void Flush();
   void Stop();
+  // Forgets what was written and writes every process and thread again, with
+  // their counters at the next poll (ClearIncrementalState: a trace file that
+  // starts here gets a whole process tree).
+  void WriteAllAgain();
   uint64_t processes_written() const { return processes_written_; }
   uint64_t threads_written() const { return threads_written_; }
   // Flushes and stops that found no new pid and did not scan.
