@@ -82,6 +82,20 @@ StatusOr<std::vector<std::string>> FirstRow(sqlite3* db, const std::string& sql)
   return values;
 }
 
+// The rows of a two-column TabSeparated answer (names only: no escapes).
+std::vector<std::pair<std::string, std::string>> TwoColumns(const std::string& tsv) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (size_t start = 0; start < tsv.size();) {
+    size_t end = tsv.find('\n', start);
+    if (end == std::string::npos) end = tsv.size();
+    const std::string line = tsv.substr(start, end - start);
+    start = end + 1;
+    const size_t tab = line.find('\t');
+    if (tab != std::string::npos) rows.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+  }
+  return rows;
+}
+
 }  // namespace
 
 const std::vector<std::string>& ClickHouseExportedTables() {
@@ -159,13 +173,21 @@ Status ClickHouseExporter::EnsureSchema(const QueryEngine& engine) {
                           client_->Query("SELECT table, name FROM system.columns WHERE database = " +
                                          ClickHouseClient::Quote(client_->database()) + " FORMAT TabSeparated"));
   std::map<std::string, std::vector<std::string>> existing;
-  for (size_t start = 0; start < listed.size();) {
-    size_t end = listed.find('\n', start);
-    if (end == std::string::npos) end = listed.size();
-    const std::string line = listed.substr(start, end - start);
-    start = end + 1;
-    const size_t tab = line.find('\t');
-    if (tab != std::string::npos) existing[line.substr(0, tab)].push_back(line.substr(tab + 1));
+  for (const auto& [table, column] : TwoColumns(listed)) existing[table].push_back(column);
+  // A load acts on partitions of local tables: a Distributed (or other)
+  // table of the same name would forward the staging rows at once and
+  // refuse REPLACE PARTITION.
+  SLUICE_ASSIGN_OR_RETURN(std::string engines,
+                          client_->Query("SELECT name, engine FROM system.tables WHERE database = " +
+                                         ClickHouseClient::Quote(client_->database()) + " FORMAT TabSeparated"));
+  for (const auto& [name, engine] : TwoColumns(engines)) {
+    if (engine.ends_with("MergeTree")) continue;
+    for (const Table& table : tables_) {
+      if (name == table.name || name == StagingTable(table.name) || name == "traces")
+        return Status::Error(client_->database() + "." + name + " is a " + engine +
+                             " table, not a MergeTree: point the URL at the database of the local tables "
+                             "(docs/FLEET.md, 'A ClickHouse cluster')");
+    }
   }
   for (const Table& table : tables_) {
     std::string columns = "`trace_uuid` String, `machine` String";

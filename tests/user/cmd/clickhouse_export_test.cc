@@ -275,6 +275,17 @@ TEST_F(ClickHouseExportTest, ErrorsAreOneLineWithTheFix) {
   EXPECT_NE(partly.err.find("1 of 2 traces failed to load"), std::string::npos) << partly.err;
   EXPECT_EQ(ClickHouse("fleet_partly", "SELECT count() FROM traces FORMAT TabSeparated"), "1\n");
 
+  // A table that is not a MergeTree (a Distributed one, here a Memory one)
+  // is refused before any row is sent.
+  ClickHouse("default", "CREATE DATABASE fleet_memory");
+  ClickHouse("fleet_memory", "CREATE TABLE sched (trace_uuid String) ENGINE = Memory");
+  CommandResult not_merge_tree = Export({kTrace, "--clickhouse", server_->Url("fleet_memory")});
+  EXPECT_EQ(not_merge_tree.exit_code, 1);
+  EXPECT_NE(not_merge_tree.err.find("fleet_memory.sched is a Memory table, not a MergeTree: point the URL at"),
+            std::string::npos)
+      << not_merge_tree.err;
+  EXPECT_EQ(ClickHouse("fleet_memory", "SELECT count() FROM sched FORMAT TabSeparated"), "0\n");
+
   CommandResult no_url = Export({kTrace});
   EXPECT_EQ(no_url.exit_code, 2);
   EXPECT_NE(no_url.err.find("no --clickhouse URL"), std::string::npos) << no_url.err;
