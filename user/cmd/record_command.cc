@@ -22,6 +22,7 @@
 #include "service/trace_file_writer.h"
 #include "service/tracing_service.h"
 #include "shm/base/command_line.h"
+#include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
 #include "shm/base/heap_retention.h"
 #include "shm/base/open_files_limit.h"
@@ -29,6 +30,7 @@
 #include "user/cmd/record_config.h"
 #include "user/cmd/record_fault.h"
 #include "user/cmd/record_output.h"
+#include "user/cmd/record_rotation_hook.h"
 #include "user/cmd/record_status.h"
 #include "user/cmd/session_snapshot.h"
 #include "user/probes/probes_producer.h"
@@ -255,7 +257,21 @@ struct Recorder {
   std::string consumer_socket;
   std::string snapshot_base;
   uint32_t snapshots = 0;
+  // --rotate: the directory of the files, and --on-rotate's runner (null
+  // without one).
+  std::string rotation_dir;
+  RotationHook* rotation_hook = nullptr;
 };
+
+// A rotating session finished a file: said, and handed to --on-rotate.
+void TakeFinishedFiles(FILE* live, Recorder* r) {
+  for (const std::string& name : r->consumer->TakeFinishedFiles()) {
+    const std::string path = r->rotation_dir == "." ? name : r->rotation_dir + "/" + name;
+    if (live) fputs("\n", live);
+    fprintf(stderr, "sluice record: finished %s\n", path.c_str());
+    if (r->rotation_hook) r->rotation_hook->Run(path);
+  }
+}
 
 // A CLONE_SNAPSHOT trigger fired: the session is cloned into the next
 // FILE.N, on a consumer connection of its own (this one holds the session).
@@ -316,7 +332,7 @@ uint32_t WaitTimeoutMs(bool live, uint64_t since_last_line_ms) {
 // Off a terminal the wait has no timeout: a stop signal, a started data
 // source or a clone trigger wakes it (g_record_wake), so this thread costs
 // nothing while the recorder is at rest.
-std::string WaitForSessionEnd(const TraceConfig& config, FILE* live, const RecordOutput& output, Recorder* r) {
+std::string WaitForSessionEnd(const TraceConfig& config, FILE* live, const RecordOutput* output, Recorder* r) {
   const uint64_t start = NowMs();
   bool said_ready = r->probes == nullptr;
   const size_t expected_sources = ExpectedRunningSources(config);
@@ -329,6 +345,7 @@ std::string WaitForSessionEnd(const TraceConfig& config, FILE* live, const Recor
     if (r->consumer->WaitForTracingDisabled(WaitTimeoutMs(live, NowMs() - last), &error)) break;
     if (g_record_wake) g_record_wake->Drain();
     for (const std::string& trigger : r->consumer->TakeCloneTriggers()) WriteTriggerSnapshot(trigger, live, r);
+    TakeFinishedFiles(live, r);
     if (!stop_sent && g_stop_signal.load(std::memory_order_relaxed)) {
       stop_sent = true;
       if (live) fputs("\nstopping: final flush...\n", live);
@@ -341,15 +358,16 @@ std::string WaitForSessionEnd(const TraceConfig& config, FILE* live, const Recor
       said_ready = true;
     }
     uint64_t now = NowMs();
-    if (live && now - last >= 1000) {
+    if (live && output && now - last >= 1000) {
       LiveFigures figures = ReadLiveFigures(r->consumer.get(), r->probes.get());
-      PrintStatusLine(live, now - start, config.duration_ms(), output, !config.write_into_file(), figures, before,
+      PrintStatusLine(live, now - start, config.duration_ms(), *output, !config.write_into_file(), figures, before,
                       now - last, r->probes != nullptr);
       before = figures;
       last = now;
     }
   }
   if (live) fputs("\n", live);
+  TakeFinishedFiles(nullptr, r);  // The last file finishes with the session.
   return error;
 }
 
@@ -484,7 +502,7 @@ int RunAttached(const RecordArgs& args) {
   FILE* live = output && !args.quiet && isatty(fileno(info)) ? info : nullptr;
   std::string error;
   if (output) {
-    error = WaitForSessionEnd(attached->config, live, *output, &recorder);
+    error = WaitForSessionEnd(attached->config, live, output.get(), &recorder);
   } else {
     recorder.consumer->SetWaitInterruptFd(RecordWakeFd());
     while (!recorder.consumer->WaitForTracingDisabled(WaitTimeoutMs(false, 0), &error)) {
@@ -527,6 +545,94 @@ Status CheckOtherTracers(const TraceConfig& config) {
     if (!choice.ok()) return choice.status();
   }
   return Status::Ok();
+}
+
+// --rotate: the service cuts the trace into files in -o's directory and
+// names them (service/trace_file_rotation.h); this run hands each finished
+// one to --on-rotate and waits for the end as a streaming recording does.
+int RecordRotating(const RecordArgs& args, TraceConfig config, bool may_rest) {
+  if (!config.write_into_file()) {
+    fprintf(stderr, "sluice record: --rotate cuts a trace written while recording: the config keeps it in "
+                    "memory (write_into_file is false); drop --rotate or record with --stream\n");
+    return 2;
+  }
+  const std::filesystem::path out(args.output);
+  FileRotationOptions rotation = args.rotation;
+  const std::string file_name = out.filename().string();
+  const size_t dot = file_name.rfind('.');
+  rotation.stem = dot == std::string::npos || dot == 0 ? file_name : file_name.substr(0, dot);
+  rotation.extension = dot == std::string::npos || dot == 0 ? "" : file_name.substr(dot);
+  if (rotation.stem.empty()) {
+    fprintf(stderr, "sluice record: --rotate: -o %s names no file: give -o DIR/NAME.pftrace\n", args.output.c_str());
+    return 2;
+  }
+  const std::string dir = out.has_parent_path() ? out.parent_path().string() : ".";
+  ScopedFd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd.valid()) {
+    fprintf(stderr, "sluice record: --rotate: cannot open the directory %s: %s; create it or pick another -o\n",
+            dir.c_str(), ErrnoMessage(errno).c_str());
+    return 1;
+  }
+  InstallStopSignalHandlers();
+  Recorder recorder;
+  recorder.rotation_dir = dir;
+  Status connected = args.daemon ? ConnectToDaemon(args, &recorder) : StartInProcess(args, &recorder);
+  if (!connected.ok()) {
+    fprintf(stderr, "sluice record: %s\n", connected.message().c_str());
+    return 1;
+  }
+  SessionOptions session;
+  session.rotation = rotation;
+  if (may_rest) session.rest_flush_period_ms = args.file_lag_ms;
+  if (args.daemon) {
+    session.key = args.detach_key;
+    session.output_path = std::filesystem::absolute(out).string();
+  }
+  std::unique_ptr<RotationHook> hook;
+  if (!args.on_rotate.empty()) {
+    hook = std::make_unique<RotationHook>(args.on_rotate);
+    recorder.rotation_hook = hook.get();
+  }
+  Status enabled = recorder.consumer->EnableTracing(config, dir_fd.get(), session);
+  if (!enabled.ok()) {
+    fprintf(stderr, "sluice record: %s\n", enabled.message().c_str());
+    TearDown(&recorder);
+    return 1;
+  }
+  const std::string pattern = (dir == "." ? "" : dir + "/") + rotation.stem + ".NNNNNN" + rotation.extension;
+  if (!args.detach_key.empty()) {
+    Status detached = recorder.consumer->Detach(args.detach_key);
+    if (!detached.ok()) {
+      fprintf(stderr, "sluice record: %s\n", detached.message().c_str());
+      TearDown(&recorder);
+      return 1;
+    }
+    recorder.daemon = nullptr;
+    recorder.consumer.reset();
+    fprintf(stderr, "sluice record: session '%s' runs in sluiced, writing %s; sluice record --attach=%s --stop "
+                    "stops it\n", args.detach_key.c_str(), pattern.c_str(), args.detach_key.c_str());
+    return 0;
+  }
+  std::string every;
+  if (rotation.max_bytes) every = std::to_string(rotation.max_bytes >> 10) + " KiB";
+  if (rotation.max_ms) every += (every.empty() ? "" : " or ") + std::to_string(rotation.max_ms / 1000) + " s";
+  fprintf(stderr, "sluice record: writing %s, a new file every %s%s\n", pattern.c_str(), every.c_str(),
+          config.duration_ms() ? "" : "; Ctrl-C or SIGTERM stops");
+  std::string error = WaitForSessionEnd(config, nullptr, nullptr, &recorder);
+  ProbesStats counters = ReportProbes(&recorder);
+  (void)counters;
+  TearDown(&recorder);
+  if (hook) {
+    hook->Finish();
+    if (hook->failures())
+      fprintf(stderr, "sluice record: --on-rotate failed for %llu of %llu files\n",
+              static_cast<unsigned long long>(hook->failures()), static_cast<unsigned long long>(hook->runs()));
+  }
+  if (!error.empty()) {
+    fprintf(stderr, "sluice record: %s (the finished files are whole traces)\n", error.c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -594,6 +700,7 @@ int RunRecordCommand(int argc, char** argv) {
   }
   config.clear_output_path();  // The recorder's file is given to the service as an fd.
   const bool may_rest = streaming && PrepareStreaming(&config);
+  if (args.rotation.enabled()) return RecordRotating(args, config, may_rest);
 
   // Nothing at -o is touched until the recording ends (record_output.h).
   auto created = RecordOutput::Create(args.output);
@@ -650,7 +757,7 @@ int RunRecordCommand(int argc, char** argv) {
             output->display_name().c_str());
   }
   FILE* live = !args.quiet && isatty(fileno(info)) ? info : nullptr;
-  std::string error = WaitForSessionEnd(config, live, *output, &recorder);
+  std::string error = WaitForSessionEnd(config, live, output.get(), &recorder);
   const bool service_gone = recorder.daemon && recorder.daemon->connection_lost();
   if (error.starts_with(kNoTriggerError)) {
     // Not a fault: the trigger the session waited for never came.

@@ -1,6 +1,9 @@
 #include "user/cmd/record_config.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "shm/base/string_util.h"
@@ -61,6 +64,17 @@ const char kRecordUsage[] =
     "                        Perfetto reads (TraceConfig.compression): zstd at\n"
     "                        LEVEL 1-22 (default 3; v58+ readers), deflate (any\n"
     "                        Perfetto), none (also over a config's choice)\n"
+    "      --rotate SIZE|DURATION  cut the trace into files that each load alone:\n"
+    "                        a new one once the file holds SIZE (100mb) or spans\n"
+    "                        DURATION (10m); both may be given. -o DIR/NAME.pftrace\n"
+    "                        names them DIR/NAME.000001.pftrace, ... (written as\n"
+    "                        .recording, renamed once finished), compressed\n"
+    "                        (zstd) unless --compress says otherwise; until\n"
+    "                        stopped unless -t is given\n"
+    "      --keep N          with --rotate: delete the oldest files beyond the newest N\n"
+    "      --on-rotate CMD   with --rotate: run `sh -c CMD` with each finished file's\n"
+    "                        path as its last argument (and $SLUICE_TRACE_FILE);\n"
+    "                        a failure is reported, the recording goes on\n"
     "      --daemon          record through a running sluiced and sluice-probes\n"
     "      --consumer-socket PATH  sluiced's consumer socket (with --daemon)\n"
     "      --detach=KEY      (with --daemon) start the session in sluiced under KEY\n"
@@ -134,6 +148,9 @@ enum {
   kStop,
   kFtraceRead,
   kFileLag,
+  kRotate,
+  kKeep,
+  kOnRotate,
 };
 const struct option kOptions[] = {
     {"out", required_argument, nullptr, 'o'},
@@ -159,6 +176,9 @@ const struct option kOptions[] = {
     {"stop", no_argument, nullptr, kStop},
     {"ftrace-read", required_argument, nullptr, kFtraceRead},
     {"file-lag", required_argument, nullptr, kFileLag},
+    {"rotate", required_argument, nullptr, kRotate},
+    {"keep", required_argument, nullptr, kKeep},
+    {"on-rotate", required_argument, nullptr, kOnRotate},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0}};
 
@@ -174,6 +194,51 @@ const std::vector<std::string>& DefaultRecordEvents() {
 }
 
 namespace {
+
+// An always-on recorder's files are kept for weeks: compressed unless
+// --compress says otherwise, with zstd at its default level (upstream
+// Perfetto v58's codec; docs/PERFORMANCE.md has its bytes and CPU).
+TraceCompression RotatedFileCompression() { return TraceCompression{TraceCodec::kZstd, 0}; }
+
+// --rotate's value: a size (it ends in b: 100mb) or a duration (10m, 1h).
+Status ParseRotateValue(const std::string& name, const std::string& v, FileRotationOptions* rotation) {
+  const bool size = !v.empty() && (v.back() == 'b' || v.back() == 'B');
+  const bool duration = !v.empty() && !size && !std::isdigit(static_cast<unsigned char>(v.back()));
+  if (!size && !duration)
+    return Status::Error(name + ": '" + v + "' needs a unit: a size (100mb, 1gb) or a duration (10m, 1h)");
+  if (size) {
+    StatusOr<uint64_t> kb = ParseSizeKb(v);
+    if (!kb.ok()) return Status::Error(name + ": " + kb.status().message());
+    if (*kb < 64) return Status::Error(name + ": " + v + " is too small for a trace file: give 64kb or more");
+    if (rotation->max_bytes) return Status::Error(name + ": give one size (and at most one duration)");
+    rotation->max_bytes = *kb * 1024;
+  } else {
+    StatusOr<uint32_t> ms = ParseDurationMs(v);
+    if (!ms.ok()) return Status::Error(name + ": " + ms.status().message());
+    if (*ms < 1000) return Status::Error(name + ": " + v + " is shorter than a second: give 1s or more");
+    if (rotation->max_ms) return Status::Error(name + ": give one duration (and at most one size)");
+    rotation->max_ms = *ms;
+  }
+  return Status::Ok();
+}
+
+// --rotate, --keep and --on-rotate: what goes with them.
+Status CheckRotationArgs(const RecordArgs& a) {
+  if (!a.rotation.enabled()) {
+    if (a.rotation.keep || !a.on_rotate.empty())
+      return Status::Error(std::string(a.rotation.keep ? "--keep" : "--on-rotate") +
+                           " goes with --rotate SIZE|DURATION");
+    return Status::Ok();
+  }
+  if (a.output == "-") return Status::Error("--rotate writes several files: give -o DIR/NAME.pftrace, not -o -");
+  if (a.mode == RecordMode::kRing || a.mode == RecordMode::kDiscard)
+    return Status::Error("--rotate cuts a trace written while recording: drop --ring/--discard (or use --stream)");
+  if (!a.on_rotate.empty() && !a.detach_key.empty())
+    return Status::Error("--on-rotate runs in this command, which --detach ends at once: drop one");
+  if (!a.attach_key.empty())
+    return Status::Error("--attach=KEY takes the session as it was started: drop --rotate/--keep/--on-rotate");
+  return Status::Ok();
+}
 
 // --detach, --attach and --stop: what goes with them.
 Status CheckSessionControlArgs(RecordArgs* a) {
@@ -293,6 +358,20 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
         a.mode = mode;
         break;
       }
+      case kRotate: SLUICE_RETURN_IF_ERROR(ParseRotateValue(arg.name, v, &a.rotation)); break;
+      case kKeep: {
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long n = strtoul(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || errno != 0 || n == 0 || n > 1000000)
+          return Status::Error(arg.name + ": '" + v + "' is not a number of files from 1 to 1000000");
+        a.rotation.keep = static_cast<uint32_t>(n);
+        break;
+      }
+      case kOnRotate:
+        if (v.empty()) return Status::Error(arg.name + ": give the command to run with each finished file");
+        a.on_rotate = v;
+        break;
       case kDetach: a.detach_key = v; break;
       case kAttach: a.attach_key = v; break;
       case kStop: a.stop = true; break;
@@ -301,6 +380,7 @@ StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv) {
     return Status::Ok();
   };
   SLUICE_RETURN_IF_ERROR(ParseCommandLine(argc, argv, "o:t:b:k:c:qh", kOptions, handle));
+  SLUICE_RETURN_IF_ERROR(CheckRotationArgs(a));
   if (!a.config_path.empty() && (!a.events.empty() || !a.categories.empty()))
     return Status::Error("give either -c CONFIG or CATEGORIES/EVENTS, not both");
   if (!a.config_path.empty() && a.bpf)
@@ -405,6 +485,9 @@ Status ApplyFlagsToConfig(const RecordArgs& args, TraceConfig* config, std::vect
     note("--compress: compression " + DescribeTraceCompression(TraceCompressionOf(*config)) + " -> " +
          DescribeTraceCompression(args.compression));
     SetTraceCompression(args.compression, config);
+  } else if (args.rotation.enabled() && !TraceCompressionOf(*config).enabled()) {
+    note("--rotate: compression none -> zstd (rotated files are compressed unless --compress none says not)");
+    SetTraceCompression(RotatedFileCompression(), config);
   }
   return Status::Ok();
 }
@@ -442,7 +525,8 @@ StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args, std::vector<std:
   auto* buffer = config.add_buffers();
   buffer->set_size_kb(static_cast<uint32_t>(args.buffer_kb));
   buffer->set_fill_policy(TraceConfig::BufferConfig::RING_BUFFER);
-  config.set_duration_ms(args.duration_ms);
+  // An always-on recorder (--rotate) runs until stopped unless -t says.
+  config.set_duration_ms(args.rotation.enabled() && !args.duration_set ? 0 : args.duration_ms);
   ApplyRecordMode(args.mode == RecordMode::kAsConfigured ? RecordMode::kStream : args.mode, &config);
 
   const bool defaults = args.events.empty() && args.categories.empty();
@@ -479,6 +563,7 @@ StatusOr<TraceConfig> BuildRecordConfig(const RecordArgs& args, std::vector<std:
   ps->mutable_process_stats_config()->set_record_thread_names(true);
   config.add_data_sources()->mutable_config()->set_name("linux.system_info");
   if (args.compression_set) SetTraceCompression(args.compression, &config);
+  else if (args.rotation.enabled()) SetTraceCompression(RotatedFileCompression(), &config);
   return config;
 }
 

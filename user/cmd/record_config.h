@@ -12,6 +12,7 @@
 #include "perfetto/config/trace_config.pb.h"
 #include "sluice/ftrace.pb.h"
 #include "service/packet_compressor.h"
+#include "service/trace_file_rotation.h"
 #include "shm/base/status.h"
 
 namespace sluice {
@@ -62,6 +63,11 @@ struct RecordArgs {
   // is at rest (SessionOptions.rest_flush_period_ms); at most a second while
   // events flow or the status line is drawn.
   uint32_t file_lag_ms = 60 * 1000;
+  // --rotate SIZE|DURATION (each at most once), --keep N: the trace cut into
+  // files that each load alone (service/trace_file_rotation.h). --on-rotate
+  // CMD: run with each finished file's path (record_rotation_hook.h).
+  FileRotationOptions rotation;
+  std::string on_rotate;
 };
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);

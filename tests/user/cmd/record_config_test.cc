@@ -708,5 +708,51 @@ TEST(RecordConfigTest, CompressSetsTheConfigsCompression) {
   EXPECT_NE(bare.status().message().find("unknown compression '-q'"), std::string::npos) << bare.status().message();
 }
 
+// --rotate takes a size or a duration (one of each at most), --keep and
+// --on-rotate go with it, and an always-on recorder runs until stopped with
+// compressed files unless told otherwise.
+TEST(RecordConfigTest, RotateTakesASizeAndADurationAndCompressesByDefault) {
+  auto a = Parse({"-o", "d/t.pftrace", "--rotate", "100mb", "--rotate", "10m", "--keep", "24",
+                  "--on-rotate", "echo"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->rotation.max_bytes, 100ull << 20);
+  EXPECT_EQ(a->rotation.max_ms, 600000u);
+  EXPECT_EQ(a->rotation.keep, 24u);
+  EXPECT_EQ(a->on_rotate, "echo");
+  auto config = BuildRecordConfig(*a);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->duration_ms(), 0u) << "until stopped";
+  EXPECT_TRUE(config->write_into_file());
+  EXPECT_EQ(TraceCompressionOf(*config), (TraceCompression{TraceCodec::kZstd, 0}));
+  a = Parse({"-o", "t.pftrace", "--rotate", "1h", "-t", "2h", "--compress", "none"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  config = BuildRecordConfig(*a);
+  EXPECT_EQ(config->duration_ms(), 7200000u);
+  EXPECT_FALSE(TraceCompressionOf(*config).enabled());
+
+  struct Bad {
+    std::vector<std::string> args;
+    const char* says;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {{"-o", "t.pftrace", "--rotate", "100"}, "needs a unit"},
+           {{"-o", "t.pftrace", "--rotate", "10kb"}, "64kb or more"},
+           {{"-o", "t.pftrace", "--rotate", "500ms"}, "shorter than a second"},
+           {{"-o", "t.pftrace", "--rotate", "1mb", "--rotate", "2mb"}, "one size"},
+           {{"-o", "t.pftrace", "--rotate", "1m", "--rotate", "2m"}, "one duration"},
+           {{"-o", "t.pftrace", "--keep", "3"}, "--keep goes with --rotate"},
+           {{"-o", "t.pftrace", "--on-rotate", "true"}, "--on-rotate goes with --rotate"},
+           {{"-o", "t.pftrace", "--rotate", "1mb", "--keep", "0"}, "from 1 to"},
+           {{"-o", "-", "--rotate", "1mb"}, "not -o -"},
+           {{"-o", "t.pftrace", "--rotate", "1mb", "--ring"}, "drop --ring"},
+           {{"-o", "t.pftrace", "--rotate", "1mb", "--daemon", "--detach=k", "--on-rotate", "true"},
+            "--detach ends"},
+       }) {
+    auto r = Parse(bad.args);
+    ASSERT_FALSE(r.ok()) << bad.says;
+    EXPECT_NE(r.status().message().find(bad.says), std::string::npos) << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace sluice
