@@ -68,3 +68,21 @@ bench_threads_of() {
     echo "${t##*/} $(cut -d' ' -f1,3 "$t/schedstat" 2>/dev/null) $(cat "$t/comm" 2>/dev/null)"
   done
 }
+
+# The query and ClickHouse benchmarks' 10 M-event trace, recorded at $2 by
+# sluice ($1) when missing (root, tracefs): sched_switch, sched_waking and
+# ftrace/print with compact_sched while stress-ng's context-switch stressor
+# runs two pipe ping-pong pairs uncapped for 11 s (about 1 M events/s on a
+# 2-CPU machine: >= 10 M events).
+bench_record_sched_10m() {
+  local sluice=$1 trace=$2
+  [ -s "$trace" ] && return 0
+  [ "$(id -u)" = 0 ] || bench_die "$trace missing and recording it needs root (tracefs)"
+  command -v stress-ng >/dev/null || bench_die "stress-ng missing: apt-get install stress-ng"
+  mkdir -p "$(dirname "$trace")"
+  echo "recording $trace (sluice record, stress-ng --switch 2 for 11 s)"
+  ( sleep 1; stress-ng --switch 2 --timeout 11 --quiet ) &
+  "$sluice" record -q -o "$trace" -t 13s -k 16mb -b 256mb \
+    sched/sched_switch sched/sched_waking ftrace/print || bench_die "recording $trace failed"
+  wait
+}

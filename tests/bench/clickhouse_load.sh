@@ -56,16 +56,8 @@ SERVER=$(command -v clickhouse-server || ls /usr/sbin/clickhouse-server 2>/dev/n
   die "no clickhouse-server: mk/ensure-deps.sh bench (apt-get install clickhouse-server clickhouse-client)"
 command -v clickhouse-client >/dev/null || die "no clickhouse-client: apt-get install clickhouse-client"
 
-if [ ! -s "$TRACE" ]; then
-  [ "$(id -u)" = 0 ] || die "$TRACE missing and recording it needs root (tracefs)"
-  command -v stress-ng >/dev/null || die "stress-ng missing: apt-get install stress-ng"
-  mkdir -p "$(dirname "$TRACE")"
-  echo "recording $TRACE (sluice record, stress-ng --switch 2 for 11 s)"
-  ( sleep 1; stress-ng --switch 2 --timeout 11 --quiet ) &
-  "$SLUICE" record -q -o "$TRACE" -t 13s -k 16mb -b 256mb \
-    sched/sched_switch sched/sched_waking ftrace/print || die "recording failed"
-  wait
-fi
+. "$(dirname "$0")/bench_common.sh"
+bench_record_sched_10m "$SLUICE" "$TRACE"
 EVENTS=$("$SLUICE" stats "$TRACE" | sed -n 's/.*bytes, \([0-9]*\) ftrace events.*/\1/p')
 echo "trace: $TRACE ($(stat -c %s "$TRACE") bytes, ${EVENTS:-?} ftrace events)"
 

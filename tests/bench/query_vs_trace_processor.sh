@@ -47,16 +47,8 @@ die() { echo "query_vs_trace_processor: $*" >&2; exit 1; }
 [ -x "$TRACE_PROCESSOR" ] || die "no trace_processor_shell at $TRACE_PROCESSOR: set TRACE_PROCESSOR"
 [ -x /usr/bin/time ] || die "/usr/bin/time missing: apt-get install time"
 
-if [ ! -s "$TRACE" ]; then
-  [ "$(id -u)" = 0 ] || die "$TRACE missing and recording it needs root (tracefs)"
-  command -v stress-ng >/dev/null || die "stress-ng missing: apt-get install stress-ng"
-  mkdir -p "$(dirname "$TRACE")"
-  echo "recording $TRACE (sluice record, stress-ng --switch 2 for 11 s)"
-  ( sleep 1; stress-ng --switch 2 --timeout 11 --quiet ) &
-  "$SLUICE" record -q -o "$TRACE" -t 13s -k 16mb -b 256mb \
-    sched/sched_switch sched/sched_waking ftrace/print || die "recording failed"
-  wait
-fi
+. "$(dirname "$0")/bench_common.sh"
+bench_record_sched_10m "$SLUICE" "$TRACE"
 EVENTS=$("$SLUICE" stats "$TRACE" | sed -n 's/.*bytes, \([0-9]*\) ftrace events.*/\1/p')
 echo "trace: $TRACE ($(stat -c %s "$TRACE") bytes, ${EVENTS:-?} ftrace events)"
 

@@ -82,6 +82,17 @@ std::string ExceptionLine(std::string text) {
   return line;
 }
 
+// `text` between `quote`s, with backslashes and `quote`s escaped: a string
+// literal in '...', an identifier in `...`.
+std::string Quoted(const std::string& text, char quote) {
+  std::string quoted(1, quote);
+  for (char c : text) {
+    if (c == '\\' || c == quote) quoted += '\\';
+    quoted += c;
+  }
+  return quoted + quote;
+}
+
 // ClickHouse's error code in an exception text ("Code: 192, ..."); -1 if none.
 int ExceptionCode(const std::string& text) {
   if (!text.starts_with("Code: ")) return -1;
@@ -144,23 +155,9 @@ ClickHouseClient::~ClickHouseClient() {
   if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
 }
 
-std::string ClickHouseClient::Quote(const std::string& value) {
-  std::string quoted = "'";
-  for (char c : value) {
-    if (c == '\\' || c == '\'') quoted += '\\';
-    quoted += c;
-  }
-  return quoted + "'";
-}
+std::string ClickHouseClient::Quote(const std::string& value) { return Quoted(value, '\''); }
 
-std::string ClickHouseClient::QuoteName(const std::string& name) {
-  std::string quoted = "`";
-  for (char c : name) {
-    if (c == '\\' || c == '`') quoted += '\\';
-    quoted += c;
-  }
-  return quoted + "`";
-}
+std::string ClickHouseClient::QuoteName(const std::string& name) { return Quoted(name, '`'); }
 
 Status ClickHouseClient::CreateDatabase() {
   const std::string sql = "CREATE DATABASE IF NOT EXISTS " + QuoteName(database_);
