@@ -4,13 +4,14 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <set>
 
-#include "shm/base/file_util.h"
+#include "shm/base/errno_message.h"
 #include "user/query/engine/query_engine.h"
 
 namespace sluice {
@@ -60,9 +61,14 @@ void AppendNumber(std::string* out, T value) {
 
 // 64-bit FNV-1a of the file: the uuid of a trace whose metadata has none.
 StatusOr<std::string> FileHashUuid(const std::string& path) {
-  SLUICE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  std::unique_ptr<FILE, decltype(&fclose)> file(fopen(path.c_str(), "rb"), fclose);
+  if (!file) return Status::Error(WithErrno("cannot open " + path, errno));
   uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) hash = (hash ^ c) * 0x100000001b3ull;
+  std::vector<unsigned char> buf(1 << 20);
+  for (size_t n; (n = fread(buf.data(), 1, buf.size(), file.get())) > 0;) {
+    for (size_t i = 0; i < n; ++i) hash = (hash ^ buf[i]) * 0x100000001b3ull;
+  }
+  if (ferror(file.get())) return Status::Error(WithErrno("cannot read " + path, errno));
   char uuid[40];
   snprintf(uuid, sizeof(uuid), "00000000-0000-0000-%04x-%012llx", static_cast<unsigned>(hash >> 48),
            static_cast<unsigned long long>(hash & 0xffffffffffffull));
