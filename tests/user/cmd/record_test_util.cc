@@ -12,6 +12,7 @@
 
 #include "tests/kernel_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
+#include "user/trace/trace_file_reader.h"
 
 namespace sluice::testing {
 
@@ -62,6 +63,16 @@ std::string FileBeingRecorded(const std::string& trace_path) {
   return newest;
 }
 
+bool TraceFileHolds(const std::string& path, std::string_view text) {
+  const std::string bytes = ReadFileOr(path, "");
+  if (bytes.find(text) != std::string::npos) return true;
+  bool held = false;  // A compressed file (--compress): look inside its containers.
+  TraceFileSummary summary;
+  (void)ReadTraceBytes(
+      bytes, [&](std::string_view packet) { held = held || packet.find(text) != std::string_view::npos; }, &summary);
+  return held;
+}
+
 bool WriteMarkerUntilInFile(const std::string& marker, const std::string& trace_path,
                             uint64_t timeout_ms, ChildProcess* recorder) {
   int fd = open((std::string(Tracefs::kDefaultRoot) + "/trace_marker").c_str(),
@@ -72,7 +83,7 @@ bool WriteMarkerUntilInFile(const std::string& marker, const std::string& trace_
   while (!seen && NowMs() < deadline && recorder->running()) {
     (void)!write(fd, marker.data(), marker.size());
     usleep(100 * 1000);
-    seen = ReadFileOr(FileBeingRecorded(trace_path), "").find(marker) != std::string::npos;
+    seen = TraceFileHolds(FileBeingRecorded(trace_path), marker);
   }
   close(fd);
   return seen;

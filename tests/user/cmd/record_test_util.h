@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "tests/child_process_test_util.h"
 
@@ -27,9 +28,14 @@ void RemoveTempDir(const std::string& dir);
 // neither exists.
 std::string FileBeingRecorded(const std::string& trace_path);
 
+// Whether the trace file at `path` holds `text` in a packet, inside its
+// compressed containers too.
+bool TraceFileHolds(const std::string& path, std::string_view text);
+
 // Writes `marker` to tracefs' trace_marker every 100 ms until it shows up in
 // the file being recorded for `trace_path` (the recorder streams it, so the
-// whole data path is live then), `recorder` exits, or timeout_ms passes.
+// whole data path is live then; a compressed file is looked into),
+// `recorder` exits, or timeout_ms passes.
 // True once seen.
 bool WriteMarkerUntilInFile(const std::string& marker, const std::string& trace_path,
                             uint64_t timeout_ms, ChildProcess* recorder);
