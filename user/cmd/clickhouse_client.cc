@@ -3,9 +3,12 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <cstring>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace sluice {
@@ -35,32 +38,76 @@ size_t AppendAnswer(char* data, size_t size, size_t nmemb, void* answer) {
   return size * nmemb;
 }
 
-// What the read callback pulls an INSERT's rows from.
-struct RowStream {
-  const ClickHouseClient::RowSource* next_rows = nullptr;
-  std::string chunk;
-  size_t sent = 0;
-  bool last = false;
-  Status error;
-};
-
-size_t ReadRows(char* dest, size_t size, size_t nitems, void* stream_arg) {
-  auto* stream = static_cast<RowStream*>(stream_arg);
-  while (stream->sent == stream->chunk.size() && !stream->last) {
-    stream->chunk.clear();
-    stream->sent = 0;
-    StatusOr<bool> more = (*stream->next_rows)(&stream->chunk);
-    if (!more.ok()) {
-      stream->error = more.status();
-      return CURL_READFUNC_ABORT;
-    }
-    stream->last = !*more;
+// An INSERT's rows on their way: a thread makes chunks (RowSource) while
+// libcurl sends the ones made before, so reading the trace's tables and
+// sending overlap; at most kChunksAhead wait.
+class RowStream {
+ public:
+  explicit RowStream(const ClickHouseClient::RowSource* next_rows) : next_rows_(next_rows) {
+    if (next_rows_ != nullptr) maker_ = std::thread([this] { Make(); });
   }
-  const size_t n = std::min(size * nitems, stream->chunk.size() - stream->sent);
-  memcpy(dest, stream->chunk.data() + stream->sent, n);
-  stream->sent += n;
-  return n;  // 0 once the last chunk is sent: the end of the body.
-}
+  ~RowStream() { Stop(); }
+
+  // Stops the maker (the transfer ended, or failed early) and waits for it.
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = true;
+    }
+    cv_.notify_all();
+    if (maker_.joinable()) maker_.join();
+  }
+  // The RowSource's error, once stopped.
+  const Status& error() const { return error_; }
+
+  // libcurl's read callback: the next bytes of the body, 0 at its end.
+  static size_t Read(char* dest, size_t size, size_t nitems, void* stream_arg) {
+    auto* stream = static_cast<RowStream*>(stream_arg);
+    if (stream->sent_ == stream->current_.size()) {
+      std::unique_lock<std::mutex> lock(stream->mu_);
+      stream->cv_.wait(lock, [stream] { return !stream->ready_.empty() || stream->made_all_; });
+      if (stream->ready_.empty()) return stream->error_.ok() ? 0 : CURL_READFUNC_ABORT;
+      stream->current_ = std::move(stream->ready_.front());
+      stream->ready_.pop_front();
+      stream->sent_ = 0;
+      stream->cv_.notify_all();
+    }
+    const size_t n = std::min(size * nitems, stream->current_.size() - stream->sent_);
+    memcpy(dest, stream->current_.data() + stream->sent_, n);
+    stream->sent_ += n;
+    return n;
+  }
+
+ private:
+  static constexpr size_t kChunksAhead = 4;
+
+  void Make() {
+    for (;;) {
+      std::string chunk;
+      StatusOr<bool> more = (*next_rows_)(&chunk);
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!more.ok()) error_ = more.status();
+      else if (!chunk.empty()) ready_.push_back(std::move(chunk));
+      made_all_ = !more.ok() || !*more;
+      cv_.notify_all();
+      if (made_all_) return;
+      cv_.wait(lock, [this] { return ready_.size() < kChunksAhead || stopped_; });
+      if (stopped_) return;
+    }
+  }
+
+  const ClickHouseClient::RowSource* next_rows_;
+  std::thread maker_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> ready_;  // Made, not yet sent.
+  bool made_all_ = false;          // The RowSource said it was done, or failed.
+  bool stopped_ = false;
+  Status error_;
+  // Only the sending thread's:
+  std::string current_;
+  size_t sent_ = 0;
+};
 
 // ClickHouse's exception text on one line: "Code: 60, e.displayText() =
 // DB::Exception: Table x doesn't exist., e.what() = DB::Exception" becomes
@@ -208,11 +255,10 @@ Status ClickHouseClient::Post(const std::string& what, const std::string& query,
   curl_easy_setopt(curl, CURLOPT_POST, 1L);
   // No "Expect: 100-continue" round trip before a streamed body.
   curl_slist* headers = curl_slist_append(nullptr, "Expect:");
-  RowStream stream;
-  stream.next_rows = rows;
+  RowStream stream(rows);
   if (rows != nullptr) {
     headers = curl_slist_append(headers, "Transfer-Encoding: chunked");
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadRows);
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, RowStream::Read);
     curl_easy_setopt(curl, CURLOPT_READDATA, &stream);
     curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
   } else {
@@ -221,11 +267,12 @@ Status ClickHouseClient::Post(const std::string& what, const std::string& query,
   }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   const CURLcode rc = curl_easy_perform(curl);
+  stream.Stop();
   curl_slist_free_all(headers);
   long http_status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
   const std::string reason = error[0] ? error : curl_easy_strerror(rc);
-  if (!stream.error.ok()) return stream.error;
+  if (!stream.error().ok()) return stream.error();
   // A reply that came while the rows were still being sent (a bad row
   // stops ClickHouse reading) is the answer even if sending then failed.
   if (rc != CURLE_OK && http_status == 0) {

@@ -17,9 +17,11 @@
 // Each statement is one POST. Its answer is the body of a 200 reply; any
 // other status carries ClickHouse's exception text ("Code: N, e.displayText()
 // = DB::Exception: ..."), which the error message quotes. An INSERT's rows
-// are streamed: libcurl pulls them from a callback in chunks and sends them
-// with chunked transfer encoding, so a table of millions of rows is never
-// one string in memory, and ClickHouse cuts it into blocks as it reads.
+// are streamed: a thread of the client's makes them in chunks (a few ahead
+// at most) while libcurl sends the ones before with chunked transfer
+// encoding, so a table of millions of rows is never one string in memory,
+// making rows and sending them overlap, and ClickHouse cuts the stream into
+// blocks as it reads.
 //
 // Nothing here retries: a statement that failed is reported, once.
 #ifndef SLUICE_USER_CMD_CLICKHOUSE_CLIENT_H_
@@ -57,7 +59,8 @@ class ClickHouseClient {
   // Runs `insert` ("INSERT INTO db.t (columns) FORMAT TabSeparated") with
   // the rows `next_rows` produces: each call appends some rows to `out`
   // (empty when called) and returns true while more may follow, false after
-  // the last. Its error ends the insert and is returned as is.
+  // the last. Its error ends the insert and is returned as is. It is called
+  // on another thread, one call at a time, while Insert waits.
   using RowSource = std::function<StatusOr<bool>(std::string* out)>;
   Status Insert(const std::string& insert, const RowSource& next_rows);
 
