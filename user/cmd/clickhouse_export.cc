@@ -231,7 +231,6 @@ StatusOr<uint64_t> ClickHouseExporter::InsertRows(const QueryEngine& engine, con
   SLUICE_ASSIGN_OR_RETURN(Statement stmt, Prepare(engine.db(), "SELECT " + select + " FROM " + table.name));
   uint64_t rows = 0;
   bool done = false;
-  Status read = Status::Ok();
   const ClickHouseClient::RowSource next_rows = [&](std::string* out) -> StatusOr<bool> {
     while (!done && out->size() < kChunkBytes) {
       const int rc = sqlite3_step(stmt.get());
