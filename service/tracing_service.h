@@ -61,6 +61,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -368,6 +369,25 @@ class TracingService {
     uint64_t file_started_ns = 0;
     std::shared_ptr<perfetto::protos::TraceStats> stats_at_file_start;
     bool rotation_failed = false;  // The next file could not be made: no more cuts.
+    // What the next file gets at its head besides the service's packets, so
+    // that each file has them however the cut fell (in a backlog the service
+    // reads after the producers wrote them again, or at the session's end):
+    // the newest system_info and cpu_info packets and the process_tree
+    // packets read since the session began, the oldest left out beyond an
+    // eighth of a file (CarryStatePacketLocked; later ones, the rescans at
+    // each cut, name the same processes again).
+    std::string carried_system_info, carried_cpu_info;
+    std::deque<std::string> carried_process_trees;
+    size_t carried_process_tree_bytes = 0;
+    // The newest FtraceStats packet of each sequence: at a cut the file
+    // before ends with it as END_OF_TRACE and the next begins with it as
+    // START_OF_TRACE, so the kernel's losses are counted once, in the file
+    // of the period they fell in (to the last counters read before the cut).
+    std::map<uint32_t, std::string> newest_ftrace_stats;
+    // The next file's head: newest_ftrace_stats as START_OF_TRACE.
+    std::vector<std::string> carried_ftrace_starts;
+    // The time cut's flush came with ClearIncrementalState already.
+    bool cut_state_requested = false;
     // A write into `file` before its time is posted (a buffer's lap half
     // full: WriteEarlyIfLapHalfFullLocked), or the lap is half full of data
     // the reads hold back; set and cleared by each write (PeriodicWriteIntoFile).
@@ -564,6 +584,9 @@ class TracingService {
   // Renames the session's file being written to its final name (and
   // applies --keep); tells the consumer.
   void FinishRotatedFileLocked(TracingSession* session, const std::string& recording_name);
+  // Keeps a copy of a packet the next file needs at its head (TracingSession::carried_*).
+  void CarryStatePacketLocked(TracingSession* session, uint32_t field, uint32_t sequence_id,
+                              const std::string& packet);
   // The TraceStats a file's trailer holds: since its start when rotating.
   perfetto::protos::TraceStats FileTraceStatsLocked(TracingSession* session);
   // Writes what the buffers hold into the session's file; again after the
@@ -584,7 +607,12 @@ class TracingService {
   // Reads the session in slices and writes them (no lock held while
   // writing) until nothing is left, the file is full, or byte_limit bytes.
   // False if the session went away.
+  // *bytes_read: the packet bytes read; *drained: nothing more was readable.
   bool WriteSlicesIntoFile(TracingSessionId id, TraceFileWriter* file, uint64_t byte_limit,
+                           Status* status, uint64_t* bytes_read = nullptr, bool* drained = nullptr);
+  // The same for a rotating session: up to `budget` bytes, cutting the
+  // file each time it is due (RotationDueLocked); *file follows the cuts.
+  bool WriteSlicesRotating(TracingSessionId id, std::shared_ptr<TraceFileWriter>* file, uint64_t budget,
                            Status* status);
   // Collects readable packets (plus the service packets due) into *out, up
   // to about max_bytes; true if it stopped at the budget (more may follow).

@@ -21,6 +21,7 @@
 
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/config/data_source_config.pb.h"
+#include "perfetto/trace/trace_packet.pb.h"
 #include "sluice/service_stats.pb.h"
 #include "service/regex_match.h"
 #include "service/rest_flush_period.h"
@@ -41,6 +42,17 @@ constexpr uint32_t kDefaultFileWritePeriodMs = 5000;
 constexpr uint32_t kMinFileWritePeriodMs = 100;
 constexpr uint32_t kMinPeriodicMs = 10;
 constexpr uint64_t kBufferGranularity = 4096;
+
+// `packet` (an FtraceStats packet) as the given phase, stamped `now_ns`:
+// a rotation's cut ends one file and begins the next with the kernel's
+// counters as last read.
+std::string FtraceStatsAs(const std::string& packet, perfetto::protos::FtraceStats::Phase phase, uint64_t now_ns) {
+  perfetto::protos::TracePacket p;
+  if (!p.ParseFromString(packet)) return "";
+  p.mutable_ftrace_stats()->set_phase(phase);
+  p.set_timestamp(now_ns);
+  return p.SerializeAsString();
+}
 
 bool ProducerMatches(const perfetto::protos::TraceConfig::DataSource& ds,
                      const std::string& producer_name) {
@@ -154,7 +166,7 @@ Status TracingService::EnableTracing(ConsumerId consumer,
     rotation = std::make_unique<TraceFileRotation>(std::move(r));
     SLUICE_ASSIGN_OR_RETURN(ScopedFd first, rotation->OpenNext(&file_name));
     // The rotation size is the cap that matters: the writer drops nothing.
-    file = std::make_shared<TraceFileWriter>(std::move(first), 0);
+    file = std::make_shared<TraceFileWriter>(std::move(first), 0, TraceCompressionOf(config));
   } else if (config.write_into_file()) {
     SLUICE_ASSIGN_OR_RETURN(file, OpenTraceFileLocked(consumer, config, std::move(output_fd)));
   }
@@ -536,30 +548,15 @@ void TracingService::WriteEndedSession(TracingSessionId sid, std::shared_ptr<Tra
   Status st;
   // A rotating session may cut its last buffers' worth into several files
   // (by size; a cut by time now would only make a file of the end).
-  for (;;) {
-    uint64_t limit = ~0ull;
-    {
-      ServiceLock lock(this);
-      TracingSession* s = FindSessionLocked(sid);
-      if (!s) return;
-      if (s->rotation && s->rotation->options().max_bytes) {
-        const uint64_t max = s->rotation->options().max_bytes, now = file->bytes_written();
-        limit = now < max ? max - now : 0;
-      }
-    }
-    if (!WriteSlicesIntoFile(sid, file.get(), limit, &st)) return;
-    {
-      ServiceLock lock(this);
-      TracingSession* s = FindSessionLocked(sid);
-      if (!s) return;
-      if (!st.ok() || !RotationDueLocked(*s)) break;
-    }
-    RotateFile(sid);
+  bool rotating;
+  {
     ServiceLock lock(this);
     TracingSession* s = FindSessionLocked(sid);
-    if (!s || !s->file) return;
-    file = s->file;
+    if (!s) return;
+    rotating = s->rotation != nullptr;
   }
+  if (rotating ? !WriteSlicesRotating(sid, &file, ~0ull, &st) : !WriteSlicesIntoFile(sid, file.get(), ~0ull, &st))
+    return;
   // The cap stopped the slices early: read the rest (not written) to get
   // the trailer.
   std::vector<std::string> trailer;
@@ -773,6 +770,12 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
     out->push_back(MakeExtensionDescriptorPacket());
     if (!builtin.disable_clock_snapshotting() && !s->start_clock_snapshot.empty())
       out->push_back(s->start_clock_snapshot);
+    // A rotation's next file: the state its producers wrote before the cut.
+    for (const std::string* p : {&s->carried_system_info, &s->carried_cpu_info})
+      if (!p->empty()) out->push_back(*p);
+    for (const std::string& p : s->carried_process_trees) out->push_back(p);
+    for (std::string& p : s->carried_ftrace_starts) out->push_back(std::move(p));
+    s->carried_ftrace_starts.clear();
     s->header_emitted = true;
   }
   EmitTriggerPacketsLocked(s, out);
@@ -799,10 +802,12 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
       auto sp = s->producers.find(seq.producer);
       trusted.pid = sp != s->producers.end() ? static_cast<int32_t>(sp->second.pid) : 0;
       trusted.previous_packet_dropped = dropped;
-      if (!StampTrustedFields(&packet, trusted)) {
+      uint32_t state_field = 0;
+      if (!StampTrustedFields(&packet, trusted, s->rotation ? &state_field : nullptr)) {
         s->invalid_packets++;
         continue;
       }
+      if (state_field) CarryStatePacketLocked(s, state_field, trusted.sequence_id, packet);
       bytes += packet.size();
       out->push_back(std::move(packet));
       packet.clear();
@@ -815,6 +820,19 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
   ForgetGoneProducersLocked(s);
   if (s->state == SessionState::kDisabled && !s->trailer_emitted) {
     std::vector<std::string>* dst = trailer ? trailer : out;
+    // A rotating session's last file ends with the kernel's counters too:
+    // the producers' own END_OF_TRACE may have been read into an earlier
+    // file (a read pass goes sequence by sequence).
+    if (s->rotation) {
+      for (const auto& [seq, stats] : s->newest_ftrace_stats) {
+        std::string end = FtraceStatsAs(stats, perfetto::protos::FtraceStats::END_OF_TRACE, BootTimeNs());
+        if (!end.empty()) dst->push_back(std::move(end));
+      }
+    }
+    // The last file of a rotating session may have begun after the end's
+    // snapshot was taken (cut in the final write): its own is taken now, so
+    // the file's clocks only go forward.
+    if (s->rotation) s->end_clock_snapshot = MakeClockSnapshotPacket();
     if (!builtin.disable_clock_snapshotting()) dst->push_back(s->end_clock_snapshot);
     dst->push_back(MakeTraceStatsPacket(FileTraceStatsLocked(s)));
     s->trailer_emitted = true;
@@ -840,11 +858,12 @@ Status TracingService::ReadBuffers(ConsumerId consumer, std::vector<std::string>
 // Reads the session in slices of kReadSliceBytes and writes each slice
 // without the service mutex held. Returns false if the session is gone.
 bool TracingService::WriteSlicesIntoFile(TracingSessionId sid, TraceFileWriter* file,
-                                         uint64_t byte_limit, Status* status) {
+                                         uint64_t byte_limit, Status* status, uint64_t* bytes_read,
+                                         bool* drained) {
   uint64_t done = 0;
+  bool more = true;
   for (;;) {
     std::vector<std::string> packets, trailer;
-    bool more;
     {
       ServiceLock lock(this);
       TracingSession* s = FindSessionLocked(sid);
@@ -869,6 +888,51 @@ bool TracingService::WriteSlicesIntoFile(TracingSessionId sid, TraceFileWriter* 
   // was read (it lags no more than uncompressed), and ends between two
   // containers.
   if (status->ok()) *status = file->Flush();
+  if (bytes_read) *bytes_read = done;
+  if (drained) *drained = !more;
+  return true;
+}
+
+bool TracingService::WriteSlicesRotating(TracingSessionId sid, std::shared_ptr<TraceFileWriter>* file,
+                                         uint64_t budget, Status* status) {
+  // Each step reads no more than the file has room for (room in file bytes,
+  // which compression makes fewer than the bytes read: a step then leaves
+  // room, and the next fills it), at least kMinRotatingStepBytes so that a
+  // nearly full file does not take tiny compressed containers.
+  constexpr uint64_t kMinRotatingStepBytes = 64u << 10;
+  uint64_t spent = 0;
+  while (spent < budget) {
+    uint64_t step = budget - spent;
+    {
+      ServiceLock lock(this);
+      TracingSession* s = FindSessionLocked(sid);
+      if (!s) return false;
+      if (s->rotation->options().max_bytes) {
+        const uint64_t max = s->rotation->options().max_bytes, now = (*file)->bytes_written();
+        step = std::min(step, std::max(now < max ? max - now : 0, kMinRotatingStepBytes));
+      }
+    }
+    uint64_t read = 0;
+    bool drained = false;
+    if (!WriteSlicesIntoFile(sid, file->get(), step, status, &read, &drained)) return false;
+    spent += read;
+    bool rotate;
+    {
+      ServiceLock lock(this);
+      TracingSession* s = FindSessionLocked(sid);
+      if (!s) return false;
+      rotate = status->ok() && RotationDueLocked(*s);
+    }
+    if (rotate) {
+      RotateFile(sid);
+      ServiceLock lock(this);
+      TracingSession* s = FindSessionLocked(sid);
+      if (!s || !s->file) return false;
+      *file = s->file;
+    }
+    // Drained, failed, or nothing readable (held back: a gap, a trigger).
+    if (!status->ok() || drained || (read == 0 && !rotate)) break;
+  }
   return true;
 }
 
@@ -876,6 +940,7 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid, bool reschedule
   std::shared_ptr<TraceFileWriter> file;
   uint32_t period = kDefaultFileWritePeriodMs;
   uint64_t limit = 0;
+  bool rotating = false;
   {
     ServiceLock lock(this);
     TracingSession* s = FindSessionLocked(sid);
@@ -887,30 +952,21 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid, bool reschedule
     // At most a buffers' worth per period, so a producer that writes as fast
     // as we read cannot keep the service thread here.
     for (BufferId b : s->buffers) limit += buffers_[b].size_bytes;
-    // A rotating file takes no more than its size allows (a slice over it
-    // at most): the next write, into the next file, takes the rest.
-    if (s->rotation && s->rotation->options().max_bytes) {
-      const uint64_t max = s->rotation->options().max_bytes, now = file->bytes_written();
-      limit = std::min(limit, now < max ? max - now : 0);
-    }
+    rotating = s->rotation != nullptr;
   }
   Status st;
   const uint64_t bytes_before = file->bytes_written();
-  if (!WriteSlicesIntoFile(sid, file.get(), limit, &st)) return;
-  bool rotate = false;
-  {
-    ServiceLock lock(this);
-    TracingSession* s = FindSessionLocked(sid);
-    if (!s) return;
-    rotate = st.ok() && file == s->file && RotationDueLocked(*s);
+  const std::shared_ptr<TraceFileWriter> first_file = file;
+  if (rotating) {
+    // A time cut due with nothing to write is made all the same.
+    if (!WriteSlicesRotating(sid, &file, limit, &st)) return;
+  } else if (!WriteSlicesIntoFile(sid, file.get(), limit, &st)) {
+    return;
   }
-  // The cut, then the rest of what the buffers hold goes to the next file.
-  if (rotate) RotateFile(sid);
   ServiceLock lock(this);
   TracingSession* s = FindSessionLocked(sid);
   if (!s) return;
-  if (rotate && s->state == SessionState::kStarted) PostTask([this, sid] { PeriodicWriteIntoFile(sid, false); });
-  s->file_bytes = (s->file ? s->file : file)->bytes_written();
+  s->file_bytes = file->bytes_written();
   if (!st.ok()) {
     Log("sluiced: session " + std::to_string(sid) + " stopping: " + st.message());
     DisableTracingLocked(s, st.message());
@@ -923,7 +979,7 @@ void TracingService::PeriodicWriteIntoFile(TracingSessionId sid, bool reschedule
   // early write (they may have finished), so post it now. If it wrote
   // nothing, the reads hold that data back (a gap, a trigger): no early write
   // again before the next regular one.
-  const bool wrote = file->bytes_written() != bytes_before;
+  const bool wrote = file != first_file || file->bytes_written() != bytes_before;
   s->early_write_posted = s->state == SessionState::kStarted && AnyLapHalfFullLocked(*s);
   if (s->early_write_posted && wrote) PostTask([this, sid] { PeriodicWriteIntoFile(sid, false); });
   if (reschedule && s->state != SessionState::kDisabled)
@@ -936,6 +992,15 @@ bool TracingService::RotationDueLocked(const TracingSession& s) const {
   if (!s.rotation || s.rotation_failed || !s.file || s.file->failed() || s.trailer_emitted ||
       s.state == SessionState::kConfigured)
     return false;
+  // Not before the state the next file needs at its head was read: a
+  // backlog read at the start may hold data of the ftrace CPUs before the
+  // process tree and system info (a read pass goes sequence by sequence).
+  for (const auto& ds : s.config.data_sources()) {
+    const std::string& name = ds.config().name();
+    if ((name == "linux.system_info" && s.carried_system_info.empty()) ||
+        (name == "linux.process_stats" && s.carried_process_trees.empty()))
+      return false;
+  }
   const FileRotationOptions& o = s.rotation->options();
   if (o.max_bytes && s.file->bytes_written() >= o.max_bytes) return true;
   // By time only while recording: at the end the rest goes into the file
@@ -956,6 +1021,8 @@ void TracingService::ScheduleTimedRotationLocked(TracingSession* s) {
         ServiceLock lock(this);
         TracingSession* session = FindSessionLocked(sid);
         if (!session || session->state != SessionState::kStarted || session->file_started_ns != started) return;
+        ClearIncrementalStateLocked(session);
+        session->cut_state_requested = true;
         FlushLocked(session, session->flush_timeout_ms, [this, sid](bool) { PeriodicWriteIntoFile(sid, false); });
       },
       max_ms);
@@ -982,12 +1049,21 @@ void TracingService::RotateFile(TracingSessionId sid) {
       else if (s->disable_error.empty()) s->disable_error = next.status().message();
       return;
     }
+    // The kernel's counters as last read end this file and begin the next.
+    const uint64_t cut_ns = BootTimeNs();
+    std::vector<std::string> next_starts;
+    for (const auto& [seq, stats] : s->newest_ftrace_stats) {
+      std::string end = FtraceStatsAs(stats, perfetto::protos::FtraceStats::END_OF_TRACE, cut_ns);
+      std::string start = FtraceStatsAs(stats, perfetto::protos::FtraceStats::START_OF_TRACE, cut_ns);
+      if (!end.empty()) trailer.push_back(std::move(end));
+      if (!start.empty()) next_starts.push_back(std::move(start));
+    }
     if (!s->config.builtin_data_sources().disable_clock_snapshotting()) trailer.push_back(MakeClockSnapshotPacket());
     perfetto::protos::TraceStats now = GetTraceStatsLocked(s);
     trailer.push_back(MakeTraceStatsPacket(FileTraceStatsLocked(s)));
     finished = std::move(s->file);
     finished_name = std::move(s->file_name);
-    s->file = std::make_shared<TraceFileWriter>(std::move(*next), 0);
+    s->file = std::make_shared<TraceFileWriter>(std::move(*next), 0, TraceCompressionOf(s->config));
     s->file_name = std::move(next_name);
     s->file_started_ns = BootTimeNs();
     s->stats_at_file_start = std::make_shared<perfetto::protos::TraceStats>(std::move(now));
@@ -995,7 +1071,10 @@ void TracingService::RotateFile(TracingSessionId sid) {
     // then the producers' state written again (process tree, system info).
     s->start_clock_snapshot = MakeClockSnapshotPacket();
     s->header_emitted = false;
-    ClearIncrementalStateLocked(s);
+    s->carried_ftrace_starts = std::move(next_starts);
+    // A time cut asked before its flush (ScheduleTimedRotationLocked), so
+    // that what the producers wrote again is in the file it closes.
+    if (!std::exchange(s->cut_state_requested, false)) ClearIncrementalStateLocked(s);
     ScheduleTimedRotationLocked(s);
   }
   Status st = finished->WritePackets(trailer, /*trailer=*/true);
@@ -1027,6 +1106,29 @@ void TracingService::FinishRotatedFileLocked(TracingSession* s, const std::strin
     }
     observer->OnTraceFileFinished(finished);
   });
+}
+
+void TracingService::CarryStatePacketLocked(TracingSession* s, uint32_t field, uint32_t sequence_id,
+                                            const std::string& packet) {
+  if (field == kFtraceStatsField) {
+    s->newest_ftrace_stats[sequence_id] = packet;
+  } else if (field == kSystemInfoField) {
+    s->carried_system_info = packet;
+  } else if (field == kCpuInfoField) {
+    s->carried_cpu_info = packet;
+  } else {
+    s->carried_process_trees.push_back(packet);
+    s->carried_process_tree_bytes += packet.size();
+    // An eighth of a file at most (a small file is not mostly its head),
+    // 64 KiB to 1 MiB: a few rescans of a busy server's processes.
+    const uint64_t max_bytes = s->rotation->options().max_bytes;
+    const size_t bound = max_bytes ? static_cast<size_t>(std::clamp<uint64_t>(max_bytes / 8, 64u << 10, 1u << 20))
+                                   : size_t{1} << 20;
+    while (s->carried_process_tree_bytes > bound && s->carried_process_trees.size() > 1) {
+      s->carried_process_tree_bytes -= s->carried_process_trees.front().size();
+      s->carried_process_trees.pop_front();
+    }
+  }
 }
 
 perfetto::protos::TraceStats TracingService::FileTraceStatsLocked(TracingSession* s) {

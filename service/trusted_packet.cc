@@ -46,15 +46,20 @@ bool SkipField(const uint8_t** p, const uint8_t* end, uint64_t* field) {
 
 }  // namespace
 
-bool StampTrustedFields(std::string* packet_untrusted, const TrustedFields& trusted) {
+bool StampTrustedFields(std::string* packet_untrusted, const TrustedFields& trusted, uint32_t* state_field) {
   const uint8_t* begin = reinterpret_cast<const uint8_t*>(packet_untrusted->data());
   const uint8_t* end = begin + packet_untrusted->size();
   bool forged = false;
+  uint32_t state = 0;
   for (const uint8_t* p = begin; p < end;) {
     uint64_t field;
     if (!SkipField(&p, end, &field)) return false;
     forged |= IsTrustedField(field);
+    if (field == kProcessTreeField || field == kSystemInfoField || field == kCpuInfoField ||
+        field == kFtraceStatsField)
+      state = static_cast<uint32_t>(field);
   }
+  if (state_field) *state_field = state;
   if (forged) {
     // Rare (only a misbehaving producer): rebuild without the forged fields.
     std::string clean;

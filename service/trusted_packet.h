@@ -42,7 +42,19 @@ struct TrustedFields {
 
 // Rewrites *packet_untrusted in place. False (packet unusable, leave it out
 // of the trace) if its top-level wire format is invalid.
-bool StampTrustedFields(std::string* packet_untrusted, const TrustedFields& trusted);
+// `state_field`, if given, gets the number of a top-level field that holds
+// state a trace file needs at its head (kStatePacketFields), 0 if none: the
+// scan reads the top level anyway, so a rotating session learns for free
+// which packets to carry into its next file (tracing_service_session.cc).
+bool StampTrustedFields(std::string* packet_untrusted, const TrustedFields& trusted,
+                        uint32_t* state_field = nullptr);
+
+// TracePacket's process_tree (2), ftrace_stats (34), system_info (45) and
+// cpu_info (67).
+inline constexpr uint32_t kProcessTreeField = 2;
+inline constexpr uint32_t kFtraceStatsField = 34;
+inline constexpr uint32_t kSystemInfoField = 45;
+inline constexpr uint32_t kCpuInfoField = 67;
 
 }  // namespace sluice
 

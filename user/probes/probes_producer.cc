@@ -78,7 +78,8 @@ void ProbesProducer::Connect(ProducerEndpoint* connection) {
     // Asked at a rotation's cut (`sluice record --rotate`) and at
     // incremental_state_config's period, these write their state again, so
     // the next file has the process tree and system info of its own.
-    d.handles_incremental_state_clear = name == "linux.process_stats" || name == "linux.system_info";
+    d.handles_incremental_state_clear =
+        name == "linux.process_stats" || name == "linux.system_info" || name == "linux.ftrace";
     connection->RegisterDataSource(d);
   }
 }
@@ -255,9 +256,9 @@ void ProbesProducer::Flush(FlushRequestId flush_id,
 
 void ProbesProducer::ClearIncrementalState(const std::vector<DataSourceInstanceId>& ids) {
   // No packet here depends on an earlier one (compact_sched interns per
-  // bundle), so there is nothing to forget; but the process tree and the
-  // system info are written again, for a trace file that starts here
-  // (a rotation's next file) to have them.
+  // bundle), so there is nothing to forget; but the process tree, the
+  // system info and the kernel's ftrace counters are written again, for a
+  // trace file cut here (a rotation) to have them.
   Post([this, ids] {
     for (DataSourceInstanceId id : ids) {
       Instance* inst = nullptr;
@@ -268,6 +269,7 @@ void ProbesProducer::ClearIncrementalState(const std::vector<DataSourceInstanceI
       }
       // Only this thread erases instances: `inst` stays valid unlocked.
       if (!inst) continue;
+      if (inst->ftrace) inst->ftrace->WriteStatsForCut();
       if (inst->process_stats) inst->process_stats->WriteAllAgain();
       if (inst->system_info) {
         WriteSystemInfoPacket(inst->system_info.get(), inst->system_info_irq_names);

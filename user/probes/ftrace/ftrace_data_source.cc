@@ -670,7 +670,13 @@ std::vector<std::string> FtraceDataSource::warnings() const {
   return warnings_;
 }
 
-void FtraceDataSource::WriteStats(int phase) {
+void FtraceDataSource::WriteStatsForCut() {
+  if (!started_ || stopped_ || !stats_writer_) return;
+  WriteStats(FtraceStats::END_OF_TRACE, /*with_parse_errors=*/false);
+  stats_writer_->Flush();
+}
+
+void FtraceDataSource::WriteStats(int phase, bool with_parse_errors) {
   auto packet = stats_writer_->NewTracePacket();
   packet->WriteVarInt(TracePacket::kTimestampFieldNumber, BootTimeNs());
   packet->BeginNested(TracePacket::kFtraceStatsFieldNumber);
@@ -724,7 +730,7 @@ void FtraceDataSource::WriteStats(int phase) {
   // Read back, not remembered: what the kernel had (before Restore()).
   if (auto percent = tracefs_->ReadBufferPercent(); percent.ok())
     packet->WriteVarInt(FtraceStats::kSluiceBufferPercentFieldNumber, *percent);
-  if (phase == FtraceStats::END_OF_TRACE) {
+  if (phase == FtraceStats::END_OF_TRACE && with_parse_errors) {
     // Each distinct parse error once, as upstream does.
     bool seen[kFtraceParseStatusCount] = {};
     for (auto& s : cpus_) {

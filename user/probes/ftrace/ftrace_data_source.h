@@ -194,6 +194,13 @@ class FtraceDataSource {
   // Drains everything available now, writes it, flushes every writer.
   // Synchronous.
   void Flush();
+  // A trace file is cut here (ClearIncrementalState at a rotation: `sluice
+  // record --rotate`): the kernel's counters now, as an END_OF_TRACE
+  // FtraceStats, the phase upstream's trace_processor reads; the service
+  // closes the file before the cut with them and opens the next with them as
+  // its START_OF_TRACE (tracing_service_session.cc), so each file says what
+  // the kernel lost in its own time. Task thread, as Flush.
+  void WriteStatsForCut();
   // Disables our events, final drain, FtraceStats(END), restores tracefs.
   void Stop();
   // For when the service is gone: disables our events, stops the threads
@@ -294,7 +301,9 @@ class FtraceDataSource {
   void LowerWatermark();
   // Before a worker starts: it notifies signal_ at its first near miss.
   void WatchForNearMiss(FtraceReaderWorker* worker) const;
-  void WriteStats(int phase);
+  // `with_parse_errors`: the encoders' parse errors too (only once the
+  // readers are gone: the encoders are theirs while they run).
+  void WriteStats(int phase, bool with_parse_errors = true);
   // rmdir's the instance if Create() made it, and tells FtraceSettings.
   void RemoveInstanceIfCreated();
   // Printed (unless options.control.print_warnings is off) and kept.
