@@ -69,6 +69,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -1767,6 +1768,219 @@ duration_ms: 3600000
   const Decoded theirs = DecodeTrace(Path("upstream.pftrace"), workload_.prefix);
   ASSERT_TRUE(theirs.status.ok()) << theirs.status.message() << "\n" << perfetto_.Describe();
   ExpectMarkerRange(theirs, 0, 2000);
+}
+
+// ---------------------------------------------------------------------------
+// --rotate: the trace cut into files that each load alone (issue 39).
+
+class RecordRotationKernelTest : public RecordKernelTest {
+ protected:
+  // Starts `sluice record ARGS --rotate ... -o rot.pftrace` and waits for
+  // its "sluice: recording" line and the first file's first write.
+  bool StartRotating(std::vector<std::string> args, ChildProcess* recorder) {
+    std::vector<std::string> argv = {Bin("sluice"), "record", "--file-lag", "1s", "-k", "16mb", "-q",
+                                     "-o", Path("rot.pftrace")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    EXPECT_TRUE(recorder->Start(argv, Path("record.out"), Path("record.err")));
+    const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(120000);
+    // Recording, and the first file grew twice (the first write is its
+    // head, the next one after the data sources started holds the probes'
+    // state: process tree, system info, so even a file cut in the first
+    // burst has them to carry), or was cut already (--rotate 1s).
+    off_t first_size = 0;
+    auto ready = [&] {
+      if (recorder->Stderr().find("sluice: recording") == std::string::npos) return false;
+      struct stat st {};
+      if (stat(Path("rot.000001.pftrace").c_str(), &st) == 0) return true;
+      if (stat(Path("rot.000001.pftrace.recording").c_str(), &st) != 0 || st.st_size == 0) return false;
+      if (first_size == 0) first_size = st.st_size;
+      return st.st_size > first_size;
+    };
+    while (!ready()) {
+      if (!recorder->running() || NowMs() > deadline) {
+        ADD_FAILURE() << "the recorder did not start recording: " << recorder->Describe();
+        // Stopped as a user stops it, so that it leaves tracefs as found.
+        recorder->Signal(SIGINT);
+        recorder->Wait(testing::ScaledTimeoutMs(60000));
+        return false;
+      }
+      usleep(20000);
+    }
+    return true;
+  }
+
+  // The recorder's "sluice record: finished FILE" lines so far.
+  static size_t FinishedLines(const ChildProcess& recorder) {
+    const std::string err = recorder.Stderr();
+    size_t n = 0;
+    for (size_t at = 0; (at = err.find("sluice record: finished ", at)) != std::string::npos; at++) n++;
+    return n;
+  }
+
+  // The finished files, by name (= in order); fails if a .recording is left.
+  std::vector<std::string> RotatedFiles() {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      const std::string name = e.path().filename().string();
+      EXPECT_EQ(name.find(".recording"), std::string::npos) << name << " left unfinished";
+      if (name.rfind("rot.", 0) == 0 && name.size() > 8 && name.substr(name.size() - 8) == ".pftrace")
+        files.push_back(e.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+
+  // Each file alone: a whole trace with its own head and stats, no loss;
+  // the markers of all of them together: each exactly once.
+  void ExpectEachFileWholeAndMarkersOnceOverAll(const std::vector<std::string>& files,
+                                                const std::vector<Workload>& workloads) {
+    std::vector<Decoded> merged(workloads.size());
+    for (const std::string& file : files) {
+      SCOPED_TRACE(file);
+      for (size_t w = 0; w < workloads.size(); w++) {
+        Decoded d = DecodeTrace(file, workloads[w].prefix);
+        ASSERT_TRUE(d.status.ok()) << d.status.message();
+        for (const auto& [seq, n] : d.marker_count) merged[w].marker_count[seq] += n;
+        merged[w].malformed_markers += d.malformed_markers;
+        if (w) continue;
+        EXPECT_FALSE(d.summary.truncated);
+        EXPECT_EQ(d.summary.valid_bytes, d.summary.bytes);
+        EXPECT_EQ(d.bad_packets, 0u);
+        EXPECT_TRUE(d.trace_config) << "no TraceConfig packet";
+        EXPECT_TRUE(d.clock_snapshot) << "no ClockSnapshot packet";
+        EXPECT_TRUE(d.system_info) << "no SystemInfo packet";
+        EXPECT_TRUE(d.process_tree) << "no ProcessTree packet";
+        EXPECT_TRUE(d.trace_stats) << "no TraceStats packet";
+        ExpectNoDataLoss(file);
+      }
+    }
+    for (size_t w = 0; w < workloads.size(); w++) ExpectMarkersExactlyOnce(merged[w], workloads[w].markers);
+  }
+
+  // Upstream's trace_processor_shell imports each file alone without an
+  // import error or a data loss stat, and the markers of all of them add up
+  // to what was written. A shell built without zstd ("zstd is not enabled in
+  // this build") reads each file's packets deflated instead (the default
+  // codec of rotated files is zstd, which upstream's standard builds read).
+  // `also_not_errors`: one more stat the test's own workload causes.
+  void ExpectUpstreamLoadsEachFile(const std::vector<std::string>& files, const Workload& w,
+                                   const std::string& also_not_errors = "") {
+    const std::string shell = bin_dir_ + "/../../shared/tools/perfetto/trace_processor_shell";
+    if (access(shell.c_str(), X_OK) != 0) {
+      if (testing::RunningUnderCi()) FAIL() << "no upstream trace_processor_shell at " << shell;
+      GTEST_SKIP() << "no upstream trace_processor_shell at " << shell << " (../shared/tools/perfetto)";
+    }
+    {
+      std::ofstream sql(Path("upstream.sql"));
+      // systrace_parse_failure: the workload's markers are not atrace's
+      // "B|pid|name" lines, rotated or not.
+      sql << "select 'errors', count(*) from stats where severity in ('error', 'data_loss') and value > 0 "
+             "and name not in ('systrace_parse_failure', '" << also_not_errors << "');\n"
+             "select 'markers', count(*) from ftrace_event e join args a using (arg_set_id) "
+             "where e.name = 'print' and a.key = 'buf' and a.string_value like '"
+          << w.prefix << "%' and a.string_value not like '%ready%';\n";
+    }
+    uint64_t markers = 0;
+    for (const std::string& file : files) {
+      SCOPED_TRACE(file);
+      testing::CommandResult up = testing::RunToCompletion({shell, "-q", Path("upstream.sql"), file}, dir_);
+      std::string checked = file;
+      if (up.exit_code != 0 && up.err.find("zstd is not enabled in this build") != std::string::npos) {
+        std::vector<std::string> packets;
+        TraceFileSummary summary;
+        ASSERT_TRUE(ReadTraceFile(file, [&](std::string_view p) { packets.emplace_back(p); }, &summary).ok());
+        checked = Path("deflated.pftrace");
+        ScopedFd fd(open(checked.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        TraceFileWriter writer(std::move(fd), 0, {TraceCodec::kDeflate, 0});
+        ASSERT_TRUE(writer.WritePackets(packets).ok());
+        ASSERT_TRUE(writer.Flush().ok());
+        up = testing::RunToCompletion({shell, "-q", Path("upstream.sql"), checked}, dir_);
+      }
+      ASSERT_EQ(up.exit_code, 0) << checked << ": " << up.err;
+      EXPECT_NE(up.out.find("\"errors\",0\n"), std::string::npos) << "upstream import errors in " << checked
+                                                                  << ":\n" << up.out;
+      const size_t at = up.out.find("\"markers\",");
+      ASSERT_NE(at, std::string::npos) << up.out;
+      markers += std::stoull(up.out.substr(at + 10));
+    }
+    EXPECT_EQ(markers, w.markers) << "upstream's marker count over the files";
+  }
+};
+
+// By size: 64 KiB files (zstd, the default: ~200 KiB of workload) while the
+// workload writes ~7 MB of packets in half a second,
+// so the cuts fall in a backlog the service reads after the producers were
+// asked to write their state again, and at the end: every file still starts
+// with the config, clocks, system info and process tree.
+TEST_F(RecordRotationKernelTest, BySizeEveryMarkerOnceEachFileWholeZeroLossBuffersHoldWorkload) {
+  ChildProcess recorder;
+  if (!StartRotating({"--rotate", "64kb"}, &recorder)) return;
+  RunWorkload(workload_);
+  StopRecorder(&recorder, SIGINT);
+  const std::vector<std::string> files = RotatedFiles();
+  ASSERT_GE(files.size(), 3u) << recorder.Stderr();
+  EXPECT_EQ(FinishedLines(recorder), files.size()) << "one \"finished\" line per file";
+  ExpectEachFileWholeAndMarkersOnceOverAll(files, {workload_});
+  if (HasFailure()) return;
+  ExpectUpstreamLoadsEachFile(files, workload_);
+}
+
+// By time, BPF markers, deflate: three workloads, each followed by a cut
+// (the test waits for the recorder's "finished" line, a condition, not a
+// time), so markers of each land on both sides of time cuts while the
+// session records; --on-rotate sees every finished file once, in order.
+TEST_F(RecordRotationKernelTest, ByTimeBpfEveryMarkerOnceHookSeesEachFileZeroLossBuffersHoldWorkload) {
+  ChildProcess recorder;
+  const std::string hook_log = Path("hook.log");
+  if (!StartRotating({"--rotate", "1s", "--bpf", "--compress", "deflate", "--on-rotate",
+                      "echo >>" + hook_log},
+                     &recorder))
+    return;
+  std::vector<Workload> workloads;
+  for (int i = 0; i < 3; i++) {
+    Workload w = workload_;
+    w.prefix = workload_.prefix + "t" + std::to_string(i) + "-";
+    w.markers = 4000;
+    w.rounds = 2000;
+    const size_t finished_before = FinishedLines(recorder);
+    RunWorkload(w);
+    workloads.push_back(w);
+    const uint64_t deadline = NowMs() + testing::ScaledTimeoutMs(60000);
+    for (;;) {
+      if (FinishedLines(recorder) > finished_before) break;
+      ASSERT_TRUE(recorder.running() && NowMs() < deadline) << "no cut after workload " << i << ": "
+                                                            << recorder.Describe();
+      usleep(50000);
+    }
+  }
+  StopRecorder(&recorder, SIGINT);
+  const std::vector<std::string> files = RotatedFiles();
+  ASSERT_GE(files.size(), 4u);
+  ExpectEachFileWholeAndMarkersOnceOverAll(files, workloads);
+  // Every finished file went through the hook once, in order.
+  std::string expected_log;
+  for (const std::string& f : files) expected_log += f + "\n";
+  EXPECT_EQ(ReadFileOr(hook_log, ""), expected_log);
+  if (HasFailure()) return;
+  // mismatched_sched_switch_tids: the BPF source's sched_switch events,
+  // rotated or not (an unrotated --bpf recording here has them too).
+  for (const Workload& w : workloads) ExpectUpstreamLoadsEachFile(files, w, "mismatched_sched_switch_tids");
+}
+
+// --keep: only the newest N files stay, the others were deleted as the
+// recording went.
+TEST_F(RecordRotationKernelTest, KeepLeavesTheNewestFiles) {
+  ChildProcess recorder;
+  if (!StartRotating({"--rotate", "128kb", "--compress", "none", "--keep", "2"}, &recorder)) return;
+  RunWorkload(workload_);
+  StopRecorder(&recorder, SIGINT);
+  const std::vector<std::string> files = RotatedFiles();
+  ASSERT_EQ(files.size(), 2u);
+  // The two with the highest numbers the recorder finished.
+  const std::string err = recorder.Stderr();
+  const size_t last = err.rfind("finished ");
+  ASSERT_NE(last, std::string::npos);
+  EXPECT_EQ(err.substr(last + 9, err.find('\n', last) - last - 9), files[1]);
 }
 
 }  // namespace
