@@ -261,6 +261,7 @@ struct Recorder {
   // without one).
   std::string rotation_dir;
   RotationHook* rotation_hook = nullptr;
+  std::string last_finished;  // The newest finished file's path.
 };
 
 // A rotating session finished a file: said, and handed to --on-rotate.
@@ -270,6 +271,7 @@ void TakeFinishedFiles(FILE* live, Recorder* r) {
     if (live) fputs("\n", live);
     fprintf(stderr, "sluice record: finished %s\n", path.c_str());
     if (r->rotation_hook) r->rotation_hook->Run(path);
+    r->last_finished = path;
   }
 }
 
@@ -629,7 +631,11 @@ int RecordRotating(const RecordArgs& args, TraceConfig config, bool may_rest) {
               static_cast<unsigned long long>(hook->failures()), static_cast<unsigned long long>(hook->runs()));
   }
   if (!error.empty()) {
-    fprintf(stderr, "sluice record: %s (the finished files are whole traces)\n", error.c_str());
+    // A write error names the file it hit: the last one, finished as far
+    // as it got.
+    if (error.starts_with(kTraceFileErrorPrefix) && !recorder.last_finished.empty())
+      error = recorder.last_finished + ": " + error.substr(kTraceFileErrorPrefix.size());
+    fprintf(stderr, "sluice record: %s; the files before it are whole traces\n", error.c_str());
     return 1;
   }
   return 0;
