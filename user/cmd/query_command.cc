@@ -20,6 +20,7 @@
 #include "shm/base/file_util.h"
 #include "user/cmd/trace_path.h"
 #include "user/cmd/line_reader.h"
+#include "user/cmd/multi_trace_query.h"
 #include "user/cmd/query_httpd.h"
 #include "user/cmd/query_summary.h"
 #include "user/query/rpc/trace_processor_rpc.h"
@@ -38,6 +39,8 @@ constexpr char kCommand[] = "sluice query";
 
 constexpr char kUsage[] =
     "usage: sluice query TRACE [-q SQL | -f FILE] [--all] [--format FORMAT]\n"
+    "       sluice query TRACE... | DIR... (-q SQL | -f FILE) [--all] [--format FORMAT]\n"
+    "                    [-j N]\n"
     "       sluice query TRACE --export OUT.sqlite [--force]\n"
     "       sluice query --httpd [--http-port N] [TRACE]\n"
     "       sluice query TRACE --summary --summary-spec SPEC [--summary-spec SPEC...]\n"
@@ -56,6 +59,8 @@ constexpr char kUsage[] =
     "      --force         let --export replace an existing FILE\n"
     "      --timing        print the import's, each statement's and the script's time\n"
     "                      on stderr\n"
+    "  -j, --jobs N        with several traces, at most N at once (default: as many\n"
+    "                      as there are CPUs, fewer if memory is short)\n"
     "      --list-modules  the standard-library modules INCLUDE PERFETTO MODULE takes,\n"
     "                      one line each\n"
     "      --httpd         serve trace_processor's HTTP interface (Perfetto's Python\n"
@@ -81,12 +86,19 @@ constexpr char kUsage[] =
     "~/.sluice_query_history; from a pipe it runs the statements it reads. A\n"
     "statement ends at ';'; .help lists the dot-commands (.tables, .schema TABLE,\n"
     ".modules, .format FORMAT, .quit).\n"
+    "Several TRACEs, or a DIR (its trace files, by name): the script runs on each,\n"
+    "several at once, and prints one result with a `trace` column first, the rows\n"
+    "of each trace together, in the order the traces were named. A trace that\n"
+    "fails (import, SQL, other columns) is one line on stderr and adds no rows;\n"
+    "the others still answer. --export, --summary, --httpd and the shell take one\n"
+    "TRACE.\n"
     "The format is table whether or not stdout is a terminal, so a script sees what\n"
     "you see; scripts that parse the output want --format csv (RFC 4180, what\n"
     "trace_processor_shell -q prints) or json. NULL is [NULL] in a table, an empty\n"
     "field in csv and tsv, null in json.\n"
     "Exit status: 0 done; 1 an SQL statement failed (\"SQL error at line L column\n"
-    "C: ...\"), or the export or the output failed; 2 bad arguments or unreadable input.\n";
+    "C: ...\"), or the export or the output failed, or with several traces any\n"
+    "trace failed; 2 bad arguments or unreadable input.\n";
 
 enum : int {
   kFormatOption = kFirstLongOnly,
@@ -108,6 +120,8 @@ enum : int {
 
 struct QueryOptions {
   std::string trace;
+  std::vector<std::string> traces;  // Several TRACEs or a DIR: the operands as given.
+  int jobs = 0;
   std::optional<std::string> query;
   std::optional<std::string> file;
   bool all = false;
@@ -156,11 +170,12 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
                                            {"summary-metadata-query", required_argument, nullptr,
                                             kSummaryMetadataOption},
                                            {"summary-format", required_argument, nullptr, kSummaryFormatOption},
+                                           {"jobs", required_argument, nullptr, 'j'},
                                            {"help", no_argument, nullptr, 'h'},
                                            {nullptr, 0, nullptr, 0}};
   std::vector<std::string> operands;
   SLUICE_RETURN_IF_ERROR(
-      ParseCommandLine(argc, argv, "q:f:ah", kOptions, [&](const CommandLineArg& arg) {
+      ParseCommandLine(argc, argv, "q:f:aj:h", kOptions, [&](const CommandLineArg& arg) {
         switch (arg.id) {
           case 'h':
             return HelpRequested();
@@ -175,6 +190,12 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
           case 'a':
             options->all = true;
             break;
+          case 'j': {
+            StatusOr<long long> jobs = ParseWholeNumber(arg.value, "--jobs", 1, 1024);
+            if (!jobs.ok()) return jobs.status();
+            options->jobs = static_cast<int>(*jobs);
+            break;
+          }
           case kFormatOption: {
             std::optional<OutputFormat> format = ParseOutputFormat(arg.value);
             if (!format) {
@@ -257,16 +278,27 @@ Status ParseQueryOptions(int argc, char** argv, QueryOptions* options) {
   if (options->httpd) {
     if (options->query || options->file || options->export_path || options->all || options->summary)
       return Status::Error("--httpd runs alone: clients send the queries");
-    if (operands.size() > 1) return Status::Error("one TRACE at a time for --httpd");
+    if (NamesManyTraces(operands)) return Status::Error("--httpd takes one TRACE, not several or a directory");
     if (!operands.empty()) options->trace = operands[0];
     return Status::Ok();
   }
   if (operands.empty()) return Status::Error("no TRACE given: name the trace file to query");
-  if (operands.size() > 1) {
-    return Status::Error("one TRACE at a time (got '" + operands[0] + "' and '" + operands[1] +
-                         "'); quote SQL given with -q");
+  if (NamesManyTraces(operands)) {
+    // SQL left unquoted, or after the trace without -q, is not a trace.
+    for (const std::string& operand : operands) {
+      if (operand.find_first_of(" \t\n") != std::string::npos && !PathExists(operand))
+        return Status::Error("no trace file '" + operand + "': quote SQL given with -q");
+    }
+    const char* one_trace = options->export_path ? "--export"
+                            : options->summary   ? "--summary"
+                            : !options->query && !options->file ? "the shell (without -q or -f)"
+                                                                : nullptr;
+    if (one_trace)
+      return Status::Error(std::string(one_trace) + " takes one TRACE, not several or a directory: -q or -f query several");
+    options->traces = operands;
+  } else {
+    options->trace = operands[0];
   }
-  options->trace = operands[0];
   if (options->query && options->file) return Status::Error("-q and -f together: give one of them");
   // trace_processor_shell's -q takes a file: say so rather than report the
   // file's name as bad SQL.
@@ -397,6 +429,18 @@ int RunQueryCommand(int argc, char** argv) {
 
   if (options.httpd) return RunHttpd(options);
 
+  std::vector<std::string> traces;
+  if (!options.traces.empty()) {
+    std::vector<std::string> notes;
+    StatusOr<std::vector<std::string>> expanded = ExpandTraceOperands(options.traces, &notes);
+    if (!expanded.ok()) {
+      PrintError(expanded.status().message());
+      return 2;
+    }
+    for (const std::string& note : notes) PrintError(note);
+    traces = std::move(*expanded);
+  }
+
   // Inputs first, so a typo fails before a long import.
   std::vector<perfetto::protos::TraceSummarySpec> summary_specs;
   if (options.summary) {
@@ -417,6 +461,21 @@ int RunQueryCommand(int argc, char** argv) {
       return 2;
     }
     script = std::move(*text);
+  }
+  if (!traces.empty()) {
+    MultiTraceQueryOptions many;
+    many.traces = std::move(traces);
+    many.script = std::move(script);
+    many.all = options.all;
+    many.format = options.format;
+    many.timing = options.timing;
+    many.jobs = options.jobs;
+    int exit_code = RunMultiTraceQuery(many, stdout, stderr);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "%s: %s\n", kCommand, WithErrno("cannot write the output", errno).c_str());
+      return 1;
+    }
+    return exit_code;
   }
   // Before the import, which can take a while on a large trace.
   if (options.export_path) {

@@ -4,6 +4,7 @@
 // pipe, --export reopened with SQLite, and the one-line errors and exit
 // codes for bad arguments and unreadable inputs. No kernel needed.
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -215,6 +216,8 @@ TEST_F(QueryCommandTest, BadArgumentsAndInputs) {
   };
   const std::string missing = dir_ + "/missing.pftrace";
   const std::string sql_file = WriteFile("q.sql", "SELECT 1;");
+  const std::string empty_dir = dir_ + "/empty";
+  ASSERT_EQ(mkdir(empty_dir.c_str(), 0755), 0);
   const std::vector<Case> cases = {
       {{}, 2, "sluice query: no TRACE given: name the trace file to query (see sluice query --help)\n"},
       {{trace_, "--frobnicate"}, 2,
@@ -223,9 +226,9 @@ TEST_F(QueryCommandTest, BadArgumentsAndInputs) {
        "sluice query: unknown format 'xml' for --format: use table, csv, tsv or json (see sluice "
        "query --help)\n"},
       {{trace_, "-q"}, 2, "sluice query: -q needs a value (see sluice query --help)\n"},
+      // Several TRACEs query each (multi_trace_query_test.cc); SQL is not one.
       {{trace_, "SELECT 1"}, 2,
-       "sluice query: one TRACE at a time (got '" + trace_ +
-           "' and 'SELECT 1'); quote SQL given with -q (see sluice query --help)\n"},
+       "sluice query: no trace file 'SELECT 1': quote SQL given with -q (see sluice query --help)\n"},
       {{trace_, "-q", "SELECT 1", "-f", "x.sql"}, 2,
        "sluice query: -q and -f together: give one of them (see sluice query --help)\n"},
       {{trace_, "--export", "x.sqlite", "-q", "SELECT 1"}, 2,
@@ -240,7 +243,9 @@ TEST_F(QueryCommandTest, BadArgumentsAndInputs) {
        "sluice query: cannot open " + missing +
            ": No such file or directory (name a trace file, e.g. one `sluice record -o FILE` "
            "wrote)\n"},
-      {{dir_, "-q", "SELECT 1"}, 2, "sluice query: " + dir_ + " is a directory: name a trace file\n"},
+      // A directory stands for its traces (multi_trace_query_test.cc): this one has none.
+      {{empty_dir, "-q", "SELECT 1"}, 2,
+       "sluice query: " + empty_dir + " holds no trace file: name a directory of Perfetto traces, or trace files\n"},
       {{trace_, "-f", dir_ + "/none.sql"}, 2,
        "sluice query: cannot open " + dir_ +
            "/none.sql (No such file or directory); -f takes a file of SQL\n"},

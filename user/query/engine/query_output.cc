@@ -18,8 +18,9 @@ constexpr size_t kFlushBytes = 64 * 1024;
 using Cell = ResultCell;
 static_assert(SQLITE_NULL == 5, "ResultCell's default type is SQLITE_NULL");
 
-// Reads a value into `cell`, reusing its string's memory row after row.
-void ReadCell(sqlite3_stmt* stmt, int column, Cell* cell) {
+}  // namespace
+
+void ReadResultCell(sqlite3_stmt* stmt, int column, ResultCell* cell) {
   cell->type = sqlite3_column_type(stmt, column);
   cell->text.clear();
   switch (cell->type) {
@@ -55,6 +56,8 @@ void ReadCell(sqlite3_stmt* stmt, int column, Cell* cell) {
   }
 }
 
+namespace {
+
 bool IsNumber(const Cell& cell) { return cell.type == SQLITE_INTEGER || cell.type == SQLITE_FLOAT; }
 
 // Collects output and writes it to the FILE in blocks.
@@ -76,13 +79,9 @@ class OutputBuffer {
   std::string text_;
 };
 
-class ResultWriter {
+class ResultWriter : public ResultRowWriter {
  public:
   explicit ResultWriter(FILE* out) : buffer_(out) {}
-  virtual ~ResultWriter() = default;
-  virtual void Header(const std::vector<std::string>& names) = 0;
-  virtual void Row(const std::vector<Cell>& row) = 0;
-  virtual void End() {}
 
  protected:
   std::string& out() { return buffer_.text(); }
@@ -396,7 +395,7 @@ class TableWriter : public ResultWriter {
   std::vector<bool> right_;
 };
 
-std::unique_ptr<ResultWriter> MakeWriter(OutputFormat format, FILE* out) {
+std::unique_ptr<ResultRowWriter> MakeWriter(OutputFormat format, FILE* out) {
   switch (format) {
     case OutputFormat::kCsv: return std::make_unique<DelimitedWriter>(out, ',', "\r\n", AppendCsvField);
     case OutputFormat::kTsv: return std::make_unique<DelimitedWriter>(out, '\t', "\n", AppendTsvField);
@@ -448,7 +447,7 @@ std::string FormatReal(double value) {
 
 Status WriteQueryResult(sqlite3_stmt* stmt, OutputFormat format, FILE* out) {
   const int columns = sqlite3_column_count(stmt);
-  std::unique_ptr<ResultWriter> writer;
+  std::unique_ptr<ResultRowWriter> writer;
   if (columns > 0) {
     writer = MakeWriter(format, out);
     std::vector<std::string> names;
@@ -467,16 +466,20 @@ Status WriteQueryResult(sqlite3_stmt* stmt, OutputFormat format, FILE* out) {
       return Status::Error(sqlite3_errmsg(sqlite3_db_handle(stmt)));
     }
     if (!writer) continue;
-    for (int i = 0; i < columns; i++) ReadCell(stmt, i, &row[static_cast<size_t>(i)]);
+    for (int i = 0; i < columns; i++) ReadResultCell(stmt, i, &row[static_cast<size_t>(i)]);
     writer->Row(row);
   }
   if (writer) writer->End();
   return Status::Ok();
 }
 
+std::unique_ptr<ResultRowWriter> MakeResultRowWriter(OutputFormat format, FILE* out) {
+  return MakeWriter(format, out);
+}
+
 void WriteResultRows(const std::vector<std::string>& columns,
                      const std::vector<std::vector<ResultCell>>& rows, OutputFormat format, FILE* out) {
-  std::unique_ptr<ResultWriter> writer = MakeWriter(format, out);
+  std::unique_ptr<ResultRowWriter> writer = MakeWriter(format, out);
   writer->Header(columns);
   for (const std::vector<ResultCell>& row : rows) writer->Row(row);
   writer->End();

@@ -28,6 +28,7 @@
 #define SLUICE_USER_QUERY_ENGINE_QUERY_OUTPUT_H_
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,24 @@ struct ResultCell {
   int type = 5;  // SQLITE_NULL (query_output.cc checks the value)
   std::string text;
 };
+
+// Reads column `column` of `stmt`'s current row into `cell` as
+// WriteQueryResult prints it, reusing the cell's string.
+void ReadResultCell(sqlite3_stmt* stmt, int column, ResultCell* cell);
+
+// A result written a row at a time, exactly as WriteQueryResult writes a
+// statement's: Header() once, Row() for each row (as many cells as the
+// header has names), End() at the end (the table format holds its first
+// kTableWidthRows rows until then or until it has them all). For a result put
+// together from several sources (sluice query over many traces).
+class ResultRowWriter {
+ public:
+  virtual ~ResultRowWriter() = default;
+  virtual void Header(const std::vector<std::string>& names) = 0;
+  virtual void Row(const std::vector<ResultCell>& row) = 0;
+  virtual void End() {}
+};
+std::unique_ptr<ResultRowWriter> MakeResultRowWriter(OutputFormat format, FILE* out);
 
 // Writes `columns` and `rows` exactly as WriteQueryResult writes a
 // statement's result (sluice report prints its sections with it).
