@@ -131,14 +131,30 @@ TEST(MultiTraceQueryTest, ResultIsTheConcatenationOfPerTraceResultsInEveryFormat
   EXPECT_TRUE(json.out.starts_with("{\"trace\":\"" + TracePaths()[0] + "\",\"pid\":")) << json.out;
 }
 
+// Waits (up to 30 s: only a broken runner takes that long) until `done`.
+template <typename Condition>
+bool WaitFor(Condition done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 TEST(MultiTraceQueryTest, OrderIsTheNamedOneWhateverFinishesFirst) {
-  // The first traces take longest: they finish last.
+  // All at once, each trace finishing only after the one named after it:
+  // they finish last to first.
   const std::vector<std::string> traces = TracePaths();
+  std::vector<std::atomic<bool>> finished(traces.size());
   MultiTraceQueryOptions options = Options(traces, kCpuPerProcess, OutputFormat::kCsv);
   options.jobs = static_cast<int>(traces.size());
+  options.memory_bytes = uint64_t{1} << 40;
   options.answer = [&](size_t index, const std::string& path) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(40 * (traces.size() - index)));
-    return AnswerTrace(path, kCpuPerProcess, false);
+    EXPECT_TRUE(WaitFor([&] { return index + 1 == traces.size() || finished[index + 1].load(); }));
+    TraceAnswer answer = AnswerTrace(path, kCpuPerProcess, false);
+    finished[index] = true;
+    return answer;
   };
   Output reversed = RunInProcess(options);
   EXPECT_EQ(reversed.exit_code, 0) << reversed.err;
@@ -274,19 +290,22 @@ TEST(MultiTraceQueryTest, ATraceWithOtherColumnsIsThatTracesError) {
 
 TEST(MultiTraceQueryTest, MemoryBoundRunsFewerAtOnceAndSaysSoOnce) {
   const std::vector<std::string> traces = TracePaths();
-  // Counts the traces running at once; each waits (up to 5 s, for a loaded
-  // machine) until `together` run, so that the most is reached if allowed.
-  // The first trace takes `first_ms` longer: time for the others to find
-  // it running.
-  std::atomic<int> running{0}, most{0}, together{0}, first_ms{0};
+  // Counts the traces running at once; each waits until `together` run, so
+  // that the most is reached if allowed. With `hold_first`, the first trace
+  // waits until the runner said it waits for memory (stderr is a file here).
+  std::atomic<int> running{0}, most{0}, together{0};
+  std::atomic<bool> hold_first{false};
+  const std::string dir = testing::MakeTempDir("sluice_multi_query_");
+  ASSERT_FALSE(dir.empty());
+  const std::string err_path = dir + "/err";
   auto counting = [&](size_t index, const std::string& path) {
     const int now = ++running;
-    if (index == 0) std::this_thread::sleep_for(std::chrono::milliseconds(first_ms.load()));
     for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (most.load() < together.load() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(WaitFor([&] { return most.load() >= together.load(); }));
+    if (index == 0 && hold_first) {
+      EXPECT_TRUE(WaitFor([&] { return ReadFile(err_path).value_or("").find("waiting for memory") != std::string::npos; }));
+    }
     TraceAnswer answer = AnswerTrace(path, kCpuPerProcess, false);
     --running;
     return answer;
@@ -306,15 +325,21 @@ TEST(MultiTraceQueryTest, MemoryBoundRunsFewerAtOnceAndSaysSoOnce) {
   // Room for one import at a time: every trace still answers, one by one.
   most = 0;
   together = 0;
-  first_ms = 200;
+  hold_first = true;
   MultiTraceQueryOptions tight = roomy;
   tight.memory_bytes = EstimateImportBytes(traces[0]) + 1;
-  output = RunInProcess(tight);
+  FILE* err = fopen(err_path.c_str(), "w");
+  ASSERT_NE(err, nullptr);
+  setvbuf(err, nullptr, _IONBF, 0);
+  output.out = testing::CaptureOutput([&](FILE* out) { output.exit_code = RunMultiTraceQuery(tight, out, err); });
+  fclose(err);
+  output.err = ReadFile(err_path).value_or("");
   EXPECT_EQ(output.exit_code, 0);
   EXPECT_EQ(output.out, expected);
   EXPECT_EQ(most.load(), 1);
-  EXPECT_TRUE(output.err.starts_with("sluice query: waiting for memory: ")) << output.err;
+  EXPECT_TRUE(output.err.starts_with("sluice query: waiting for memory: " + traces[1] + " needs about ")) << output.err;
   EXPECT_EQ(std::count(output.err.begin(), output.err.end(), '\n'), 1) << output.err;
+  testing::RemoveTempDir(dir);
 }
 
 TEST(MultiTraceQueryTest, ImportEstimateAndBudget) {
