@@ -584,6 +584,9 @@ class TracingService {
   // Renames the session's file being written to its final name (and
   // applies --keep); tells the consumer.
   void FinishRotatedFileLocked(TracingSession* session, const std::string& recording_name);
+  // Calls `call` with the consumer's observer in a task of its own, no lock
+  // held; nothing if the consumer is gone by then.
+  void PostConsumerCallLocked(ConsumerId consumer, std::function<void(Consumer*)> call);
   // Keeps a copy of a packet the next file needs at its head (TracingSession::carried_*).
   void CarryStatePacketLocked(TracingSession* session, uint32_t field, uint32_t sequence_id,
                               const std::string& packet);

@@ -378,18 +378,7 @@ void TracingService::MaybeNotifyAllStartedLocked(TracingSession* s) {
   for (const auto& [iid, inst] : s->instances)
     if (!inst.started) return;
   s->all_started_notified = true;
-  ConsumerId consumer = s->consumer;
-  PostTask([this, consumer] {
-    Consumer* observer = nullptr;
-    {
-      ServiceLock lock(this);
-      auto it = consumers_.find(consumer);
-      if (it == consumers_.end()) return;
-      observer = it->second;
-    }
-    // No lock held, as NotifyConsumerLocked's call.
-    observer->OnAllDataSourcesStarted();
-  });
+  PostConsumerCallLocked(s->consumer, [](Consumer* observer) { observer->OnAllDataSourcesStarted(); });
 }
 
 void TracingService::NotifyDataSourceStopped(ProducerId producer, DataSourceInstanceId id) {
@@ -595,8 +584,11 @@ void TracingService::WriteEndedSession(TracingSessionId sid, std::shared_ptr<Tra
 }
 
 void TracingService::NotifyConsumerLocked(TracingSession* s, const std::string& error) {
-  ConsumerId consumer = s->consumer;
-  PostTask([this, consumer, error] {
+  PostConsumerCallLocked(s->consumer, [error](Consumer* observer) { observer->OnTracingDisabled(error); });
+}
+
+void TracingService::PostConsumerCallLocked(ConsumerId consumer, std::function<void(Consumer*)> call) {
+  PostTask([this, consumer, call = std::move(call)] {
     Consumer* observer = nullptr;
     {
       ServiceLock lock(this);
@@ -604,7 +596,9 @@ void TracingService::NotifyConsumerLocked(TracingSession* s, const std::string& 
       if (it == consumers_.end()) return;
       observer = it->second;
     }
-    observer->OnTracingDisabled(error);
+    // No lock held: the observer may call back into the service (and
+    // RemoveConsumer waits for a running task before it returns).
+    call(observer);
   });
 }
 
@@ -1094,18 +1088,8 @@ void TracingService::FinishRotatedFileLocked(TracingSession* s, const std::strin
   }
   if (!s->rotation->keep_error().empty())
     Log("sluiced: session " + std::to_string(s->id) + ": " + s->rotation->keep_error());
-  const ConsumerId consumer = s->consumer;
-  if (consumer == 0) return;
-  PostTask([this, consumer, finished = *name] {
-    Consumer* observer = nullptr;
-    {
-      ServiceLock lock(this);
-      auto it = consumers_.find(consumer);
-      if (it == consumers_.end()) return;
-      observer = it->second;
-    }
-    observer->OnTraceFileFinished(finished);
-  });
+  if (s->consumer == 0) return;
+  PostConsumerCallLocked(s->consumer, [finished = *name](Consumer* observer) { observer->OnTraceFileFinished(finished); });
 }
 
 void TracingService::CarryStatePacketLocked(TracingSession* s, uint32_t field, uint32_t sequence_id,
