@@ -364,6 +364,14 @@ class RecordKernelTest : public ::testing::Test {
   }
 
   std::string Bin(const char* name) const { return bin_dir_ + "/" + name; }
+  // Upstream's trace_processor_shell (../shared/tools/perfetto), or "" when
+  // it is not there (then a failure under CI, which has it).
+  std::string UpstreamShell() const {
+    const std::string shell = bin_dir_ + "/../../shared/tools/perfetto/trace_processor_shell";
+    if (access(shell.c_str(), X_OK) == 0) return shell;
+    if (testing::RunningUnderCi()) ADD_FAILURE() << "no upstream trace_processor_shell at " << shell;
+    return "";
+  }
   std::string Path(const char* name) const { return dir_ + "/" + name; }
 
   // Starts `sluice record ARGS -o trace`, waits until it records, runs the
@@ -528,11 +536,8 @@ TEST_F(RecordKernelTest, CompressedZstdHoldsEveryMarkerOnceZeroLossBuffersHoldWo
     EXPECT_TRUE(compressed.out == uncompressed.out) << sql << ": the compressed trace answers differently";
   }
 
-  const std::string shell = bin_dir_ + "/../../shared/tools/perfetto/trace_processor_shell";
-  if (access(shell.c_str(), X_OK) != 0) {
-    if (testing::RunningUnderCi()) FAIL() << "no upstream trace_processor_shell at " << shell;
-    GTEST_SKIP() << "no upstream trace_processor_shell at " << shell << " (../shared/tools/perfetto)";
-  }
+  const std::string shell = UpstreamShell();
+  if (shell.empty()) GTEST_SKIP() << "no upstream trace_processor_shell in ../shared/tools/perfetto";
   {
     std::ofstream sql(Path("upstream.sql"));
     // The workload's markers are not atrace lines: upstream counts each as a
@@ -1865,11 +1870,8 @@ class RecordRotationKernelTest : public RecordKernelTest {
   // `also_not_errors`: one more stat the test's own workload causes.
   void ExpectUpstreamLoadsEachFile(const std::vector<std::string>& files, const Workload& w,
                                    const std::string& also_not_errors = "") {
-    const std::string shell = bin_dir_ + "/../../shared/tools/perfetto/trace_processor_shell";
-    if (access(shell.c_str(), X_OK) != 0) {
-      if (testing::RunningUnderCi()) FAIL() << "no upstream trace_processor_shell at " << shell;
-      GTEST_SKIP() << "no upstream trace_processor_shell at " << shell << " (../shared/tools/perfetto)";
-    }
+    const std::string shell = UpstreamShell();
+    if (shell.empty()) GTEST_SKIP() << "no upstream trace_processor_shell in ../shared/tools/perfetto";
     {
       std::ofstream sql(Path("upstream.sql"));
       // systrace_parse_failure: the workload's markers are not atrace's
