@@ -17,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "service/trace_file_rotation.h"
 #include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
 #include "shm/base/string_util.h"
@@ -373,6 +374,13 @@ StatusOr<std::vector<std::string>> ExpandTraceOperands(const std::vector<std::st
       }
       if (st.st_size == 0) {
         skipped.push_back(name + " (empty)");
+        continue;
+      }
+      // sluice record's files while they are written: a rotating
+      // recording's NAME.000007.pftrace.recording, a single one's
+      // NAME.recording-XXXXXX. Whole traces only once renamed.
+      if (name.ends_with(kRotatingFileSuffix) || name.find(".recording-") != std::string::npos) {
+        skipped.push_back(name + " (still being recorded)");
         continue;
       }
       const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -445,6 +445,7 @@ TEST_F(MultiTraceQueryCommandTest, ADirectoryStandsForItsTraceFilesByName) {
   CopyTrace("atrace", traces + "/a,with comma.pftrace");
   CopyTrace("bpf", traces + "/c");
   CopyTrace("nocompact", traces + "/.hidden.pftrace");
+  CopyTrace("default", traces + "/b.000002.pftrace.recording");  // --rotate's file being written.
   ASSERT_TRUE(WriteFileAtomically(traces + "/README.md", "# traces\n", 0644).ok());
   ASSERT_TRUE(WriteFileAtomically(traces + "/empty.pftrace", "", 0644).ok());
   ASSERT_EQ(mkdir((traces + "/sub").c_str(), 0755), 0);
@@ -463,8 +464,9 @@ TEST_F(MultiTraceQueryCommandTest, ADirectoryStandsForItsTraceFilesByName) {
   EXPECT_EQ(dir.exit_code, 0) << dir.err;
   EXPECT_EQ(dir.out, expected);
   EXPECT_EQ(dir.err, "sluice query: " + traces +
-                         ": skipped 3 entries that are not trace files: README.md (not a Perfetto trace), "
-                         "empty.pftrace (empty), sub/ (a directory)\n");
+                         ": skipped 4 entries that are not trace files: README.md (not a Perfetto trace), "
+                         "b.000002.pftrace.recording (still being recorded), empty.pftrace (empty), sub/ (a "
+                         "directory)\n");
 
   // "DIR/" names its traces DIR/NAME too; a directory mixes with files.
   Result slash = Run({traces + "/", testing::QueryTracePath("default"), "-q", sql, "--format", "tsv"});
