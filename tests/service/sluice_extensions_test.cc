@@ -70,6 +70,7 @@ TEST(SluiceExtensionsTest, FindsEverySluiceFieldOfUpstreamMessages) {
                                              "perfetto.protos.FtraceStats.sluice_buffer_percent=60009",
                                              "perfetto.protos.FtraceStats.sluice_own_instance=60010",
                                              "perfetto.protos.FtraceStats.sluice_other_readers=60011",
+                                             "perfetto.protos.TraceConfig.sluice_rotation=60012",
                                              "perfetto.protos.TracePacket.bpf_stats=60002",
                                              "perfetto.protos.TraceStats.sluice_service_stats=60003"}));
   // Nothing declared in protos/perfetto/ with such a number escapes the walk
@@ -139,10 +140,12 @@ TEST(SluiceExtensionsTest, SetParsesBackIntoOneExtensionPerField) {
       {"sluice.protos.sluice_own_instance", 60010, "perfetto.protos.FtraceStats", FieldDescriptor::TYPE_STRING, ""},
       {"sluice.protos.sluice_other_readers", 60011, "perfetto.protos.FtraceStats", FieldDescriptor::TYPE_STRING, "",
        true},
+      {"sluice.protos.sluice_rotation", 60012, "perfetto.protos.TraceConfig", FieldDescriptor::TYPE_MESSAGE,
+       "sluice.protos.RotationConfig"},
   };
   const auto* file = set.pool().FindFileByName(kSluiceExtensionsFileName);
   ASSERT_NE(file, nullptr);
-  EXPECT_EQ(file->extension_count(), 11);
+  EXPECT_EQ(file->extension_count(), 12);
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
     const FieldDescriptor* ext = set.pool().FindExtensionByName(e.name);

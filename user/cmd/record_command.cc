@@ -666,8 +666,12 @@ int RunRecordCommand(int argc, char** argv) {
     fprintf(stderr, "sluice record: %s\n", built.status().message().c_str());
     return 2;
   }
-  for (const std::string& note : notes) fprintf(stderr, "sluice record: %s\n", note.c_str());
   TraceConfig config = std::move(built.value());
+  if (Status rotation = ApplyConfigRotation(&args, &config, &notes); !rotation.ok()) {
+    fprintf(stderr, "sluice record: %s\n", rotation.message().c_str());
+    return 2;
+  }
+  for (const std::string& note : notes) fprintf(stderr, "sluice record: %s\n", note.c_str());
   if (available) {
     const bool android = access("/system/bin/atrace", X_OK) == 0;
     if (Status names = CheckRecordEventNames(config, *available, android); !names.ok()) {

@@ -225,7 +225,8 @@ Status ParseRotateValue(const std::string& name, const std::string& v, FileRotat
 // --rotate, --keep and --on-rotate: what goes with them.
 Status CheckRotationArgs(const RecordArgs& a) {
   if (!a.rotation.enabled()) {
-    if (a.rotation.keep || !a.on_rotate.empty())
+    // A -c config may ask for rotation itself (ApplyConfigRotation).
+    if ((a.rotation.keep || !a.on_rotate.empty()) && a.config_path.empty())
       return Status::Error(std::string(a.rotation.keep ? "--keep" : "--on-rotate") +
                            " goes with --rotate SIZE|DURATION");
     return Status::Ok();
@@ -239,6 +240,37 @@ Status CheckRotationArgs(const RecordArgs& a) {
     return Status::Error("--attach=KEY takes the session as it was started: drop --rotate/--keep/--on-rotate");
   return Status::Ok();
 }
+
+}  // namespace
+
+Status ApplyConfigRotation(RecordArgs* args, TraceConfig* config, std::vector<std::string>* notes) {
+  if (args->rotation.enabled() || !config->has_sluice_rotation()) {
+    if (!args->rotation.enabled() && (args->rotation.keep || !args->on_rotate.empty()))
+      return Status::Error(std::string(args->rotation.keep ? "--keep" : "--on-rotate") +
+                           " goes with --rotate SIZE|DURATION or a config's sluice_rotation");
+    if (args->rotation.enabled() && config->has_sluice_rotation() && notes)
+      notes->push_back("--rotate: the config's sluice_rotation is replaced");
+    return Status::Ok();
+  }
+  const sluice::protos::RotationConfig& r = config->sluice_rotation();
+  if (r.max_file_bytes() == 0 && r.max_file_duration_ms() == 0)
+    return Status::Error("the config's sluice_rotation names neither max_file_bytes nor max_file_duration_ms");
+  if (r.max_file_bytes() != 0 && r.max_file_bytes() < (64u << 10))
+    return Status::Error("the config's sluice_rotation.max_file_bytes is under 64 KiB: give 65536 or more");
+  if (r.max_file_duration_ms() != 0 && r.max_file_duration_ms() < 1000)
+    return Status::Error("the config's sluice_rotation.max_file_duration_ms is under a second: give 1000 or more");
+  args->rotation.max_bytes = r.max_file_bytes();
+  args->rotation.max_ms = r.max_file_duration_ms();
+  if (args->rotation.keep == 0) args->rotation.keep = r.keep_files();
+  SLUICE_RETURN_IF_ERROR(CheckRotationArgs(*args));
+  if (!args->compression_set && !TraceCompressionOf(*config).enabled()) {
+    if (notes) notes->push_back("sluice_rotation: compression none -> zstd (rotated files are compressed unless --compress none says not)");
+    SetTraceCompression(RotatedFileCompression(), config);
+  }
+  return Status::Ok();
+}
+
+namespace {
 
 // --detach, --attach and --stop: what goes with them.
 Status CheckSessionControlArgs(RecordArgs* a) {
@@ -662,7 +694,8 @@ const std::set<std::string>& ImplementedTraceConfigFields() {
       "buffers", "data_sources", "builtin_data_sources", "duration_ms", "write_into_file", "output_path",
       "file_write_period_ms", "max_file_size_bytes", "flush_period_ms", "flush_timeout_ms",
       "data_source_stop_timeout_ms", "deferred_start", "incremental_state_config", "trace_uuid_msb",
-      "trace_uuid_lsb", "unique_session_name", "trigger_config", "compression", "compression_type"};
+      "trace_uuid_lsb", "unique_session_name", "trigger_config", "compression", "compression_type",
+      "sluice_rotation"};
   return fields;
 }
 

@@ -72,6 +72,14 @@ struct RecordArgs {
 
 StatusOr<RecordArgs> ParseRecordArgs(int argc, char** argv);
 
+// A -c config's sluice_rotation (protos/sluice/rotation_config.proto) becomes
+// args->rotation unless --rotate was given (--keep still wins over its
+// keep_files), with the checks --rotate gets, and the default compression of
+// rotated files on `config`. --keep and --on-rotate without either are
+// refused here. Notes say what changed.
+Status ApplyConfigRotation(RecordArgs* args, perfetto::protos::TraceConfig* config,
+                           std::vector<std::string>* notes = nullptr);
+
 // The TraceConfig that `args` stand for: the file given with -c ("-": stdin;
 // parse errors, unknown fields included, name line and column), or the
 // default config built from the flags. With -c, the flags that change a

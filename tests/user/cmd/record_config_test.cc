@@ -754,5 +754,59 @@ TEST(RecordConfigTest, RotateTakesASizeAndADurationAndCompressesByDefault) {
   }
 }
 
+// A -c config's sluice_rotation (TraceConfig 60012) stands for --rotate and
+// --keep; the flags win over it, and --on-rotate goes with either.
+TEST(RecordConfigTest, ConfigRotationStandsForTheFlags) {
+  const std::string path = "/tmp/sluice-record-config-rotation.pbtx";
+  {
+    std::ofstream f(path);
+    f << "buffers { size_kb: 1024 }\n"
+         "data_sources { config { name: \"linux.ftrace\" } }\n"
+         "write_into_file: true\n"
+         "sluice_rotation { max_file_bytes: 104857600 max_file_duration_ms: 600000 keep_files: 5 }\n";
+  }
+  auto a = Parse({"-c", path.c_str(), "--txt", "-o", "d/t.pftrace", "--on-rotate", "echo"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  auto config = BuildRecordConfig(*a);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_TRUE(ConfigFieldsSluiceIgnores(*config).empty());
+  std::vector<std::string> notes;
+  ASSERT_TRUE(ApplyConfigRotation(&*a, &*config, &notes).ok());
+  EXPECT_EQ(a->rotation.max_bytes, 100ull << 20);
+  EXPECT_EQ(a->rotation.max_ms, 600000u);
+  EXPECT_EQ(a->rotation.keep, 5u);
+  EXPECT_EQ(TraceCompressionOf(*config), (TraceCompression{TraceCodec::kZstd, 0}));
+  EXPECT_EQ(notes.size(), 1u);
+
+  a = Parse({"-c", path.c_str(), "--txt", "-o", "t.pftrace", "--rotate", "1h", "--keep", "2"});
+  config = BuildRecordConfig(*a);
+  notes.clear();
+  ASSERT_TRUE(ApplyConfigRotation(&*a, &*config, &notes).ok());
+  EXPECT_EQ(a->rotation.max_bytes, 0u) << "--rotate replaces the config's";
+  EXPECT_EQ(a->rotation.max_ms, 3600000u);
+  EXPECT_EQ(a->rotation.keep, 2u);
+
+  {
+    std::ofstream f(path);
+    f << "buffers { size_kb: 1024 }\nwrite_into_file: true\nsluice_rotation { max_file_bytes: 1000 }\n";
+  }
+  a = Parse({"-c", path.c_str(), "--txt", "-o", "t.pftrace"});
+  config = BuildRecordConfig(*a);
+  Status small = ApplyConfigRotation(&*a, &*config);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.message().find("under 64 KiB"), std::string::npos) << small.message();
+  {
+    std::ofstream f(path);
+    f << "buffers { size_kb: 1024 }\nwrite_into_file: true\n";
+  }
+  a = Parse({"-c", path.c_str(), "--txt", "-o", "t.pftrace", "--keep", "3"});
+  ASSERT_TRUE(a.ok()) << "checked once the config is read";
+  config = BuildRecordConfig(*a);
+  Status keep = ApplyConfigRotation(&*a, &*config);
+  ASSERT_FALSE(keep.ok());
+  EXPECT_NE(keep.message().find("sluice_rotation"), std::string::npos) << keep.message();
+  unlink(path.c_str());
+}
+
 }  // namespace
 }  // namespace sluice
