@@ -20,6 +20,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -29,6 +30,7 @@
 #include "shm/base/errno_message.h"
 #include "shm/base/file_util.h"
 #include "shm/base/scoped_fd.h"
+#include "tests/kernel_test_util.h"
 #include "user/probes/tracefs.h"
 #include "user/probes/tracefs_cleanup.h"
 #include "user/probes/tracefs_state_file.h"
@@ -68,7 +70,19 @@ class TracefsMountEnvironment : public ::testing::Environment {
   void RemoveStateDirIfUnused() {
     const std::string lock_path = state_dir_ + "/.lock";
     ScopedFd lock(open(lock_path.c_str(), O_RDWR | O_CLOEXEC));
-    if (lock.valid() && flock(lock.get(), LOCK_EX | LOCK_NB) != 0) return;
+    // A sluice process a last test started may still be on its way out with
+    // the lock (seen once at the end of a full run): wait for it, up to a
+    // bound, rather than leave the directory behind.
+    if (lock.valid()) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ScaledTimeoutMs(30000));
+      while (flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          fprintf(stderr, "kernel tests: %s is still locked by a sluice process; left in place\n", state_dir_.c_str());
+          return;
+        }
+        usleep(50 * 1000);
+      }
+    }
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(state_dir_, error))
       if (entry.path().filename() != ".lock") return;
