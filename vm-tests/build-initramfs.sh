@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds the vm-tests initramfs: busybox-static, guest/init, guest/lib.sh,
 # scenarios/*.sh, and the sluice binaries from BUILD_DIR (when built:
-# sluice, sluice-probes, sluiced, sluice_tests; debug info stripped) with
+# sluice, sluice-probes, sluiced, sluice-relay, sluice_tests; debug info stripped) with
 # every shared library ldd finds for them, the dynamic loader included.
 #
 # usage: vm-tests/build-initramfs.sh OUT.cpio.gz
@@ -27,7 +27,7 @@ build_dir=${VM_GUEST_BUILD_DIR:-${BUILD_DIR:-build}}
 vm_arch=${VM_ARCH:-x86_64}
 # sluice_tests: the unit + kernel integration test binary; scenario
 # 50-kernel-tests runs its *KernelTest* suites inside each guest kernel.
-binaries="sluice sluice-probes sluiced sluice_tests"
+binaries="sluice sluice-probes sluiced sluice-relay sluice_tests"
 
 # Debian's busybox-static installs /bin/busybox; a dynamic one would need libc.
 busybox=$(bash "$here/fetch-busybox.sh") || exit 1

@@ -128,13 +128,41 @@ if [ "$config" != - ]; then
   bash "$root/kconfigs/check.sh" "$config" >"$out/kconfig-check.txt" 2>&1
 fi
 
+# The relay scenario (70-relay) is the only one that needs more from QEMU
+# than the console: two virtio-serial ports and a host-side helper that
+# runs beside the guest (relay-host.sh). The other scenarios boot without
+# them.
+relay=0
+# shellcheck disable=SC2254  # VM_ONLY is a glob on purpose
+case 70-relay in $VM_ONLY) [ -f "$here/scenarios/70-relay.sh" ] && relay=1 ;; esac
+
 # Per kernel, a second gzip'ed cpio appended to the shared initramfs (the
 # kernel unpacks concatenated archives in order) adds the kernel's config as
-# /boot/config-<release>, where sluice doctor looks for it.
+# /boot/config-<release>, where sluice doctor looks for it, and for the
+# relay scenario the virtio_console driver when the kernel has it as a
+# module (Debian 6.1; 6.12 builds it in): taken from the kernel's package
+# once and kept beside the unpacked kernel (kernel-modules.sh).
 if [ "$config" != - ] && [ "$release" != - ]; then
   extra=$(mktemp -d)
   mkdir -p "$extra/boot"
   cp "$config" "$extra/boot/config-$release"
+  if [ "$relay" = 1 ]; then
+    kdir=$(dirname "$image")
+    mods=$kdir/relay-modules
+    if [ ! -f "$mods/lib/modules/$release/sluice-load-order" ] && [ -f "$kdir/deb" ]; then
+      rm -rf "$mods.tmp"
+      bash "$here/kernel-modules.sh" "$config" "$(. "$here/cache-lib.sh"; cache_dir)/debs/$(cat "$kdir/deb")" \
+        "$release" "$mods.tmp" CONFIG_VIRTIO_CONSOLE:virtio_console CONFIG_VIRTIO_PCI:virtio_pci \
+        2>"$out/relay-modules.log" && mv "$mods.tmp" "$mods"
+    fi
+    if [ -f "$mods/lib/modules/$release/sluice-load-order" ]; then
+      cp -r "$mods/lib" "$extra/"
+    elif grep -q '^CONFIG_VIRTIO_CONSOLE=m' "$config"; then
+      mkdir -p "$extra/lib/modules/$release"
+      echo "virtio_console is a module in this kernel and none could be taken from its package: $(tail -n 1 "$out/relay-modules.log" 2>/dev/null)" \
+        >"$extra/lib/modules/$release/sluice-modules-missing"
+    fi
+  fi
   (cd "$extra" && find . | cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$out/extra.cpio.gz"
   rm -rf "$extra"
   cat "$initramfs" "$out/extra.cpio.gz" >"$out/initramfs.cpio.gz"
@@ -193,6 +221,22 @@ qemu=("${machine[@]}" -accel "$accel" -cpu "$cpu" -smp "$VM_SMP" -m "$VM_MEM"
   -nodefaults -display none -no-reboot
   -kernel "$image" -initrd "$initramfs" -append "$append"
   -chardev "file,id=con,path=$console" "${serial[@]}")
+# The relay scenario's ports (docs/RELAY.md has the same for your own
+# QEMU): org.sluice.relay, a client of the unix socket the host's sluiced
+# --relay-socket listens on (relay-host.sh starts sluiced when the guest asks
+# and restarts it between the scenario's phases: reconnect=1 has QEMU retry
+# every second while nothing listens), and org.sluice.causality, whose
+# socket QEMU serves for relay-host.sh (the scenario's control lines and the
+# causality test's bytes). The socket paths are short: a unix socket path
+# has at most 107 bytes, and $out may be deep.
+if [ "$relay" = 1 ]; then
+  relay_dir=$(mktemp -d /tmp/sluice-vm-relay.XXXXXX)
+  qemu+=(-device virtio-serial-pci,id=vser
+    -chardev "socket,id=relay,path=$relay_dir/relay.sock,reconnect=1"
+    -device virtserialport,bus=vser.0,chardev=relay,name=org.sluice.relay
+    -chardev "socket,id=cause,path=$relay_dir/cause.sock,server=on,wait=off"
+    -device virtserialport,bus=vser.0,chardev=cause,name=org.sluice.causality)
+fi
 printf '%q ' "${qemu[@]}" >"$out/qemu-cmdline"
 echo >>"$out/qemu-cmdline"
 
@@ -202,6 +246,11 @@ elapsed() { echo $((($(date +%s%N) - start) / 1000000)); }   # ms
 "${qemu[@]}" >"$out/qemu.log" 2>&1 &
 qpid=$!
 trap 'kill $qpid 2>/dev/null' EXIT
+if [ "$relay" = 1 ]; then
+  BUILD_DIR=${BUILD_DIR:-build} bash "$here/relay-host.sh" "$relay_dir" "$out/relay" "$console" "$qpid" &
+  relay_pid=$!
+  trap 'kill $qpid $relay_pid 2>/dev/null; wait $relay_pid 2>/dev/null; rm -rf "$relay_dir"' EXIT
+fi
 
 # The guest's progress lines, without the printk prefix ("[   12.345678] ",
 # and "[T1] " with CONFIG_PRINTK_CALLER) or the console's \r.
@@ -287,6 +336,12 @@ if kill -0 $qpid 2>/dev/null; then
   kill $qpid 2>/dev/null; sleep 1; kill -9 $qpid 2>/dev/null
 fi
 wait $qpid 2>/dev/null
+if [ "$relay" = 1 ]; then
+  # It ends with QEMU (its channel closes); SIGTERM stops what it started.
+  kill "$relay_pid" 2>/dev/null
+  wait "$relay_pid" 2>/dev/null
+  rm -rf "$relay_dir"
+fi
 total_ms=$(elapsed)
 secs() { awk -v m="$1" 'BEGIN{printf "%.1f", m/1000}'; }
 echo "$total_ms" >"$out/total_ms"
