@@ -15,7 +15,7 @@
 #   $(DOCDIR)/                             README.md and docs/*.md
 #   $(MANDIR)/man1/sluice*.1, man8/*.8     man pages from the binaries' --help (mk/doc.mk)
 #   $(BASHCOMPDIR)/sluice, sluiced, sluice-probes  bash completion (user/cmd/sluice.bash-completion)
-#   $(SYSTEMD_UNITDIR)/                    sluiced.socket, sluiced.service, sluice-probes.service
+#   $(SYSTEMD_UNITDIR)/                    sluiced.socket, sluiced.service, sluice-probes.service, sluice-relay.socket
 #   $(SYSUSERSDIR)/sluice.conf             the sluice group and the sluiced user
 #   $(TMPFILESDIR)/sluice.conf             /run/sluice and the tracefs state dir
 #
@@ -56,7 +56,7 @@ $(INSTALL_PATHS_H): FORCE
 
 # ---- rendered files ----------------------------------------------------------
 INIT_OUT := $(BUILD_DIR)/init
-UNIT_NAMES := sluiced.socket sluiced.service sluice-probes.service
+UNIT_NAMES := sluiced.socket sluiced.service sluice-probes.service sluice-relay.socket
 UNITS := $(UNIT_NAMES:%=$(INIT_OUT)/%)
 # The substitutions, also written to a file so that a changed PREFIX
 # re-renders the units (the file changes only when a value does).
@@ -136,6 +136,7 @@ init-check: $(INSTALLED_BINS) $(INSTALLED_SBINS)
 # sluiced started as its units start it, and recorded through (no tracefs).
 unit-check: $(BUILD_DIR)/sluice $(BUILD_DIR)/sluiced $(UNITS)
 	$(Q)bash service/init/check_sluiced_activation.sh $(BUILD_DIR)
+	$(Q)bash service/init/check_relay_socket.sh $(BUILD_DIR)
 .PHONY: unit-check
 
 # Kernel check (root, tracefs, BPF; hold the kernel-test lock): sluiced and

@@ -38,7 +38,7 @@ expected=(
   usr/share/bash-completion/completions/sluice usr/share/bash-completion/completions/sluiced
   usr/share/bash-completion/completions/sluice-probes
   usr/lib/systemd/system/sluiced.socket usr/lib/systemd/system/sluiced.service
-  usr/lib/systemd/system/sluice-probes.service
+  usr/lib/systemd/system/sluice-probes.service usr/lib/systemd/system/sluice-relay.socket
   usr/lib/sysusers.d/sluice.conf usr/lib/tmpfiles.d/sluice.conf
 )
 missing=0
