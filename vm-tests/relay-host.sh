@@ -105,7 +105,6 @@ recording() {
   record_alive || { log "sluice record exited early: $(tail -n 3 "$out/record$phase.log")"; exit 1; }
   grep -q '^sluice: recording' "$out/record$phase.log"
 }
-probes_connected() { [ -S "$sockdir/producer.sock" ] && grep -q . "$out/probes$phase.log"; }
 
 start_phase() {
   phase=$1 events=${2:-}
@@ -138,9 +137,10 @@ start_phase() {
   send "recording $phase $instance"
 }
 
-# The host's data sources are registered with sluiced: `sluice sessions`
-# would not say; the probes' first log line comes once they are connected.
-probes_registered() { "$build/sluice" sessions --consumer-socket "$sockdir/consumer.sock" >/dev/null 2>&1 && probes_connected; }
+# The host's sluice-probes connected to sluiced (a data source that
+# registers after the session started is started then too, as the guest's
+# do; this only keeps the host's start-up in order).
+probes_registered() { grep -q "producer [0-9]* 'sluice-probes' connected" "$out/sluiced$phase.log"; }
 
 causality() {  # N round trips, one at a time
   local i n=$1

@@ -166,6 +166,8 @@ wait_for 60 "the host to stop sluiced" heard "down 1"
 
 # Phase 2: the link throttled; a burst from CPU 0 (one ftrace sequence).
 phase 2 "" --max-rate "$MAX_RATE" --buffer-size "$QUEUE"
+# From here this shell (the burst and the tail markers) runs on CPU 0 only.
+taskset -p 1 $$ >/dev/null || fail "taskset -p 1 failed"
 taskset 1 sh -c 'exec 3>"$1"; n=1; while [ $n -le $2 ]; do echo "sluice-guest2=$n" >&3 || exit 1; n=$((n + 1)); done' \
   sh "$TRACEFS/instances/$INSTANCE/trace_marker" "$BURST_MARKERS" || fail "burst markers: a trace_marker write failed"
 echo "$BURST_MARKERS" >"$OUT/burst_markers"
