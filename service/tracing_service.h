@@ -73,13 +73,17 @@
 #include "perfetto/config/trace_config.pb.h"
 #include "service/event_loop.h"
 #include "service/ipc/ipc_socket.h"
+#include "service/producer_host.h"
 #include "service/service_endpoints.h"
 #include "service/trace_buffer.h"
 #include "shm/shared_memory.h"
+#include "shm/smb_chunk_reader.h"
+#include "sluice/service_stats.pb.h"
 #include "shm/shm_abi.h"
 #include "shm/base/status.h"
 
 namespace perfetto::protos {
+class RemoteClockSync;
 class TraceStats;
 }  // namespace perfetto::protos
 
@@ -176,11 +180,11 @@ class Consumer {
   virtual void OnTraceFileFinished(const std::string& name) { (void)name; }
 };
 
-class TracingService {
+class TracingService : public ProducerHost {
  public:
   // `loop` runs the service thread and outlives the service.
   explicit TracingService(EventLoop* loop, TracingServiceOptions options = {});
-  ~TracingService();
+  ~TracingService() override;
   TracingService(const TracingService&) = delete;
   TracingService& operator=(const TracingService&) = delete;
 
@@ -202,7 +206,7 @@ class TracingService {
   StatusOr<std::unique_ptr<ProducerEndpoint>> ConnectProducer(Producer* endpoint,
                                                                 const ProducerOptions& options,
                                                                 const PeerCredentials& peer,
-                                                                int* shm_fd);
+                                                                int* shm_fd) override;
 
   // Non-blocking consumer API. `observer` outlives RemoveConsumer(). Replies
   // that need the service thread (Flush) arrive through callbacks run on the
@@ -258,6 +262,24 @@ class TracingService {
   void DisableAllSessions();
   bool AllSessionsDisabled();
 
+  // ---- Relayed machines (service/relay/relay_server.h; service thread). ----
+  // A relay connected for the machine named `name`: its machine_id, the
+  // same each time the name comes back (1 up; 0 is this machine). Counted
+  // as a connect in every live session.
+  uint32_t AddRelayedMachine(const std::string& name);
+  // Its link ended; `chunks_lost_in_transit`: a chunk cut off with it.
+  void RelayedMachineGone(uint32_t machine_id, uint64_t chunks_lost_in_transit);
+  // A clock sync measured for the machine: written (stamped with its
+  // machine_id) into every live session's trace before any more of the
+  // machine's data, and at the head of each later file. `offset_ns`: its
+  // boot clock minus ours; `error_ns`: the bound on that offset's error.
+  void SetMachineClockSync(uint32_t machine_id, const perfetto::protos::RemoteClockSync& sync,
+                           int64_t offset_ns, uint64_t error_ns);
+  // Chunks the machine's relay dropped for `buffer` (the host BufferId it
+  // named): counted in the buffer's session.
+  void AddMachineLosses(uint32_t machine_id, BufferId buffer, uint64_t chunks, uint64_t packets,
+                        uint64_t bytes);
+
   ServiceState QueryServiceState();
   ServiceStats GetServiceStats();
   // Tests: runs `fn` holding the service mutex (as a preempted holder would).
@@ -265,13 +287,14 @@ class TracingService {
   // The longest lap of any buffer (TraceBuffer::lap_size()).
   size_t LongestLapForTesting();
   // Called by the IPC layer when it drops a connection for a bad frame.
-  void CountDroppedIpcConnection();
+  void CountDroppedIpcConnection() override;
   // Called by the IPC layer when it drops the producer whose endpoint is
   // `endpoint` because it does not read its socket (it closes the
   // connection itself afterwards). Counted service-wide and in the sessions
   // the producer takes part in; logged with `why`.
-  void CountProducerNotReading(Producer* endpoint, const std::string& why);
-  EventLoop* loop() const { return loop_; }
+  void CountProducerNotReading(Producer* endpoint, const std::string& why) override;
+  EventLoop* loop() const override { return loop_; }
+  void LogLine(const std::string& line) const override { Log(line); }
   const TracingServiceOptions& options() const { return options_; }
 
  private:
@@ -299,6 +322,7 @@ class TracingService {
     // Buffers of sessions this producer has a data source instance in.
     std::set<BufferId> allowed_buffers;
     uint64_t violations = 0;
+    uint32_t machine_id = 0;  // ProducerOptions.machine_id.
     bool kicked = false;  // Disconnected for faults; inputs ignored.
     bool not_reading = false;  // Being dropped by the IPC layer (not reading).
   };
@@ -318,6 +342,7 @@ class TracingService {
   struct SessionProducer {  // Kept after the producer disconnects.
     uid_t uid = 0;
     pid_t pid = 0;
+    uint32_t machine_id = 0;
   };
 
   // A trigger a session acted on: written into its trace as a Trigger packet.
@@ -376,7 +401,8 @@ class TracingService {
     // packets read since the session began, the oldest left out beyond an
     // eighth of a file (CarryStatePacketLocked; later ones, the rescans at
     // each cut, name the same processes again).
-    std::string carried_system_info, carried_cpu_info;
+    // By machine (0: this one; relayed guests have their own).
+    std::map<uint32_t, std::string> carried_system_info, carried_cpu_info;
     std::deque<std::string> carried_process_trees;
     size_t carried_process_tree_bytes = 0;
     // The newest FtraceStats packet of each sequence: at a cut the file
@@ -429,6 +455,10 @@ class TracingService {
     uint64_t chunks_lost_being_written = 0;
     uint64_t chunks_lost_writer_unknown = 0;
     uint64_t chunks_scraped = 0;
+    // Relayed machines (service/relay/): what each cost the session, and
+    // the generation of its clock sync written into the file being written.
+    std::map<uint32_t, sluice::protos::RelayMachineStats> machines;
+    std::map<uint32_t, uint64_t> machine_sync_written;
   };
 
   struct BufferEntry {
@@ -484,6 +514,12 @@ class TracingService {
   // counts the discard unless the buffer belonged to an ended session).
   BufferEntry* WritableBufferLocked(ConnectedProducer* producer, BufferId target, bool* expired);
   void MoveChunkLocked(ConnectedProducer* producer, uint32_t page, uint32_t chunk, BufferId target);
+  // MoveChunkLocked's second half: the chunk is in scratch_ (header, then
+  // payload), read from the SMB or copied from a relay, with `result`.
+  void StoreChunkCopyLocked(ConnectedProducer* producer, ChunkReadResult result,
+                            const ChunkCopy& copy, BufferId target);
+  void CommitCopiedChunks(ProducerId producer, const std::vector<CopiedChunk>& chunks,
+                          const CommitDataRequest& request);
   void ApplyPatchesLocked(ConnectedProducer* producer, const std::vector<ChunkPatch>& patches);
   // Moves the SMB's Complete chunks into their writers' buffers. With
   // `session`, only chunks for that session's buffers. Counts
@@ -589,7 +625,12 @@ class TracingService {
   void PostConsumerCallLocked(ConsumerId consumer, std::function<void(Consumer*)> call);
   // Keeps a copy of a packet the next file needs at its head (TracingSession::carried_*).
   void CarryStatePacketLocked(TracingSession* session, uint32_t field, uint32_t sequence_id,
-                              const std::string& packet);
+                              uint32_t machine_id, const std::string& packet);
+  // The relayed machines' clock syncs not yet in the session's file (all of
+  // them at a file's head), appended to *out.
+  void EmitMachineSyncsLocked(TracingSession* session, std::vector<std::string>* out);
+  // A live session's entry for relayed machine `id` (made on first use).
+  sluice::protos::RelayMachineStats* SessionMachineLocked(TracingSession* session, uint32_t id);
   // The TraceStats a file's trailer holds: since its start when rotating.
   perfetto::protos::TraceStats FileTraceStatsLocked(TracingSession* session);
   // Writes what the buffers hold into the session's file; again after the
@@ -718,6 +759,17 @@ class TracingService {
   FlushRequestId last_flush_id_ = 0;
   ServiceStats stats_;
   uint64_t data_sources_seen_ = 0;
+  // Machines relayed to this service, by machine_id: their names (a relay
+  // that comes back under its name gets its id again) and newest clock sync.
+  struct RelayedMachine {
+    std::string name;
+    uint32_t links = 0;  // Its relay links now open (a new one may overlap the old).
+    std::string sync_packet;  // A TracePacket with remote_clock_sync and machine_id.
+    uint64_t sync_generation = 0;
+    int64_t clock_offset_ns = 0;
+    uint64_t clock_error_ns = 0;
+  };
+  std::map<uint32_t, RelayedMachine> machines_;
   // Triggers acted on in the last 24 h, by name (boot clock ns): for
   // TriggerConfig.Trigger.max_per_24_h.
   std::map<std::string, std::vector<uint64_t>> trigger_history_;

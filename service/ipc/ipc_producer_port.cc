@@ -3,12 +3,12 @@
 #include "perfetto/config/data_source_config.pb.h"
 #include "service/ipc/ipc_frame.h"
 #include "service/ipc/ipc_producer_protocol.h"
-#include "service/tracing_service.h"
+#include "service/producer_host.h"
 #include "sluice/ipc.pb.h"
 
 namespace sluice {
 
-IpcProducerPort::IpcProducerPort(TracingService* service, IpcChannel* channel)
+IpcProducerPort::IpcProducerPort(ProducerHost* service, IpcChannel* channel)
     : service_(service), channel_(channel) {}
 
 IpcProducerPort::~IpcProducerPort() = default;

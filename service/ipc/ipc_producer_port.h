@@ -40,13 +40,13 @@
 
 namespace sluice {
 
-class TracingService;
+class ProducerHost;
 
 class IpcProducerPort : public IpcFrameHandler, public Producer {
  public:
   static constexpr uint32_t kViolationsBeforeClose = 64;
 
-  IpcProducerPort(TracingService* service, IpcChannel* channel);
+  IpcProducerPort(ProducerHost* service, IpcChannel* channel);
   ~IpcProducerPort() override;
 
   // IpcFrameHandler.
@@ -89,7 +89,7 @@ class IpcProducerPort : public IpcFrameHandler, public Producer {
   // Counts the producer as not reading and closes the connection.
   void DropNotReading(const std::string& why);
 
-  TracingService* const service_;
+  ProducerHost* const service_;
   IpcChannel* const channel_;
   std::unique_ptr<ProducerEndpoint> connection_;
   CommitDataRequest scratch_request_;  // Reused: no allocation per commit in steady state.

@@ -16,7 +16,8 @@ namespace sluice {
 // other frame sluice's own (docs/IPC.md, "Perfetto's IPC"). Until then the
 // connection's frames come here.
 struct IpcServer::Connection : IpcFrameHandler {
-  TracingService* service = nullptr;
+  ProducerHost* producers = nullptr;
+  TracingService* consumers = nullptr;
   bool producer = false;
   // Declaration order = destruction order reversed: the port (which may
   // disconnect from the service and send nothing more) goes first.
@@ -26,17 +27,18 @@ struct IpcServer::Connection : IpcFrameHandler {
   void OnFrame(std::string_view frame) override {
     const bool perfetto = IsPerfettoIpcFrame(frame);
     IpcConnection* c = connection.get();
-    if (producer && perfetto) port = std::make_unique<PerfettoProducerPort>(service, c);
-    else if (producer) port = std::make_unique<IpcProducerPort>(service, c);
-    else if (perfetto) port = std::make_unique<PerfettoConsumerPort>(service, c);
-    else port = std::make_unique<IpcConsumerPort>(service, c);
+    if (producer && perfetto) port = std::make_unique<PerfettoProducerPort>(producers, c);
+    else if (producer) port = std::make_unique<IpcProducerPort>(producers, c);
+    else if (perfetto) port = std::make_unique<PerfettoConsumerPort>(consumers, c);
+    else port = std::make_unique<IpcConsumerPort>(consumers, c);
     connection->set_handler(port.get());
     port->OnFrame(frame);
   }
 };
 
-IpcServer::IpcServer(TracingService* service, const IpcServerOptions& options)
-    : service_(service), options_(options) {}
+IpcServer::IpcServer(ProducerHost* producers, TracingService* consumers,
+                     const IpcServerOptions& options)
+    : producers_(producers), consumers_(consumers), options_(options) {}
 
 Status IpcServer::AddListener(int fd, const std::string& path, bool producer,
                               const ListenOptions& listen) {
@@ -58,7 +60,21 @@ Status IpcServer::AddListener(int fd, const std::string& path, bool producer,
 
 StatusOr<std::unique_ptr<IpcServer>> IpcServer::Create(TracingService* service,
                                                        const IpcServerOptions& options) {
-  std::unique_ptr<IpcServer> server(new IpcServer(service, options));
+  return CreateInternal(service, service, options);
+}
+
+StatusOr<std::unique_ptr<IpcServer>> IpcServer::CreateForProducers(ProducerHost* host,
+                                                                   const IpcServerOptions& options) {
+  if (!options.consumer_socket_path.empty() || options.consumer_listen_fd >= 0 ||
+      !options.perfetto_consumer_socket_path.empty() || options.perfetto_consumer_listen_fd >= 0)
+    return Status::Error("a producer-only server has no consumer socket");
+  return CreateInternal(host, nullptr, options);
+}
+
+StatusOr<std::unique_ptr<IpcServer>> IpcServer::CreateInternal(ProducerHost* producers,
+                                                               TracingService* consumers,
+                                                               const IpcServerOptions& options) {
+  std::unique_ptr<IpcServer> server(new IpcServer(producers, consumers, options));
   SLUICE_RETURN_IF_ERROR(server->AddListener(options.producer_listen_fd, options.producer_socket_path,
                                              true, options.producer_listen));
   SLUICE_RETURN_IF_ERROR(server->AddListener(options.consumer_listen_fd, options.consumer_socket_path,
@@ -70,7 +86,7 @@ StatusOr<std::unique_ptr<IpcServer>> IpcServer::Create(TracingService* service,
                                              options.perfetto_consumer_socket_path, false,
                                              options.consumer_listen));
   IpcServer* s = server.get();
-  EventLoop* loop = service->loop();
+  EventLoop* loop = producers->loop();
   loop->RunAndWait([s, loop] {
     for (const Listener& l : s->listeners_) {
       const int fd = l.fd.get();
@@ -82,9 +98,9 @@ StatusOr<std::unique_ptr<IpcServer>> IpcServer::Create(TracingService* service,
 }
 
 IpcServer::~IpcServer() {
-  service_->loop()->RunAndWait([this] {
+  producers_->loop()->RunAndWait([this] {
     *alive_ = false;
-    for (const Listener& l : listeners_) service_->loop()->RemoveFdWatch(l.fd.get());
+    for (const Listener& l : listeners_) producers_->loop()->RemoveFdWatch(l.fd.get());
     connections_.clear();
   });
 }
@@ -96,11 +112,12 @@ void IpcServer::OnAcceptable(int listen_fd, bool producer) {
     if (connections_.size() >= options_.max_connections) continue;  // Closed by ScopedFd.
     uint64_t id = next_id_++;
     auto c = std::make_unique<Connection>();
-    c->service = service_;
+    c->producers = producers_;
+    c->consumers = consumers_;
     c->producer = producer;
     std::weak_ptr<bool> alive = alive_;
     c->connection = std::make_unique<IpcConnection>(
-        service_->loop(), std::move(sock),
+        producers_->loop(), std::move(sock),
         producer ? options_.producer_max_queued_output : options_.consumer_max_queued_output,
         [this, alive, id](const std::string& reason, bool protocol_error) {
           if (alive.lock() && *alive.lock()) OnClosed(id, reason, protocol_error);
@@ -114,10 +131,10 @@ void IpcServer::OnAcceptable(int listen_fd, bool producer) {
 void IpcServer::OnClosed(uint64_t id, const std::string& reason, bool protocol_error) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
-  if (protocol_error) service_->CountDroppedIpcConnection();
+  if (protocol_error) producers_->CountDroppedIpcConnection();
   const PeerCredentials& peer = it->second->connection->peer();
-  if (service_->options().log && (protocol_error || !it->second->producer))
-    service_->options().log(std::string("sluiced: ") +
+  if (protocol_error || !it->second->producer)
+    producers_->LogLine(std::string("sluiced: ") +
                             (it->second->producer ? "producer" : "consumer") + " connection (pid " +
                             std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) +
                             ") closed: " + reason);

@@ -36,6 +36,7 @@
 
 namespace sluice {
 
+class ProducerHost;
 class TracingService;
 
 struct IpcServerOptions {
@@ -69,6 +70,11 @@ class IpcServer {
  public:
   static StatusOr<std::unique_ptr<IpcServer>> Create(TracingService* service,
                                                      const IpcServerOptions& options);
+  // Producer sockets only, served by `host` (the relay in a guest,
+  // service/relay/relay_producer_host.h): the consumer paths and fds must be
+  // unset.
+  static StatusOr<std::unique_ptr<IpcServer>> CreateForProducers(ProducerHost* host,
+                                                                 const IpcServerOptions& options);
   ~IpcServer();
   IpcServer(const IpcServer&) = delete;
   IpcServer& operator=(const IpcServer&) = delete;
@@ -81,13 +87,17 @@ class IpcServer {
     ScopedFd fd;
     bool producer = false;
   };
-  IpcServer(TracingService* service, const IpcServerOptions& options);
+  IpcServer(ProducerHost* producers, TracingService* consumers, const IpcServerOptions& options);
+  static StatusOr<std::unique_ptr<IpcServer>> CreateInternal(ProducerHost* producers,
+                                                             TracingService* consumers,
+                                                             const IpcServerOptions& options);
   // Adopts `fd` if >= 0, else listens at `path`; nothing if both are unset.
   Status AddListener(int fd, const std::string& path, bool producer, const ListenOptions& listen);
   void OnAcceptable(int listen_fd, bool producer);
   void OnClosed(uint64_t id, const std::string& reason, bool protocol_error);
 
-  TracingService* const service_;
+  ProducerHost* const producers_;
+  TracingService* const consumers_;  // Null: no consumer sockets.
   const IpcServerOptions options_;
   std::vector<Listener> listeners_;
   std::map<uint64_t, std::unique_ptr<Connection>> connections_;

@@ -7,7 +7,7 @@
 #include "perfetto/ipc/producer_port.pb.h"
 #include "service/ipc/ipc_frame.h"
 #include "service/ipc/ipc_producer_protocol.h"
-#include "service/tracing_service.h"
+#include "service/producer_host.h"
 
 namespace sluice {
 namespace {
@@ -40,7 +40,7 @@ std::vector<std::string> MethodNames() {
 
 }  // namespace
 
-PerfettoProducerPort::PerfettoProducerPort(TracingService* service, IpcChannel* channel)
+PerfettoProducerPort::PerfettoProducerPort(ProducerHost* service, IpcChannel* channel)
     : ForwardingChannel(channel), host_(channel, kServiceName, MethodNames()), port_(service, this) {}
 
 PerfettoProducerPort::~PerfettoProducerPort() = default;

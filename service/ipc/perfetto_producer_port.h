@@ -44,7 +44,7 @@
 
 namespace sluice {
 
-class TracingService;
+class ProducerHost;
 
 class PerfettoProducerPort : public IpcFrameHandler, private ForwardingChannel {
  public:
@@ -52,7 +52,7 @@ class PerfettoProducerPort : public IpcFrameHandler, private ForwardingChannel {
   static constexpr size_t kMaxCommandsBeforeStream = 256;
   static constexpr size_t kMaxPendingTriggerCalls = 64;
 
-  PerfettoProducerPort(TracingService* service, IpcChannel* channel);
+  PerfettoProducerPort(ProducerHost* service, IpcChannel* channel);
   ~PerfettoProducerPort() override;
 
   // IpcFrameHandler.
