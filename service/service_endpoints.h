@@ -76,6 +76,20 @@ struct ProducerOptions {
   // caller keeps its fd) instead of creating one. Its page size is
   // shm_page_size_hint_bytes as given; docs/IPC.md has the rules.
   int producer_shm_fd = -1;
+  // The machine the producer runs on: 0 for this one; a guest's producer
+  // relayed to this service (service/relay/relay_server.h) has its
+  // machine's id, stamped on its packets as TracePacket.machine_id. Such a
+  // producer's uid and pid are the guest's, not checked against the
+  // producer allowlist (the relay socket's permissions admit the guest).
+  uint32_t machine_id = 0;
+};
+
+// A chunk copied out of a producer's shared memory by someone else: a
+// guest's relay, which sends it as bytes (service/relay/). `bytes` is the
+// chunk header followed by the payload.
+struct CopiedChunk {
+  uint32_t target_buffer = 0;
+  std::string_view bytes;
 };
 
 // Implemented by the producer. The config's target_buffer is the service's
@@ -138,6 +152,15 @@ class ProducerEndpoint {
   // Fires triggers (TraceConfig.trigger_config; docs/SERVICE.md,
   // "Triggers"). Answered by Producer::OnTriggersActivated.
   virtual void ActivateTriggers(const std::vector<std::string>& names) = 0;
+  // A relayed producer's commit (service/relay/relay_server.h): `chunks`
+  // arrive as bytes instead of in the SMB; then `request`'s patches and
+  // flush answer, as CommitData. Only the service's in-process endpoint
+  // takes it; elsewhere it is a bug to call.
+  virtual void CommitCopiedChunks(const std::vector<CopiedChunk>& chunks,
+                                  const CommitDataRequest& request) {
+    (void)chunks;
+    (void)request;
+  }
 };
 
 // What the service knows right now (`sluice doctor`, `sluice stats`).

@@ -7,6 +7,7 @@
 #include "perfetto/config/trace_config.pb.h"
 #include "perfetto/common/trace_stats.pb.h"
 #include "perfetto/trace/clock_snapshot.pb.h"
+#include "perfetto/trace/remote_clock_sync.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
 #include "service/sluice_extensions.h"
 #include "sluice/service_stats.pb.h"
@@ -85,6 +86,25 @@ std::string MakeTraceStatsPacket(const perfetto::protos::TraceStats& stats) {
     first->set_trace_writer_packet_loss(first->trace_writer_packet_loss() + chunks_lost);
     faults->set_chunks_lost_buffer(0);
   }
+  return packet.SerializeAsString();
+}
+
+std::string MakeRemoteClockSyncPacket(uint32_t machine_id,
+                                      const perfetto::protos::RemoteClockSync& sync) {
+  perfetto::protos::TracePacket packet = ServicePacket();
+  packet.clear_timestamp();  // Read before timestamps; ours would be the wrong clock.
+  packet.set_machine_id(machine_id);
+  *packet.mutable_remote_clock_sync() = sync;
+  return packet.SerializeAsString();
+}
+
+std::string MakeMachineTraceStatsPacket(const sluice::protos::RelayMachineStats& machine) {
+  perfetto::protos::TracePacket packet = ServicePacket();
+  packet.set_machine_id(machine.machine_id());
+  perfetto::protos::TraceStats* stats = packet.mutable_trace_stats();
+  for (uint64_t chunks : machine.chunks_dropped_per_buffer())
+    stats->add_buffer_stats()->set_trace_writer_packet_loss(chunks);
+  *stats->mutable_sluice_service_stats()->add_relay_machines() = machine;
   return packet.SerializeAsString();
 }
 

@@ -13,11 +13,15 @@
 #include "shm/base/clock.h"
 
 namespace perfetto::protos {
+class RemoteClockSync;
 class TraceConfig;
 class TraceStats;
 }  // namespace perfetto::protos
 
 namespace sluice {
+namespace protos {
+class RelayMachineStats;
+}  // namespace protos
 
 inline constexpr uint32_t kServicePacketSequenceId = 1;
 inline constexpr uint32_t kFirstProducerSequenceId = 2;
@@ -47,6 +51,18 @@ std::string MakeTriggerPacket(const std::string& trigger_name, const std::string
 // says so (protos/sluice/service_stats.proto). Only in the trace: the
 // consumer's GetTraceStats() keeps the service's own figures.
 std::string MakeTraceStatsPacket(const perfetto::protos::TraceStats& stats);
+
+// A relayed machine's clocks against ours (service/relay/), stamped with its
+// machine_id: upstream's trace_processor maps the machine's timestamps onto
+// this machine's timeline with it.
+std::string MakeRemoteClockSyncPacket(uint32_t machine_id,
+                                      const perfetto::protos::RemoteClockSync& sync);
+
+// A relayed machine's losses, for upstream's trace_processor: a TraceStats
+// stamped with its machine_id whose buffer_stats[i].trace_writer_packet_loss
+// are the chunks its relay dropped for buffer i (a data_loss stat of that
+// machine there), and `machine` itself in sluice_service_stats.
+std::string MakeMachineTraceStatsPacket(const sluice::protos::RelayMachineStats& machine);
 
 }  // namespace sluice
 

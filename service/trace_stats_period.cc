@@ -17,7 +17,8 @@ using google::protobuf::Reflection;
 // 64-bit fields that name or size something rather than count events.
 bool IsMomentValue(const FieldDescriptor* field) {
   const std::string& name = field->name();
-  return name == "buffer_size" || name == "sequence_id" || name == "snapshot_of_session";
+  return name == "buffer_size" || name == "sequence_id" || name == "snapshot_of_session" ||
+         name == "clock_error_ns" || name == "max_clock_error_ns";
 }
 
 // 32-bit fields are values of the moment (producers_connected,

@@ -213,6 +213,31 @@ void TracingService::MoveChunkLocked(ConnectedProducer* p, uint32_t page, uint32
     stats_.chunks_not_complete++;
     return;
   }
+  StoreChunkCopyLocked(p, r, copy, target);
+}
+
+void TracingService::CommitCopiedChunks(ProducerId id, const std::vector<CopiedChunk>& chunks,
+                                        const CommitDataRequest& request) {
+  // The relay's link runs on the service thread: it waits for mu_ as the
+  // IPC ports do (no deferral: that is for the ftrace readers' threads).
+  ServiceLock lock(this);
+  ConnectedProducer* p = FindProducerLocked(id);
+  if (!p || p->kicked) return;
+  for (const CopiedChunk& c : chunks) {
+    ChunkCopy copy;
+    ChunkReadResult r = ChunkReadResult::kBadIndex;
+    if (c.bytes.size() <= kMaxPageSize) {
+      memcpy(scratch_.get(), c.bytes.data(), c.bytes.size());
+      r = ValidateChunkCopy(scratch_.get(), static_cast<uint32_t>(c.bytes.size()), &copy);
+    }
+    StoreChunkCopyLocked(p, r, copy, c.target_buffer);
+    if (p->kicked) return;
+  }
+  CommitDataLocked(id, request);
+}
+
+void TracingService::StoreChunkCopyLocked(ConnectedProducer* p, ChunkReadResult r,
+                                          const ChunkCopy& copy, BufferId target) {
   bool expired = false;
   BufferEntry* buffer = WritableBufferLocked(p, target, &expired);
   if (r == ChunkReadResult::kBadIndex || r == ChunkReadResult::kBadHeader) {

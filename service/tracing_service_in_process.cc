@@ -45,6 +45,10 @@ class TracingService::InProcessProducer : public ProducerEndpoint, public Commit
   void ActivateTriggers(const std::vector<std::string>& names) override {
     service_->ActivateTriggers(id_, names);
   }
+  void CommitCopiedChunks(const std::vector<CopiedChunk>& chunks,
+                          const CommitDataRequest& request) override {
+    service_->CommitCopiedChunks(id_, chunks, request);
+  }
 
   // CommitDataSink.
   void CommitData(const CommitDataRequest& request) override { service_->CommitData(id_, request); }
@@ -68,7 +72,8 @@ StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
     int* shm_fd) {
   ServiceLock lock(this);
   const auto& allow = options_.producer_uid_allowlist;
-  if (!allow.empty() && std::find(allow.begin(), allow.end(), peer.uid) == allow.end()) {
+  if (options.machine_id == 0 && !allow.empty() &&
+      std::find(allow.begin(), allow.end(), peer.uid) == allow.end()) {
     stats_.producers_refused++;
     Log("sluiced: refused producer '" + options.name + "' (pid " + std::to_string(peer.pid) +
         ", uid " + std::to_string(peer.uid) + "): uid not in the producer allowlist");
@@ -124,6 +129,7 @@ StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
   p->uid = peer.uid;
   p->pid = peer.pid;
   p->endpoint = endpoint;
+  p->machine_id = options.machine_id;
   p->shm = std::move(shm.value());
   p->abi = SharedMemoryAbi(p->shm->start(), p->shm->size(), page);
   *shm_fd = options.producer_shm_fd >= 0 ? -1 : p->shm->fd();

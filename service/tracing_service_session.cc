@@ -194,6 +194,9 @@ Status TracingService::EnableTracing(ConsumerId consumer,
     return st;
   }
   sessions_[s->id] = std::move(session);
+  // The machines relayed now are in its stats from the start (connects 1).
+  for (const auto& [id, m] : machines_)
+    if (m.links) SessionMachineLocked(s, id);
   const bool start_trigger = config.has_trigger_config() &&
       config.trigger_config().trigger_mode() == perfetto::protos::TraceConfig::TriggerConfig::START_TRACING;
   if (config.has_trigger_config()) ArmTriggerTimeoutLocked(s);
@@ -354,7 +357,7 @@ void TracingService::MaybeStartDataSourceLocked(TracingSession* s, ConnectedProd
     inst.will_notify_on_stop = d.will_notify_on_stop;
     inst.handles_incremental_state_clear = d.handles_incremental_state_clear;
     inst.started = !d.will_notify_on_start;
-    s->producers[p->id] = SessionProducer{p->uid, p->pid};
+    s->producers[p->id] = SessionProducer{p->uid, p->pid, p->machine_id};
     p->allowed_buffers.insert(buffer);
     PostProducerCallLocked(p->id, [iid, config](Producer* e) {
       e->SetupDataSource(iid, config);
@@ -765,14 +768,17 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
     if (!builtin.disable_clock_snapshotting() && !s->start_clock_snapshot.empty())
       out->push_back(s->start_clock_snapshot);
     // A rotation's next file: the state its producers wrote before the cut.
-    for (const std::string* p : {&s->carried_system_info, &s->carried_cpu_info})
-      if (!p->empty()) out->push_back(*p);
+    for (const auto* by_machine : {&s->carried_system_info, &s->carried_cpu_info})
+      for (const auto& [machine, p] : *by_machine) out->push_back(p);
     for (const std::string& p : s->carried_process_trees) out->push_back(p);
     for (std::string& p : s->carried_ftrace_starts) out->push_back(std::move(p));
     s->carried_ftrace_starts.clear();
     s->header_emitted = true;
   }
   EmitTriggerPacketsLocked(s, out);
+  // Before any data read below: a relayed machine's packets need its clock
+  // sync earlier in the file to land on this machine's timeline.
+  EmitMachineSyncsLocked(s, out);
   size_t bytes = 0;
   std::string packet;
   while (s->read_buffer_index < s->buffers.size()) {
@@ -795,13 +801,15 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
       trusted.sequence_id = it->second;
       auto sp = s->producers.find(seq.producer);
       trusted.pid = sp != s->producers.end() ? static_cast<int32_t>(sp->second.pid) : 0;
+      trusted.machine_id = sp != s->producers.end() ? sp->second.machine_id : 0;
       trusted.previous_packet_dropped = dropped;
       uint32_t state_field = 0;
       if (!StampTrustedFields(&packet, trusted, s->rotation ? &state_field : nullptr)) {
         s->invalid_packets++;
         continue;
       }
-      if (state_field) CarryStatePacketLocked(s, state_field, trusted.sequence_id, packet);
+      if (state_field)
+        CarryStatePacketLocked(s, state_field, trusted.sequence_id, trusted.machine_id, packet);
       bytes += packet.size();
       out->push_back(std::move(packet));
       packet.clear();
@@ -828,7 +836,10 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
     // the file's clocks only go forward.
     if (s->rotation) s->end_clock_snapshot = MakeClockSnapshotPacket();
     if (!builtin.disable_clock_snapshotting()) dst->push_back(s->end_clock_snapshot);
-    dst->push_back(MakeTraceStatsPacket(FileTraceStatsLocked(s)));
+    perfetto::protos::TraceStats file_stats = FileTraceStatsLocked(s);
+    for (const auto& m : file_stats.sluice_service_stats().relay_machines())
+      dst->push_back(MakeMachineTraceStatsPacket(m));
+    dst->push_back(MakeTraceStatsPacket(file_stats));
     s->trailer_emitted = true;
   }
   return false;
@@ -1054,7 +1065,10 @@ void TracingService::RotateFile(TracingSessionId sid) {
     }
     if (!s->config.builtin_data_sources().disable_clock_snapshotting()) trailer.push_back(MakeClockSnapshotPacket());
     perfetto::protos::TraceStats now = GetTraceStatsLocked(s);
-    trailer.push_back(MakeTraceStatsPacket(FileTraceStatsLocked(s)));
+    perfetto::protos::TraceStats file_stats = FileTraceStatsLocked(s);
+    for (const auto& m : file_stats.sluice_service_stats().relay_machines())
+      trailer.push_back(MakeMachineTraceStatsPacket(m));
+    trailer.push_back(MakeTraceStatsPacket(file_stats));
     finished = std::move(s->file);
     finished_name = std::move(s->file_name);
     s->file = std::make_shared<TraceFileWriter>(std::move(*next), 0, TraceCompressionOf(s->config));
@@ -1065,6 +1079,7 @@ void TracingService::RotateFile(TracingSessionId sid) {
     // then the producers' state written again (process tree, system info).
     s->start_clock_snapshot = MakeClockSnapshotPacket();
     s->header_emitted = false;
+    s->machine_sync_written.clear();  // Each file has the relayed machines' clocks.
     s->carried_ftrace_starts = std::move(next_starts);
     // A time cut asked before its flush (ScheduleTimedRotationLocked), so
     // that what the producers wrote again is in the file it closes.
@@ -1093,13 +1108,13 @@ void TracingService::FinishRotatedFileLocked(TracingSession* s, const std::strin
 }
 
 void TracingService::CarryStatePacketLocked(TracingSession* s, uint32_t field, uint32_t sequence_id,
-                                            const std::string& packet) {
+                                            uint32_t machine_id, const std::string& packet) {
   if (field == kFtraceStatsField) {
     s->newest_ftrace_stats[sequence_id] = packet;
   } else if (field == kSystemInfoField) {
-    s->carried_system_info = packet;
+    s->carried_system_info[machine_id] = packet;
   } else if (field == kCpuInfoField) {
-    s->carried_cpu_info = packet;
+    s->carried_cpu_info[machine_id] = packet;
   } else {
     s->carried_process_trees.push_back(packet);
     s->carried_process_tree_bytes += packet.size();
@@ -1182,6 +1197,19 @@ perfetto::protos::TraceStats TracingService::GetTraceStatsLocked(TracingSession*
   faults->set_chunks_lost_writer_unknown(s->chunks_lost_writer_unknown);
   faults->set_chunks_scraped(s->chunks_scraped);
   if (s->cloned_from != 0) faults->set_snapshot_of_session(s->cloned_from);
+  // Every machine relayed while the session lived, in machine_id order (so
+  // TraceStatsSince pairs a file's start with its end entry by entry).
+  for (const auto& [id, m] : machines_)
+    if (m.links) SessionMachineLocked(s, id);
+  for (const auto& [id, m] : s->machines) {
+    sluice::protos::RelayMachineStats* out = faults->add_relay_machines();
+    *out = m;
+    auto it = machines_.find(id);
+    if (it != machines_.end() && it->second.sync_generation) {
+      out->set_clock_offset_ns(it->second.clock_offset_ns);
+      out->set_clock_error_ns(it->second.clock_error_ns);
+    }
+  }
   return st;
 }
 

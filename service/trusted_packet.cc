@@ -14,7 +14,7 @@ void AppendVarIntField(uint32_t field, uint64_t v, std::string* out) {
 
 bool IsTrustedField(uint64_t field) {
   return field == kTrustedUidField || field == kTrustedPacketSequenceIdField ||
-         field == kTrustedPidField;
+         field == kTrustedPidField || field == kMachineIdField;
 }
 
 // Scans one top-level field starting at *p; on success *p is past it.
@@ -81,6 +81,7 @@ bool StampTrustedFields(std::string* packet_untrusted, const TrustedFields& trus
                     packet_untrusted);
   if (trusted.previous_packet_dropped)
     AppendVarIntField(kPreviousPacketDroppedField, 1, packet_untrusted);
+  if (trusted.machine_id) AppendVarIntField(kMachineIdField, trusted.machine_id, packet_untrusted);
   return true;
 }
 

@@ -1,14 +1,15 @@
 // Stamping trusted fields into the packets a producer wrote.
 //
 // A TracePacket carries who wrote it: trusted_uid (field 3),
-// trusted_packet_sequence_id (field 10) and trusted_pid (field 79) (upstream
+// trusted_packet_sequence_id (field 10), trusted_pid (field 79) and, for a
+// relayed machine's producers, machine_id (field 98) (upstream
 // protos/perfetto/trace/trace_packet.proto; checked against the generated
 // code in tests/service/trusted_packet_test.cc). Only the service may set
 // them: a producer could otherwise pose as another process or splice its
 // packets into another producer's sequence. So on the way out of the central
 // buffer the service
 //   1. scans the packet's top-level fields (validating the wire format),
-//   2. drops every occurrence of fields 3, 10 and 79 the producer wrote,
+//   2. drops every occurrence of fields 3, 10, 79 and 98 the producer wrote,
 //   3. appends the values it knows (from SO_PEERCRED and its own sequence
 //      numbering), plus previous_packet_dropped (field 42) when the central
 //      buffer saw a gap before this packet.
@@ -31,6 +32,7 @@ inline constexpr uint32_t kTrustedUidField = 3;
 inline constexpr uint32_t kTrustedPacketSequenceIdField = 10;
 inline constexpr uint32_t kPreviousPacketDroppedField = 42;
 inline constexpr uint32_t kTrustedPidField = 79;
+inline constexpr uint32_t kMachineIdField = 98;
 
 struct TrustedFields {
   int32_t uid = 0;
@@ -38,6 +40,9 @@ struct TrustedFields {
   int32_t pid = 0;
   // Central buffer saw packets lost right before this one on the sequence.
   bool previous_packet_dropped = false;
+  // The machine the producer runs on (0: this one; a relayed guest's
+  // producers: its id, service/relay/). Written only when not 0.
+  uint32_t machine_id = 0;
 };
 
 // Rewrites *packet_untrusted in place. False (packet unusable, leave it out

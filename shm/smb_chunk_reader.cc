@@ -48,7 +48,12 @@ ChunkReadResult ReadChunkUntrusted(SharedMemoryAbi* abi, uint32_t page, uint32_t
   }
   abi->ReleaseChunkAsFree(page, chunk);
   if (result != ChunkReadResult::kOk) return result;
+  return ValidateChunkCopy(dst, chunk_size, out);
+}
 
+ChunkReadResult ValidateChunkCopy(const uint8_t* chunk, uint32_t chunk_size, ChunkCopy* out) {
+  if (chunk_size < sizeof(ChunkHeader)) return ChunkReadResult::kBadIndex;
+  const uint8_t* dst = chunk;
   memcpy(&out->header, dst, sizeof(ChunkHeader));
   out->payload_size = chunk_size - static_cast<uint32_t>(sizeof(ChunkHeader));
   if (out->header.writer_id == 0 || out->header.writer_id > kMaxWriterId)

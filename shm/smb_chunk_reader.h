@@ -37,6 +37,10 @@ struct ChunkCopy {
 ChunkReadResult ReadChunkUntrusted(SharedMemoryAbi* abi, uint32_t page, uint32_t chunk,
                                    uint8_t* dst, uint32_t dst_capacity, ChunkCopy* out);
 
+// Validates a chunk already copied (header + payload, `chunk_size` bytes),
+// as ReadChunkUntrusted does after its copy: a relayed chunk arrives as
+// bytes (service/relay/). kBadIndex: shorter than a chunk header.
+ChunkReadResult ValidateChunkCopy(const uint8_t* chunk, uint32_t chunk_size, ChunkCopy* out);
 // Checks `count` fragments ([size varint][bytes]) in payload[0, size).
 // Returns false on any overrun or malformed size; *used gets the end offset.
 // A last fragment abandoned by its writer (kPacketSizeDropPacket) is valid
