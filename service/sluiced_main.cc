@@ -18,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "service/event_loop.h"
 #include "service/inherited_sockets.h"
 #include "service/ipc/ipc_server.h"
+#include "service/relay/relay_server.h"
 #include "service/tracing_service.h"
 #include "shm/base/command_line.h"
 #include "shm/base/heap_retention.h"
@@ -70,6 +72,13 @@ The sluice tracing service: owns the trace buffers, accepts producers
                              Every socket takes both sluice's protocol and
                              Perfetto's: traced_probes, `perfetto` and SDK apps
                              then record through sluiced unmodified
+  --relay-socket ADDR        also take relays (sluice-relay in QEMU guests or
+                             containers; docs/RELAY.md): each is a machine
+                             recorded with this one's sessions. ADDR: a unix
+                             socket PATH (the producer socket's mode and
+                             group; QEMU's socket chardev connects to it),
+                             vsock:PORT, or tcp:[HOST:]PORT (127.0.0.1 when
+                             no HOST)
   --max-shm-size SIZE        largest SMB a producer may get (default 32mb;
                              64kb..1gb)
   --max-buffer-size SIZE     sum of all sessions' buffers (default 2gb)
@@ -120,6 +129,7 @@ void LogLine(const std::string& line, int priority = LOG_INFO) {
 struct SluicedArgs {
   IpcServerOptions ipc;
   TracingServiceOptions service;
+  std::optional<RelayAddress> relay;
   bool foreground = true;
 };
 
@@ -182,6 +192,7 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
     kForeground,
     kBackground,
     kPerfettoSockets,
+    kRelaySocket,
   };
   static const struct option kOptions[] = {
       {"producer-socket", required_argument, nullptr, kProducerSocket},
@@ -198,6 +209,7 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
       {"foreground", no_argument, nullptr, kForeground},
       {"background", no_argument, nullptr, kBackground},
       {"perfetto-sockets", no_argument, nullptr, kPerfettoSockets},
+      {"relay-socket", required_argument, nullptr, kRelaySocket},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   SluicedArgs a;
@@ -256,6 +268,14 @@ StatusOr<SluicedArgs> ParseArgs(int argc, char** argv) {
         const char* consumer = getenv("PERFETTO_CONSUMER_SOCK_NAME");
         a.ipc.perfetto_producer_socket_path = producer ? producer : kPerfettoProducerSocket;
         a.ipc.perfetto_consumer_socket_path = consumer ? consumer : kPerfettoConsumerSocket;
+        break;
+      }
+      case kRelaySocket: {
+        StatusOr<RelayAddress> addr = ParseRelayAddress(v);
+        if (!addr.ok()) return Status::Error(arg.name + ": " + addr.status().message());
+        if (addr->kind == RelayAddress::Kind::kDevice)
+          return Status::Error(arg.name + " " + v + ": a device is the guest's end; give a socket");
+        a.relay = *addr;
         break;
       }
       case 'h': return HelpRequested();
@@ -381,6 +401,12 @@ void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
   TracingService service(&loop, args.service);
   auto server = IpcServer::Create(&service, args.ipc);
   if (!server.ok()) Die(server.status().message());
+  std::unique_ptr<RelayServer> relay;
+  if (args.relay) {
+    auto r = RelayServer::Create(&service, *args.relay, args.ipc.producer_listen);
+    if (!r.ok()) Die(r.status().message());
+    relay = std::move(r.value());
+  }
   const IpcServerOptions& ipc = args.ipc;
   {
     StopOnSignals stop(&loop, &service, sfd);
@@ -396,6 +422,7 @@ void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
       listening += ", and where Perfetto's programs look: " +
                    where(ipc.perfetto_producer_listen_fd, ipc.perfetto_producer_socket_path) +
                    " and " + where(ipc.perfetto_consumer_listen_fd, ipc.perfetto_consumer_socket_path);
+    if (relay) listening += ", relays on " + args.relay->ToString();
     LogLine("sluiced: " + listening);
     // Under systemd (Type=notify) the unit is started from here on; the
     // call does nothing without NOTIFY_SOCKET.
@@ -403,6 +430,7 @@ void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
     loop.Run();
     sd_notify(0, "STOPPING=1\nSTATUS=stopping");
   }
+  relay.reset();  // Relayed producers go as the others do.
   server.value().reset();  // Connections first: producers disconnect, SMBs scraped.
 }
 
@@ -443,6 +471,7 @@ int Main(int argc, char** argv) {
     unlink(args->ipc.perfetto_producer_socket_path.c_str());
   if (args->ipc.perfetto_consumer_listen_fd < 0 && !args->ipc.perfetto_consumer_socket_path.empty())
     unlink(args->ipc.perfetto_consumer_socket_path.c_str());
+  if (args->relay && args->relay->kind == RelayAddress::Kind::kUnix) unlink(args->relay->path.c_str());
   for (const std::string& dir : created_dirs) rmdir(dir.c_str());
   return 0;
 }

@@ -1,0 +1,375 @@
+#include "service/relay/relay_server.h"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+
+#include <utility>
+#include <vector>
+
+#include "perfetto/config/data_source_config.pb.h"
+#include "service/ipc/ipc_producer_protocol.h"
+#include "service/relay/relay_clock_sync.h"
+#include "service/tracing_service.h"
+#include "sluice/relay.pb.h"
+
+namespace sluice {
+namespace {
+
+constexpr uint32_t kRelayProtocolVersion = 1;
+// Pings waiting for their READINGS: a relay runs one round at a time.
+constexpr size_t kMaxPendingPings = 16;
+
+bool ValidMachineName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (c <= ' ' || c > '~') return false;
+  return true;
+}
+
+}  // namespace
+
+// One relay link: a machine and its producers.
+class RelayServer::MachineLink {
+ public:
+  MachineLink(RelayServer* server, uint64_t id, ScopedFd fd)
+      : server_(server),
+        service_(server->service_),
+        id_(id),
+        link_(service_->loop(), std::move(fd), RelayLink::Options{16u << 20, 0},
+              [this](const protos::RelayFrame& f) { OnFrame(f); },
+              [this](const std::string& reason, bool cut) { OnClosed(reason, cut); }) {}
+
+  ~MachineLink() {
+    producers_.clear();  // Disconnects them from the service first.
+    if (machine_id_) service_->RelayedMachineGone(machine_id_, lost_in_transit_);
+  }
+
+  void Start() { link_.Start(); }
+  const std::string& name() const { return name_; }
+  void Close(const std::string& reason) { link_.Close(reason); }
+  bool Send(const protos::RelayFrame& f) { return link_.Send(f); }
+
+ private:
+  // A guest producer, as the service sees it.
+  class RelayedProducer : public Producer {
+   public:
+    RelayedProducer(MachineLink* link, uint32_t slot) : link_(link), slot_(slot) {}
+    ~RelayedProducer() override { endpoint.reset(); }
+
+    void SetupDataSource(DataSourceInstanceId id,
+                         const perfetto::protos::DataSourceConfig& config) override {
+      protos::RelayFrame f = Frame();
+      auto* m = f.mutable_to_producer()->mutable_setup_data_source();
+      m->set_data_source_id(id);
+      *m->mutable_config() = config;
+      link_->Send(f);
+    }
+    void StartDataSource(DataSourceInstanceId id,
+                         const perfetto::protos::DataSourceConfig& config) override {
+      protos::RelayFrame f = Frame();
+      auto* m = f.mutable_to_producer()->mutable_start_data_source();
+      m->set_data_source_id(id);
+      *m->mutable_config() = config;
+      link_->Send(f);
+    }
+    void StopDataSource(DataSourceInstanceId id) override {
+      protos::RelayFrame f = Frame();
+      f.mutable_to_producer()->mutable_stop_data_source()->set_data_source_id(id);
+      link_->Send(f);
+    }
+    void Flush(FlushRequestId id, const std::vector<DataSourceInstanceId>& instances) override {
+      protos::RelayFrame f = Frame();
+      auto* m = f.mutable_to_producer()->mutable_flush();
+      m->set_flush_request_id(id);
+      for (DataSourceInstanceId i : instances) m->add_data_source_ids(i);
+      link_->Send(f);
+    }
+    void ClearIncrementalState(const std::vector<DataSourceInstanceId>& instances) override {
+      protos::RelayFrame f = Frame();
+      auto* m = f.mutable_to_producer()->mutable_clear_incremental_state();
+      for (DataSourceInstanceId i : instances) m->add_data_source_ids(i);
+      link_->Send(f);
+    }
+    void OnTriggersActivated(uint32_t sessions_triggered) override {
+      protos::RelayFrame f = Frame();
+      f.mutable_to_producer()->mutable_activate_triggers_response()->set_sessions_triggered(
+          sessions_triggered);
+      link_->Send(f);
+    }
+    void OnDisconnect(const std::string& reason) override {
+      // The service dropped it (faults): the relay drops the guest's end.
+      protos::RelayFrame f = Frame();
+      f.mutable_producer_gone()->set_reason(reason);
+      link_->Send(f);
+    }
+
+    std::unique_ptr<ProducerEndpoint> endpoint;
+
+   private:
+    protos::RelayFrame Frame() const {
+      protos::RelayFrame f;
+      f.set_producer(slot_);
+      return f;
+    }
+    MachineLink* const link_;
+    const uint32_t slot_;
+  };
+
+  void OnFrame(const protos::RelayFrame& f) {
+    if (machine_id_ == 0 && f.msg_case() != protos::RelayFrame::kHello)
+      return link_.Close("the relay's first frame is not its hello");
+    switch (f.msg_case()) {
+      case protos::RelayFrame::kHello: return OnHello(f.hello());
+      case protos::RelayFrame::kClockSync: return OnClockSync(f.clock_sync());
+      case protos::RelayFrame::kProducerConnected: return OnProducerConnected(f);
+      case protos::RelayFrame::kProducerGone:
+        producers_.erase(f.producer());
+        return;
+      case protos::RelayFrame::kToService: return OnToService(f);
+      case protos::RelayFrame::kCommit: return OnCommit(f);
+      case protos::RelayFrame::kTraceWriter: return OnTraceWriter(f);
+      case protos::RelayFrame::kLosses:
+        for (const auto& b : f.losses().buffers())
+          service_->AddMachineLosses(machine_id_, b.target_buffer(), b.chunks(), b.packets(),
+                                     b.bytes());
+        return;
+      default:
+        return link_.Close("a relay sent a frame only the host sends");
+    }
+  }
+
+  void OnHello(const protos::RelayHello& hello) {
+    protos::RelayFrame reply;
+    auto* welcome = reply.mutable_welcome();
+    if (machine_id_ != 0) return link_.Close("a second hello");
+    if (hello.protocol_version() != kRelayProtocolVersion) {
+      welcome->set_error("relay protocol " + std::to_string(hello.protocol_version()) +
+                         " is not this sluiced's (" + std::to_string(kRelayProtocolVersion) +
+                         "): use a sluice-relay of the same release");
+    } else if (!ValidMachineName(hello.machine_name())) {
+      welcome->set_error("the machine name must be 1 to 64 printable characters without spaces");
+    }
+    if (welcome->has_error()) {
+      link_.Send(reply);
+      return link_.Close("relay refused: " + welcome->error());
+    }
+    name_ = hello.machine_name();
+    // The same machine back (rebooted, relay restarted) while its old link
+    // has not noticed it ended: the new link wins.
+    server_->CloseLinksNamed(name_, id_);
+    machine_id_ = service_->AddRelayedMachine(name_);
+    welcome->set_machine_id(machine_id_);
+    link_.Send(reply);
+  }
+
+  void OnClockSync(const protos::RelayClockSync& sync) {
+    if (sync.step() == protos::RelayClockSync::PING) {
+      if (pings_.size() >= kMaxPendingPings) pings_.erase(pings_.begin());
+      pings_[sync.round()] = ReadRelayClocks();
+      protos::RelayFrame pong;
+      pong.mutable_clock_sync()->set_round(sync.round());
+      pong.mutable_clock_sync()->set_step(protos::RelayClockSync::PONG);
+      link_.Send(pong);
+      return;
+    }
+    if (sync.step() != protos::RelayClockSync::READINGS)
+      return link_.Close("a relay sent a clock step only the host sends");
+    ClockRound round;
+    round.t2h = ReadRelayClocks();
+    auto it = pings_.find(sync.round());
+    if (it == pings_.end()) return;  // Not ours, or too old: the round is void.
+    round.t1h = it->second;
+    pings_.erase(it);
+    round.t1c = sync.client_at_ping();
+    round.t2c = sync.client_at_pong();
+    ClockOffsetEstimate e = EstimateClockOffset(round);
+    if (e.valid && (!best_.valid || e.error_ns < best_.error_ns)) {
+      best_ = e;
+      best_round_ = round;
+    }
+    if (sync.last_of_burst() && best_.valid) {
+      service_->SetMachineClockSync(machine_id_, MakeRemoteClockSync(best_round_), best_.offset_ns,
+                                    best_.error_ns);
+      synced_ = true;
+      best_ = ClockOffsetEstimate{};
+    }
+  }
+
+  void OnProducerConnected(const protos::RelayFrame& f) {
+    // The machine's packets need its clock sync before them in the trace.
+    if (!synced_) return link_.Close("a producer before the first clock sync");
+    if (f.producer() == 0 || producers_.count(f.producer()))
+      return link_.Close("a producer slot 0 or in use");
+    if (producers_.size() >= kMaxProducersPerLink)
+      return link_.Close("more than " + std::to_string(kMaxProducersPerLink) + " producers");
+    const auto& c = f.producer_connected();
+    auto p = std::make_unique<RelayedProducer>(this, f.producer());
+    ProducerOptions options;
+    options.name = c.name().substr(0, 256);
+    options.machine_id = machine_id_;
+    options.shm_size_hint_bytes = 1;  // The smallest: chunks come as bytes, not through it.
+    PeerCredentials peer;
+    peer.uid = static_cast<uid_t>(c.uid());
+    peer.gid = static_cast<gid_t>(-1);
+    peer.pid = c.pid();
+    int unused_fd = -1;
+    auto endpoint = service_->ConnectProducer(p.get(), options, peer, &unused_fd);
+    if (!endpoint.ok()) {
+      protos::RelayFrame gone;
+      gone.set_producer(f.producer());
+      gone.mutable_producer_gone()->set_reason(endpoint.status().message());
+      link_.Send(gone);
+      return;
+    }
+    p->endpoint = std::move(endpoint.value());
+    producers_[f.producer()] = std::move(p);
+  }
+
+  ProducerEndpoint* EndpointOf(uint32_t slot) {
+    auto it = producers_.find(slot);
+    return it == producers_.end() ? nullptr : it->second->endpoint.get();
+  }
+
+  void OnToService(const protos::RelayFrame& f) {
+    ProducerEndpoint* e = EndpointOf(f.producer());
+    if (!e) return;  // Gone (the service dropped it); its late messages are void.
+    const protos::ProducerToService& msg = f.to_service();
+    switch (msg.msg_case()) {
+      case protos::ProducerToService::kRegisterDataSource: {
+        const auto& r = msg.register_data_source();
+        DataSourceDescriptor d;
+        d.name = r.name();
+        d.will_notify_on_start = r.will_notify_on_start();
+        d.will_notify_on_stop = r.will_notify_on_stop();
+        d.handles_incremental_state_clear = r.handles_incremental_state_clear();
+        e->RegisterDataSource(d);
+        return;
+      }
+      case protos::ProducerToService::kUnregisterDataSource:
+        e->UnregisterDataSource(msg.unregister_data_source().name());
+        return;
+      case protos::ProducerToService::kDataSourceStarted:
+        e->NotifyDataSourceStarted(msg.data_source_started().data_source_id());
+        return;
+      case protos::ProducerToService::kDataSourceStopped:
+        e->NotifyDataSourceStopped(msg.data_source_stopped().data_source_id());
+        return;
+      case protos::ProducerToService::kNotifyFlushComplete:
+        e->NotifyFlushComplete(msg.notify_flush_complete().flush_request_id());
+        return;
+      case protos::ProducerToService::kActivateTriggers: {
+        const auto& names = msg.activate_triggers().trigger_names();
+        e->ActivateTriggers(std::vector<std::string>(names.begin(), names.end()));
+        return;
+      }
+      default:
+        return link_.Close("a producer message the relay does not forward");
+    }
+  }
+
+  void OnCommit(const protos::RelayFrame& f) {
+    ProducerEndpoint* e = EndpointOf(f.producer());
+    if (!e) return;
+    chunks_.clear();
+    for (const auto& c : f.commit().chunks())
+      chunks_.push_back(CopiedChunk{c.target_buffer(), c.data()});
+    uint32_t malformed = 0;
+    CommitDataFromProto(f.commit().commit(), &request_, &malformed);
+    request_.chunks_to_move.clear();  // Only bytes come over a link.
+    e->CommitCopiedChunks(chunks_, request_);
+  }
+
+  void OnTraceWriter(const protos::RelayFrame& f) {
+    ProducerEndpoint* e = EndpointOf(f.producer());
+    if (!e) return;
+    const uint32_t writer = f.trace_writer().writer_id();
+    if (writer == 0 || writer > 0xffff) return link_.Close("a writer id out of range");
+    if (f.trace_writer().target_buffer() != 0)
+      e->commit_data_sink()->RegisterTraceWriter(static_cast<uint16_t>(writer),
+                                                 f.trace_writer().target_buffer());
+    else
+      e->commit_data_sink()->UnregisterTraceWriter(static_cast<uint16_t>(writer));
+  }
+
+  void OnClosed(const std::string& reason, bool cut) {
+    if (cut) lost_in_transit_++;
+    service_->LogLine("sluiced: relay link of machine '" + name_ + "' closed: " + reason);
+    server_->OnLinkClosed(id_);  // Deletes this.
+  }
+
+  RelayServer* const server_;
+  TracingService* const service_;
+  const uint64_t id_;
+  RelayLink link_;
+  std::string name_;
+  uint32_t machine_id_ = 0;
+  bool synced_ = false;
+  uint64_t lost_in_transit_ = 0;
+  std::map<uint64_t, perfetto::protos::ClockSnapshot> pings_;
+  ClockOffsetEstimate best_;
+  ClockRound best_round_;
+  std::map<uint32_t, std::unique_ptr<RelayedProducer>> producers_;
+  // Reused per commit.
+  std::vector<CopiedChunk> chunks_;
+  CommitDataRequest request_;
+};
+
+RelayServer::RelayServer(TracingService* service, ScopedFd listen_fd)
+    : service_(service), listen_fd_(std::move(listen_fd)) {}
+
+StatusOr<std::unique_ptr<RelayServer>> RelayServer::Create(TracingService* service,
+                                                           const RelayAddress& address,
+                                                           const ListenOptions& unix_listen,
+                                                           int listen_fd) {
+  ScopedFd fd;
+  if (listen_fd >= 0) {
+    fd.reset(listen_fd);
+    int flags = fcntl(listen_fd, F_GETFL);
+    if (flags < 0 || fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK) != 0)
+      return Status::Error("fd " + std::to_string(listen_fd) + " (relay socket): not a usable fd");
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(fd, ListenRelayAddress(address, unix_listen));
+  }
+  std::unique_ptr<RelayServer> server(new RelayServer(service, std::move(fd)));
+  RelayServer* s = server.get();
+  service->loop()->RunAndWait([s] {
+    s->service_->loop()->AddFdWatch(s->listen_fd_.get(), EPOLLIN, [s](uint32_t) { s->OnAcceptable(); });
+  });
+  return server;
+}
+
+RelayServer::~RelayServer() {
+  service_->loop()->RunAndWait([this] {
+    *alive_ = false;
+    service_->loop()->RemoveFdWatch(listen_fd_.get());
+    links_.clear();
+  });
+}
+
+void RelayServer::OnAcceptable() {
+  for (int i = 0; i < 16; i++) {
+    ScopedFd fd = AcceptRelayConnection(listen_fd_.get());
+    if (!fd.valid()) return;
+    if (links_.size() >= kMaxLinks) continue;  // Closed by ScopedFd.
+    const uint64_t id = next_link_id_++;
+    auto link = std::make_unique<MachineLink>(this, id, std::move(fd));
+    link->Start();
+    links_[id] = std::move(link);
+  }
+}
+
+void RelayServer::CloseLinksNamed(const std::string& name, uint64_t except) {
+  for (auto& [id, link] : links_)
+    if (id != except && link->name() == name) link->Close("the machine connected again on a new link");
+}
+
+void RelayServer::OnLinkClosed(uint64_t id) {
+  // From the link's own callback: delete it in a task of its own.
+  std::weak_ptr<bool> alive = alive_;
+  service_->loop()->PostTask([this, alive, id] {
+    auto a = alive.lock();
+    if (a && *a) links_.erase(id);
+  });
+}
+
+}  // namespace sluice

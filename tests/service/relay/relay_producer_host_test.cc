@@ -1,0 +1,268 @@
+// The relay end to end in one process: a host TracingService with its
+// RelayServer on a unix socket, a guest RelayProducerHost taking producers
+// on its own socket, and a producer that connects to the guest's socket over
+// sluice's IPC, as sluice-probes in a guest does.
+#include "service/relay/relay_producer_host.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <set>
+
+#include "gtest/gtest.h"
+#include "perfetto/common/trace_stats.pb.h"
+#include "service/event_loop.h"
+#include "service/ipc/ipc_server.h"
+#include "service/ipc/producer_ipc_client.h"
+#include "service/relay/relay_server.h"
+#include "service/tracing_service.h"
+#include "sluice/service_stats.pb.h"
+#include "tests/service/service_test_util.h"
+
+namespace sluice {
+namespace {
+
+using perfetto::protos::TracePacket;
+using testing::TestPacketId;
+using testing::TestProducer;
+
+class RelayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/sluice-relay-test-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    host_ = std::make_unique<TracingService>(host_loop_.loop());
+    auto addr = ParseRelayAddress(dir_ + "/relay.sock");
+    ASSERT_TRUE(addr.ok());
+    auto server = RelayServer::Create(host_.get(), *addr, ListenOptions{});
+    ASSERT_TRUE(server.ok()) << server.status().message();
+    relay_server_ = std::move(server.value());
+  }
+
+  void TearDown() override {
+    StopGuest();
+    relay_server_.reset();
+    host_.reset();
+    rmdir(dir_.c_str());
+  }
+
+  // Starts the guest's relay (and its producer socket), waits until the
+  // host welcomed it and its clocks are synced.
+  void StartGuest(RelayOptions options = {}) {
+    options.to = *ParseRelayAddress(dir_ + "/relay.sock");
+    if (options.machine_name.empty()) options.machine_name = "guest1";
+    guest_loop_ = std::make_unique<EventLoopThread>();
+    relay_ = std::make_unique<RelayProducerHost>(guest_loop_->loop(), options);
+    IpcServerOptions ipc;
+    ipc.producer_socket_path = dir_ + "/guest-producer.sock";
+    ipc.consumer_socket_path.clear();
+    auto server = IpcServer::CreateForProducers(relay_.get(), ipc);
+    ASSERT_TRUE(server.ok()) << server.status().message();
+    guest_server_ = std::move(server.value());
+    guest_loop_->loop()->PostTask([this] { relay_->Start(); });
+    ASSERT_TRUE(testing::WaitUntil([this] {
+      bool announced = false;
+      guest_loop_->loop()->RunAndWait([&] { announced = relay_->announced(); });
+      return announced;
+    }));
+  }
+
+  void StopGuest() {
+    producer_client_.reset();
+    guest_server_.reset();
+    if (guest_loop_) guest_loop_->loop()->RunAndWait([this] { relay_.reset(); });
+    guest_loop_.reset();
+    unlink((dir_ + "/guest-producer.sock").c_str());
+  }
+
+  // A producer in the guest, connected through the relay's socket.
+  void ConnectGuestProducer(TestProducer* producer) {
+    auto client = ProducerIpcClient::Connect(dir_ + "/guest-producer.sock", producer,
+                                             ProducerOptions{"guest-probes", 8u << 20, 4096});
+    ASSERT_TRUE(client.ok()) << client.status().message();
+    producer->Attach(std::move(client.value()));
+    DataSourceDescriptor d;
+    d.name = "test.ds";
+    d.will_notify_on_stop = true;
+    producer->connection()->RegisterDataSource(d);
+  }
+
+  RelayProducerHost::Totals GuestTotals() {
+    RelayProducerHost::Totals t;
+    guest_loop_->loop()->RunAndWait([&] { t = relay_->totals(); });
+    return t;
+  }
+
+  std::string dir_;
+  EventLoopThread host_loop_;
+  std::unique_ptr<TracingService> host_;
+  std::unique_ptr<RelayServer> relay_server_;
+  std::unique_ptr<EventLoopThread> guest_loop_;
+  std::unique_ptr<RelayProducerHost> relay_;
+  std::unique_ptr<IpcServer> guest_server_;
+  std::unique_ptr<ProducerEndpoint> producer_client_;
+};
+
+struct Seen {
+  std::map<uint32_t, std::vector<uint32_t>> seqs;  // writer -> seq numbers
+  std::set<uint32_t> test_packet_machines;
+  int clock_syncs_before_data = 0;
+  int clock_syncs = 0;
+  int machine_stats_packets = 0;
+  perfetto::protos::TraceStats stats;  // The host's (machine_id 0).
+};
+
+Seen Summarize(const std::vector<TracePacket>& packets) {
+  Seen s;
+  bool data = false;
+  for (const TracePacket& p : packets) {
+    if (p.has_remote_clock_sync()) {
+      s.clock_syncs++;
+      if (!data) s.clock_syncs_before_data++;
+      EXPECT_EQ(p.machine_id(), 1u);
+    }
+    if (p.has_trace_stats()) {
+      if (p.machine_id() == 0) s.stats = p.trace_stats();
+      else s.machine_stats_packets++;
+    }
+    TestPacketId id;
+    if (testing::ParseTestPacket(p, &id)) {
+      data = true;
+      s.seqs[id.writer].push_back(id.seq);
+      s.test_packet_machines.insert(p.machine_id());
+    }
+  }
+  return s;
+}
+
+TEST_F(RelayTest, GuestPacketsReachTheHostOnceEachWithTheirMachineAndClocks) {
+  ASSERT_NO_FATAL_FAILURE(StartGuest());
+  TestProducer producer;
+  ASSERT_NO_FATAL_FAILURE(ConnectGuestProducer(&producer));
+  auto consumer = host_->ConnectConsumer();
+  ASSERT_TRUE(consumer->EnableTracing(testing::MakeConfig(4096, "test.ds")).ok());
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  constexpr uint32_t kWriters = 2, kPackets = 3000;
+  {
+    std::vector<std::unique_ptr<TraceWriter>> writers;
+    for (uint32_t w = 0; w < kWriters; w++)
+      writers.push_back(producer.arbiter()->CreateTraceWriter(started.config.target_buffer()));
+    for (uint32_t seq = 0; seq < kPackets; seq++)
+      for (uint32_t w = 0; w < kWriters; w++) testing::WriteTestPacket(writers[w].get(), {1, w, seq});
+    for (auto& w : writers) w->Flush();
+  }
+  ASSERT_TRUE(consumer->DisableTracing().ok());
+  std::string error;
+  ASSERT_TRUE(consumer->WaitForTracingDisabled(20000, &error));
+  EXPECT_EQ(error, "");
+  Seen s = Summarize(testing::ReadAllPackets(consumer.get()));
+  for (uint32_t w = 0; w < kWriters; w++) {
+    EXPECT_EQ(s.seqs[w].size(), kPackets) << w;
+    EXPECT_EQ(s.seqs[w], testing::SeqRange(0, kPackets)) << w;
+  }
+  EXPECT_EQ(s.test_packet_machines, std::set<uint32_t>{1});
+  EXPECT_GE(s.clock_syncs_before_data, 1);
+  ASSERT_EQ(s.stats.sluice_service_stats().relay_machines_size(), 1);
+  const auto& m = s.stats.sluice_service_stats().relay_machines(0);
+  EXPECT_EQ(m.machine_id(), 1u);
+  EXPECT_EQ(m.machine_name(), "guest1");
+  EXPECT_EQ(m.connects(), 1u);
+  EXPECT_EQ(m.chunks_dropped(), 0u);
+  EXPECT_GE(m.clock_syncs(), 1u);
+  // Both ends run on this machine's clocks: the offset is 0 within its bound.
+  EXPECT_LE(static_cast<uint64_t>(std::llabs(m.clock_offset_ns())), m.clock_error_ns());
+  EXPECT_EQ(s.machine_stats_packets, 1);
+  producer.Detach();
+}
+
+TEST_F(RelayTest, ASlowLinkDropsWholeChunksAndTheTraceCountsEachOne) {
+  RelayOptions options;
+  options.buffer_bytes = 64u << 10;
+  options.max_bytes_per_second = 64u << 10;
+  ASSERT_NO_FATAL_FAILURE(StartGuest(options));
+  TestProducer producer;
+  ASSERT_NO_FATAL_FAILURE(ConnectGuestProducer(&producer));
+  auto consumer = host_->ConnectConsumer();
+  auto config = testing::MakeConfig(8192, "test.ds");
+  config.set_flush_timeout_ms(30000);
+  ASSERT_TRUE(consumer->EnableTracing(config).ok());
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  // 4000 packets of 505 bytes: 2 MB through a 64 KiB/s link with 64 KiB of
+  // queue. Each chunk holds 8 whole packets (service_test_util.h).
+  constexpr uint32_t kPackets = 4000;
+  {
+    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+    for (uint32_t seq = 0; seq < kPackets; seq++) testing::WriteTestPacket(writer.get(), {1, 0, seq});
+    writer->Flush();
+  }
+  // The flush answer comes after the relay's loss counts (same link, in order).
+  auto flushed = consumer->Flush(30000);
+  ASSERT_TRUE(flushed.ok());
+  ASSERT_TRUE(consumer->DisableTracing().ok());
+  ASSERT_TRUE(consumer->WaitForTracingDisabled(60000));
+  Seen s = Summarize(testing::ReadAllPackets(consumer.get()));
+  const auto& m = s.stats.sluice_service_stats().relay_machines(0);
+  RelayProducerHost::Totals t = GuestTotals();
+  EXPECT_GT(t.chunks_dropped, 0u);
+  EXPECT_EQ(m.chunks_dropped(), t.chunks_dropped);
+  EXPECT_EQ(m.packets_dropped(), t.packets_dropped);
+  EXPECT_EQ(m.bytes_dropped(), t.bytes_dropped);
+  ASSERT_EQ(m.chunks_dropped_per_buffer_size(), 1);
+  EXPECT_EQ(m.chunks_dropped_per_buffer(0), t.chunks_dropped);
+  // Every packet is either in the trace or counted as dropped.
+  const std::vector<uint32_t>& got = s.seqs[0];
+  EXPECT_EQ(got.size() + m.packets_dropped(), kPackets);
+  EXPECT_TRUE(std::is_sorted(got.begin(), got.end()));
+  producer.Detach();
+}
+
+TEST_F(RelayTest, AGuestThatGoesAwayLeavesTheSessionRunningAndComesBackAsTheSameMachine) {
+  ASSERT_NO_FATAL_FAILURE(StartGuest());
+  auto consumer = host_->ConnectConsumer();
+  ASSERT_TRUE(consumer->EnableTracing(testing::MakeConfig(4096, "test.ds")).ok());
+  for (uint32_t round = 0; round < 2; round++) {
+    TestProducer producer;
+    ASSERT_NO_FATAL_FAILURE(ConnectGuestProducer(&producer));
+    TestProducer::Started started;
+    ASSERT_TRUE(producer.WaitForStart(&started));
+    {
+      auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+      for (uint32_t seq = 0; seq < 100; seq++) testing::WriteTestPacket(writer.get(), {1, round, seq});
+      writer->Flush();
+    }
+    ASSERT_TRUE(consumer->Flush(10000).ok());
+    producer.Detach();
+    StopGuest();  // The relay dies with its link: the session goes on.
+    if (round == 0) {
+      ASSERT_NO_FATAL_FAILURE(StartGuest());
+    }
+  }
+  ASSERT_TRUE(consumer->DisableTracing().ok());
+  ASSERT_TRUE(consumer->WaitForTracingDisabled(20000));
+  Seen s = Summarize(testing::ReadAllPackets(consumer.get()));
+  EXPECT_EQ(s.seqs[0], testing::SeqRange(0, 100));
+  EXPECT_EQ(s.seqs[1], testing::SeqRange(0, 100));
+  EXPECT_EQ(s.test_packet_machines, std::set<uint32_t>{1});  // The same machine both times.
+  ASSERT_EQ(s.stats.sluice_service_stats().relay_machines_size(), 1);
+  EXPECT_EQ(s.stats.sluice_service_stats().relay_machines(0).connects(), 2u);
+  EXPECT_EQ(s.stats.sluice_service_stats().relay_machines(0).disconnects(), 2u);
+}
+
+TEST_F(RelayTest, TheHostRefusesAFrameOutOfPlaceAndStaysUp) {
+  auto fd = OpenRelayAddress(*ParseRelayAddress(dir_ + "/relay.sock"));
+  ASSERT_TRUE(fd.ok());
+  // A length prefix far over the bound: the link closes, the server lives.
+  const uint8_t huge[4] = {0xff, 0xff, 0xff, 0x7f};
+  ASSERT_EQ(write(fd->get(), huge, 4), 4);
+  char b;
+  ASSERT_TRUE(testing::WaitUntil([&] { return read(fd->get(), &b, 1) == 0; }));
+  ASSERT_NO_FATAL_FAILURE(StartGuest());  // Still serves relays.
+}
+
+}  // namespace
+}  // namespace sluice
