@@ -29,37 +29,41 @@ constexpr const char* kViews[][2] = {
     {"raw", "SELECT * FROM ftrace_event"},
     {"track",
      "SELECT id, name, type, dimension_arg_set_id, NULL AS parent_id, source_arg_set_id, "
-     "0 AS machine_id, track_group_id FROM __sluice_track"},
+     "machine_id, track_group_id FROM __sluice_track"},
     {"thread_track",
-     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, 0 AS machine_id, utid "
+     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, machine_id, utid "
      "FROM __sluice_track WHERE utid IS NOT NULL AND is_counter = 0"},
     {"process_track",
-     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, 0 AS machine_id, upid "
+     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, machine_id, upid "
      "FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 0"},
     {"counter_track",
      "SELECT id, name, NULL AS parent_id, type, dimension_arg_set_id, source_arg_set_id, "
-     "0 AS machine_id, unit, NULL AS description FROM __sluice_track WHERE is_counter = 1"},
+     "machine_id, unit, NULL AS description FROM __sluice_track WHERE is_counter = 1"},
     {"cpu_counter_track",
-     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, 0 AS machine_id, unit, "
+     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, machine_id, unit, "
      "NULL AS description, cpu FROM __sluice_track WHERE cpu IS NOT NULL AND is_counter = 1"},
     {"process_counter_track",
-     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, 0 AS machine_id, unit, "
+     "SELECT id, name, type, NULL AS parent_id, source_arg_set_id, machine_id, unit, "
      "NULL AS description, upid FROM __sluice_track WHERE upid IS NOT NULL AND is_counter = 1"},
     {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
-    // One machine: the one that recorded (a trace from several machines
-    // is not imported yet). Its row exists even without SystemInfo.
+    // The host (id 0) and each relayed machine; what SystemInfo said of
+    // each is in its metadata rows.
     {"machine",
-     "SELECT 0 AS id, 0 AS raw_id, NULL AS name, "
-     "(SELECT str_value FROM metadata WHERE name = 'system_name') AS sysname, "
-     "(SELECT str_value FROM metadata WHERE name = 'system_release') AS release, "
-     "(SELECT str_value FROM metadata WHERE name = 'system_version') AS version, "
-     "(SELECT str_value FROM metadata WHERE name = 'system_machine') AS arch, "
-     "(SELECT int_value FROM metadata WHERE name = 'num_cpus') AS num_cpus, "
-     "(SELECT str_value FROM metadata WHERE name = 'android_build_fingerprint') AS android_build_fingerprint, "
-     "(SELECT str_value FROM metadata WHERE name = 'android_device_manufacturer') AS android_device_manufacturer, "
-     "(SELECT int_value FROM metadata WHERE name = 'android_sdk_version') AS android_sdk_version, "
-     "(SELECT int_value FROM metadata WHERE name = 'system_ram_bytes') AS system_ram_bytes, "
-     "(SELECT int_value FROM metadata WHERE name = 'system_ram_gb') AS system_ram_gb, 0 AS label_index"},
+     "SELECT m.id, m.raw_id, m.name, "
+     "(SELECT str_value FROM metadata WHERE name = 'system_name' AND machine_id = m.id) AS sysname, "
+     "(SELECT str_value FROM metadata WHERE name = 'system_release' AND machine_id = m.id) AS release, "
+     "(SELECT str_value FROM metadata WHERE name = 'system_version' AND machine_id = m.id) AS version, "
+     "(SELECT str_value FROM metadata WHERE name = 'system_machine' AND machine_id = m.id) AS arch, "
+     "(SELECT int_value FROM metadata WHERE name = 'num_cpus' AND machine_id = m.id) AS num_cpus, "
+     "(SELECT str_value FROM metadata WHERE name = 'android_build_fingerprint' AND machine_id = m.id) "
+     "AS android_build_fingerprint, "
+     "(SELECT str_value FROM metadata WHERE name = 'android_device_manufacturer' AND machine_id = m.id) "
+     "AS android_device_manufacturer, "
+     "(SELECT int_value FROM metadata WHERE name = 'android_sdk_version' AND machine_id = m.id) "
+     "AS android_sdk_version, "
+     "(SELECT int_value FROM metadata WHERE name = 'system_ram_bytes' AND machine_id = m.id) AS system_ram_bytes, "
+     "(SELECT int_value FROM metadata WHERE name = 'system_ram_gb' AND machine_id = m.id) AS system_ram_gb, "
+     "m.id AS label_index FROM __sluice_machine m"},
 };
 
 void TraceStart(sqlite3_context* ctx, int, sqlite3_value**) {

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <type_traits>
@@ -431,7 +432,7 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("upid", IntsOf(th.upid, kNullU32))
       .Int("is_main_thread", IntsOf(th.is_main_thread, int8_t{-1}))
       .Int("is_idle", [&th](uint64_t row) { return th.tid[row] == 0 ? 1 : 0; })
-      .Int("machine_id", [](uint64_t) { return int64_t{0}; });
+      .Int("machine_id", IntsOf(th.machine_id));
 
   const auto& pr = s.process;
   auto upid_lookup = [&pr](int64_t v, std::vector<uint64_t>* out) {
@@ -448,17 +449,24 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Int("uid", IntsOf(pr.uid))
       .Null("android_appid")
       .Text("cmdline", &pr.cmdline)
-      .Int("machine_id", [](uint64_t) { return int64_t{0}; })
+      .Int("machine_id", IntsOf(pr.machine_id))
       .Int("arg_set_id", IntsOf(pr.arg_set_id, kNoArgSet));
 
+  // id = ucpu, as upstream: a relayed machine's CPU n is
+  // machine * kMaxCpusPerMachine + n, `cpu` its number on its machine.
   const auto& cpu = s.cpu;
+  auto ucpu_lookup = [&cpu](int64_t v, std::vector<uint64_t>* out) {
+    auto it = std::lower_bound(cpu.cpu.begin(), cpu.cpu.end(), v,
+                               [](uint32_t c, int64_t value) { return int64_t{c} < value; });
+    if (it != cpu.cpu.end() && int64_t{*it} == v) out->push_back(static_cast<uint64_t>(it - cpu.cpu.begin()));
+  };
   table("cpu", SizeOf(cpu))
-      .Id("id")
+      .Int("id", [&cpu](uint64_t row) { return int64_t{cpu.cpu[row]}; }, ucpu_lookup)
       .Int("ucpu", IntsOf(cpu.cpu))
-      .Int("cpu", IntsOf(cpu.cpu))
+      .Int("cpu", [&cpu](uint64_t row) { return int64_t{cpu.cpu[row] % CpuTable::kMaxCpusPerMachine}; })
       .Int("cluster_id", IntsOf(cpu.cluster_id))
       .Text("processor", &cpu.processor)
-      .Int("machine_id", [](uint64_t) { return int64_t{0}; })
+      .Int("machine_id", [&cpu](uint64_t row) { return int64_t{cpu.cpu[row] / CpuTable::kMaxCpusPerMachine}; })
       .Int("capacity", IntsOf(cpu.capacity, kNullInt))
       .Int("arg_set_id", IntsOf(cpu.arg_set_id, kNoArgSet));
 
@@ -496,13 +504,23 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Text("name", &tr.name)
       .Text("type", &tr.type)
       .Int("is_counter", IntsOf(tr.is_counter))
-      .Int("cpu", IntsOf(tr.cpu, kNullU32))
+      // The CPU's number on its machine, as upstream's CPU tracks say it.
+      .Int("cpu", [&tr](uint64_t row) {
+        return tr.cpu[row] == kNullU32 ? kNullInt : int64_t{tr.cpu[row] % CpuTable::kMaxCpusPerMachine};
+      })
       .Int("utid", IntsOf(tr.utid, kNullU32))
       .Int("upid", IntsOf(tr.upid, kNullU32))
       .Int("dimension_arg_set_id", IntsOf(tr.dimension_arg_set_id, kNoArgSet))
       .Int("track_group_id", IntsOf(tr.track_group_id, kNullU32))
       .Text("unit", &tr.unit)
-      .Int("source_arg_set_id", IntsOf(tr.source_arg_set_id, kNoArgSet));
+      .Int("source_arg_set_id", IntsOf(tr.source_arg_set_id, kNoArgSet))
+      // The machine of what the track is of: its thread's, process's or CPU's.
+      .Int("machine_id", [&s, &tr](uint64_t row) {
+        if (tr.utid[row] != kNullU32) return int64_t{s.thread.machine_id[tr.utid[row]]};
+        if (tr.upid[row] != kNullU32) return int64_t{s.process.machine_id[tr.upid[row]]};
+        if (tr.cpu[row] != kNullU32) return int64_t{tr.cpu[row] / CpuTable::kMaxCpusPerMachine};
+        return int64_t{0};
+      });
 
   const auto& fl = s.flow;
   table("flow", SizeOf(fl))
@@ -586,7 +604,8 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Text("name", &md.name)
       .Text("key_type", &md.key_type)
       .Int("int_value", IntsOf(md.int_value))
-      .Text("str_value", &md.str_value);
+      .Text("str_value", &md.str_value)
+      .Int("machine_id", IntsOf(md.machine_id, kNullU32));
 
   const auto& cs = s.clock_snapshot;
   table("clock_snapshot", SizeOf(cs))
@@ -606,7 +625,15 @@ std::vector<std::unique_ptr<QueryTable>> MakeQueryTables(const TraceStorage* sto
       .Text("severity", &st.severity)
       .Text("source", &st.source)
       .Int("value", IntsOf(st.value))
-      .Text("description", &st.description);
+      .Text("description", &st.description)
+      .Int("machine_id", IntsOf(st.machine_id, kNullU32))
+      .Int("trace_id", [&st](uint64_t row) { return st.machine_id[row] == kNullU32 ? kNullInt : 0; });
+
+  const auto& ma = s.machine;
+  table("__sluice_machine", SizeOf(ma))
+      .Id("id")
+      .Int("raw_id", IntsOf(ma.raw_id))
+      .Text("name", &ma.name);
   return tables;
 }
 

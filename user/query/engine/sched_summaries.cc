@@ -201,26 +201,45 @@ const CpuTimeline& SchedSummaries::cpu_timeline() {
   t.start_ts = storage_->start_ts == kNullInt ? 0 : storage_->start_ts;
   const int64_t span = storage_->start_ts == kNullInt ? 0 : storage_->end_ts - storage_->start_ts;
   t.bucket_ns = std::max<int64_t>(1, (span + t.buckets - 1) / t.buckets);
-  uint32_t max_cpu = 0;
-  for (size_t i = 0; i < sched.size(); ++i) max_cpu = std::max(max_cpu, sched.cpu[i]);
   if (sched.size() == 0) return t;
+  // The CPUs that ran something, numbered densely: a relayed machine's
+  // ucpus start at machine * kMaxCpusPerMachine, and a cell per number up
+  // to those would be mostly empty.
+  constexpr uint32_t kPerMachine = CpuTable::kMaxCpusPerMachine;
+  std::vector<std::vector<uint32_t>> dense_by_machine;  // [machine][cpu] -> dense index + 1
+  for (size_t i = 0; i < sched.size(); ++i) {
+    const uint32_t machine = sched.cpu[i] / kPerMachine, cpu = sched.cpu[i] % kPerMachine;
+    if (machine >= dense_by_machine.size()) dense_by_machine.resize(machine + 1);
+    if (cpu >= dense_by_machine[machine].size()) dense_by_machine[machine].resize(cpu + 1, 0);
+    dense_by_machine[machine][cpu] = 1;
+  }
+  std::vector<uint32_t> ucpus;  // dense index -> ucpu, ascending
+  for (uint32_t machine = 0; machine < dense_by_machine.size(); ++machine)
+    for (uint32_t cpu = 0; cpu < dense_by_machine[machine].size(); ++cpu)
+      if (dense_by_machine[machine][cpu]) {
+        ucpus.push_back(machine * kPerMachine + cpu);
+        dense_by_machine[machine][cpu] = static_cast<uint32_t>(ucpus.size());
+      }
+  auto dense = [&](uint32_t ucpu) { return dense_by_machine[ucpu / kPerMachine][ucpu % kPerMachine] - 1; };
   struct ProcessTime {
     uint32_t upid;
     int64_t ns;
   };
-  std::vector<std::vector<ProcessTime>> cells((static_cast<size_t>(max_cpu) + 1) * t.buckets);
+  std::vector<std::vector<ProcessTime>> cells(ucpus.size() * t.buckets);
   const std::vector<uint32_t>& thread_upid = storage_->thread.upid;
   for (size_t i = 0; i < sched.size(); ++i) {
-    if (sched.utid[i] == 0 || sched.dur[i] <= 0) continue;
+    // Idle tasks (tid 0, one per machine) are not busy.
+    if (storage_->thread.tid[sched.utid[i]] == 0 || sched.dur[i] <= 0) continue;
     const uint32_t upid = sched.utid[i] < thread_upid.size() ? thread_upid[sched.utid[i]] : kNullU32;
     int64_t ts = std::max(sched.ts[i], t.start_ts);
     const int64_t end = sched.ts[i] + sched.dur[i];
+    const size_t first_cell = static_cast<size_t>(dense(sched.cpu[i])) * t.buckets;
     while (ts < end) {
       const int64_t bucket = (ts - t.start_ts) / t.bucket_ns;
       if (bucket >= t.buckets) break;  // Past trace_end(): cannot happen, but never index past.
       const int64_t bucket_end = t.start_ts + (bucket + 1) * t.bucket_ns;
       const int64_t ns = std::min(end, bucket_end) - ts;
-      std::vector<ProcessTime>& cell = cells[static_cast<size_t>(sched.cpu[i]) * t.buckets + static_cast<size_t>(bucket)];
+      std::vector<ProcessTime>& cell = cells[first_cell + static_cast<size_t>(bucket)];
       auto it = std::find_if(cell.begin(), cell.end(), [upid](const ProcessTime& p) { return p.upid == upid; });
       if (it == cell.end()) cell.push_back({upid, ns});
       else it->ns += ns;
@@ -235,7 +254,7 @@ const CpuTimeline& SchedSummaries::cpu_timeline() {
       total += p.ns;
       if (p.ns > top->ns) top = &p;
     }
-    t.cpu.push_back(static_cast<uint32_t>(c / t.buckets));
+    t.cpu.push_back(ucpus[c / t.buckets]);
     t.bucket.push_back(static_cast<uint32_t>(c % t.buckets));
     t.run_ns.push_back(total);
     t.top_upid.push_back(top->upid);

@@ -50,6 +50,9 @@ struct SortedEvent {
   uint32_t cpu = 0;
   uint32_t sequence = 0;  // trusted_packet_sequence_id: with cpu, the stream.
   Kind kind = kFtrace;
+  // The `machine` row of the packet it came in (0: the host); its pids and
+  // tids are that machine's. cpu is already the machine's ucpu.
+  uint16_t machine = 0;
   // kFtrace / kProcessTree: the FtraceEvent's / ProcessTree's bytes, in
   // packet block `block`.
   uint32_t block = 0;

@@ -28,15 +28,49 @@ void ProcessTracker::IdMap::Set(int64_t id, uint32_t row) {
     sparse_[id] = row;
 }
 
+struct ProcessTracker::ParkedMachine {
+  bool started = false;  // Its idle task has rows.
+  IdMap tid_head, upid_by_pid;
+  std::vector<std::pair<uint32_t, uint32_t>> pending_assocs, pending_parent_assocs;
+};
+
 ProcessTracker::ProcessTracker(TraceStorage* storage)
     : storage_(storage), swapper_name_(storage->strings.Intern("swapper")) {
-  // upid 0 / utid 0: the idle task, as Perfetto's ProcessTracker reserves
-  // them and SetPidZeroIsUpidZeroIdleProcess maps pid/tid 0 onto them.
-  upid_by_pid_.Set(0, AddProcessRow(0));
+  // upid 0 / utid 0: the host's idle task, as Perfetto's ProcessTracker
+  // reserves them and SetPidZeroIsUpidZeroIdleProcess maps pid/tid 0 onto
+  // them.
+  AddIdleTask();
+  parked_.resize(1);
+  parked_[0].started = true;
+}
 
+ProcessTracker::~ProcessTracker() = default;
+
+void ProcessTracker::AddIdleTask() {
+  const uint32_t upid = AddProcessRow(0);
+  upid_by_pid_.Set(0, upid);
   uint32_t utid = StartNewThread(kNullInt, 0);
-  AssociateThreadToProcess(utid, 0, /*is_main_thread=*/true);
+  AssociateThreadToProcess(utid, upid, /*is_main_thread=*/true);
   SetThreadNameId(utid, swapper_name_, NamePriority::kConstant);
+}
+
+void ProcessTracker::SwapMachineState(ParkedMachine* parked) {
+  std::swap(tid_head_, parked->tid_head);
+  std::swap(upid_by_pid_, parked->upid_by_pid);
+  std::swap(pending_assocs_, parked->pending_assocs);
+  std::swap(pending_parent_assocs_, parked->pending_parent_assocs);
+}
+
+void ProcessTracker::SetMachine(uint32_t machine) {
+  if (machine == machine_) return;
+  if (machine >= parked_.size()) parked_.resize(machine + 1);
+  SwapMachineState(&parked_[machine_]);  // Park the current machine's maps...
+  SwapMachineState(&parked_[machine]);   // ...and take the new one's.
+  machine_ = machine;
+  if (!parked_[machine].started) {
+    parked_[machine].started = true;
+    AddIdleTask();
+  }
 }
 
 uint32_t ProcessTracker::AddProcessRow(int64_t pid) {
@@ -50,6 +84,7 @@ uint32_t ProcessTracker::AddProcessRow(int64_t pid) {
   pt.parent_upid.push_back(kNullU32);
   pt.uid.push_back(kNullInt);
   pt.arg_set_id.push_back(kNoArgSet);
+  pt.machine_id.push_back(machine_);
   return upid;
 }
 
@@ -62,6 +97,7 @@ uint32_t ProcessTracker::StartNewThread(int64_t ts, int64_t tid) {
   tt.end_ts.push_back(kNullInt);
   tt.upid.push_back(kNullU32);
   tt.is_main_thread.push_back(-1);
+  tt.machine_id.push_back(machine_);
   older_same_tid_.push_back(tid_head_.Get(tid));
   name_priority_.push_back(NamePriority::kOther);
   tid_head_.Set(tid, utid);
@@ -380,6 +416,7 @@ void ProcessTracker::OnProcessFree(int64_t ts, int64_t tid) {
 void ProcessTracker::Finish() {
   tid_head_.Clear();
   upid_by_pid_.Clear();
+  parked_ = {};
   older_same_tid_ = {};
   pending_assocs_ = {};
   pending_parent_assocs_ = {};

@@ -79,8 +79,18 @@ class ProcessTracker {
   };
 
   explicit ProcessTracker(TraceStorage* storage);
+  ~ProcessTracker();
   ProcessTracker(const ProcessTracker&) = delete;
   ProcessTracker& operator=(const ProcessTracker&) = delete;
+
+  // Makes `machine` (a `machine` table row; 0, the host, at first) the one
+  // whose tids and pids the calls below name: each machine of a relayed
+  // trace has its own task namespace, so a guest's pid 100 is not the
+  // host's. New rows carry the machine's id. A machine's idle task (tid and
+  // pid 0, "swapper") gets its rows when the machine is first selected, as
+  // upstream makes them when the machine's first packet is read.
+  void SetMachine(uint32_t machine);
+  uint32_t machine() const { return machine_; }
 
   // The utid of the live thread `tid`, created (no name, no process) if
   // unseen or if every utid it had is dead.
@@ -189,6 +199,11 @@ class ProcessTracker {
     std::unordered_map<int64_t, uint32_t> sparse_;
   };
 
+  // The lookup state of a machine that is not the current one (SetMachine
+  // swaps it with the members below).
+  struct ParkedMachine;
+  void SwapMachineState(ParkedMachine* parked);
+  void AddIdleTask();
   uint32_t AddProcessRow(int64_t pid);  // a row with only its pid set
   uint32_t StartNewThread(int64_t ts, int64_t tid);
   void EraseTid(int64_t tid);
@@ -218,6 +233,8 @@ class ProcessTracker {
   std::vector<std::pair<uint32_t, uint32_t>> pending_parent_assocs_;  // (parent utid, child upid)
   int64_t parent_pid_changed_ = 0;
   int64_t process_tracker_errors_ = 0;
+  uint32_t machine_ = 0;
+  std::vector<ParkedMachine> parked_;  // by machine; the current one's slot is empty
 };
 
 }  // namespace sluice

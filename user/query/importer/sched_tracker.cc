@@ -240,7 +240,8 @@ void SchedTracker::PushWaking(int64_t ts, uint32_t utid, uint32_t waker_utid, in
 
 void SchedTracker::AddOpenState(int64_t ts, uint32_t utid, StringId state, uint32_t cpu,
                                 uint32_t waker_utid, int8_t irq_context) {
-  if (utid == 0) return;  // the idle task has no thread states
+  // The idle task (each machine has one, tid 0) has no thread states.
+  if (storage_->thread.tid[utid] == 0) return;
   ThreadStateTable& t = storage_->thread_state;
   auto row = static_cast<uint32_t>(t.size());
   t.ts.push_back(ts);

@@ -84,9 +84,12 @@ class SchedTracker {
 
   void SetKernelVersion(int major, int minor);
 
-  // CPU numbers at or above this (a corrupt bundle) drop the event and count
-  // bad_cpu_events: x86-64's largest NR_CPUS (MAXSMP) is 8192.
-  static constexpr uint32_t kMaxCpus = 8192;
+  // The host's CPU numbers at or above this (a corrupt bundle) drop the
+  // event and count bad_cpu_events: x86-64's largest NR_CPUS (MAXSMP) is
+  // 8192. The calls take ucpus (CpuTable): a relayed machine's CPUs come
+  // after the host's, up to kMaxCpus.
+  static constexpr uint32_t kMaxHostCpus = 8192;
+  static constexpr uint32_t kMaxCpus = 64 * CpuTable::kMaxCpusPerMachine;
 
   // Full sched_switch. Returns prev's utid: the utid of the event's
   // ftrace_event row (Perfetto does not use the common pid for it);

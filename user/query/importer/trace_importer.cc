@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -19,6 +20,7 @@
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/ps/process_tree.pb.h"
 #include "shm/base/string_util.h"
+#include "user/query/importer/machine_scope.h"
 #include "user/query/importer/proto_wire_reader.h"
 
 namespace sluice {
@@ -56,6 +58,8 @@ constexpr uint32_t kPacketDefaults = 59;
 constexpr uint32_t kPacketTrackDescriptor = 60;
 constexpr uint32_t kPacketFirstPacketOnSequence = 87;
 constexpr uint32_t kPacketInterruptInfo = 130;
+constexpr uint32_t kPacketMachineId = 98;
+constexpr uint32_t kPacketRemoteClockSync = 107;
 // PerfSample fields (protos/perfetto/trace/profiling/profile_packet.proto).
 constexpr uint32_t kPerfSampleCpu = 1;
 constexpr uint32_t kPerfSampleKernelRecordsLost = 17;
@@ -83,6 +87,40 @@ constexpr size_t kMaxPendingEvents = 4'000'000;
 // not a CPU number, which Dispatch never sees for them.
 constexpr uint32_t kProcessTreeStream = UINT32_MAX;
 constexpr uint32_t kTrackEventStream = UINT32_MAX - 1;
+
+// Each figure a TraceStats holds, under upstream's names: traced_<field>
+// (idx NULL) for its own fields, traced_final_flush_succeeded / _failed (1)
+// for final_flush_outcome, and traced_buf_<field> (idx = buffer) for each
+// buffer's counters.
+void ForEachTraceStat(const perfetto::protos::TraceStats& stats,
+                      const std::function<void(const std::string& name, int64_t idx, int64_t value)>& figure) {
+  using google::protobuf::FieldDescriptor;
+  const auto* reflection = stats.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(stats, &fields);
+  for (const auto* f : fields) {
+    if (f->is_repeated() || f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (f->name() == "final_flush_outcome") {
+      bool ok = stats.final_flush_outcome() == perfetto::protos::TraceStats::FINAL_FLUSH_SUCCEEDED;
+      figure(ok ? "traced_final_flush_succeeded" : "traced_final_flush_failed", kNullInt, 1);
+      continue;
+    }
+    int64_t value = f->cpp_type() == FieldDescriptor::CPPTYPE_UINT32   ? reflection->GetUInt32(stats, f)
+                    : f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64 ? static_cast<int64_t>(reflection->GetUInt64(stats, f))
+                                                                       : 0;
+    figure("traced_" + f->name(), kNullInt, value);
+  }
+  for (int b = 0; b < stats.buffer_stats_size(); ++b) {
+    const auto& buf = stats.buffer_stats(b);
+    const auto* br = buf.GetReflection();
+    std::vector<const FieldDescriptor*> bfields;
+    br->ListFields(buf, &bfields);
+    for (const auto* f : bfields) {
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_UINT64) continue;
+      figure("traced_buf_" + f->name(), b, static_cast<int64_t>(br->GetUInt64(buf, f)));
+    }
+  }
+}
 
 const EventField* FindField(const std::vector<EventField>& fields, uint32_t number) {
   for (const EventField& f : fields)
@@ -126,6 +164,10 @@ TraceImporter::TraceImporter(TraceStorage* storage)
       sorter_(kSortWindowNs, kMaxPendingEvents,
               [this](const SortedEvent& e, std::string_view bytes) { DispatchEvent(e, bytes); }),
       stats_(std::make_unique<StatsCapture>()) {
+  machines_.resize(1);  // The host: row 0 of `machine`.
+  machine_by_raw_id_[0] = 0;
+  storage->machine.raw_id.push_back(0);
+  storage->machine.name.push_back(kNullStringId);
   known_.sched_switch = schema_.EventFieldNumber("sched_switch");
   known_.sched_waking = schema_.EventFieldNumber("sched_waking");
   known_.sched_wakeup_new = schema_.EventFieldNumber("sched_wakeup_new");
@@ -185,6 +227,37 @@ TraceImporter::TraceImporter(TraceStorage* storage)
 
 TraceImporter::~TraceImporter() = default;
 
+uint32_t TraceImporter::MachineOf(uint64_t raw_id) {
+  auto it = machine_by_raw_id_.find(raw_id);
+  if (it != machine_by_raw_id_.end()) return it->second;
+  if (machines_.size() >= kMaxMachines) return kNullU32;
+  const auto machine = static_cast<uint32_t>(machines_.size());
+  machines_.emplace_back();
+  machine_by_raw_id_[raw_id] = machine;
+  storage_->machine.raw_id.push_back(static_cast<int64_t>(raw_id));
+  storage_->machine.name.push_back(kNullStringId);
+  soft_drop_before_ts_.push_back(0);
+  return machine;
+}
+
+uint32_t TraceImporter::MachineCpu(uint32_t machine, int64_t cpu) {
+  const auto number = static_cast<uint32_t>(cpu);
+  return machine == 0 || number >= CpuTable::kMaxCpusPerMachine ? number
+                                                                 : machine * CpuTable::kMaxCpusPerMachine + number;
+}
+
+bool TraceImporter::ToTraceTime(int64_t* ts) {
+  if (machine_ == 0) return true;
+  RemoteMachine& m = machines_[machine_];
+  std::optional<int64_t> host = m.clock.ToHostTime(*ts);
+  if (!host) {
+    m.clock_failures++;
+    return false;
+  }
+  *ts = *host;
+  return true;
+}
+
 TraceImporter::CpuState& TraceImporter::Cpu(uint32_t cpu) {
   if (cpu >= cpus_.size()) cpus_.resize(cpu + 1);
   cpus_[cpu].seen = true;
@@ -208,7 +281,8 @@ void TraceImporter::OnPacket(std::string_view packet) {
   std::string_view bundle, process_tree, process_stats, system_info, trace_config, ftrace_stats, trace_stats,
       perf_sample, clock_snapshot, sys_stats, trigger, clone_trigger, cpu_info, service_event, trace_attributes,
       interned_data, battery, initial_display_state, track_event, track_descriptor, packet_defaults,
-      thread_descriptor, interrupt_info;
+      thread_descriptor, interrupt_info, remote_clock_sync;
+  uint64_t raw_machine_id = 0;
   uint32_t timestamp_clock_id = 0;
   bool first_packet_on_sequence = false;
   SequenceLossTracker::PacketFlags flags;
@@ -278,6 +352,12 @@ void TraceImporter::OnPacket(std::string_view packet) {
       case kPacketInterruptInfo:
         if (f.type == WireType::kBytes) interrupt_info = f.bytes;
         break;
+      case kPacketMachineId:
+        if (varint) raw_machine_id = static_cast<uint32_t>(f.value);
+        break;
+      case kPacketRemoteClockSync:
+        if (f.type == WireType::kBytes) remote_clock_sync = f.bytes;
+        break;
       case kPacketFtraceEvents:
         if (f.type == WireType::kBytes) bundle = f.bytes;
         break;
@@ -312,6 +392,29 @@ void TraceImporter::OnPacket(std::string_view packet) {
   if (!reader.ok()) {
     unparsable_packets_++;
     return;
+  }
+  // A relayed machine's packet (docs/RELAY.md): its tasks are its own, its
+  // times are on its own boot clock until converted. What the host's
+  // service writes about the session (config, clock snapshots, service
+  // events, the session's TraceStats) is the host's; a machine's own
+  // TraceStats says what it lost on the way, and is kept for its stats rows.
+  machine_ = MachineOf(raw_machine_id);
+  if (machine_ == kNullU32) {
+    packets_of_too_many_machines_++;
+    machine_ = 0;
+    return;
+  }
+  processes_.SetMachine(machine_);
+  if (machine_ != 0) {
+    if (!remote_clock_sync.empty()) {
+      machines_[machine_].clock.AddSync(remote_clock_sync);
+      return;
+    }
+    if (ts != kNullInt && !ToTraceTime(&ts)) return;
+    if (!trace_stats.empty()) machines_[machine_].trace_stats = std::string(trace_stats);
+    // Not read for a relayed machine yet (docs/QUERY.md): its CpuInfo, its
+    // FtraceStats, and timestamps inside track events.
+    trace_config = clock_snapshot = service_event = ftrace_stats = trace_stats = cpu_info = {};
   }
   // As upstream, in file order: a TraceStats packet sums what came before it.
   sequence_loss_.OnPacket(flags);
@@ -350,6 +453,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
     e.cpu = kTrackEventStream;
     e.sequence = sequence_;
     e.kind = SortedEvent::kTrackEvent;
+    e.machine = static_cast<uint16_t>(machine_);
     e.offset = *slot;
     sorter_.Push(e);
   };
@@ -396,6 +500,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
     e.cpu = kProcessTreeStream;
     e.sequence = sequence_;
     e.kind = kind;
+    e.machine = static_cast<uint16_t>(machine_);
     e.block = sorter_.AddBlock(packet);
     e.offset = static_cast<uint32_t>(bytes.data() - packet.data());
     e.size = static_cast<uint32_t>(bytes.size());
@@ -444,7 +549,7 @@ void TraceImporter::OnPerfSample(std::string_view bytes) {
     if (f.number == kPerfSampleCpu) cpu = f.value;
     if (f.number == kPerfSampleKernelRecordsLost) lost = f.value;
   }
-  if (!reader.ok() || cpu >= SchedTracker::kMaxCpus) return;
+  if (!reader.ok() || cpu >= SchedTracker::kMaxHostCpus) return;
   tracks_.PerfCpuCounterTrack(static_cast<uint32_t>(cpu));
   if (lost > 0) kernel_records_lost_[static_cast<uint32_t>(cpu)] += lost;
 }
@@ -471,10 +576,13 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
     return;
   }
   // Per-CPU state is indexed by cpu: a corrupt number must not size it.
-  if (cpu >= SchedTracker::kMaxCpus) {
+  // A relayed machine's CPUs follow the host's, kMaxCpusPerMachine apart.
+  if (cpu >= (machine_ == 0 ? SchedTracker::kMaxHostCpus : CpuTable::kMaxCpusPerMachine)) {
     cpu_out_of_range_bundles_++;
     return;
   }
+  cpu += machine_ * CpuTable::kMaxCpusPerMachine;
+  if (data_start != kNullInt && !ToTraceTime(&data_start)) return;
   if (lost_events) cpus_with_lost_events_.insert(cpu);
   // Perfetto's soft drop: a CPU's first bundle says from when its stream is
   // whole (the ring buffer overwrote what came before); before the latest of
@@ -482,7 +590,8 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
   if (cpu >= first_bundle_seen_.size()) first_bundle_seen_.resize(cpu + 1, false);
   if (!first_bundle_seen_[cpu]) {
     first_bundle_seen_[cpu] = true;
-    if (data_start != kNullInt) soft_drop_before_ts_ = std::max(soft_drop_before_ts_, data_start);
+    if (data_start != kNullInt)
+      soft_drop_before_ts_[machine_] = std::max(soft_drop_before_ts_[machine_], data_start);
   }
   uint32_t block = UINT32_MAX;
   ProtoWireReader events(bundle);
@@ -497,12 +606,14 @@ void TraceImporter::OnBundle(std::string_view bundle, std::string_view packet) {
       events_without_timestamp_++;
       continue;
     }
-    if (block == UINT32_MAX) block = sorter_.AddBlock(packet);
     SortedEvent e;
     e.ts = static_cast<int64_t>(view.timestamp);
+    if (!ToTraceTime(&e.ts)) continue;
+    if (block == UINT32_MAX) block = sorter_.AddBlock(packet);
     e.cpu = cpu;
     e.sequence = sequence_;
     e.kind = SortedEvent::kFtrace;
+    e.machine = static_cast<uint16_t>(machine_);
     // The symbol a kernel address's iid names now: a later packet of the
     // sequence may reuse the iid for another symbol.
     if (const uint32_t symbol_field = KernelSymbolField(view.event_field))
@@ -551,6 +662,7 @@ void TraceImporter::OnCompactSched(std::string_view compact, uint32_t cpu) {
     SortedEvent e;
     e.cpu = cpu;
     e.sequence = sequence_;
+    e.machine = static_cast<uint16_t>(machine_);
     if (take_switch) {
       e.ts = static_cast<int64_t>(next_switch_ts);
       e.kind = SortedEvent::kCompactSwitch;
@@ -570,7 +682,7 @@ void TraceImporter::OnCompactSched(std::string_view compact, uint32_t cpu) {
       e.common_flags = static_cast<uint32_t>(at(cols[kWakingCommonFlags], wi));
       if (++wi < waking_ts.size()) next_waking_ts += waking_ts[wi];
     }
-    sorter_.Push(e);
+    if (ToTraceTime(&e.ts)) sorter_.Push(e);
   }
 }
 
@@ -596,6 +708,9 @@ void TraceImporter::DispatchPacketEvent(const SortedEvent& event, std::string_vi
 }
 
 void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view bytes) {
+  // The event's machine's tasks; the packet being read may be another's.
+  const uint32_t packet_machine = processes_.machine();
+  processes_.SetMachine(event.machine);
   switch (event.kind) {
     case SortedEvent::kFtrace:
     case SortedEvent::kCompactSwitch:
@@ -607,6 +722,7 @@ void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view byt
       break;
     default: DispatchPacketEvent(event, bytes); break;
   }
+  processes_.SetMachine(packet_machine);
 }
 
 void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, uint32_t utid,
@@ -629,7 +745,7 @@ void TraceImporter::AddFtraceEventRow(int64_t ts, StringId name, uint32_t cpu, u
 
 void TraceImporter::OnFrequencyLimits(int64_t ts, uint32_t cpu, int64_t min_freq, int64_t max_freq) {
   StringPool& s = storage_->strings;
-  const std::string prefix = "Cpu " + std::to_string(cpu);
+  const std::string prefix = "Cpu " + std::to_string(cpu % CpuTable::kMaxCpusPerMachine);
   for (auto [type, suffix, value] : {std::tuple{"cpu_max_frequency_limit", " Max Freq Limit", max_freq},
                                      std::tuple{"cpu_min_frequency_limit", " Min Freq Limit", min_freq}}) {
     storage_->counter.Add(ts, tracks_.CpuCounterTrack(s.Intern(type), s.Intern(prefix + suffix), cpu),
@@ -728,13 +844,13 @@ void TraceImporter::AddGenericEventRow(int64_t ts, uint32_t cpu, uint32_t utid, 
 
 void TraceImporter::OnIrqEntry(int64_t ts, uint32_t cpu, std::string_view name) {
   StringPool& s = storage_->strings;
-  uint32_t track = tracks_.CpuSliceTrack(names_.cpu_irq_type, s.Intern("Irq Cpu " + std::to_string(cpu)), cpu);
+  uint32_t track = tracks_.CpuSliceTrack(names_.cpu_irq_type, s.Intern("Irq Cpu " + std::to_string(cpu % CpuTable::kMaxCpusPerMachine)), cpu);
   slices_.Begin(ts, track, s.Intern("IRQ (" + std::string(name) + ")"), {}, s.Intern("irq"));
 }
 
 void TraceImporter::OnIrqExit(int64_t ts, uint32_t cpu, int64_t ret) {
   StringPool& s = storage_->strings;
-  uint32_t track = tracks_.CpuSliceTrack(names_.cpu_irq_type, s.Intern("Irq Cpu " + std::to_string(cpu)), cpu);
+  uint32_t track = tracks_.CpuSliceTrack(names_.cpu_irq_type, s.Intern("Irq Cpu " + std::to_string(cpu % CpuTable::kMaxCpusPerMachine)), cpu);
   slices_.End(ts, track, {{names_.ret, ArgType::kString, ret == 1 ? names_.handled : names_.unhandled, 0}});
 }
 
@@ -744,7 +860,7 @@ void TraceImporter::OnSoftirq(int64_t ts, uint32_t cpu, int64_t vec, bool entry)
                                                  "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"};
   if (vec < 0 || vec >= static_cast<int64_t>(std::size(kVectorNames))) return;
   StringPool& s = storage_->strings;
-  uint32_t track = tracks_.CpuSliceTrack(s.Intern("cpu_softirq"), s.Intern("SoftIrq Cpu " + std::to_string(cpu)), cpu);
+  uint32_t track = tracks_.CpuSliceTrack(s.Intern("cpu_softirq"), s.Intern("SoftIrq Cpu " + std::to_string(cpu % CpuTable::kMaxCpusPerMachine)), cpu);
   if (entry)
     slices_.Begin(ts, track, s.Intern(kVectorNames[vec]), {{s.Intern("vec"), ArgType::kInt, vec, 0}}, s.Intern("irq"));
   else
@@ -765,7 +881,7 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
   const int64_t ts = event.ts;
   const auto& fs = fields_;
   if (DroppedBeforeTracingStart(ts)) return;
-  if (ts < soft_drop_before_ts_) {
+  if (ts < soft_drop_before_ts_[event.machine]) {
     // Before every CPU's stream is whole: ftrace_event only, and no row at
     // all for sched_switch (Perfetto makes that row in its sched path).
     if (kind == known_.sched_switch) return;
@@ -812,7 +928,7 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
   } else if (kind == known_.cpu_idle || kind == known_.cpu_frequency) {
     // state 1, cpu_id 2 (power.proto).
     AddCounter(ts, kind == known_.cpu_idle ? names_.cpu_idle_type : names_.cpu_frequency_type,
-               static_cast<uint32_t>(IntField(fs, 2)), static_cast<double>(static_cast<uint32_t>(IntField(fs, 1))));
+               MachineCpu(event.machine, IntField(fs, 2)), static_cast<double>(static_cast<uint32_t>(IntField(fs, 1))));
   } else {
     auto text = [&](uint32_t n) -> std::string_view {
       const EventField* f = FindField(fs, n);
@@ -860,7 +976,7 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
       syscalls_.OnExit(ts, view.pid, IntField(fs, 1), FindField(fs, 2) != nullptr, IntField(fs, 2));
     } else if (kind == known_.cpu_frequency_limits) {
       // min_freq 1, max_freq 2, cpu_id 3 (power.proto).
-      OnFrequencyLimits(ts, static_cast<uint32_t>(IntField(fs, 3)), IntField(fs, 1), IntField(fs, 2));
+      OnFrequencyLimits(ts, MachineCpu(event.machine, IntField(fs, 3)), IntField(fs, 1), IntField(fs, 2));
     } else if (kind == known_.oom_score_adj_update) {
       // comm 1, oom_score_adj 2, pid 3 (oom.proto).
       OnOomScoreAdjUpdate(ts, IntField(fs, 3), static_cast<int32_t>(IntField(fs, 2)));
@@ -891,8 +1007,8 @@ void TraceImporter::DispatchFtraceEvent(const SortedEvent& event, std::string_vi
       // capacity 2, cpu 4, cpu_util 6, nr_running 11 (sched.proto), on the
       // event's own cpu, in upstream's order.
       StringPool& s = storage_->strings;
-      const auto cpu = static_cast<uint32_t>(IntField(fs, 4));
-      const std::string prefix = "Cpu " + std::to_string(cpu);
+      const uint32_t cpu = MachineCpu(event.machine, IntField(fs, 4));
+      const std::string prefix = "Cpu " + std::to_string(cpu % CpuTable::kMaxCpusPerMachine);
       for (auto [type, suffix, field] : {std::tuple{"cpu_utilization", " Util", 6u},
                                          std::tuple{"cpu_capacity", " Cap", 2u},
                                          std::tuple{"cpu_nr_running", " Nr Running", 11u}}) {
@@ -954,7 +1070,7 @@ void TraceImporter::OnFuncgraph(int64_t ts, uint32_t cpu, uint32_t pid, StringId
     if (cpu >= cpu_funcgraph_tracks_.size()) cpu_funcgraph_tracks_.resize(cpu + 1, kNullU32);
     if (cpu_funcgraph_tracks_[cpu] == kNullU32)
       cpu_funcgraph_tracks_[cpu] = tracks_.CpuSliceTrack(
-          names_.cpu_funcgraph_type, s.Intern("swapper" + std::to_string(cpu) + " -funcgraph"), cpu);
+          names_.cpu_funcgraph_type, s.Intern("swapper" + std::to_string(cpu % CpuTable::kMaxCpusPerMachine) + " -funcgraph"), cpu);
     track = cpu_funcgraph_tracks_[cpu];
   }
   if (entry)
@@ -1043,7 +1159,7 @@ void TraceImporter::DispatchCompactSwitch(const SortedEvent& event) {
   // The prev task of a compact switch is whoever the CPU's last switch put
   // there; SchedTracker keeps that (and skips the CPU's first switch too).
   uint32_t utid = sched_.OnSwitchCompact(event.ts, event.cpu, event.prev_state, event.pid, s.Get(event.comm),
-                                         event.prio, event.ts < soft_drop_before_ts_);
+                                         event.prio, event.ts < soft_drop_before_ts_[event.machine]);
   if (cpu.known && utid != kNullU32) {
     // Perfetto names the previous task by its thread's name now (a
     // task_rename or process_tree name since it was switched in shows; the
@@ -1083,7 +1199,8 @@ void TraceImporter::DispatchCompactWaking(const SortedEvent& event) {
   }
   // The waker (the row's thread) is the task the CPU's last switch put there.
   uint32_t utid =
-      sched_.OnWakingCompact(event.ts, event.cpu, event.pid, event.common_flags, event.ts < soft_drop_before_ts_);
+      sched_.OnWakingCompact(event.ts, event.cpu, event.pid, event.common_flags,
+                               event.ts < soft_drop_before_ts_[event.machine]);
   if (utid == kNullU32) return;  // CPU out of range
   CompactArgsMemo::Key key{event.comm, kNullStringId, event.pid, 0, event.prio, 0, event.target_cpu};
   uint32_t arg_set = waking_args_.Find(key);
@@ -1191,21 +1308,29 @@ void TraceImporter::OnSystemInfo(std::string_view bytes) {
     SetMetadata("system_release", kNullInt, field(u.has_release(), u.release()));
     SetMetadata("system_version", kNullInt, field(u.has_version(), u.version()));
     SetMetadata("system_machine", kNullInt, field(u.has_machine(), u.machine()));
-    syscalls_.SetArchitecture(u.machine());
+    // The importer's decoding follows the host's kernel (a relayed
+    // machine's rows are decoded alike: docs/QUERY.md).
+    if (machine_ == 0) syscalls_.SetArchitecture(u.machine());
     int major = 0, minor = 0;
-    if (sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) {
+    if (machine_ == 0 && sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) {
       sched_.SetKernelVersion(major, minor);
       android_memory_.SetKernelVersion(major, minor);
     }
   }
   if (info.has_page_size()) SetMetadata("page_size", info.page_size(), {});
-  system_probes_.SetPageSize(info.page_size());
+  if (machine_ == 0) system_probes_.SetPageSize(info.page_size());
+  // machine_name (17), newer than sluice's copy of the message: the name a
+  // relayed machine gives itself, the `machine` row's name as upstream.
+  ProtoWireReader fields(bytes);
+  WireField f;
+  while (fields.Next(&f))
+    if (f.number == 17 && f.type == WireType::kBytes) storage_->machine.name[machine_] = storage_->strings.Intern(f.bytes);
   if (info.has_num_cpus()) {
     SetMetadata("num_cpus", info.num_cpus(), {});
   }
   if (info.has_tracing_service_version()) {
     SetMetadata("tracing_service_version", kNullInt, info.tracing_service_version());
-    tracing_service_version_ = info.tracing_service_version();
+    if (machine_ == 0) tracing_service_version_ = info.tracing_service_version();
   }
   std::optional<int64_t> sdk_from_release;
   if (info.has_android_build_fingerprint()) {
@@ -1439,8 +1564,9 @@ void TraceImporter::SetMetadata(std::string_view name, int64_t int_value, std::o
   StringPool& s = storage_->strings;
   MetadataTable& m = storage_->metadata;
   const StringId key = s.Intern(name);
+  const uint32_t machine = IsMachineMetadataKey(name) ? machine_ : kNullU32;
   for (size_t i = 0; i < m.name.size(); ++i) {
-    if (m.name[i] != key) continue;
+    if (m.name[i] != key || m.machine_id[i] != machine) continue;
     m.int_value[i] = int_value;
     m.str_value[i] = int_value == kNullInt && str_value ? s.Intern(*str_value) : kNullStringId;
     return;
@@ -1461,10 +1587,18 @@ void TraceImporter::AddMetadataRow(StringId name, StringId key_type, int64_t int
   m.key_type.push_back(key_type);
   m.int_value.push_back(int_value);
   m.str_value.push_back(int_value == kNullInt && str_value ? s.Intern(*str_value) : kNullStringId);
+  m.machine_id.push_back(IsMachineMetadataKey(s.Get(name)) ? machine_ : kNullU32);
 }
 
 void TraceImporter::AddStat(std::string_view name, int64_t idx, std::string_view severity,
                             std::string_view source, int64_t value, std::string_view description) {
+  // The host's, but for the import's own figures.
+  AddMachineStat(IsGlobalStat(name) ? kNullU32 : 0, name, idx, severity, source, value, description);
+}
+
+void TraceImporter::AddMachineStat(uint32_t machine, std::string_view name, int64_t idx,
+                                   std::string_view severity, std::string_view source, int64_t value,
+                                   std::string_view description) {
   StringPool& s = storage_->strings;
   StatsTable& t = storage_->stats;
   t.name.push_back(s.Intern(name));
@@ -1473,9 +1607,12 @@ void TraceImporter::AddStat(std::string_view name, int64_t idx, std::string_view
   t.source.push_back(s.Intern(source));
   t.value.push_back(value);
   t.description.push_back(s.Intern(description));
+  t.machine_id.push_back(machine);
 }
 
 void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_status) {
+  machine_ = 0;  // What follows is the host's or the trace's.
+  processes_.SetMachine(0);
   sorter_.Flush();
   AddPendingProcessCounters();
   slices_.Finish();
@@ -1508,7 +1645,73 @@ void TraceImporter::Finish(const TraceFileSummary& file, const Status& read_stat
   WriteStats(file, read_status);
 }
 
+void TraceImporter::WriteMachineStats() {
+  const auto& host_relays = stats_->trace_stats.sluice_service_stats().relay_machines();
+  for (uint32_t m = 1; m < machines_.size(); ++m) {
+    const RemoteMachine& machine = machines_[m];
+    const int64_t raw_id = storage_->machine.raw_id[m];
+    perfetto::protos::TraceStats stats;
+    const bool has_stats = !machine.trace_stats.empty() && stats.ParseFromString(machine.trace_stats);
+    // The machine's TraceStats as upstream lists it: traced_<field> and,
+    // per buffer, traced_buf_<field>, on the machine's rows.
+    if (has_stats) {
+      ForEachTraceStat(stats, [&](const std::string& name, int64_t idx, int64_t value) {
+        const bool loss = name == "traced_buf_trace_writer_packet_loss" || name == "traced_buf_patches_failed" ||
+                          name == "traced_buf_abi_violations" || name == "traced_final_flush_failed";
+        AddMachineStat(m, name, idx, loss ? "data_loss" : "info", "trace", value,
+                       name == "traced_buf_trace_writer_packet_loss"
+                           ? "relay: chunks of this buffer the machine lost on the way to the host (the relay_* "
+                             "rows say where)"
+                           : "");
+      });
+    }
+    // The relay's own figures (sluice's): from the host's final TraceStats,
+    // or the one stamped with the machine if the host's has none.
+    const sluice::protos::RelayMachineStats* relay = nullptr;
+    for (const auto& r : host_relays)
+      if (r.machine_id() == raw_id) relay = &r;
+    if (!relay && has_stats)
+      for (const auto& r : stats.sluice_service_stats().relay_machines())
+        if (r.machine_id() == raw_id) relay = &r;
+    if (relay) {
+      auto row = [&](std::string_view name, uint64_t value, std::string_view severity, std::string_view what) {
+        AddMachineStat(m, name, raw_id, severity, "trace", static_cast<int64_t>(value), what);
+      };
+      row("relay_connects", relay->connects(), "info", "relay: times the machine's relay connected");
+      row("relay_disconnects", relay->disconnects(), "info", "relay: times the machine's link ended");
+      row("relay_chunks_dropped", relay->chunks_dropped(), "data_loss",
+          "relay: chunks dropped by the machine's relay (queue full or link down)");
+      row("relay_packets_dropped", relay->packets_dropped(), "data_loss", "relay: packets in the dropped chunks");
+      row("relay_bytes_dropped", relay->bytes_dropped(), "data_loss", "relay: bytes in the dropped chunks");
+      row("relay_chunks_lost_in_transit", relay->chunks_lost_in_transit(), "data_loss",
+          "relay: chunks cut off when the link broke");
+    }
+    // The clock: where the machine's timestamps were put on the host's
+    // timeline from, and how far off they may be.
+    const RemoteClockSync& clock = machine.clock;
+    AddMachineStat(m, "remote_clock_syncs", raw_id, "info", "analysis", static_cast<int64_t>(clock.syncs()),
+                   "RemoteClockSync packets of this machine the import used");
+    if (clock.syncs() > 0) {
+      AddMachineStat(m, "remote_clock_offset_ns", raw_id, "info", "analysis", clock.last_offset(),
+                     "the machine's boot clock minus the host's, as of the last sync");
+      AddMachineStat(m, "remote_clock_error_ns", raw_id, "info", "analysis", clock.last_error_bound(),
+                     "how far the last sync's offset may be from the true one (half its round trip)");
+      AddMachineStat(m, "remote_clock_max_error_ns", raw_id, "info", "analysis", clock.max_error_bound(),
+                     "the widest error bound of the syncs");
+    }
+    if (machine.clock_failures > 0)
+      AddMachineStat(m, "clock_sync_failure", kNullInt, "error", "analysis",
+                     static_cast<int64_t>(machine.clock_failures),
+                     "timestamps of this machine dropped: its boot clock went backwards between syncs");
+  }
+  if (packets_of_too_many_machines_ > 0)
+    AddStat("packets_of_too_many_machines", kNullInt, "error", "analysis",
+            static_cast<int64_t>(packets_of_too_many_machines_),
+            "packets of machines past the 63 relayed machines sluice query imports, skipped");
+}
+
 void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_status) {
+  WriteMachineStats();
   TraceHealth health = health_.Finish(file);
   // sluice's own analysis (the rows `sluice stats` prints) decides severity
   // and description wherever it has the same stat; it also has the stats
@@ -1563,35 +1766,7 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
 
   // Perfetto's names for the service's TraceStats: traced_<field> and, per
   // central buffer, traced_buf_<field> (idx = buffer).
-  if (stats_->has_trace_stats) {
-    const auto& ts = stats_->trace_stats;
-    const auto* reflection = ts.GetReflection();
-    std::vector<const google::protobuf::FieldDescriptor*> fields;
-    reflection->ListFields(ts, &fields);
-    for (const auto* f : fields) {
-      if (f->is_repeated() || f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
-      if (f->name() == "final_flush_outcome") {
-        bool ok = ts.final_flush_outcome() == perfetto::protos::TraceStats::FINAL_FLUSH_SUCCEEDED;
-        emit(ok ? "traced_final_flush_succeeded" : "traced_final_flush_failed", kNullInt, 1);
-        continue;
-      }
-      int64_t value = f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT32 ? reflection->GetUInt32(ts, f)
-                      : f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT64
-                          ? static_cast<int64_t>(reflection->GetUInt64(ts, f))
-                          : 0;
-      emit("traced_" + f->name(), kNullInt, value);
-    }
-    for (int b = 0; b < ts.buffer_stats_size(); ++b) {
-      const auto& buf = ts.buffer_stats(b);
-      const auto* br = buf.GetReflection();
-      std::vector<const google::protobuf::FieldDescriptor*> bfields;
-      br->ListFields(buf, &bfields);
-      for (const auto* f : bfields) {
-        if (f->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_UINT64) continue;
-        emit("traced_buf_" + f->name(), b, static_cast<int64_t>(br->GetUInt64(buf, f)));
-      }
-    }
-  }
+  if (stats_->has_trace_stats) ForEachTraceStat(stats_->trace_stats, emit);
   // What the packet sequences said of their own losses, per buffer, as
   // upstream sums them (SequenceLossTracker).
   for (const auto& [buffer_index, loss] : stats_->sequence_loss) {
@@ -1665,6 +1840,15 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
     auto key = std::make_pair(row.name, row.index);
     if (written.count(key)) continue;
     written.insert(key);
+    // A relayed machine's row (idx: its machine_id) is that machine's; its
+    // relay counters are already there (WriteMachineStats).
+    if (row.name.starts_with("relay_") || row.name == "remote_clock_sync_missing") {
+      auto machine = machine_by_raw_id_.find(static_cast<uint64_t>(row.index));
+      if (row.name == "relay_chunks_dropped" || row.name == "relay_chunks_lost_in_transit") continue;
+      AddMachineStat(machine == machine_by_raw_id_.end() ? kNullU32 : machine->second, row.name, row.index,
+                     row.severity, "trace", row.value, row.source + ": " + row.explanation);
+      continue;
+    }
     bool about_file = row.source == "trace file";
     AddStat(row.name, row.index < 0 ? kNullInt : row.index, row.severity, about_file ? "analysis" : "trace",
             row.value, row.source + ": " + row.explanation);

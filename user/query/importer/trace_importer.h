@@ -37,6 +37,7 @@
 #include "user/query/importer/ftrace_event_schema.h"
 #include "user/query/importer/process_stats_importer.h"
 #include "user/query/importer/process_tracker.h"
+#include "user/query/importer/remote_clock_sync.h"
 #include "user/query/importer/rss_stat_tracker.h"
 #include "user/query/importer/sequence_loss_tracker.h"
 #include "user/query/importer/sched_tracker.h"
@@ -83,6 +84,19 @@ class TraceImporter {
   void OnPerfSample(std::string_view bytes);
   void OnTraceConfig(std::string_view bytes);
   void OnTraceStatsPacket(std::string_view bytes);
+  // A packet's machine_id (0: the host): its `machine` row, made (with
+  // the machine's idle task) the first time; kNullU32 past kMaxMachines.
+  uint32_t MachineOf(uint64_t raw_id);
+  // `ts` on the current packet's machine's boot clock, on the trace's
+  // timeline: unchanged for the host, through its RemoteClockSync for a
+  // relayed machine. False: it cannot be converted (counted; drop it).
+  bool ToTraceTime(int64_t* ts);
+  // A CPU number an event of `machine` names in its fields (cpu_idle's
+  // cpu_id, ...): its ucpu, as the bundle's cpu is.
+  static uint32_t MachineCpu(uint32_t machine, int64_t cpu);
+  // The stats rows of each relayed machine: what its TraceStats and the
+  // host's relay figures say it lost, and its clock syncs.
+  void WriteMachineStats();
   // TracingServiceEvent: the session's milestones in metadata
   // (tracing_started_ns, all_data_source_started_ns,
   // all_data_source_flushed_ns per flush, tracing_disabled_ns,
@@ -150,6 +164,10 @@ class TraceImporter {
   CpuState& Cpu(uint32_t cpu);
   void AddStat(std::string_view name, int64_t idx, std::string_view severity,
                std::string_view source, int64_t value, std::string_view description);
+  // A row of the machine `machine` (kNullU32: NULL) as opposed to AddStat's
+  // host or global scoping.
+  void AddMachineStat(uint32_t machine, std::string_view name, int64_t idx, std::string_view severity,
+                      std::string_view source, int64_t value, std::string_view description);
   // str_value nullopt: NULL. Set: a single key, replaced if set before;
   // Append: another row of a multi key.
   void SetMetadata(std::string_view name, int64_t int_value, std::optional<std::string_view> str_value);
@@ -158,6 +176,18 @@ class TraceImporter {
   void WriteStats(const TraceFileSummary& file, const Status& read_status);
 
   TraceStorage* storage_;
+  // Relayed machines, by `machine` row (row 0, the host, has no entry's
+  // data): the clock syncs and the last TraceStats stamped with each.
+  struct RemoteMachine {
+    RemoteClockSync clock;
+    std::string trace_stats;   // the TraceStats bytes
+    uint64_t clock_failures = 0;  // timestamps that could not be converted
+  };
+  static constexpr uint32_t kMaxMachines = 64;  // with the host
+  std::vector<RemoteMachine> machines_;
+  std::unordered_map<uint64_t, uint32_t> machine_by_raw_id_;
+  uint32_t machine_ = 0;  // The current packet's `machine` row.
+  uint64_t packets_of_too_many_machines_ = 0;
   ProcessTracker processes_;
   SchedTracker sched_;
   TrackTracker tracks_;
@@ -250,7 +280,7 @@ class TraceImporter {
   // the sorter released later events cannot hold those back (not seen in
   // sluice traces: every CPU is read in the first pass).
   std::vector<bool> first_bundle_seen_;
-  int64_t soft_drop_before_ts_ = 0;
+  std::vector<int64_t> soft_drop_before_ts_ = {0};  // by machine
   uint64_t events_without_timestamp_ = 0;
 };
 

@@ -79,6 +79,7 @@ struct ThreadTable {
   std::vector<int64_t> end_ts;         // kNullInt
   std::vector<uint32_t> upid;          // kNullU32
   std::vector<int8_t> is_main_thread;  // -1 = NULL
+  std::vector<uint32_t> machine_id;    // MachineTable row; 0 = the host
   size_t size() const { return tid.size(); }
 };
 
@@ -92,12 +93,16 @@ struct ProcessTable {
   std::vector<uint32_t> parent_upid;   // kNullU32
   std::vector<int64_t> uid;            // kNullInt
   std::vector<uint32_t> arg_set_id;    // kNoArgSet; process_tree's is_kthread
+  std::vector<uint32_t> machine_id;    // MachineTable row; 0 = the host
   size_t size() const { return pid.size(); }
 };
 
-// `cpu`: one row per CPU seen in the trace (id = ucpu = cpu), with what a
-// CpuInfo packet says of it.
+// `cpu`: one row per CPU seen in the trace, with what a CpuInfo packet says
+// of it. `cpu` holds the ucpu: the host's CPUs are their numbers, machine m's
+// CPU n is m * kMaxCpusPerMachine + n, as upstream numbers them (what sched,
+// ftrace_event and the CPU tracks carry as their cpu).
 struct CpuTable {
+  static constexpr uint32_t kMaxCpusPerMachine = 4096;
   std::vector<uint32_t> cpu;
   std::vector<int64_t> cluster_id;   // 0 unless CpuInfo tells
   std::vector<StringId> processor;   // kNullStringId
@@ -212,7 +217,17 @@ struct MetadataTable {
   std::vector<StringId> key_type;   // "single" or "multi"
   std::vector<int64_t> int_value;   // kNullInt
   std::vector<StringId> str_value;  // kNullStringId
+  std::vector<uint32_t> machine_id;  // kNullU32 for keys of the whole trace
   size_t size() const { return name.size(); }
+};
+
+// `machine`: the host (row 0) and each machine relayed into the trace
+// (TracePacket.machine_id), in the order their first packet came. What
+// SystemInfo said of each is in `metadata` rows carrying its machine_id.
+struct MachineTable {
+  std::vector<int64_t> raw_id;  // TracePacket.machine_id; 0 for the host
+  std::vector<StringId> name;   // SystemInfo.machine_name; kNullStringId
+  size_t size() const { return raw_id.size(); }
 };
 
 // `clock_snapshot`: each ClockSnapshot packet's clocks, at the trace time
@@ -236,6 +251,9 @@ struct StatsTable {
   std::vector<StringId> source;      // "trace" or "analysis"
   std::vector<int64_t> value;
   std::vector<StringId> description;
+  // The machine the figure is of; kNullU32 for the import's own (upstream's
+  // global stats).
+  std::vector<uint32_t> machine_id;
   size_t size() const { return name.size(); }
 };
 
@@ -251,6 +269,7 @@ struct TraceStorage {
   ThreadTable thread;
   ProcessTable process;
   CpuTable cpu;
+  MachineTable machine;
   CpuFreqTable cpu_freq;
   FtraceEventTable ftrace_event;
   TrackTable track;

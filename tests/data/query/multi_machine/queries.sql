@@ -1,0 +1,14 @@
+select * from machine order by id;
+select id, ucpu, cpu, machine_id from cpu order by id;
+select utid, tid, name, upid, machine_id, is_main_thread, is_idle from thread order by utid;
+select upid, pid, name, cmdline, parent_upid, machine_id from process order by upid;
+select ts, dur, cpu, ucpu, utid, end_state, priority from sched order by ts, cpu;
+select ts, dur, cpu, utid, state, waker_utid from thread_state order by ts, utid, state;
+select ts, name, cpu, ucpu, utid from ftrace_event order by ts, cpu;
+select t.name, t.type, t.machine_id, c.ts, c.value from counter c join track t on t.id = c.track_id order by c.ts;
+select name, cpu, machine_id from cpu_counter_track order by cpu;
+select s.ts, s.dur, s.name, t.tid, t.machine_id from slice s join thread_track tt on tt.id = s.track_id join thread t using(utid) order by s.ts;
+select t.name, t.type, t.machine_id, th.tid from thread_track t join thread th using(utid) order by t.id;
+select name, idx, severity, source, value, machine_id from stats where machine_id > 0 and value != 0 and name not like 'relay\_%' escape '\' and name not like 'remote\_clock\_%' escape '\' order by machine_id, name, idx;
+select name, str_value, int_value, machine_id from metadata where name like 'system\_%' escape '\' order by machine_id, name;
+select trace_start(), trace_end();
