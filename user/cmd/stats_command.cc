@@ -13,7 +13,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: sluice stats TRACE_FILE\n"
-    "  prints loss and health figures\n"
+    "  prints loss and health figures; for a trace with relayed machines, a\n"
+    "  line per machine (what its relay dropped, its clock offset and error)\n"
     "Exit status: 0 nothing lost; 1 data was lost, or the trace has no TraceStats\n"
     "(it did not end cleanly: losses after its last flush are unknown); 2 not a\n"
     "trace (unreadable, empty or corrupt from its first byte).\n";
@@ -52,6 +53,7 @@ int RunStatsCommand(int argc, char** argv) {
   fputs(FormatFtraceReadPaths(*health).c_str(), stdout);
   fputs(FormatFtracePeakFill(*health).c_str(), stdout);
   fputs(FormatFtraceWatermark(*health).c_str(), stdout);
+  fputs(FormatMachines(*health).c_str(), stdout);
   fputs(FormatHealthTable(*health).c_str(), stdout);
   uint64_t lost = health->data_loss_total();
   if (lost) printf("data loss: %llu (see the rows with severity data_loss)\n",

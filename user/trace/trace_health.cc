@@ -42,6 +42,8 @@ struct Collector {
   bool has_bpf = false;
   std::map<uint32_t, uint64_t> lost_event_bundles;  // cpu -> bundles
   std::map<uint32_t, uint64_t> dropped_on_sequence;  // seq id -> packets flagged
+  std::map<uint32_t, size_t> machine_index;          // machine_id -> health.machines
+  std::set<uint32_t> host_relay_stats;
   std::set<uint32_t> sequences;
   std::map<uint32_t, uint64_t> events_by_field;  // FtraceEvent oneof field -> events
   uint64_t unparsable = 0;
@@ -59,6 +61,7 @@ struct Collector {
       unparsable++;
       return;
     }
+    if (scan.machine_id != 0) Machine(scan.machine_id).packets++;
     if (scan.has_sequence_id) {
       sequences.insert(scan.sequence_id);
       // The service marks the first packet it reads of every sequence, as
@@ -67,14 +70,53 @@ struct Collector {
         dropped_on_sequence[scan.sequence_id]++;
     }
     if (scan.has_bundle) {
-      if (scan.bundle_lost_events) lost_event_bundles[scan.bundle_cpu]++;
+      // A relayed machine's CPU n is not the host's.
+      if (scan.bundle_lost_events && scan.machine_id == 0) lost_event_bundles[scan.bundle_cpu]++;
+      if (scan.bundle_lost_events && scan.machine_id != 0) Machine(scan.machine_id).ftrace_lost_event_bundles++;
       health.ftrace_events += scan.events;
       for (const auto& [field, n] : scan.events_by_field) events_by_field[field] += n;
     }
     if (stats) AddStats(*stats);
   }
 
+  MachineHealth& Machine(uint32_t machine_id) {
+    auto it = machine_index.find(machine_id);
+    if (it != machine_index.end()) return health.machines[it->second];
+    machine_index[machine_id] = health.machines.size();
+    MachineHealth& m = health.machines.emplace_back();
+    m.machine_id = machine_id;
+    return m;
+  }
+
+  static void TakeRelayStats(const sluice::protos::RelayMachineStats& r, MachineHealth* m) {
+    m->has_relay_stats = true;
+    if (!r.machine_name().empty()) m->name = r.machine_name();
+    m->connects = r.connects();
+    m->disconnects = r.disconnects();
+    m->chunks_dropped = r.chunks_dropped();
+    m->packets_dropped = r.packets_dropped();
+    m->bytes_dropped = r.bytes_dropped();
+    m->chunks_lost_in_transit = r.chunks_lost_in_transit();
+    m->clock_offset_ns = r.clock_offset_ns();
+    m->clock_error_ns = r.clock_error_ns();
+    m->clock_syncs = r.clock_syncs();
+    m->max_clock_error_ns = r.max_clock_error_ns();
+  }
+
+  // A relayed machine's packet with stats: its clock syncs and the
+  // TraceStats the host wrote for it. Nothing of it is the session's.
+  void AddMachineStats(const TracePacket& p) {
+    MachineHealth& m = Machine(p.machine_id());
+    if (p.has_remote_clock_sync()) m.sync_packets++;
+    if (!p.has_trace_stats()) return;
+    for (int i = 0; i < p.trace_stats().buffer_stats_size(); ++i)
+      m.buffer_chunks_lost[i] = p.trace_stats().buffer_stats(i).trace_writer_packet_loss();
+    for (const auto& r : p.trace_stats().sluice_service_stats().relay_machines())
+      if (r.machine_id() == p.machine_id() && !host_relay_stats.count(p.machine_id())) TakeRelayStats(r, &m);
+  }
+
   void AddStats(const TracePacket& p) {
+    if (p.machine_id() != 0) return AddMachineStats(p);
     if (p.has_trace_config() && !has_config) {
       config = p.trace_config();
       has_config = true;
@@ -94,6 +136,12 @@ struct Collector {
     if (p.has_trace_stats()) {
       trace_stats = p.trace_stats();
       health.has_trace_stats = true;
+      // The host's figures of each relayed machine win over the ones the
+      // machine's own TraceStats carried.
+      for (const auto& r : trace_stats.sluice_service_stats().relay_machines()) {
+        host_relay_stats.insert(r.machine_id());
+        TakeRelayStats(r, &Machine(r.machine_id()));
+      }
     }
     if (p.has_bpf_stats()) {
       bpf_end = p.bpf_stats();
@@ -113,6 +161,7 @@ struct Collector {
     for (const auto& [field, n] : events_by_field) health.events_by_name[FtraceEventFieldName(field)] += n;
     FileRows();
     ServiceRows();
+    RelayRows();
     FtraceRows();
     const FtraceStats* paths = health.has_ftrace_stats_end ? &ftrace_end : has_ftrace_start ? &ftrace_start : nullptr;
     if (paths) {
@@ -368,6 +417,35 @@ struct Collector {
           "and kernel-side losses after their start are not counted");
   }
 
+  // Each relayed machine's losses on the way to the host (idx: its
+  // machine_id), counted like any other stage's.
+  void RelayRows() {
+    std::sort(health.machines.begin(), health.machines.end(),
+              [](const MachineHealth& a, const MachineHealth& b) { return a.machine_id < b.machine_id; });
+    for (const MachineHealth& m : health.machines) {
+      const int64_t id = m.machine_id;
+      Row("relay_chunks_dropped", id, kLoss, "relay", static_cast<int64_t>(m.chunks_dropped),
+          "chunks the machine's relay dropped (" + std::to_string(m.packets_dropped) + " packets, " +
+              std::to_string(m.bytes_dropped) +
+              " bytes): its queue was full or the link down; give the relay a larger queue or the link more "
+              "bandwidth, or record less on that machine");
+      Row("relay_chunks_lost_in_transit", id, kLoss, "relay", static_cast<int64_t>(m.chunks_lost_in_transit),
+          "chunks cut off when the machine's link to the host broke (" + std::to_string(m.disconnects) +
+              " disconnects)");
+      Row("relay_machine_ftrace_lost_events", id, kLoss, "kernel ftrace buffer",
+          static_cast<int64_t>(m.ftrace_lost_event_bundles),
+          "bundles of the machine's ftrace data marked lost_events: its kernel ring buffer overwrote events "
+          "before they were read; raise buffer_size_kb in the config the machine runs");
+      if (!m.has_relay_stats && m.packets > 0 && health.has_trace_stats)
+        Row("relay_stats_missing", id, kError, "relay", 1,
+            "the session's TraceStats has no figures for this machine: its losses on the way are unknown");
+      if (m.packets > 0 && m.sync_packets == 0)
+        Row("remote_clock_sync_missing", id, kError, "relay", 1,
+            "no RemoteClockSync for this machine: its timestamps could not be put on the host's timeline "
+            "(readers assume both boot clocks agree)");
+    }
+  }
+
   void BpfRows() {
     const bool smb_full = bpf_end.smb_full_waits() != 0;
     for (const auto& c : bpf_end.cpu_stats()) {
@@ -437,6 +515,31 @@ std::string FormatHealthTable(const TraceHealth& h) {
     out << line << "    " << r.explanation << "\n";
   }
   if (h.rows.empty()) out << "(no losses, no errors)\n";
+  return out.str();
+}
+
+std::string FormatMachines(const TraceHealth& h) {
+  if (h.machines.empty()) return "";
+  std::ostringstream out;
+  char line[512];
+  snprintf(line, sizeof(line), "relayed machines:\n  %-16s %4s %10s %8s %8s %10s %8s %14s %10s %6s\n", "name", "id",
+           "packets", "chunks", "packets", "bytes", "chunks", "clock offset", "error", "syncs");
+  out << line;
+  snprintf(line, sizeof(line), "  %-16s %4s %10s %8s %8s %10s %8s %14s %10s %6s\n", "", "", "", "dropped",
+           "dropped", "dropped", "lost", "ns", "bound ns", "");
+  out << line;
+  for (const MachineHealth& m : h.machines) {
+    snprintf(line, sizeof(line), "  %-16s %4u %10llu %8llu %8llu %10llu %8llu %14lld %10llu %6llu\n",
+             m.name.empty() ? "(unnamed)" : m.name.c_str(), m.machine_id,
+             static_cast<unsigned long long>(m.packets), static_cast<unsigned long long>(m.chunks_dropped),
+             static_cast<unsigned long long>(m.packets_dropped), static_cast<unsigned long long>(m.bytes_dropped),
+             static_cast<unsigned long long>(m.chunks_lost_in_transit), static_cast<long long>(m.clock_offset_ns),
+             static_cast<unsigned long long>(m.clock_error_ns),
+             static_cast<unsigned long long>(m.has_relay_stats ? m.clock_syncs : m.sync_packets));
+    out << line;
+  }
+  out << "  (chunks lost: cut off in transit; clock offset: the machine's boot clock minus the host's, true "
+         "within +- the error bound)\n";
   return out.str();
 }
 

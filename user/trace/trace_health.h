@@ -25,6 +25,26 @@ struct HealthRow {
   std::string explanation;  // What it means and which knob fixes it.
 };
 
+// A machine relayed into the trace (docs/RELAY.md): its packets carry
+// TracePacket.machine_id. The relay's figures come from the host's final
+// TraceStats (sluice_service_stats.relay_machines), or from the TraceStats
+// stamped with the machine when the host's has none for it.
+struct MachineHealth {
+  uint32_t machine_id = 0;
+  std::string name;           // The relay's machine_name; "" when not said.
+  uint64_t packets = 0;       // Packets stamped with its machine_id.
+  uint64_t sync_packets = 0;  // RemoteClockSync packets the host wrote for it.
+  bool has_relay_stats = false;
+  uint64_t connects = 0, disconnects = 0;
+  uint64_t chunks_dropped = 0, packets_dropped = 0, bytes_dropped = 0, chunks_lost_in_transit = 0;
+  int64_t clock_offset_ns = 0;
+  uint64_t clock_error_ns = 0, clock_syncs = 0, max_clock_error_ns = 0;
+  // Its TraceStats' buffer_stats[i].trace_writer_packet_loss: the chunks it
+  // lost (dropped or in transit) by buffer; the same chunks as above.
+  std::map<int, uint64_t> buffer_chunks_lost;
+  uint64_t ftrace_lost_event_bundles = 0;  // Its bundles marked lost_events.
+};
+
 struct TraceHealth {
   TraceFileSummary file;
   std::vector<HealthRow> rows;  // Non-zero figures only.
@@ -45,6 +65,9 @@ struct TraceHealth {
   // and at the end of the trace, -1 where the trace does not say.
   int64_t ftrace_watermark_start = -1;
   int64_t ftrace_watermark_end = -1;
+  // Relayed machines by machine_id; their losses are also rows (relay_*,
+  // idx = machine_id), so they count in data_loss_total.
+  std::vector<MachineHealth> machines;
   uint64_t data_loss_total() const;
 };
 
@@ -67,6 +90,11 @@ StatusOr<TraceHealth> AnalyzeTraceBytes(std::string_view bytes);
 
 // Prints the table (name, idx, severity, source, value) with explanations.
 std::string FormatHealthTable(const TraceHealth& health);
+
+// One line per relayed machine (name, id, packets, what its relay dropped
+// and lost in transit, the clock offset and its error bound, syncs), under
+// a heading; "" for a trace of one machine.
+std::string FormatMachines(const TraceHealth& health);
 
 // "ftrace read path: mapped on CPUs 0-3; splice on CPU 4\n", or "" when the
 // trace does not say.

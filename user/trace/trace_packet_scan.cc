@@ -75,7 +75,8 @@ void ForgetBundle(TracePacketScan* out) {
 
 bool IsStatsField(int field) {
   return field == TracePacket::kFtraceStatsFieldNumber ||
-         field == TracePacket::kTraceStatsFieldNumber || field == TracePacket::kBpfStatsFieldNumber;
+         field == TracePacket::kTraceStatsFieldNumber || field == TracePacket::kBpfStatsFieldNumber ||
+         field == TracePacket::kRemoteClockSyncFieldNumber;
 }
 
 // Which FtraceEvent field numbers belong to the `event` oneof, from the
@@ -354,6 +355,8 @@ bool ScanTracePacket(std::string_view packet, TracePacketScan* out) {
       uint64_t v = 0;
       ok = in.Varint(&v);
       out->previous_packet_dropped = static_cast<uint32_t>(v);
+    } else if (field == TracePacket::kMachineIdFieldNumber && type == kVarint) {
+      ok = in.Varint32(&out->machine_id);
     } else if (field == kFirstPacketOnSequence && type == kVarint) {
       uint64_t v = 0;
       ok = in.Varint(&v);

@@ -24,8 +24,9 @@ struct TracePacketScan {
   uint32_t sequence_id = 0;              // trusted_packet_sequence_id (10)
   uint64_t previous_packet_dropped = 0;  // (42)
   bool first_packet_on_sequence = false; // (87)
-  // ftrace_stats, trace_stats or bpf_stats are present: parse the packet in
-  // full for those (they are small and rare).
+  uint32_t machine_id = 0;               // (98): 0 for the host's packets
+  // ftrace_stats, trace_stats, bpf_stats or remote_clock_sync are present:
+  // parse the packet in full for those (they are small and rare).
   bool has_stats = false;
   // trace_config (33): the service writes it once, first; small too.
   bool has_trace_config = false;

@@ -500,3 +500,72 @@ TEST(Arm64GuestTraceTest, OverloadLossIsExact) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// A relayed machine (machine_id 3): its packets, a clock sync, the
+// TraceStats the host wrote for it, and the host's final TraceStats with the
+// relay's figures, which win over the machine's own copy.
+TEST(TraceHealthTest, RelayedMachineLossesAreRowsOfTheirOwnAndCount) {
+  TraceBuilder t;
+  TracePacket sync;
+  sync.set_machine_id(3);
+  sync.mutable_remote_clock_sync()->add_synced_clocks();
+  t.Add(sync);
+  TracePacket bundle;
+  bundle.set_machine_id(3);
+  bundle.set_trusted_packet_sequence_id(7);
+  bundle.mutable_ftrace_events()->set_cpu(0);
+  bundle.mutable_ftrace_events()->set_lost_events(true);
+  t.Add(bundle);
+  TracePacket own = StatsPacket();
+  own.set_machine_id(3);
+  own.mutable_trace_stats()->add_buffer_stats()->set_trace_writer_packet_loss(4);
+  auto* early = own.mutable_trace_stats()->mutable_sluice_service_stats()->add_relay_machines();
+  early->set_machine_id(3);
+  early->set_chunks_dropped(1);
+  t.Add(own);
+  TracePacket host = StatsPacket();
+  auto* relay = host.mutable_trace_stats()->mutable_sluice_service_stats()->add_relay_machines();
+  relay->set_machine_id(3);
+  relay->set_machine_name("vm");
+  relay->set_chunks_dropped(3);
+  relay->set_packets_dropped(30);
+  relay->set_chunks_lost_in_transit(1);
+  relay->set_clock_offset_ns(-42);
+  relay->set_clock_error_ns(9);
+  relay->set_clock_syncs(5);
+  t.Add(host);
+
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h->machines.size(), 1u);
+  const MachineHealth& m = h->machines[0];
+  EXPECT_EQ(m.machine_id, 3u);
+  EXPECT_EQ(m.name, "vm");
+  EXPECT_EQ(m.packets, 3u);
+  EXPECT_EQ(m.sync_packets, 1u);
+  EXPECT_EQ(m.chunks_dropped, 3u);  // the host's final figure
+  EXPECT_EQ(m.buffer_chunks_lost.at(0), 4u);
+  // The guest's CPU 0 lost events, not the host's.
+  EXPECT_EQ(RowValues(*h), (std::map<std::string, int64_t>{{"relay_chunks_dropped[3]", 3},
+                                                            {"relay_chunks_lost_in_transit[3]", 1},
+                                                            {"relay_machine_ftrace_lost_events[3]", 1}}));
+  EXPECT_EQ(h->data_loss_total(), 5u);
+  const std::string table = FormatMachines(*h);
+  EXPECT_NE(table.find("vm"), std::string::npos) << table;
+  EXPECT_NE(table.find("-42"), std::string::npos) << table;
+}
+
+TEST(TraceHealthTest, OneMachineTraceHasNoMachineSection) {
+  TraceBuilder t;
+  t.Add(StatsPacket());
+  auto h = AnalyzeTraceBytes(t.bytes);
+  ASSERT_TRUE(h.ok());
+  EXPECT_TRUE(h->machines.empty());
+  EXPECT_EQ(FormatMachines(*h), "");
+}
+
+}  // namespace
+}  // namespace sluice
