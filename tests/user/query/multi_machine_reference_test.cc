@@ -87,14 +87,14 @@ TEST(MultiMachineStatsTest, RelayAndClockRowsPerMachine) {
                  "select name, idx, severity, value, machine_id from stats "
                  "where name like 'relay_%' or name like 'remote_clock_%' order by machine_id, name"),
             (std::vector<std::string>{
-                "relay_bytes_dropped|1|data_loss|12288|1", "relay_chunks_dropped|1|data_loss|3|1",
+                "relay_bytes_dropped|1|info|12288|1", "relay_chunks_dropped|1|data_loss|3|1",
                 "relay_chunks_lost_in_transit|1|data_loss|1|1", "relay_connects|1|info|2|1",
-                "relay_disconnects|1|info|1|1", "relay_packets_dropped|1|data_loss|27|1",
+                "relay_disconnects|1|info|1|1", "relay_packets_dropped|1|info|27|1",
                 "remote_clock_error_ns|1|info|152|1", "remote_clock_max_error_ns|1|info|152|1",
                 "remote_clock_offset_ns|1|info|-399998885|1", "remote_clock_syncs|1|info|2|1",
-                "relay_bytes_dropped|7|data_loss|0|2", "relay_chunks_dropped|7|data_loss|0|2",
+                "relay_bytes_dropped|7|info|0|2", "relay_chunks_dropped|7|data_loss|0|2",
                 "relay_chunks_lost_in_transit|7|data_loss|0|2", "relay_connects|7|info|2|2",
-                "relay_disconnects|7|info|1|2", "relay_packets_dropped|7|data_loss|0|2",
+                "relay_disconnects|7|info|1|2", "relay_packets_dropped|7|info|0|2",
                 "remote_clock_error_ns|7|info|52|2", "remote_clock_max_error_ns|7|info|52|2",
                 "remote_clock_offset_ns|7|info|3999000007|2", "remote_clock_syncs|7|info|1|2"}));
 }

@@ -1681,8 +1681,9 @@ void TraceImporter::WriteMachineStats() {
       row("relay_disconnects", relay->disconnects(), "info", "relay: times the machine's link ended");
       row("relay_chunks_dropped", relay->chunks_dropped(), "data_loss",
           "relay: chunks dropped by the machine's relay (queue full or link down)");
-      row("relay_packets_dropped", relay->packets_dropped(), "data_loss", "relay: packets in the dropped chunks");
-      row("relay_bytes_dropped", relay->bytes_dropped(), "data_loss", "relay: bytes in the dropped chunks");
+      // The same loss as relay_chunks_dropped, in other units: not counted twice.
+      row("relay_packets_dropped", relay->packets_dropped(), "info", "relay: packets in the dropped chunks");
+      row("relay_bytes_dropped", relay->bytes_dropped(), "info", "relay: bytes in the dropped chunks");
       row("relay_chunks_lost_in_transit", relay->chunks_lost_in_transit(), "data_loss",
           "relay: chunks cut off when the link broke");
     }
