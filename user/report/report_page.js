@@ -209,11 +209,34 @@
         break;
       }
     }
+    const machines = section('machines', ['id', 'machine']);
+    if (machines) {
+      const [i, n] = ['id', 'machine'].map(machines.col);
+      for (const row of machines.rows) machineNames.set(row[i], row[n]);
+    }
     processSection = section('html_processes', ['upid', 'pid', 'name', 'cpu_ns']);
     if (processSection) {
       const [u, p, n, c] = ['upid', 'pid', 'name', 'cpu_ns'].map(processSection.col);
       for (const row of processSection.rows) processes.set(row[u], { pid: row[p], name: row[n], cpu_ns: row[c] });
     }
+  }
+
+  // A relayed machine's CPUs are ucpus: machine * 4096 + the CPU's number
+  // there (the machines section names the machines).
+  const machineNames = new Map(); // machine id -> name
+  function cpuMachine(cpu) {
+    return Math.floor(cpu / 4096);
+  }
+  function cpuLabel(cpu) {
+    const machine = cpuMachine(cpu);
+    if (machine === 0) return 'CPU ' + cpu;
+    return (machineNames.get(machine) || 'machine ' + machine) + ' CPU ' + (cpu % 4096);
+  }
+  // A heading lane before the first CPU of each relayed machine.
+  function machineHeading(lanes, cpu, previousCpu) {
+    const machine = cpuMachine(cpu);
+    if (machine === 0 || (previousCpu !== null && cpuMachine(previousCpu) === machine)) return;
+    lanes.append(el('div', { class: 'lane-machine' }, machineNames.get(machine) || 'machine ' + machine));
   }
 
   function processName(upid) {
@@ -346,7 +369,10 @@
     const rowHeight = perCpu.size > 64 ? 6 : perCpu.size > 16 ? 10 : 18;
     const cellWidth = width / buckets;
     const ratio = window.devicePixelRatio || 1;
+    let previousCpu = null;
     for (const [cpu, byBucket] of perCpu) {
+      machineHeading(lanes, cpu, previousCpu);
+      previousCpu = cpu;
       const canvas = el('canvas', { class: 'timeline-cpu', id: 'timeline-cpu-' + cpu,
                                     'data-cpu': String(cpu) });
       canvas.width = Math.round(width * ratio);
@@ -367,13 +393,13 @@
         if (b < 0 || b >= buckets) return hideTooltip();
         const from = start + b * bucketNs;
         const row = byBucket.get(b);
-        const lines = ['CPU ' + cpu, sinceStart(from) + ' to ' + sinceStart(from + bucketNs),
+        const lines = [cpuLabel(cpu), sinceStart(from) + ' to ' + sinceStart(from + bucketNs),
                        'busy ' + formatPercent(row ? row[runCol] / bucketNs : 0)];
         if (row) lines.push('longest: ' + processName(row[upidCol]) + ', ' + formatDuration(row[topCol]));
         showTooltip(event, lines);
       });
       canvas.addEventListener('mouseleave', hideTooltip);
-      lanes.append(lane('CPU ' + cpu, canvas));
+      lanes.append(lane(cpuLabel(cpu), canvas));
     }
     box.append(timeAxis(start, start + bucketNs * buckets, width));
 
@@ -616,7 +642,10 @@
       perCpu.get(row[cpuCol]).push(i);
     });
     const lanes = el('div', { class: 'lanes', id: 'run-lanes' });
+    let previousCpu = null;
     for (const cpu of [...perCpu.keys()].sort((a, b) => a - b)) {
+      machineHeading(lanes, cpu, previousCpu);
+      previousCpu = cpu;
       const svg = svgEl('svg', { class: 'lane-svg', width: width, height: height, 'data-cpu': cpu });
       const items = document.createDocumentFragment();
       for (const i of perCpu.get(cpu)) {
@@ -631,9 +660,9 @@
       hoverItems(svg, (i) => {
         const row = runs.rows[i];
         return [String(row[threadCol]) + ' (tid ' + row[tidCol] + ')', processName(row[upidCol]),
-                'CPU ' + row[cpuCol] + ', start ' + sinceStart(row[tsCol]), 'ran ' + formatDuration(row[durCol])];
+                cpuLabel(row[cpuCol]) + ', start ' + sinceStart(row[tsCol]), 'ran ' + formatDuration(row[durCol])];
       });
-      lanes.append(lane('CPU ' + cpu, svg));
+      lanes.append(lane(cpuLabel(cpu), svg));
     }
     box.append(lanes);
     box.append(timeAxis(start, start + span, width));

@@ -5,13 +5,16 @@
 // table; the window limits the HTML sections; errors name the file.
 #include "user/report/report_builder.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "tests/user/query/multi_machine_test_util.h"
 #include "tests/user/query/query_test_util.h"
 #include "user/query/engine/query_engine.h"
 
@@ -149,6 +152,54 @@ TEST(ReportBuilderTest, ParsesWindows) {
       EXPECT_NE(parsed.status().message().find("--window START,END"), std::string::npos) << bad;
     }
   }
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// A trace of the host and two relayed machines: a Machines row each, and
+// the guests' CPUs, processes and threads named by their machine.
+TEST(ReportBuilderMachinesTest, EachMachineHasItsRowAndItsCpus) {
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::OpenBytes(testing::TwoGuestsTrace());
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  ReportOptions options;
+  options.html_sections = true;
+  StatusOr<Report> report = BuildReport((*engine)->db(), "two_guests", options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const ReportSection* machines = report->Find("machines");
+  ASSERT_NE(machines, nullptr);
+  ASSERT_EQ(machines->rows.size(), 3u);
+  auto text = [](const ReportCell& cell) { return std::get<std::string>(cell); };
+  auto number = [](const ReportCell& cell) { return std::get<int64_t>(cell); };
+  const int name = machines->ColumnIndex("machine"), id = machines->ColumnIndex("machine_id"),
+            cpus = machines->ColumnIndex("cpus"), processes = machines->ColumnIndex("processes");
+  EXPECT_EQ(text(machines->rows[0][name]), "host");
+  EXPECT_EQ(text(machines->rows[1][name]), "guest-a");
+  EXPECT_EQ(number(machines->rows[1][id]), 1);
+  EXPECT_EQ(number(machines->rows[1][cpus]), 2);
+  EXPECT_EQ(number(machines->rows[1][processes]), 2);
+  EXPECT_EQ(text(machines->rows[2][name]), "guest-b");
+  EXPECT_EQ(number(machines->rows[2][id]), 7);
+  // CPU rows: the host's by number, the guests' by machine and number.
+  const ReportSection* cpus_section = report->Find("cpu_utilization");
+  ASSERT_NE(cpus_section, nullptr);
+  std::vector<std::string> labels;
+  for (const auto& row : cpus_section->rows) {
+    const ReportCell& cpu = row[cpus_section->ColumnIndex("cpu")];
+    labels.push_back(std::holds_alternative<int64_t>(cpu) ? std::to_string(std::get<int64_t>(cpu)) : text(cpu));
+  }
+  EXPECT_EQ(labels, (std::vector<std::string>{"0", "1", "guest-a cpu 0", "guest-a cpu 1", "guest-b cpu 0"}));
+  // The guests' pid 100 is not the host's.
+  const ReportSection* by_process = report->Find("cpu_by_process");
+  ASSERT_NE(by_process, nullptr);
+  std::vector<std::string> names;
+  for (const auto& row : by_process->rows) names.push_back(text(row[by_process->ColumnIndex("process")]));
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"[unknown] @guest-a", "guestd @guest-a", "qemu-system-x86_64",
+                                             "sensor @guest-b"}));
 }
 
 }  // namespace

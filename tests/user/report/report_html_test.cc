@@ -21,6 +21,7 @@
 #include "tests/child_process_test_util.h"
 #include "tests/kernel_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
+#include "tests/user/query/multi_machine_test_util.h"
 #include "tests/user/query/query_test_util.h"
 #include "user/query/engine/query_engine.h"
 #include "user/report/report_builder.h"
@@ -508,6 +509,28 @@ TEST_F(ReportHtmlBrowserTest, DrawsARecordedTrace) {
   EXPECT_EQ(Count(dom, "class=\"run\""), report->Find("html_window_runs")->rows.size());
   EXPECT_EQ(Count(dom, "class=\"loss-row\""), report->Find("losses")->rows.size());
   EXPECT_NE(dom.find("id=\"table-sched_latency\""), std::string::npos);
+}
+
+// A trace of the host and two relayed machines: every CPU a timeline row,
+// each guest's under a heading of its own and labelled by its machine.
+TEST_F(ReportHtmlBrowserTest, DrawsEachMachinesCpus) {
+  if (chromium_.empty()) SLUICE_BROWSER_SKIP("no Chromium: apt-get install chromium-headless-shell");
+  StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::OpenBytes(testing::TwoGuestsTrace());
+  ASSERT_TRUE(engine.ok()) << engine.status().message();
+  ReportOptions options;
+  options.html_sections = true;
+  StatusOr<Report> report = BuildReport((*engine)->db(), "two_guests.pftrace", options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const std::string dom = WithoutData(RenderInBrowser(RenderReportHtml(*report)));
+  ASSERT_FALSE(dom.empty());
+  EXPECT_NE(BodyTag(dom).find("data-rendered=\"ok\""), std::string::npos) << BodyTag(dom);
+  EXPECT_NE(dom.find("<pre id=\"script-errors\"></pre>"), std::string::npos)
+      << dom.substr(dom.find("script-errors"), 2000);
+  EXPECT_EQ(Count(dom, "class=\"timeline-cpu\""), 5u);
+  EXPECT_EQ(Count(dom, "class=\"lane-machine\""), 2 * 2u);  // The timeline's and the window's runs.
+  EXPECT_NE(dom.find(">guest-a CPU 1<"), std::string::npos);
+  EXPECT_NE(dom.find(">guest-b CPU 0<"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"table-machines\""), std::string::npos);
 }
 
 TEST_F(ReportHtmlBrowserTest, SaysWhatIsMissing) {

@@ -11,7 +11,7 @@
 SELECT
   t.tid,
   coalesce(t.name, '[unknown]') AS thread,
-  coalesce(p.name, '[unknown]') AS process,
+  coalesce(p.name, '[unknown]') || CASE WHEN t.machine_id != 0 THEN ' @' || (SELECT coalesce(name, 'machine ' || raw_id) FROM machine WHERE id = t.machine_id) ELSE '' END AS process,
   w.waits,
   round(w.dur / 1e9, 3) AS waited_s,
   round(w.p50_dur / 1e3, 1) AS p50_us,

@@ -13,7 +13,7 @@ SELECT
   -- The whole trace's runs are counted already; a window's need a scan.
   CASE
     WHEN w.start_ts <= trace_start() AND w.end_ts >= trace_end()
-      THEN (SELECT coalesce(sum(runs), 0) FROM sluice_thread_cpu WHERE utid != 0)
-    ELSE (SELECT count(*) FROM sched AS s WHERE s.ts < w.end_ts AND s.ts + s.dur >= w.start_ts AND s.utid != 0)
+      THEN (SELECT coalesce(sum(runs), 0) FROM sluice_thread_cpu WHERE utid NOT IN (SELECT utid FROM thread WHERE tid = 0))
+    ELSE (SELECT count(*) FROM sched AS s WHERE s.ts < w.end_ts AND s.ts + s.dur >= w.start_ts AND s.utid NOT IN (SELECT utid FROM thread WHERE tid = 0))
   END AS runs
 FROM __report_window AS w;

@@ -6,6 +6,6 @@ SELECT trace_start() AS start_ts, trace_end() AS end_ts;
 SELECT s.cpu, s.ts, s.dur, t.tid, coalesce(t.name, '') AS thread, t.upid
 FROM sched AS s, __report_window AS w
 JOIN thread AS t USING (utid)
-WHERE s.ts < w.end_ts AND s.ts + s.dur >= w.start_ts AND s.utid != 0
+WHERE s.ts < w.end_ts AND s.ts + s.dur >= w.start_ts AND s.utid NOT IN (SELECT utid FROM thread WHERE tid = 0)
 ORDER BY s.ts
 LIMIT 20000;
