@@ -78,8 +78,9 @@ TEST_P(MultiMachineReferenceTest, MatchesTraceProcessor) {
 INSTANTIATE_TEST_SUITE_P(Traces, MultiMachineReferenceTest, ::testing::ValuesIn(kTraces),
                          [](const ::testing::TestParamInfo<BuiltTrace>& info) { return std::string(info.param.name); });
 
-// sluice's own rows, which upstream does not have: the relay's figures and
-// the clock sync's offset and error bound, per machine.
+// sluice's own rows, which upstream does not have: the relay's figures, the
+// events a guest's kernel ring buffer overwrote (its FtraceStats), and the
+// clock sync's offset and error bound, per machine.
 TEST(MultiMachineStatsTest, RelayAndClockRowsPerMachine) {
   auto engine = QueryEngine::OpenBytes(TwoGuestsTrace());
   ASSERT_TRUE(engine.ok()) << engine.status().message();
@@ -89,7 +90,8 @@ TEST(MultiMachineStatsTest, RelayAndClockRowsPerMachine) {
             (std::vector<std::string>{
                 "relay_bytes_dropped|1|info|12288|1", "relay_chunks_dropped|1|data_loss|3|1",
                 "relay_chunks_lost_in_transit|1|data_loss|1|1", "relay_connects|1|info|2|1",
-                "relay_disconnects|1|info|1|1", "relay_packets_dropped|1|info|27|1",
+                "relay_disconnects|1|info|1|1", "relay_machine_ftrace_overrun|1|data_loss|6|1",
+                "relay_packets_dropped|1|info|27|1",
                 "remote_clock_error_ns|1|info|152|1", "remote_clock_max_error_ns|1|info|152|1",
                 "remote_clock_offset_ns|1|info|-399998885|1", "remote_clock_syncs|1|info|2|1",
                 "relay_bytes_dropped|7|info|0|2", "relay_chunks_dropped|7|data_loss|0|2",

@@ -10,6 +10,7 @@ namespace {
 
 using perfetto::protos::FtraceEvent;
 using perfetto::protos::FtraceEventBundle;
+using perfetto::protos::FtraceStats;
 using perfetto::protos::Trace;
 using perfetto::protos::TracePacket;
 
@@ -131,6 +132,20 @@ void AddProcesses(Trace* trace, uint32_t machine, uint32_t sequence, uint64_t ts
   t->set_name(thread_name);
 }
 
+// A machine's FtraceStats of `phase`: each (cpu, overrun).
+void AddFtraceStats(Trace* trace, uint32_t machine, uint64_t ts, FtraceStats::Phase phase,
+                    const std::vector<std::pair<uint32_t, uint64_t>>& overruns) {
+  TracePacket* p = Add(trace, machine, 10);
+  p->set_timestamp(ts);
+  p->mutable_ftrace_stats()->set_phase(phase);
+  for (auto [cpu, overrun] : overruns) {
+    auto* c = p->mutable_ftrace_stats()->add_cpu_stats();
+    c->set_cpu(cpu);
+    c->set_overrun(overrun);
+    c->set_entries(3);
+  }
+}
+
 // The relay's figures for one machine (sluice's RelayMachineStats).
 void FillRelay(sluice::protos::RelayMachineStats* relay, uint32_t machine, const std::string& name,
                uint64_t dropped, uint64_t in_transit) {
@@ -171,6 +186,15 @@ std::string TwoGuestsTrace() {
   AddSystemInfo(&trace, 1, "6.1.0-guest", 2, "guest-a");
   AddSystemInfo(&trace, 7, "6.12.0-guest", 1, "guest-b");
   AddProcesses(&trace, 0, 2, 999'500'000, {{1, "/sbin/init"}, {100, "qemu-system-x86_64"}}, 102, 100, "CPU 0/KVM");
+  {
+    auto* info = Add(&trace, 1, 11)->mutable_cpu_info();
+    for (int i = 0; i < 2; ++i) {
+      auto* cpu = info->add_cpus();
+      cpu->set_processor("QEMU Virtual CPU version 2.5+");
+      cpu->set_capacity(1024);
+    }
+  }
+  AddFtraceStats(&trace, 1, 600'010'000, FtraceStats::START_OF_TRACE, {{0, 5}, {1, 0}});
   AddProcesses(&trace, 1, 11, 600'050'000, {{1, "/init"}, {100, "guestd"}}, 102, 100, "guestd-worker");
   AddProcesses(&trace, 7, 21, 5'000'100'000, {{1, "/init"}, {100, "sensor"}}, 102, 100, "sensor-poll");
 
@@ -206,6 +230,9 @@ std::string TwoGuestsTrace() {
   Print(g2, 600'310'000, 100, "E|100\n");
   // After it: the second.
   Switch(g2, 600'700'000, 100, "guestd", 1, 0, "swapper/0");
+
+  // guest-a's kernel ring buffer overwrote events: 4 on CPU 0, 2 on CPU 1.
+  AddFtraceStats(&trace, 1, 600'900'000, FtraceStats::END_OF_TRACE, {{0, 9}, {1, 2}});
 
   // Per machine, what it lost on the way (the service writes these before
   // its own TraceStats), then the session's.

@@ -19,7 +19,8 @@ SystemProbesImporter::SystemProbesImporter(TraceStorage* storage, TrackTracker* 
     : storage_(storage), tracks_(tracks) {}
 
 void SystemProbesImporter::AddCpus(std::set<uint32_t>* cpus) const {
-  for (const CpuInfoEntry& c : cpu_info_) cpus->insert(c.cpu);
+  for (const auto& [machine, list] : cpu_info_)
+    for (const CpuInfoEntry& c : list) cpus->insert(c.cpu);
 }
 
 void SystemProbesImporter::OnInterruptInfo(std::string_view bytes) {
@@ -43,17 +44,18 @@ void SystemProbesImporter::OnInterruptInfo(std::string_view bytes) {
   if (!reader.ok()) unparsable_++;
 }
 
-void SystemProbesImporter::OnCpuInfo(std::string_view bytes) {
+void SystemProbesImporter::OnCpuInfo(std::string_view bytes, uint32_t machine) {
   // CpuInfo: cpus 1 (processor 1, frequencies 2, capacity 3,
   // arm_identifier 4 {implementer 1, architecture 2, variant 3, part 4,
   // revision 5}, features 5); a CPU's number is its place in the list.
-  cpu_info_.clear();
+  std::vector<CpuInfoEntry>& cpu_info = cpu_info_[machine];
+  cpu_info.clear();
   ProtoWireReader reader(bytes);
   WireField f;
   while (reader.Next(&f)) {
     if (f.number != 1 || f.type != WireType::kBytes) continue;
     CpuInfoEntry cpu;
-    cpu.cpu = static_cast<uint32_t>(cpu_info_.size());
+    cpu.cpu = machine * CpuTable::kMaxCpusPerMachine + static_cast<uint32_t>(cpu_info.size());
     ProtoWireReader fields(f.bytes);
     WireField c;
     while (fields.Next(&c)) {
@@ -69,39 +71,45 @@ void SystemProbesImporter::OnCpuInfo(std::string_view bytes) {
           if (a.type == WireType::kVarint && a.number >= 1 && a.number <= 5) (*cpu.arm)[a.number - 1] = a.value;
       }
     }
-    cpu_info_.push_back(std::move(cpu));
+    cpu_info.push_back(std::move(cpu));
   }
   if (!reader.ok()) unparsable_++;
 }
 
 void SystemProbesImporter::AddCpuInfoRows() {
+  for (const auto& [machine, list] : cpu_info_) AddCpuInfoRows(list);
+}
+
+void SystemProbesImporter::AddCpuInfoRows(const std::vector<CpuInfoEntry>& cpu_info) {
   // As upstream: CPUs are clustered by capacity when every CPU has one,
   // else by their highest frequency when every CPU has some, else all in
   // cluster 0; a cluster is a run of equal values in ascending order. The
   // frequencies are listed in that (capacity) order.
-  if (cpu_info_.empty()) return;
+  if (cpu_info.empty()) return;
   std::vector<const CpuInfoEntry*> order;
-  for (const CpuInfoEntry& c : cpu_info_) order.push_back(&c);
-  std::vector<int64_t> cluster(cpu_info_.size(), 0);
+  for (const CpuInfoEntry& c : cpu_info) order.push_back(&c);
+  // By place in the list (a relayed machine's CPUs are ucpus).
+  const uint32_t first = cpu_info.front().cpu;
+  std::vector<int64_t> cluster(cpu_info.size(), 0);
   auto assign = [&](std::vector<std::pair<uint64_t, uint32_t>> by_value) {
     std::stable_sort(by_value.begin(), by_value.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     int64_t id = 0;
     for (size_t i = 0; i < by_value.size(); ++i) {
       if (i > 0 && by_value[i].first > by_value[i - 1].first) id++;
-      cluster[by_value[i].second] = id;
+      cluster[by_value[i].second - first] = id;
     }
   };
-  const bool all_capacity = std::all_of(cpu_info_.begin(), cpu_info_.end(), [](const CpuInfoEntry& c) { return c.capacity != kNullInt; });
-  const bool all_freqs = std::all_of(cpu_info_.begin(), cpu_info_.end(), [](const CpuInfoEntry& c) { return !c.frequencies.empty(); });
+  const bool all_capacity = std::all_of(cpu_info.begin(), cpu_info.end(), [](const CpuInfoEntry& c) { return c.capacity != kNullInt; });
+  const bool all_freqs = std::all_of(cpu_info.begin(), cpu_info.end(), [](const CpuInfoEntry& c) { return !c.frequencies.empty(); });
   if (all_capacity) {
     std::stable_sort(order.begin(), order.end(), [](const CpuInfoEntry* a, const CpuInfoEntry* b) { return a->capacity < b->capacity; });
     std::vector<std::pair<uint64_t, uint32_t>> v;
-    for (const CpuInfoEntry& c : cpu_info_) v.emplace_back(static_cast<uint64_t>(c.capacity), c.cpu);
+    for (const CpuInfoEntry& c : cpu_info) v.emplace_back(static_cast<uint64_t>(c.capacity), c.cpu);
     assign(std::move(v));
   } else if (all_freqs) {
     std::vector<std::pair<uint64_t, uint32_t>> v;
-    for (const CpuInfoEntry& c : cpu_info_) v.emplace_back(*std::max_element(c.frequencies.begin(), c.frequencies.end()), c.cpu);
+    for (const CpuInfoEntry& c : cpu_info) v.emplace_back(*std::max_element(c.frequencies.begin(), c.frequencies.end()), c.cpu);
     assign(std::move(v));
   }
   StringPool& s = storage_->strings;
@@ -113,7 +121,7 @@ void SystemProbesImporter::AddCpuInfoRows() {
     if (it == t.cpu.end() || *it != c->cpu) continue;
     const auto row = static_cast<size_t>(it - t.cpu.begin());
     if (!c->processor.empty()) t.processor[row] = s.Intern(c->processor);
-    t.cluster_id[row] = cluster[c->cpu];
+    t.cluster_id[row] = cluster[c->cpu - first];
     t.capacity[row] = c->capacity;
     for (uint64_t freq : c->frequencies) {
       storage_->cpu_freq.ucpu.push_back(c->cpu);

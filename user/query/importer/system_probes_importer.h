@@ -50,7 +50,8 @@ class SystemProbesImporter {
   SystemProbesImporter(TraceStorage* storage, TrackTracker* tracks);
 
   // CpuInfo: kept for the cpu table's columns, written by AddCpuInfoRows.
-  void OnCpuInfo(std::string_view bytes);
+  // `machine`: the `machine` row whose CPUs it lists (their ucpus).
+  void OnCpuInfo(std::string_view bytes, uint32_t machine = 0);
   // The CPUs CpuInfo lists, which have `cpu` rows even without events.
   void AddCpus(std::set<uint32_t>* cpus) const;
   // Fills the cpu rows (made by the importer's Finish) and the frequencies.
@@ -91,7 +92,8 @@ class SystemProbesImporter {
   TrackTracker* tracks_;
   int64_t meminfo_unknown_keys_ = 0, vmstat_unknown_keys_ = 0, invalid_cpu_times_ = 0, psi_unknown_resource_ = 0;
   uint64_t page_size_ = 4096;
-  std::vector<CpuInfoEntry> cpu_info_;
+  void AddCpuInfoRows(const std::vector<CpuInfoEntry>& cpu_info);
+  std::map<uint32_t, std::vector<CpuInfoEntry>> cpu_info_;  // by machine; the last CpuInfo of each
   int64_t cpu_unknown_features_ = 0;
   int64_t unparsable_ = 0;
   std::set<int64_t> named_irqs_;  // IRQ numbers already in _linux_interrupt_mapping

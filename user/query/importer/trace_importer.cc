@@ -122,6 +122,58 @@ void ForEachTraceStat(const perfetto::protos::TraceStats& stats,
   }
 }
 
+// ftrace's per-CPU stats under upstream's names: ftrace_cpu_<x>_begin / _end
+// (idx = CPU) from the start and end FtraceStats (either may be missing),
+// and for the counters _delta (timestamps in ns, as upstream scales them).
+void ForEachFtraceCpuStat(const perfetto::protos::FtraceStats* begin_stats,
+                          const perfetto::protos::FtraceStats* end_stats,
+                          const std::function<void(const std::string& name, int64_t idx, int64_t value)>& figure) {
+  if (!begin_stats && !end_stats) return;
+  auto by_cpu = [](const perfetto::protos::FtraceStats* stats) {
+    std::map<uint64_t, perfetto::protos::FtraceCpuStats> cpus;
+    if (stats)
+      for (const auto& c : stats->cpu_stats()) cpus[c.cpu()] = c;
+    return cpus;
+  };
+  auto begin = by_cpu(begin_stats), end = by_cpu(end_stats);
+  std::set<uint64_t> all;
+  for (const auto& [cpu, c] : begin) all.insert(cpu);
+  for (const auto& [cpu, c] : end) all.insert(cpu);
+  for (uint64_t cpu : all) {
+    const auto& b = begin[cpu];
+    const auto& e = end[cpu];
+    auto idx = static_cast<int64_t>(cpu);
+    struct Counter {
+      const char* name;
+      uint64_t begin, end;
+    };
+    const Counter counters[] = {{"entries", b.entries(), e.entries()},
+                                {"overrun", b.overrun(), e.overrun()},
+                                {"commit_overrun", b.commit_overrun(), e.commit_overrun()},
+                                {"bytes", b.bytes_read(), e.bytes_read()},
+                                {"dropped_events", b.dropped_events(), e.dropped_events()},
+                                {"read_events", b.read_events(), e.read_events()}};
+    for (const Counter& c : counters) {
+      std::string base = std::string("ftrace_cpu_") + c.name;
+      if (begin_stats) figure(base + "_begin", idx, static_cast<int64_t>(c.begin));
+      if (end_stats) {
+        figure(base + "_end", idx, static_cast<int64_t>(c.end));
+        if (begin_stats) figure(base + "_delta", idx, static_cast<int64_t>(c.end) - static_cast<int64_t>(c.begin));
+      }
+    }
+    // Truncated, not rounded, as upstream: 17329797.441 s is 17329797440999 ns there.
+    auto ns = [](double seconds) { return static_cast<int64_t>(seconds * 1e9); };
+    if (begin_stats) {
+      figure("ftrace_cpu_oldest_event_ts_begin", idx, ns(b.oldest_event_ts()));
+      figure("ftrace_cpu_now_ts_begin", idx, ns(b.now_ts()));
+    }
+    if (end_stats) {
+      figure("ftrace_cpu_oldest_event_ts_end", idx, ns(e.oldest_event_ts()));
+      figure("ftrace_cpu_now_ts_end", idx, ns(e.now_ts()));
+    }
+  }
+}
+
 const EventField* FindField(const std::vector<EventField>& fields, uint32_t number) {
   for (const EventField& f : fields)
     if (f.number == number) return &f;
@@ -412,8 +464,21 @@ void TraceImporter::OnPacket(std::string_view packet) {
     }
     if (ts != kNullInt && !ToTraceTime(&ts)) return;
     if (!trace_stats.empty()) machines_[machine_].trace_stats = std::string(trace_stats);
-    // Not read for a relayed machine yet (docs/QUERY.md): its CpuInfo, its
-    // FtraceStats, and timestamps inside track events.
+    if (!ftrace_stats.empty()) {
+      // Its ftrace's own figures: the first start and the last end, as the
+      // host's.
+      perfetto::protos::FtraceStats stats;
+      if (stats.ParseFromArray(ftrace_stats.data(), static_cast<int>(ftrace_stats.size()))) {
+        RemoteMachine& m = machines_[machine_];
+        if (stats.phase() == perfetto::protos::FtraceStats::START_OF_TRACE && m.ftrace_begin.empty())
+          m.ftrace_begin = std::string(ftrace_stats);
+        else if (stats.phase() == perfetto::protos::FtraceStats::END_OF_TRACE)
+          m.ftrace_end = std::string(ftrace_stats);
+      }
+    }
+    if (!cpu_info.empty()) system_probes_.OnCpuInfo(cpu_info, machine_);
+    // Not read for a relayed machine yet (docs/QUERY.md): timestamps inside
+    // its track events.
     trace_config = clock_snapshot = service_event = ftrace_stats = trace_stats = cpu_info = {};
   }
   // As upstream, in file order: a TraceStats packet sums what came before it.
@@ -1665,6 +1730,13 @@ void TraceImporter::WriteMachineStats() {
                            : "");
       });
     }
+    perfetto::protos::FtraceStats ftrace_begin, ftrace_end;
+    const bool has_begin = !machine.ftrace_begin.empty() && ftrace_begin.ParseFromString(machine.ftrace_begin);
+    const bool has_end = !machine.ftrace_end.empty() && ftrace_end.ParseFromString(machine.ftrace_end);
+    ForEachFtraceCpuStat(has_begin ? &ftrace_begin : nullptr, has_end ? &ftrace_end : nullptr,
+                         [&](const std::string& name, int64_t idx, int64_t value) {
+                           AddMachineStat(m, name, idx, "info", "trace", value, "");
+                         });
     // The relay's own figures (sluice's): from the host's final TraceStats,
     // or the one stamped with the machine if the host's has none.
     const sluice::protos::RelayMachineStats* relay = nullptr;
@@ -1788,53 +1860,8 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
   if (clone_started_ns_ != kNullInt) emit("traced_clone_started_timestamp_ns", kNullInt, clone_started_ns_);
   if (clone_trigger_ns_ != kNullInt) emit("traced_clone_trigger_timestamp_ns", kNullInt, clone_trigger_ns_);
   for (const auto& [buffer, ts] : buffer_cloned_ns_) emit("traced_buf_clone_done_timestamp_ns", buffer, ts);
-  // Perfetto's names for ftrace's per-CPU stats: ftrace_cpu_<x>_begin/_end
-  // and, for the counters, _delta (timestamps in ns, as Perfetto scales them).
-  auto cpu_stats = [](const perfetto::protos::FtraceStats& stats) {
-    std::map<uint64_t, perfetto::protos::FtraceCpuStats> by_cpu;
-    for (const auto& c : stats.cpu_stats()) by_cpu[c.cpu()] = c;
-    return by_cpu;
-  };
-  if (stats_->has_ftrace_begin || stats_->has_ftrace_end) {
-    auto begin = cpu_stats(stats_->ftrace_begin), end = cpu_stats(stats_->ftrace_end);
-    std::set<uint64_t> all;
-    for (const auto& [cpu, c] : begin) all.insert(cpu);
-    for (const auto& [cpu, c] : end) all.insert(cpu);
-    for (uint64_t cpu : all) {
-      const auto& b = begin[cpu];
-      const auto& e = end[cpu];
-      auto idx = static_cast<int64_t>(cpu);
-      struct Counter {
-        const char* name;
-        uint64_t begin, end;
-      };
-      const Counter counters[] = {{"entries", b.entries(), e.entries()},
-                                  {"overrun", b.overrun(), e.overrun()},
-                                  {"commit_overrun", b.commit_overrun(), e.commit_overrun()},
-                                  {"bytes", b.bytes_read(), e.bytes_read()},
-                                  {"dropped_events", b.dropped_events(), e.dropped_events()},
-                                  {"read_events", b.read_events(), e.read_events()}};
-      for (const Counter& c : counters) {
-        std::string base = std::string("ftrace_cpu_") + c.name;
-        if (stats_->has_ftrace_begin) emit(base + "_begin", idx, static_cast<int64_t>(c.begin));
-        if (stats_->has_ftrace_end) {
-          emit(base + "_end", idx, static_cast<int64_t>(c.end));
-          if (stats_->has_ftrace_begin)
-            emit(base + "_delta", idx, static_cast<int64_t>(c.end) - static_cast<int64_t>(c.begin));
-        }
-      }
-      // Truncated, not rounded, as upstream: 17329797.441 s is 17329797440999 ns there.
-      auto ns = [](double seconds) { return static_cast<int64_t>(seconds * 1e9); };
-      if (stats_->has_ftrace_begin) {
-        emit("ftrace_cpu_oldest_event_ts_begin", idx, ns(b.oldest_event_ts()));
-        emit("ftrace_cpu_now_ts_begin", idx, ns(b.now_ts()));
-      }
-      if (stats_->has_ftrace_end) {
-        emit("ftrace_cpu_oldest_event_ts_end", idx, ns(e.oldest_event_ts()));
-        emit("ftrace_cpu_now_ts_end", idx, ns(e.now_ts()));
-      }
-    }
-  }
+  ForEachFtraceCpuStat(stats_->has_ftrace_begin ? &stats_->ftrace_begin : nullptr,
+                       stats_->has_ftrace_end ? &stats_->ftrace_end : nullptr, emit);
   // Every other figure sluice's analysis has (BPF ring, shared memory,
   // service, file): same name, value and explanation as `sluice stats`.
   for (const HealthRow& row : health.rows) {

@@ -181,6 +181,7 @@ class TraceImporter {
   struct RemoteMachine {
     RemoteClockSync clock;
     std::string trace_stats;   // the TraceStats bytes
+    std::string ftrace_begin, ftrace_end;  // its first START_OF_TRACE, last END_OF_TRACE FtraceStats
     uint64_t clock_failures = 0;  // timestamps that could not be converted
   };
   static constexpr uint32_t kMaxMachines = 64;  // with the host

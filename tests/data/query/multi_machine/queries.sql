@@ -1,5 +1,5 @@
 select * from machine order by id;
-select id, ucpu, cpu, machine_id from cpu order by id;
+select id, ucpu, cpu, machine_id, processor, capacity, cluster_id from cpu order by id;
 select utid, tid, name, upid, machine_id, is_main_thread, is_idle from thread order by utid;
 select upid, pid, name, cmdline, parent_upid, machine_id from process order by upid;
 select ts, dur, cpu, ucpu, utid, end_state, priority from sched order by ts, cpu;
