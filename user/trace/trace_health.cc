@@ -44,6 +44,8 @@ struct Collector {
   std::map<uint32_t, uint64_t> dropped_on_sequence;  // seq id -> packets flagged
   std::map<uint32_t, size_t> machine_index;          // machine_id -> health.machines
   std::set<uint32_t> host_relay_stats;
+  // A relayed machine's first START_OF_TRACE and last END_OF_TRACE FtraceStats.
+  std::map<uint32_t, std::pair<std::optional<FtraceStats>, std::optional<FtraceStats>>> machine_ftrace;
   std::set<uint32_t> sequences;
   std::map<uint32_t, uint64_t> events_by_field;  // FtraceEvent oneof field -> events
   uint64_t unparsable = 0;
@@ -108,6 +110,11 @@ struct Collector {
   void AddMachineStats(const TracePacket& p) {
     MachineHealth& m = Machine(p.machine_id());
     if (p.has_remote_clock_sync()) m.sync_packets++;
+    if (p.has_ftrace_stats()) {
+      auto& [start, end] = machine_ftrace[p.machine_id()];
+      if (p.ftrace_stats().phase() == FtraceStats::START_OF_TRACE && !start) start = p.ftrace_stats();
+      if (p.ftrace_stats().phase() == FtraceStats::END_OF_TRACE) end = p.ftrace_stats();
+    }
     if (!p.has_trace_stats()) return;
     for (int i = 0; i < p.trace_stats().buffer_stats_size(); ++i)
       m.buffer_chunks_lost[i] = p.trace_stats().buffer_stats(i).trace_writer_packet_loss();
@@ -422,8 +429,19 @@ struct Collector {
   void RelayRows() {
     std::sort(health.machines.begin(), health.machines.end(),
               [](const MachineHealth& a, const MachineHealth& b) { return a.machine_id < b.machine_id; });
-    for (const MachineHealth& m : health.machines) {
+    for (MachineHealth& m : health.machines) {
       const int64_t id = m.machine_id;
+      // Events its kernel's ring buffer overwrote while the trace ran.
+      if (auto it = machine_ftrace.find(m.machine_id); it != machine_ftrace.end() && it->second.second) {
+        std::map<uint64_t, uint64_t> start;
+        if (it->second.first)
+          for (const auto& c : it->second.first->cpu_stats()) start[c.cpu()] = c.overrun();
+        for (const auto& c : it->second.second->cpu_stats())
+          if (c.overrun() > start[c.cpu()]) m.ftrace_overrun += c.overrun() - start[c.cpu()];
+      }
+      Row("relay_machine_ftrace_overrun", id, kLoss, "kernel ftrace buffer", static_cast<int64_t>(m.ftrace_overrun),
+          "events the machine's kernel ring buffer overwrote before they were read (its FtraceStats, summed over "
+          "CPUs): raise buffer_size_kb in the config the machine runs");
       Row("relay_chunks_dropped", id, kLoss, "relay", static_cast<int64_t>(m.chunks_dropped),
           "chunks the machine's relay dropped (" + std::to_string(m.packets_dropped) + " packets, " +
               std::to_string(m.bytes_dropped) +

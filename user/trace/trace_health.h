@@ -43,6 +43,7 @@ struct MachineHealth {
   // lost (dropped or in transit) by buffer; the same chunks as above.
   std::map<int, uint64_t> buffer_chunks_lost;
   uint64_t ftrace_lost_event_bundles = 0;  // Its bundles marked lost_events.
+  uint64_t ftrace_overrun = 0;  // Its FtraceStats' overrun, end - start, over CPUs.
 };
 
 struct TraceHealth {
