@@ -103,7 +103,9 @@ host_ready_tick() {
 record_alive() { kill -0 "$record_pid" 2>/dev/null; }
 recording() {
   record_alive || { log "sluice record exited early: $(tail -n 3 "$out/record$phase.log")"; exit 1; }
-  grep -q '^sluice: recording' "$out/record$phase.log"
+  # --daemon says no "sluice: recording"; the ready markers below prove the
+  # whole path once the file is being written.
+  grep -q '^sluice record: writing' "$out/record$phase.log"
 }
 
 start_phase() {
@@ -118,6 +120,8 @@ start_phase() {
     echo '} } }'
     echo 'data_sources { config { name: "linux.system_info" } }'
     echo 'data_sources { config { name: "linux.process_stats" process_stats_config { scan_all_processes_on_start: true } } }'
+    # Streamed into the file (the waits below look into it), a second behind.
+    echo 'write_into_file: true file_write_period_ms: 1000'
     echo 'duration_ms: 3600000'
   } >"$cfg"
   "$build/sluiced" --producer-socket "$sockdir/producer.sock" --consumer-socket "$sockdir/consumer.sock" \
@@ -131,7 +135,7 @@ start_phase() {
     -c "$cfg" --txt -o "$trace" >"$out/record$phase.log" 2>&1 &
   record_pid=$!
   pids+=("$record_pid")
-  wait_until "'sluice: recording'" recording
+  wait_until "'sluice record: writing'" recording
   ready_seq=0
   wait_until "a host ready marker in $trace" host_ready_tick
   send "recording $phase $instance"
@@ -185,6 +189,8 @@ while :; do
     relay-stopped)
       for p in "${pids[@]}"; do stop_pid "$p"; done
       pids=()
+      # The next phase's waits look for these sockets: none may be stale.
+      rm -f "$sockdir"/{producer,consumer,relay}.sock
       send "down $2" ;;
     end) break ;;
     *) log "unknown line from the guest: $line" ;;
