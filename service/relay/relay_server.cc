@@ -338,10 +338,14 @@ StatusOr<std::unique_ptr<RelayServer>> RelayServer::Create(TracingService* servi
   return server;
 }
 
+std::unique_ptr<RelayServer> RelayServer::CreateWithoutListener(TracingService* service) {
+  return std::unique_ptr<RelayServer>(new RelayServer(service, ScopedFd()));
+}
+
 RelayServer::~RelayServer() {
   service_->loop()->RunAndWait([this] {
     *alive_ = false;
-    service_->loop()->RemoveFdWatch(listen_fd_.get());
+    if (listen_fd_.valid()) service_->loop()->RemoveFdWatch(listen_fd_.get());
     links_.clear();
   });
 }
@@ -350,12 +354,16 @@ void RelayServer::OnAcceptable() {
   for (int i = 0; i < 16; i++) {
     ScopedFd fd = AcceptRelayConnection(listen_fd_.get());
     if (!fd.valid()) return;
-    if (links_.size() >= kMaxLinks) continue;  // Closed by ScopedFd.
-    const uint64_t id = next_link_id_++;
-    auto link = std::make_unique<MachineLink>(this, id, std::move(fd));
-    link->Start();
-    links_[id] = std::move(link);
+    AddLink(std::move(fd));
   }
+}
+
+void RelayServer::AddLink(ScopedFd fd) {
+  if (links_.size() >= kMaxLinks) return;  // Closed by ScopedFd.
+  const uint64_t id = next_link_id_++;
+  auto link = std::make_unique<MachineLink>(this, id, std::move(fd));
+  link->Start();
+  links_[id] = std::move(link);
 }
 
 void RelayServer::CloseLinksNamed(const std::string& name, uint64_t except) {

@@ -46,11 +46,16 @@ class RelayServer {
                                                        const RelayAddress& address,
                                                        const ListenOptions& unix_listen,
                                                        int listen_fd = -1);
+  // No listener: links come only through AddLink (the fuzzer).
+  static std::unique_ptr<RelayServer> CreateWithoutListener(TracingService* service);
   ~RelayServer();
   RelayServer(const RelayServer&) = delete;
   RelayServer& operator=(const RelayServer&) = delete;
 
   size_t num_links() const { return links_.size(); }
+  // Serves a connected stream as a relay link (what the listener accepted,
+  // or one end of a socketpair: the fuzzer). Service thread.
+  void AddLink(ScopedFd connected);
 
  private:
   class MachineLink;
