@@ -12,17 +12,37 @@ namespace {
 
 constexpr int kSystemdFirstFd = 3;  // SD_LISTEN_FDS_START.
 
-StatusOr<InheritedSockets> FromSystemd(const char* listen_pid, const char* listen_fds, pid_t pid) {
+StatusOr<InheritedSockets> FromSystemd(const char* listen_pid, const char* listen_fds,
+                                       const char* listen_fdnames, pid_t pid) {
   uint64_t for_pid = 0, nfds = 0;
   if (!ParseU64(listen_pid, &for_pid) || for_pid != static_cast<uint64_t>(pid))
     return InheritedSockets{};  // Meant for another process.
-  if (!ParseU64(listen_fds, &nfds) || nfds != 2)
+  // The relay socket's place, from its name (sluice-relay.socket).
+  int relay_index = -1;
+  if (listen_fdnames) {
+    std::string names = listen_fdnames;
+    int index = 0;
+    for (size_t pos = 0;; index++) {
+      size_t colon = names.find(':', pos);
+      if (names.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos) == "relay")
+        relay_index = index;
+      if (colon == std::string::npos) break;
+      pos = colon + 1;
+    }
+  }
+  const uint64_t want = relay_index >= 0 ? 3 : 2;
+  if (!ParseU64(listen_fds, &nfds) || nfds != want || relay_index >= 3)
     return Status::Error(std::string("socket activation passed LISTEN_FDS=") + listen_fds +
-                         "; expected 2 (producer, consumer): give sluiced.socket two "
-                         "ListenStream= lines in that order");
+                         "; expected 2 (producer, consumer: give sluiced.socket two "
+                         "ListenStream= lines in that order), 3 with sluice-relay.socket");
   InheritedSockets s;
-  s.producer_fd = kSystemdFirstFd;
-  s.consumer_fd = kSystemdFirstFd + 1;
+  int next = kSystemdFirstFd;
+  for (int i = 0; i < static_cast<int>(nfds); i++) {
+    const int fd = kSystemdFirstFd + i;
+    if (i == relay_index) s.relay_fd = fd;
+    else if (next++ == kSystemdFirstFd) s.producer_fd = fd;
+    else s.consumer_fd = fd;
+  }
   s.source = "systemd";
   return s;
 }
@@ -57,7 +77,8 @@ StatusOr<InheritedSockets> FindInheritedSockets(
   const char* listen_pid = get_env("LISTEN_PID");
   const char* listen_fds = get_env("LISTEN_FDS");
   if (listen_pid && listen_fds) {
-    SLUICE_ASSIGN_OR_RETURN(InheritedSockets s, FromSystemd(listen_pid, listen_fds, pid));
+    SLUICE_ASSIGN_OR_RETURN(InheritedSockets s,
+                            FromSystemd(listen_pid, listen_fds, get_env("LISTEN_FDNAMES"), pid));
     if (!s.source.empty()) return s;
   }
   InheritedSockets s;

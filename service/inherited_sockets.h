@@ -4,7 +4,10 @@
 //
 //   systemd   LISTEN_PID=<our pid> LISTEN_FDS=2: fd 3 is the producer socket,
 //             fd 4 the consumer socket (the order of ListenStream= lines;
-//             sd_listen_fds(3) protocol, read without libsystemd).
+//             sd_listen_fds(3) protocol, read without libsystemd). With
+//             sluice-relay.socket enabled too, LISTEN_FDS=3 and the one
+//             LISTEN_FDNAMES calls "relay" is the relay socket, wherever
+//             systemd put it; the other two keep their order.
 //   Android   ANDROID_SOCKET_sluice_producer=<fd>,
 //             ANDROID_SOCKET_sluice_consumer=<fd>: init created, bound,
 //             chmod'ed and chown'ed them as the .rc says; and/or
@@ -39,6 +42,7 @@ struct InheritedSockets {
   int consumer_fd = -1;
   int perfetto_producer_fd = -1;  // traced's pair (Android), if given.
   int perfetto_consumer_fd = -1;
+  int relay_fd = -1;  // sluice-relay.socket's (systemd), if given.
   std::string source;  // "systemd" or "Android init"; empty if none.
 };
 

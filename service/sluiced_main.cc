@@ -130,6 +130,7 @@ struct SluicedArgs {
   IpcServerOptions ipc;
   TracingServiceOptions service;
   std::optional<RelayAddress> relay;
+  int relay_listen_fd = -1;  // sluice-relay.socket's (systemd).
   bool foreground = true;
 };
 
@@ -303,6 +304,16 @@ std::string AdoptInheritedSockets(IpcServerOptions* ipc) {
   return inherited->source;
 }
 
+// The relay socket from systemd (sluice-relay.socket) stands for
+// --relay-socket.
+void AdoptInheritedRelaySocket(SluicedArgs* args) {
+  StatusOr<InheritedSockets> inherited = FindInheritedSockets(getenv, getpid());
+  if (inherited.ok() && inherited->relay_fd >= 0) {
+    args->relay_listen_fd = inherited->relay_fd;
+    if (!args->relay) args->relay = RelayAddress{};
+  }
+}
+
 // SIGINT/SIGTERM, blocked and read from the returned signalfd by the loop;
 // SIGPIPE is never wanted (sends use MSG_NOSIGNAL, but be safe).
 int OpenStopSignalFd() {
@@ -403,7 +414,8 @@ void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
   if (!server.ok()) Die(server.status().message());
   std::unique_ptr<RelayServer> relay;
   if (args.relay) {
-    auto r = RelayServer::Create(&service, *args.relay, args.ipc.producer_listen);
+    auto r = RelayServer::Create(&service, *args.relay, args.ipc.producer_listen,
+                                 args.relay_listen_fd);
     if (!r.ok()) Die(r.status().message());
     relay = std::move(r.value());
   }
@@ -422,7 +434,9 @@ void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
       listening += ", and where Perfetto's programs look: " +
                    where(ipc.perfetto_producer_listen_fd, ipc.perfetto_producer_socket_path) +
                    " and " + where(ipc.perfetto_consumer_listen_fd, ipc.perfetto_consumer_socket_path);
-    if (relay) listening += ", relays on " + args.relay->ToString();
+    if (relay)
+      listening += ", relays on " + (args.relay_listen_fd >= 0 ? where(args.relay_listen_fd, "")
+                                                               : args.relay->ToString());
     LogLine("sluiced: " + listening);
     // Under systemd (Type=notify) the unit is started from here on; the
     // call does nothing without NOTIFY_SOCKET.
@@ -440,6 +454,7 @@ int Main(int argc, char** argv) {
   auto args = ParseArgs(argc, argv);
   if (!args.ok()) return CommandLineExit(args.status(), "sluiced", kUsage);
   g_foreground = args->foreground;
+  AdoptInheritedRelaySocket(&*args);  // Before AdoptInheritedSockets clears the variables.
   const std::string sockets_from = AdoptInheritedSockets(&args->ipc);
   if (!g_foreground) {
     openlog("sluiced", LOG_PID, LOG_DAEMON);
@@ -471,7 +486,8 @@ int Main(int argc, char** argv) {
     unlink(args->ipc.perfetto_producer_socket_path.c_str());
   if (args->ipc.perfetto_consumer_listen_fd < 0 && !args->ipc.perfetto_consumer_socket_path.empty())
     unlink(args->ipc.perfetto_consumer_socket_path.c_str());
-  if (args->relay && args->relay->kind == RelayAddress::Kind::kUnix) unlink(args->relay->path.c_str());
+  if (args->relay && args->relay_listen_fd < 0 && args->relay->kind == RelayAddress::Kind::kUnix)
+    unlink(args->relay->path.c_str());
   for (const std::string& dir : created_dirs) rmdir(dir.c_str());
   return 0;
 }

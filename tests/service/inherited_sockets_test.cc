@@ -2,6 +2,8 @@
 
 #include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -44,6 +46,25 @@ TEST(InheritedSocketsTest, SystemdWithOneSocketIsAnErrorNamingTheFix) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("LISTEN_FDS=1; expected 2"), std::string::npos)
       << s.status().message();
+}
+
+TEST(InheritedSocketsTest, SystemdRelaySocketIsFoundByItsNameWhereverItIs) {
+  for (const auto& [names, relay, producer, consumer] :
+       std::vector<std::tuple<std::string, int, int, int>>{
+           {"relay:sluiced.socket:sluiced.socket", 3, 4, 5},
+           {"sluiced.socket:relay:sluiced.socket", 4, 3, 5},
+           {"sluiced.socket:sluiced.socket:relay", 5, 3, 4}}) {
+    auto s = Find({{"LISTEN_PID", "42"}, {"LISTEN_FDS", "3"}, {"LISTEN_FDNAMES", names}});
+    ASSERT_TRUE(s.ok()) << names << ": " << s.status().message();
+    EXPECT_EQ(s->relay_fd, relay) << names;
+    EXPECT_EQ(s->producer_fd, producer) << names;
+    EXPECT_EQ(s->consumer_fd, consumer) << names;
+  }
+  auto plain = Find({{"LISTEN_PID", "42"}, {"LISTEN_FDS", "2"}});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->relay_fd, -1);
+  // Three sockets without a relay among them: not ours to guess.
+  EXPECT_FALSE(Find({{"LISTEN_PID", "42"}, {"LISTEN_FDS", "3"}}).ok());
 }
 
 TEST(InheritedSocketsTest, AndroidInitSockets) {
