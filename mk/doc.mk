@@ -3,7 +3,7 @@
 # usage text rebuilds the page with the binary.
 #
 #   make man      $(MAN_OUT)/sluice.1, sluice-<command>.1 (one per command),
-#                 sluiced.8, sluice-probes.8
+#                 sluiced.8, sluice-probes.8, sluice-relay.8
 #
 # The NAME line and the sections --help does not have (SEE ALSO, FILES) come
 # from docs/man/<page>.h2m. A command's page runs `sluice COMMAND --help`
@@ -13,7 +13,7 @@
 MAN_OUT := $(BUILD_DIR)/man
 SLUICE_COMMANDS := record sessions clone trigger stats query export report doctor ftrace-formats
 MAN1_PAGES := $(MAN_OUT)/sluice.1 $(SLUICE_COMMANDS:%=$(MAN_OUT)/sluice-%.1) $(MAN_OUT)/sluice-trace-processor.1
-MAN8_PAGES := $(MAN_OUT)/sluiced.8 $(MAN_OUT)/sluice-probes.8
+MAN8_PAGES := $(MAN_OUT)/sluiced.8 $(MAN_OUT)/sluice-probes.8 $(MAN_OUT)/sluice-relay.8
 MAN_PAGES := $(MAN1_PAGES) $(MAN8_PAGES)
 HELP2MAN ?= help2man
 
@@ -33,6 +33,7 @@ $(foreach c,$(SLUICE_COMMANDS),$(eval $(call man_wrapper,sluice-$(c),sluice,$(c)
 $(eval $(call man_wrapper,sluice-trace-processor,sluice-trace-processor))
 $(eval $(call man_wrapper,sluiced,sluiced))
 $(eval $(call man_wrapper,sluice-probes,sluice-probes))
+$(eval $(call man_wrapper,sluice-relay,sluice-relay))
 
 $(MAN_OUT)/%.1 $(MAN_OUT)/%.8: $(MAN_OUT)/bin/% $(BUILD_DIR)/sluice docs/man/%.h2m | $(DEPS_STAMP)
 	$(call say,HELP2MAN,$@)

@@ -9,6 +9,7 @@
 #
 #   $(BINDIR)/sluice                       the CLI
 #   $(SBINDIR)/sluiced, sluice-probes      the daemons
+#   $(SBINDIR)/sluice-relay                a guest's end of a relay (docs/RELAY.md)
 #   $(SLUICE_DATADIR)/kconfigs/*.config    kernel config fragments (sluice doctor)
 #   $(SLUICE_DATADIR)/report/*.sql         sluice report's sections, for sluice query -f
 #   $(SLUICE_DATADIR)/summary/*.textproto  trace summary specs, for sluice query --summary-spec
@@ -79,7 +80,7 @@ KCONFIG_FRAGMENTS := $(sort $(wildcard kconfigs/*.config))
 DOC_FILES := README.md $(sort $(wildcard docs/*.md))
 SUMMARY_SPECS := $(sort $(wildcard user/query/summary/specs/*.textproto))
 INSTALLED_BINS := $(BUILD_DIR)/sluice $(BUILD_DIR)/sluice-trace-processor
-INSTALLED_SBINS := $(BUILD_DIR)/sluiced $(BUILD_DIR)/sluice-probes
+INSTALLED_SBINS := $(BUILD_DIR)/sluiced $(BUILD_DIR)/sluice-probes $(BUILD_DIR)/sluice-relay
 
 # One "SOURCE:DEST:MODE" word per installed file. install and uninstall both
 # read it (as $(INSTALL_LIST), one "SOURCE DEST MODE" a line), so they cannot

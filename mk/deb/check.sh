@@ -23,7 +23,7 @@ dpkg-deb -e "$deb" "$scratch/DEBIAN"
 
 # 1. Contents.
 expected=(
-  usr/bin/sluice usr/sbin/sluiced usr/sbin/sluice-probes
+  usr/bin/sluice usr/sbin/sluiced usr/sbin/sluice-probes usr/sbin/sluice-relay
   usr/share/sluice/kconfigs/base.config usr/share/sluice/kconfigs/ftrace.config
   usr/share/sluice/report/40_cpu_by_thread.sql usr/share/sluice/report/60_sched_latency.sql
   usr/share/doc/sluice/README.md usr/share/doc/sluice/SERVICE.md usr/share/doc/sluice/ANDROID.md
@@ -35,6 +35,7 @@ expected=(
   usr/share/man/man1/sluice-trigger.1.gz usr/share/man/man1/sluice-export.1.gz
   usr/share/man/man1/sluice-doctor.1.gz usr/share/man/man1/sluice-ftrace-formats.1.gz
   usr/share/man/man8/sluiced.8.gz usr/share/man/man8/sluice-probes.8.gz
+  usr/share/man/man8/sluice-relay.8.gz
   usr/share/bash-completion/completions/sluice usr/share/bash-completion/completions/sluiced
   usr/share/bash-completion/completions/sluice-probes
   usr/lib/systemd/system/sluiced.socket usr/lib/systemd/system/sluiced.service
@@ -49,7 +50,7 @@ done
 outside=$(cd "$root" && find . -mindepth 1 -maxdepth 1 ! -name usr)
 [ -z "$outside" ] && pass "nothing outside /usr" || fail "files outside /usr: $outside"
 [ ! -e "$root/usr/local" ] && pass "nothing under /usr/local" || fail "/usr/local in the package"
-for b in usr/bin/sluice usr/sbin/sluiced usr/sbin/sluice-probes; do
+for b in usr/bin/sluice usr/sbin/sluiced usr/sbin/sluice-probes usr/sbin/sluice-relay; do
   [ -x "$root/$b" ] || fail "/$b is not executable"
 done
 
