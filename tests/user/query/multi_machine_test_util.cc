@@ -184,7 +184,8 @@ std::string TwoGuestsTrace() {
   AddClockSync(&trace, 1, 600'000'001, -399'999'937, 111, 251);
   AddClockSync(&trace, 7, 5'000'000'000, 3'999'000'000, 40, 99);
   AddSystemInfo(&trace, 1, "6.1.0-guest", 2, "guest-a");
-  AddSystemInfo(&trace, 7, "6.12.0-guest", 1, "guest-b");
+  // An old kernel: its prev_state bits are laid out otherwise.
+  AddSystemInfo(&trace, 7, "4.4.0-guest", 1, "guest-b");
   AddProcesses(&trace, 0, 2, 999'500'000, {{1, "/sbin/init"}, {100, "qemu-system-x86_64"}}, 102, 100, "CPU 0/KVM");
   {
     auto* info = Add(&trace, 1, 11)->mutable_cpu_info();
@@ -211,7 +212,7 @@ std::string TwoGuestsTrace() {
   auto* h0 = Bundle(&trace, 0, 3, 0);
   Switch(h0, 1'000'050'000, 0, "swapper/0", 0, 102, "CPU 0/KVM");
   Frequency(h0, 1'000'060'000, 0, 3'000'000);
-  Switch(h0, 1'000'300'000, 102, "CPU 0/KVM", 1, 0, "swapper/0");
+  Switch(h0, 1'000'300'000, 102, "CPU 0/KVM", 0x80, 0, "swapper/0");
   auto* h1 = Bundle(&trace, 0, 3, 1);
   Switch(h1, 1'000'080'000, 0, "swapper/1", 0, 100, "qemu-system-x86");
   Switch(h1, 1'000'400'000, 100, "qemu-system-x86", 1, 0, "swapper/1");
@@ -220,7 +221,8 @@ std::string TwoGuestsTrace() {
   Switch(b0, 5'000'200'000, 0, "swapper/0", 0, 102, "sensor-poll");
   Print(b0, 5'000'210'000, 102, "B|100|poll\n");
   Print(b0, 5'000'220'000, 102, "E|100\n");
-  Switch(b0, 5'000'300'000, 102, "sensor-poll", 1, 0, "swapper/0");
+  Print(b0, 5'000'230'000, 102, "not an atrace line\n");
+  Switch(b0, 5'000'300'000, 102, "sensor-poll", 0x80, 0, "swapper/0");
 
   // guest-a's clock drifts: 1 us further behind at the second sync.
   AddClockSync(&trace, 1, 600'500'000, -399'998'937, 97, 301);

@@ -73,20 +73,21 @@ SchedTracker::SchedTracker(TraceStorage* storage, ProcessTracker* processes)
       running_(storage->strings.Intern("Running")),
       runnable_(storage->strings.Intern("R")) {}
 
-void SchedTracker::SetKernelVersion(int major, int minor) {
-  kernel_major_ = major;
-  kernel_minor_ = minor;
-  state_ids_.clear();
+void SchedTracker::SetKernelVersion(int major, int minor, uint32_t machine) {
+  if (machine >= kernels_.size()) kernels_.resize(machine + 1);
+  kernels_[machine] = {major, minor, {}};
 }
 
-StringId SchedTracker::StateId(int64_t prev_state) {
+StringId SchedTracker::StateId(int64_t prev_state, uint32_t cpu) {
   // Hand-tuned: one table lookup per switch; a state's string is built and
   // interned the first time that raw value shows up.
-  if (state_ids_.empty()) state_ids_.assign(0x10000, kStateUnknown);
+  const uint32_t machine = cpu / CpuTable::kMaxCpusPerMachine;
+  KernelStates& kernel = kernels_[machine < kernels_.size() ? machine : 0];
+  if (kernel.ids.empty()) kernel.ids.assign(0x10000, kStateUnknown);
   auto raw = static_cast<uint16_t>(prev_state);
-  StringId& id = state_ids_[raw];
+  StringId& id = kernel.ids[raw];
   if (id == kStateUnknown) {
-    std::string s = TaskStateString(raw, kernel_major_, kernel_minor_);
+    std::string s = TaskStateString(raw, kernel.major, kernel.minor);
     id = s.empty() ? kNullStringId : storage_->strings.Intern(s);
   }
   if (id == kNullStringId) task_state_invalid_++;
@@ -120,7 +121,7 @@ uint32_t SchedTracker::OnSwitch(int64_t ts, uint32_t cpu, int64_t prev_pid,
   }
   uint32_t next_utid = processes_->UpdateThreadName(next_pid, next_comm);
   CpuState& c = Cpu(cpu);
-  StringId state = StateId(prev_state);
+  StringId state = StateId(prev_state, cpu);
   if (c.open_slice != kNullU32) {
     if (prev_pid == c.pid)
       CloseSlice(c.open_slice, ts, state);
@@ -155,7 +156,7 @@ uint32_t SchedTracker::OnSwitchCompact(int64_t ts, uint32_t cpu, int64_t prev_st
     c.prio = next_prio;
     return kNullU32;
   }
-  StringId state = StateId(prev_state);
+  StringId state = StateId(prev_state, cpu);
   if (c.open_slice != kNullU32) CloseSlice(c.open_slice, ts, state);
   uint32_t prev_utid = c.utid;
   c.utid = next_utid;
@@ -206,7 +207,7 @@ void SchedTracker::Finish(int64_t /*end_ts*/) {
   cpus_ = {};
   last_row_ = {};
   last_blocked_row_ = {};
-  state_ids_ = {};
+  kernels_ = {};
 }
 
 // --- thread_state -----------------------------------------------------------

@@ -82,7 +82,9 @@ class SchedTracker {
   SchedTracker(const SchedTracker&) = delete;
   SchedTracker& operator=(const SchedTracker&) = delete;
 
-  void SetKernelVersion(int major, int minor);
+  // The kernel of `machine` (a `machine` row): each machine's switches are
+  // decoded by its own kernel's layout (its CPUs are ucpus of that machine).
+  void SetKernelVersion(int major, int minor, uint32_t machine = 0);
 
   // The host's CPU numbers at or above this (a corrupt bundle) drop the
   // event and count bad_cpu_events: x86-64's largest NR_CPUS (MAXSMP) is
@@ -158,7 +160,7 @@ class SchedTracker {
     if (cpu >= cpus_.size()) cpus_.resize(cpu + 1);
     return cpus_[cpu];
   }
-  StringId StateId(int64_t prev_state);
+  StringId StateId(int64_t prev_state, uint32_t cpu);
   void OpenSlice(CpuState& c, int64_t ts, uint32_t cpu, uint32_t utid, int32_t prio);
   void CloseSlice(uint32_t row, int64_t ts, StringId end_state);
 
@@ -176,13 +178,17 @@ class SchedTracker {
 
   TraceStorage* storage_;
   ProcessTracker* processes_;
-  int kernel_major_ = 4;  // Perfetto's default when the trace has no uname
-  int kernel_minor_ = 4;
+  // Per machine: its kernel version (Perfetto's default 4.4 when the trace
+  // has no uname) and the state string of each raw prev_state seen.
+  struct KernelStates {
+    int major = 4, minor = 4;
+    std::vector<StringId> ids;
+  };
+  std::vector<KernelStates> kernels_ = std::vector<KernelStates>(1);
   StringId running_;
   StringId runnable_;
   // Raw prev_state (16 bits) -> StringId; kStateUnknown until first use.
   static constexpr StringId kStateUnknown = kNullU32;
-  std::vector<StringId> state_ids_;
   std::vector<CpuState> cpus_;
   // Per utid: the thread's newest thread_state row (kNullU32 = none yet).
   std::vector<uint32_t> last_row_;

@@ -292,6 +292,26 @@ uint32_t TraceImporter::MachineOf(uint64_t raw_id) {
   return machine;
 }
 
+TraceImporter::Findings& TraceImporter::Findings::operator+=(const Findings& o) {
+  compact_switch_skipped += o.compact_switch_skipped;
+  compact_waking_skipped += o.compact_waking_skipped;
+  systrace_parse_failure += o.systrace_parse_failure;
+  mismatched_sched_switch_tids += o.mismatched_sched_switch_tids;
+  task_state_invalid += o.task_state_invalid;
+  return *this;
+}
+
+TraceImporter::Findings TraceImporter::Findings::operator-(const Findings& o) const {
+  return {compact_switch_skipped - o.compact_switch_skipped, compact_waking_skipped - o.compact_waking_skipped,
+          systrace_parse_failure - o.systrace_parse_failure,
+          mismatched_sched_switch_tids - o.mismatched_sched_switch_tids, task_state_invalid - o.task_state_invalid};
+}
+
+TraceImporter::Findings TraceImporter::CurrentFindings() const {
+  return {static_cast<int64_t>(compact_switch_skipped_), static_cast<int64_t>(compact_waking_skipped_),
+          atrace_.parse_failures(), sched_.mismatched_sched_switch_tids(), sched_.task_state_invalid()};
+}
+
 uint32_t TraceImporter::MachineCpu(uint32_t machine, int64_t cpu) {
   const auto number = static_cast<uint32_t>(cpu);
   return machine == 0 || number >= CpuTable::kMaxCpusPerMachine ? number
@@ -458,6 +478,7 @@ void TraceImporter::OnPacket(std::string_view packet) {
   }
   processes_.SetMachine(machine_);
   if (machine_ != 0) {
+    if (flags.has_sequence) sequence_machine_[flags.sequence] = machine_;
     if (!remote_clock_sync.empty()) {
       machines_[machine_].clock.AddSync(remote_clock_sync);
       return;
@@ -776,6 +797,9 @@ void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view byt
   // The event's machine's tasks; the packet being read may be another's.
   const uint32_t packet_machine = processes_.machine();
   processes_.SetMachine(event.machine);
+  // What a relayed machine's event finds is that machine's (the host's
+  // stay in the totals: no cost on its path).
+  const Findings before = event.machine != 0 ? CurrentFindings() : Findings();
   switch (event.kind) {
     case SortedEvent::kFtrace:
     case SortedEvent::kCompactSwitch:
@@ -787,6 +811,7 @@ void TraceImporter::DispatchEvent(const SortedEvent& event, std::string_view byt
       break;
     default: DispatchPacketEvent(event, bytes); break;
   }
+  if (event.machine != 0) machines_[event.machine].findings += CurrentFindings() - before;
   processes_.SetMachine(packet_machine);
 }
 
@@ -1373,13 +1398,13 @@ void TraceImporter::OnSystemInfo(std::string_view bytes) {
     SetMetadata("system_release", kNullInt, field(u.has_release(), u.release()));
     SetMetadata("system_version", kNullInt, field(u.has_version(), u.version()));
     SetMetadata("system_machine", kNullInt, field(u.has_machine(), u.machine()));
-    // The importer's decoding follows the host's kernel (a relayed
-    // machine's rows are decoded alike: docs/QUERY.md).
+    // Switches are decoded by each machine's kernel; the rest follows the
+    // host's (docs/QUERY.md).
     if (machine_ == 0) syscalls_.SetArchitecture(u.machine());
     int major = 0, minor = 0;
-    if (machine_ == 0 && sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) {
-      sched_.SetKernelVersion(major, minor);
-      android_memory_.SetKernelVersion(major, minor);
+    if (sscanf(u.release().c_str(), "%d.%d", &major, &minor) == 2) {
+      sched_.SetKernelVersion(major, minor, machine_);
+      if (machine_ == 0) android_memory_.SetKernelVersion(major, minor);
     }
   }
   if (info.has_page_size()) SetMetadata("page_size", info.page_size(), {});
@@ -1877,6 +1902,15 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
                      row.severity, "trace", row.value, row.source + ": " + row.explanation);
       continue;
     }
+    // A relayed machine's sequence's loss flag is that machine's.
+    if (row.name == "packets_dropped_before") {
+      auto machine = sequence_machine_.find(static_cast<uint32_t>(row.index));
+      if (machine != sequence_machine_.end()) {
+        AddMachineStat(machine->second, row.name, row.index, row.severity, "trace", row.value,
+                       row.source + ": " + row.explanation);
+        continue;
+      }
+    }
     bool about_file = row.source == "trace file";
     AddStat(row.name, row.index < 0 ? kNullInt : row.index, row.severity, about_file ? "analysis" : "trace",
             row.value, row.source + ": " + row.explanation);
@@ -1930,24 +1964,31 @@ void TraceImporter::WriteStats(const TraceFileSummary& file, const Status& read_
           static_cast<int64_t>(packets_skipped_incremental_invalid_),
           "packets that needed their sequence's incremental state (SEQ_NEEDS_INCREMENTAL_STATE) while it was "
           "not valid (never set up, or packets lost since): skipped, as upstream skips them");
-  AddStat("compact_sched_switch_skipped", kNullInt, "info", "analysis", static_cast<int64_t>(compact_switch_skipped_),
-          "first compact sched_switch on each CPU: its previous task is unknown");
-  AddStat("compact_sched_waking_skipped", kNullInt, "info", "analysis", static_cast<int64_t>(compact_waking_skipped_),
-          "compact sched_waking before any switch on its CPU: its waker is unknown");
-  // The trackers' findings, under Perfetto's names and severities.
-  AddStat("mismatched_sched_switch_tids", kNullInt, "error", "analysis", sched_.mismatched_sched_switch_tids(),
-          "sched_switch whose prev_pid is not the task the CPU's last switch put there (events lost): "
-          "that sched slice stays open (dur -1)");
-  AddStat("task_state_invalid", kNullInt, "error", "analysis", sched_.task_state_invalid(),
-          "sched_switch prev_state with bits the kernel version's layout does not have: end_state NULL");
+  // The findings of each machine's events on its rows; the host's are the
+  // rest.
+  Findings host = CurrentFindings();
+  for (uint32_t m = 1; m < machines_.size(); ++m) host = host - machines_[m].findings;
+  for (uint32_t m = 0; m < machines_.size(); ++m) {
+    const Findings& f = m == 0 ? host : machines_[m].findings;
+    AddMachineStat(m, "compact_sched_switch_skipped", kNullInt, "info", "analysis", f.compact_switch_skipped,
+                   "first compact sched_switch on each CPU: its previous task is unknown");
+    AddMachineStat(m, "compact_sched_waking_skipped", kNullInt, "info", "analysis", f.compact_waking_skipped,
+                   "compact sched_waking before any switch on its CPU: its waker is unknown");
+    // The trackers' findings, under Perfetto's names and severities.
+    AddMachineStat(m, "mismatched_sched_switch_tids", kNullInt, "error", "analysis", f.mismatched_sched_switch_tids,
+                   "sched_switch whose prev_pid is not the task the CPU's last switch put there (events lost): "
+                   "that sched slice stays open (dur -1)");
+    AddMachineStat(m, "task_state_invalid", kNullInt, "error", "analysis", f.task_state_invalid,
+                   "sched_switch prev_state with bits the kernel version's layout does not have: end_state NULL");
+    AddMachineStat(m, "systrace_parse_failure", kNullInt, "error", "analysis", f.systrace_parse_failure,
+                   "print events that are not atrace lines (B|pid|name, E|pid, C|pid|name|value, ...): kept as "
+                   "ftrace_event rows only");
+  }
   AddStat("sched_events_cpu_out_of_range", kNullInt, "error", "analysis", sched_.bad_cpu_events(),
           "sched events of a CPU number >= 8192 (a corrupt bundle): dropped");
   AddStat("ftrace_bundles_cpu_out_of_range", kNullInt, "error", "analysis",
           static_cast<int64_t>(cpu_out_of_range_bundles_),
           "ftrace event bundles of a CPU number >= 8192 (corrupt): dropped with all their events");
-  AddStat("systrace_parse_failure", kNullInt, "error", "analysis", atrace_.parse_failures(),
-          "print events that are not atrace lines (B|pid|name, E|pid, C|pid|name|value, ...): kept as "
-          "ftrace_event rows only");
   AddStat("slice_max_depth_exceeded", kNullInt, "error", "analysis", slices_.max_depth_exceeded(),
           "slice begins on a track with 512 slices open: dropped");
   AddStat("process_tracker_errors", kNullInt, "error", "analysis", processes_.process_tracker_errors(),

@@ -176,6 +176,15 @@ class TraceImporter {
   void WriteStats(const TraceFileSummary& file, const Status& read_status);
 
   TraceStorage* storage_;
+  // The import's findings that upstream counts per machine (its stats rows
+  // with the machine's id): a relayed machine's events add to its own.
+  struct Findings {
+    int64_t compact_switch_skipped = 0, compact_waking_skipped = 0, systrace_parse_failure = 0,
+            mismatched_sched_switch_tids = 0, task_state_invalid = 0;
+    Findings& operator+=(const Findings& o);
+    Findings operator-(const Findings& o) const;
+  };
+  Findings CurrentFindings() const;
   // Relayed machines, by `machine` row (row 0, the host, has no entry's
   // data): the clock syncs and the last TraceStats stamped with each.
   struct RemoteMachine {
@@ -183,7 +192,10 @@ class TraceImporter {
     std::string trace_stats;   // the TraceStats bytes
     std::string ftrace_begin, ftrace_end;  // its first START_OF_TRACE, last END_OF_TRACE FtraceStats
     uint64_t clock_failures = 0;  // timestamps that could not be converted
+    Findings findings;
   };
+  // The machine whose packets carried each sequence (relayed machines' only).
+  std::unordered_map<uint32_t, uint32_t> sequence_machine_;
   static constexpr uint32_t kMaxMachines = 64;  // with the host
   std::vector<RemoteMachine> machines_;
   std::unordered_map<uint64_t, uint32_t> machine_by_raw_id_;

@@ -9,6 +9,7 @@ select t.name, t.type, t.machine_id, c.ts, c.value from counter c join track t o
 select name, cpu, machine_id from cpu_counter_track order by cpu;
 select s.ts, s.dur, s.name, t.tid, t.machine_id from slice s join thread_track tt on tt.id = s.track_id join thread t using(utid) order by s.ts;
 select t.name, t.type, t.machine_id, th.tid from thread_track t join thread th using(utid) order by t.id;
+select name, idx, severity, source, value, machine_id from stats where machine_id is not null and value != 0 and source = 'analysis' and name in ('systrace_parse_failure', 'compact_sched_switch_skipped', 'mismatched_sched_switch_tids', 'task_state_invalid') order by machine_id, name;
 select name, idx, severity, source, value, machine_id from stats where machine_id > 0 and value != 0 and substr(name, 1, 6) != 'relay_' and substr(name, 1, 13) != 'remote_clock_' order by machine_id, name, idx;
 select name, str_value, int_value, machine_id from metadata where name in ('system_name', 'system_release', 'system_version', 'system_machine') order by machine_id, name;
 select trace_start(), trace_end();
