@@ -101,7 +101,9 @@ look_tick() {
 look() {
   LOOK_PREFIX=$1 LOOK_SEQ=0
   send "look $PHASE $1"
-  wait_for 60 "the host seeing a $1 marker from this guest" look_tick
+  # Generous: after the relay dropped chunks, the host's buffer may hold
+  # the sequence's later packets back for a while (a gap it waits on).
+  wait_for 120 "the host seeing a $1 marker from this guest" look_tick
 }
 # Stops sluice-relay (SIGTERM) and waits; its last line has its totals.
 stop_relay_and_probes() {
