@@ -1,6 +1,7 @@
 // End-to-end tests of `sluice stats` (user/cmd/stats_command.h): its exit
 // status for a clean trace, one with data loss, one without TraceStats, an
-// empty file and bytes that are not a trace. No kernel needed.
+// empty file and bytes that are not a trace; the lines of relayed machines.
+// No kernel needed.
 #include <unistd.h>
 
 #include <string>
@@ -46,6 +47,19 @@ TEST_F(StatsCommandTest, ExitStatusSaysWhetherLossesAreKnownAndNone) {
   Result unknown = Stats(Trace("atrace"));
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.out.find("losses unknown: no TraceStats"), std::string::npos) << unknown.out;
+}
+
+// A trace of the host and two relayed machines
+// (tests/data/query/multi_machine): a line per machine, and what guest-a's
+// relay dropped and lost in transit and its kernel overwrote are losses.
+TEST_F(StatsCommandTest, RelayedMachinesHaveTheirLinesAndTheirLossesCount) {
+  Result r = Stats(Trace("multi_machine/two_guests"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("relayed machines:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  guest-a             1 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  guest-b             7 "), std::string::npos) << r.out;
+  // 3 chunks dropped + 1 lost in transit + 6 events overwritten.
+  EXPECT_NE(r.out.find("data loss: 10 "), std::string::npos) << r.out;
 }
 
 TEST_F(StatsCommandTest, EmptyAndForeignFilesAreNotTraces) {
