@@ -267,8 +267,13 @@ class TracingService : public ProducerHost {
   // same each time the name comes back (1 up; 0 is this machine). Counted
   // as a connect in every live session.
   uint32_t AddRelayedMachine(const std::string& name);
-  // Its link ended; `chunks_lost_in_transit`: a chunk cut off with it.
+  // Its link ended; `chunks_lost_in_transit`: frames cut off with it (each
+  // counted as one chunk, its real number unknown here).
   void RelayedMachineGone(uint32_t machine_id, uint64_t chunks_lost_in_transit);
+  // The machine's relay came back and counted a cut frame's chunks itself
+  // (RelayLosses.includes_cut_frame): the one RelayedMachineGone counted
+  // for it is taken back, in the sessions that got it.
+  void UncountCutFrame(uint32_t machine_id);
   // A clock sync measured for the machine: written (stamped with its
   // machine_id) into every live session's trace before any more of the
   // machine's data, and at the head of each later file. `offset_ns`: its
@@ -764,6 +769,7 @@ class TracingService : public ProducerHost {
   struct RelayedMachine {
     std::string name;
     uint32_t links = 0;  // Its relay links now open (a new one may overlap the old).
+    uint64_t cut_frames = 0;  // Counted as lost in transit, not yet uncounted.
     std::string sync_packet;  // A TracePacket with remote_clock_sync and machine_id.
     uint64_t sync_generation = 0;
     int64_t clock_offset_ns = 0;

@@ -34,6 +34,7 @@ void TracingService::RelayedMachineGone(uint32_t machine_id, uint64_t chunks_los
   auto it = machines_.find(machine_id);
   if (it == machines_.end()) return;
   if (it->second.links) it->second.links--;
+  it->second.cut_frames += chunks_lost_in_transit;
   for (auto& [sid, s] : sessions_) {
     if (s->state == SessionState::kDisabled || s->cloned_from) continue;
     auto e = s->machines.find(machine_id);
@@ -43,6 +44,18 @@ void TracingService::RelayedMachineGone(uint32_t machine_id, uint64_t chunks_los
   }
   Log("sluiced: machine " + std::to_string(machine_id) + " '" + it->second.name +
       "': its relay disconnected");
+}
+
+void TracingService::UncountCutFrame(uint32_t machine_id) {
+  ServiceLock lock(this);
+  auto it = machines_.find(machine_id);
+  if (it == machines_.end() || it->second.cut_frames == 0) return;
+  it->second.cut_frames--;
+  for (auto& [sid, s] : sessions_) {
+    auto e = s->machines.find(machine_id);
+    if (e != s->machines.end() && e->second.chunks_lost_in_transit() > 0)
+      e->second.set_chunks_lost_in_transit(e->second.chunks_lost_in_transit() - 1);
+  }
 }
 
 void TracingService::SetMachineClockSync(uint32_t machine_id,

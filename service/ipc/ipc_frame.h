@@ -62,6 +62,10 @@ class FrameReader {
 
   bool broken() const { return broken_; }
   size_t buffered_bytes() const { return end_ - begin_; }
+  // The bytes received and not yet returned as a frame (a partial frame).
+  std::string_view buffered() const {
+    return std::string_view(reinterpret_cast<const char*>(buf_.data()) + begin_, end_ - begin_);
+  }
 
  private:
   void Compact();

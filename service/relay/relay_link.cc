@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,6 +45,7 @@ bool RelayLink::Send(const protos::RelayFrame& frame) {
     return false;
   }
   queued_bytes_ += bytes.size();
+  bytes_queued_ += bytes.size();
   output_.push_back(std::move(bytes));
   WriteQueued();
   return !closed_;
@@ -56,7 +58,7 @@ void RelayLink::Close(const std::string& reason) {
     loop_->RemoveFdWatch(fd_.get());
     watching_ = false;
   }
-  const bool cut = reader_.buffered_bytes() > 0;
+  std::string cut(reader_.buffered().substr(0, 64));
   std::weak_ptr<bool> alive = alive_;
   loop_->PostTask([this, alive, reason, cut] {
     auto a = alive.lock();
@@ -90,6 +92,7 @@ void RelayLink::ReadAvailable() {
         Close("a frame longer than " + std::to_string(kMaxFrameSize) + " bytes");
         return;
       }
+      frame_bytes_received_ += kFrameHeaderSize + payload.size();
       protos::RelayFrame frame;
       if (!frame.ParseFromArray(payload.data(), static_cast<int>(payload.size())) ||
           frame.msg_case() == protos::RelayFrame::MSG_NOT_SET) {
@@ -137,7 +140,14 @@ void RelayLink::WriteQueued() {
       return;
     }
     const size_t len = std::min(front.size() - output_offset_, budget);
-    ssize_t n = write(fd_.get(), front.data() + output_offset_, len);
+    // send() where it can (MSG_NOSIGNAL: a peer gone is an error, not a
+    // SIGPIPE for whoever embeds the link); write() on a character device.
+    ssize_t n = is_socket_ ? send(fd_.get(), front.data() + output_offset_, len, MSG_NOSIGNAL)
+                           : write(fd_.get(), front.data() + output_offset_, len);
+    if (n < 0 && errno == ENOTSOCK) {
+      is_socket_ = false;
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       want_write_ = true;
@@ -151,6 +161,7 @@ void RelayLink::WriteQueued() {
     if (options_.max_bytes_per_second) tokens_ -= static_cast<double>(n);
     output_offset_ += static_cast<size_t>(n);
     queued_bytes_ -= static_cast<size_t>(n);
+    bytes_written_ += static_cast<uint64_t>(n);
     if (output_offset_ == front.size()) {
       output_.pop_front();
       output_offset_ = 0;

@@ -13,11 +13,11 @@
 //    a fast machine, for the tests of the relay's losses, or a guest that
 //    may use only so much of its host.
 //  - On end of file, an error, POLLHUP or Close(), stops watching the fd and
-//    reports `on_closed` from a fresh task, with whether a frame was cut off
-//    half way in (a chunk lost in transit, when it carried one).
+//    reports `on_closed` from a fresh task, with the start of a frame cut off
+//    half way in, if one was (chunks lost in transit, when it carried some).
 //
-// read()/write() rather than recv()/send(): the same code serves character
-// devices. Loop thread only.
+// read() rather than recv(), and write() once send() says the fd is not a
+// socket: the same code serves character devices. Loop thread only.
 #ifndef SLUICE_SERVICE_RELAY_RELAY_LINK_H_
 #define SLUICE_SERVICE_RELAY_RELAY_LINK_H_
 
@@ -44,7 +44,8 @@ class RelayLink {
     uint64_t max_bytes_per_second = 0;
   };
   using FrameCallback = std::function<void(const protos::RelayFrame& frame)>;
-  using ClosedCallback = std::function<void(const std::string& reason, bool cut_frame)>;
+  // `cut_frame`: the start of a frame the end cut off (empty if none).
+  using ClosedCallback = std::function<void(const std::string& reason, std::string_view cut_frame)>;
 
   RelayLink(EventLoop* loop, ScopedFd fd, Options options, FrameCallback on_frame,
             ClosedCallback on_closed);
@@ -59,6 +60,16 @@ class RelayLink {
   // Whether `bytes` more would fit the queue's bound.
   bool WouldQueue(size_t bytes) const { return !closed_ && queued_bytes_ + bytes <= options_.max_queued_bytes; }
   size_t queued_bytes() const { return queued_bytes_; }
+  // Bytes queued since the link began, and of those, written to the fd: a
+  // frame queued when bytes_queued() was Q and n bytes long was written
+  // whole once bytes_written() >= Q + n.
+  uint64_t bytes_queued() const { return bytes_queued_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  // Bytes of the peer's stream up to the end of the last whole frame read:
+  // what the peer may count as delivered (RelayWelcome.previous_link_bytes).
+  uint64_t frame_bytes_received() const { return frame_bytes_received_; }
+  // The start of a frame read only in part so far (empty if none).
+  std::string_view partial_frame() const { return reader_.buffered(); }
   bool closed() const { return closed_; }
   void Close(const std::string& reason);
 
@@ -79,10 +90,12 @@ class RelayLink {
   std::deque<std::string> output_;
   size_t output_offset_ = 0;  // Bytes of output_.front() written.
   size_t queued_bytes_ = 0;
+  uint64_t bytes_queued_ = 0, bytes_written_ = 0, frame_bytes_received_ = 0;
   // The rate cap's bucket: bytes allowed, refilled from the boot clock.
   double tokens_ = 0;
   uint64_t tokens_at_ns_ = 0;
   uint64_t refill_timer_ = 0;
+  bool is_socket_ = true;  // Until send() says ENOTSOCK.
   bool watching_ = false;
   bool want_write_ = false;
   bool closed_ = false;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <cstring>
 
 #include "perfetto/config/data_source_config.pb.h"
@@ -21,6 +22,9 @@ constexpr uint32_t kMaxReconnectMs = 5000;
 // A commit's chunks go in frames of about this much (the host takes 4 MiB).
 constexpr size_t kFrameChunkBytes = 1u << 20;
 constexpr size_t kDroppedChunksRemembered = 4096;
+// More than any transport holds written but unread (socket buffers, a
+// virtio-serial port's queue): what the host may not have read of a link.
+constexpr uint64_t kUnreadBytesBound = 16u << 20;
 
 std::string HostName() {
   char buf[256] = {};
@@ -168,7 +172,7 @@ void RelayProducerHost::Connect() {
   o.max_bytes_per_second = options_.max_bytes_per_second;
   link_ = std::make_unique<RelayLink>(
       loop_, std::move(fd.value()), o, [this](const protos::RelayFrame& f) { OnFrame(f); },
-      [this](const std::string& reason, bool) { OnLinkClosed(reason); });
+      [this](const std::string& reason, std::string_view) { OnLinkClosed(reason); });
   link_->Start();
   protos::RelayFrame hello;
   hello.mutable_hello()->set_protocol_version(kRelayProtocolVersion);
@@ -191,6 +195,10 @@ void RelayProducerHost::ScheduleReconnect() {
 void RelayProducerHost::OnLinkClosed(const std::string& reason) {
   const bool was_welcomed = machine_id_ != 0;
   LogLine("sluice-relay: link to " + options_.to.ToString() + " closed: " + reason);
+  // What the host did not get of this link is counted once the next
+  // welcome says how much it got (written here is not read there).
+  unconfirmed_commits_ = std::move(queued_commits_);
+  queued_commits_.clear();
   // Deleted in a task of its own: this runs from the link's callback.
   std::shared_ptr<RelayLink> dead(link_.release());
   loop_->PostTask([dead] {});
@@ -222,6 +230,19 @@ void RelayProducerHost::OnFrame(const protos::RelayFrame& f) {
       }
       machine_id_ = f.welcome().machine_id();
       totals_.links++;
+      // The previous link's commits past what the host read: dropped. With
+      // no figure (the host restarted: its sessions are gone) all of them.
+      for (const QueuedCommit& q : unconfirmed_commits_) {
+        const uint64_t got = f.welcome().previous_link_bytes();
+        if (q.end <= got) continue;
+        if (q.start == got && f.welcome().previous_link_cut()) pending_cut_frame_ = true;
+        for (const auto& [target, l] : q.chunks) {
+          AddLoss(target, l.chunks, l.packets, l.bytes);
+          totals_.chunks_forwarded -= l.chunks;
+          totals_.bytes_forwarded -= l.bytes;
+        }
+      }
+      unconfirmed_commits_.clear();
       logged_connect_failure_ = false;
       LogLine("sluice-relay: connected to " + options_.to.ToString() + " as machine " +
               std::to_string(machine_id_) + " '" + options_.machine_name + "'");
@@ -359,13 +380,7 @@ void RelayProducerHost::ToProducer(const protos::RelayFrame& f) {
 
 void RelayProducerHost::Drop(uint32_t target, uint16_t packets, size_t bytes, uint16_t writer,
                              uint32_t chunk_id) {
-  Loss& l = pending_losses_[target];
-  l.chunks++;
-  l.packets += packets;
-  l.bytes += bytes;
-  totals_.chunks_dropped++;
-  totals_.packets_dropped += packets;
-  totals_.bytes_dropped += bytes;
+  AddLoss(target, 1, packets, bytes);
   const uint64_t key = (static_cast<uint64_t>(writer) << 32) | chunk_id;
   if (dropped_chunks_.insert(key).second) {
     dropped_order_.push_back(key);
@@ -374,6 +389,16 @@ void RelayProducerHost::Drop(uint32_t target, uint16_t packets, size_t bytes, ui
       dropped_order_.pop_front();
     }
   }
+}
+
+void RelayProducerHost::AddLoss(uint32_t target, uint64_t chunks, uint64_t packets, uint64_t bytes) {
+  Loss& l = pending_losses_[target];
+  l.chunks += chunks;
+  l.packets += packets;
+  l.bytes += bytes;
+  totals_.chunks_dropped += chunks;
+  totals_.packets_dropped += packets;
+  totals_.bytes_dropped += bytes;
   if (!losses_timer_) {
     std::weak_ptr<bool> alive = alive_;
     losses_timer_ = loop_->PostDelayedTask(
@@ -399,12 +424,28 @@ void RelayProducerHost::SendLosses() {
     b->set_bytes(l.bytes);
   }
   pending_losses_.clear();
+  if (f.has_losses() && std::exchange(pending_cut_frame_, false))
+    f.mutable_losses()->set_includes_cut_frame(true);
   if (f.has_losses()) link_->Send(f);
 }
 
 void RelayProducerHost::ForwardCommit(GuestProducer* p, const CommitDataRequest& request) {
   protos::RelayFrame f = p->Frame();
   size_t frame_bytes = 0;
+  std::map<uint32_t, Loss> frame_chunks;  // What f carries, for queued_commits_.
+  // Sends f, remembering its chunks until the link has written it.
+  auto send = [&] {
+    const uint64_t start = link_->bytes_queued();
+    link_->Send(f);
+    if (!frame_chunks.empty())
+      queued_commits_.push_back(QueuedCommit{start, link_->bytes_queued(), std::move(frame_chunks)});
+    frame_chunks.clear();
+    // Written is not yet read by the host (socket and port buffers hold
+    // some): a frame is forgotten once this much more was written after it.
+    while (!queued_commits_.empty() &&
+           queued_commits_.front().end + kUnreadBytesBound <= link_->bytes_written())
+      queued_commits_.pop_front();
+  };
   const bool up = link_ && announced_ && p->announced && !p->dropped_by_host;
   for (const ChunkToMove& m : request.chunks_to_move) {
     ChunkCopy copy;
@@ -424,10 +465,14 @@ void RelayProducerHost::ForwardCommit(GuestProducer* p, const CommitDataRequest&
     c->set_target_buffer(m.target_buffer);
     c->set_data(scratch_.get(), size);
     frame_bytes += size;
+    Loss& l = frame_chunks[m.target_buffer];
+    l.chunks++;
+    l.packets += copy.header.packet_count();
+    l.bytes += size;
     totals_.chunks_forwarded++;
     totals_.bytes_forwarded += size;
     if (frame_bytes >= kFrameChunkBytes) {  // Keep frames well under the host's bound.
-      link_->Send(f);
+      send();
       f = p->Frame();
       frame_bytes = 0;
     }
@@ -442,7 +487,7 @@ void RelayProducerHost::ForwardCommit(GuestProducer* p, const CommitDataRequest&
   if (!up) return;
   if (!rest.chunks_to_patch.empty() || rest.flush_request_id)
     CommitDataToProto(rest, f.mutable_commit()->mutable_commit());
-  if (f.has_commit()) link_->Send(f);
+  if (f.has_commit()) send();
 }
 
 StatusOr<std::unique_ptr<ProducerEndpoint>> RelayProducerHost::ConnectProducer(

@@ -129,6 +129,8 @@ class RelayProducerHost : public ProducerHost {
   void ForwardCommit(GuestProducer* p, const CommitDataRequest& request);
   // Drops a chunk (counted).
   void Drop(uint32_t target, uint16_t packets, size_t bytes, uint16_t writer, uint32_t chunk_id);
+  // Counts a loss for the host (sent within a second, or on the next link).
+  void AddLoss(uint32_t target, uint64_t chunks, uint64_t packets, uint64_t bytes);
   void SendLosses();
   void ProducerGone(GuestProducer* p);
 
@@ -149,6 +151,18 @@ class RelayProducerHost : public ProducerHost {
   std::map<uint32_t, GuestProducer*> producers_;  // By slot.
   uint32_t next_slot_ = 1;
   std::map<uint32_t, Loss> pending_losses_;  // By target buffer, not sent yet.
+  // Commit frames queued on the link and not known written yet: where they
+  // lie in the link's byte stream and their chunks by target buffer. Those
+  // a link ends before writing are counted as dropped.
+  struct QueuedCommit {
+    uint64_t start = 0, end = 0;
+    std::map<uint32_t, Loss> chunks;
+  };
+  std::deque<QueuedCommit> queued_commits_;
+  // The previous link's, until the host's welcome says how much of it
+  // arrived (RelayWelcome.previous_link_bytes).
+  std::deque<QueuedCommit> unconfirmed_commits_;
+  bool pending_cut_frame_ = false;  // The next RelayLosses includes_cut_frame.
   // (writer << 32 | chunk id) of recently dropped chunks: their patches go too.
   std::set<uint64_t> dropped_chunks_;
   std::deque<uint64_t> dropped_order_;

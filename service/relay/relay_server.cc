@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "perfetto/config/data_source_config.pb.h"
+#include "service/ipc/ipc_frame.h"
 #include "service/ipc/ipc_producer_protocol.h"
 #include "service/relay/relay_clock_sync.h"
 #include "service/tracing_service.h"
@@ -18,6 +19,20 @@ namespace {
 constexpr uint32_t kRelayProtocolVersion = 1;
 // Pings waiting for their READINGS: a relay runs one round at a time.
 constexpr size_t kMaxPendingPings = 16;
+
+// Whether `bytes` (a cut frame: its u32 length, then its start) begin a
+// RelayFrame carrying a commit: fields are written in number order, so the
+// producer slot (1, a varint) comes first and then the message, commit (8).
+bool IsCommitFrameStart(std::string_view bytes) {
+  if (bytes.size() <= kFrameHeaderSize) return false;
+  size_t i = kFrameHeaderSize;
+  if (static_cast<uint8_t>(bytes[i]) == 0x08) {  // producer = 1, varint
+    i++;
+    while (i < bytes.size() && (static_cast<uint8_t>(bytes[i]) & 0x80)) i++;
+    i++;
+  }
+  return i < bytes.size() && static_cast<uint8_t>(bytes[i]) == 0x42;  // commit = 8, bytes
+}
 
 bool ValidMachineName(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
@@ -37,7 +52,7 @@ class RelayServer::MachineLink {
         id_(id),
         link_(service_->loop(), std::move(fd), RelayLink::Options{16u << 20, 0},
               [this](const protos::RelayFrame& f) { OnFrame(f); },
-              [this](const std::string& reason, bool cut) { OnClosed(reason, cut); }) {}
+              [this](const std::string& reason, std::string_view cut) { OnClosed(reason, cut); }) {}
 
   ~MachineLink() {
     producers_.clear();  // Disconnects them from the service first.
@@ -46,6 +61,10 @@ class RelayServer::MachineLink {
 
   void Start() { link_.Start(); }
   const std::string& name() const { return name_; }
+  uint64_t frame_bytes_received() const { return link_.frame_bytes_received(); }
+  bool cut_in_commit() const { return IsCommitFrameStart(link_.partial_frame()); }
+  // A newer link of the same machine took its place (and its figure).
+  void Supersede() { superseded_ = true; }
   void Close(const std::string& reason) { link_.Close(reason); }
   bool Send(const protos::RelayFrame& f) { return link_.Send(f); }
 
@@ -132,6 +151,9 @@ class RelayServer::MachineLink {
         for (const auto& b : f.losses().buffers())
           service_->AddMachineLosses(machine_id_, b.target_buffer(), b.chunks(), b.packets(),
                                      b.bytes());
+        // The relay counted the chunks of the frame an earlier link cut
+        // off: that link's "lost in transit" was the same loss.
+        if (f.losses().includes_cut_frame()) service_->UncountCutFrame(machine_id_);
         return;
       default:
         return link_.Close("a relay sent a frame only the host sends");
@@ -156,7 +178,12 @@ class RelayServer::MachineLink {
     name_ = hello.machine_name();
     // The same machine back (rebooted, relay restarted) while its old link
     // has not noticed it ended: the new link wins.
-    server_->CloseLinksNamed(name_, id_);
+    uint64_t previous = 0;
+    bool cut = false;
+    if (server_->TakePreviousLink(name_, id_, &previous, &cut)) {
+      welcome->set_previous_link_bytes(previous);
+      if (cut) welcome->set_previous_link_cut(true);
+    }
     machine_id_ = service_->AddRelayedMachine(name_);
     welcome->set_machine_id(machine_id_);
     link_.Send(reply);
@@ -291,8 +318,13 @@ class RelayServer::MachineLink {
       e->commit_data_sink()->UnregisterTraceWriter(static_cast<uint16_t>(writer));
   }
 
-  void OnClosed(const std::string& reason, bool cut) {
-    if (cut) lost_in_transit_++;
+  void OnClosed(const std::string& reason, std::string_view cut) {
+    // A commit cut off: its chunks are lost, how many the relay will say if
+    // it comes back (RelayLosses.includes_cut_frame); one until then.
+    const bool commit_cut = IsCommitFrameStart(cut);
+    if (commit_cut) lost_in_transit_++;
+    if (machine_id_ && !superseded_)
+      server_->closed_links_[name_] = ClosedLink{link_.frame_bytes_received(), commit_cut};
     service_->LogLine("sluiced: relay link of machine '" + name_ + "' closed: " + reason);
     server_->OnLinkClosed(id_);  // Deletes this.
   }
@@ -304,6 +336,7 @@ class RelayServer::MachineLink {
   std::string name_;
   uint32_t machine_id_ = 0;
   bool synced_ = false;
+  bool superseded_ = false;
   uint64_t lost_in_transit_ = 0;
   std::map<uint64_t, perfetto::protos::ClockSnapshot> pings_;
   ClockOffsetEstimate best_;
@@ -366,9 +399,25 @@ void RelayServer::AddLink(ScopedFd fd) {
   links_[id] = std::move(link);
 }
 
-void RelayServer::CloseLinksNamed(const std::string& name, uint64_t except) {
-  for (auto& [id, link] : links_)
-    if (id != except && link->name() == name) link->Close("the machine connected again on a new link");
+bool RelayServer::TakePreviousLink(const std::string& name, uint64_t except, uint64_t* bytes,
+                                   bool* cut) {
+  bool known = false;
+  auto closed = closed_links_.find(name);
+  if (closed != closed_links_.end()) {
+    *bytes = closed->second.bytes;
+    *cut = closed->second.cut;
+    closed_links_.erase(closed);
+    known = true;
+  }
+  for (auto& [id, link] : links_) {
+    if (id == except || link->name() != name) continue;
+    *bytes = link->frame_bytes_received();  // Read no further: it closes now.
+    *cut = link->cut_in_commit();
+    known = true;
+    link->Supersede();
+    link->Close("the machine connected again on a new link");
+  }
+  return known;
 }
 
 void RelayServer::OnLinkClosed(uint64_t id) {

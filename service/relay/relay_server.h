@@ -62,12 +62,21 @@ class RelayServer {
   RelayServer(TracingService* service, ScopedFd listen_fd);
   void OnAcceptable();
   void OnLinkClosed(uint64_t id);
-  // A machine's relay connected again: its older links are stale.
-  void CloseLinksNamed(const std::string& name, uint64_t except);
+  // A machine's relay connected again: its older links are stale. Returns
+  // what the host read of the newest of them (RelayWelcome.previous_link_bytes),
+  // or of the one that closed last; false if none is known.
+  // *cut: it ended inside a commit frame (counted as lost in transit).
+  bool TakePreviousLink(const std::string& name, uint64_t except, uint64_t* bytes, bool* cut);
 
   TracingService* const service_;
   ScopedFd listen_fd_;
   std::map<uint64_t, std::unique_ptr<MachineLink>> links_;
+  // By machine name: the bytes the host read of its last link that ended.
+  struct ClosedLink {
+    uint64_t bytes = 0;
+    bool cut = false;
+  };
+  std::map<std::string, ClosedLink> closed_links_;
   uint64_t next_link_id_ = 1;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

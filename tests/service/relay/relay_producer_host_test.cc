@@ -4,12 +4,17 @@
 // sluice's IPC, as sluice-probes in a guest does.
 #include "service/relay/relay_producer_host.h"
 
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <map>
 #include <set>
+#include <thread>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "perfetto/common/trace_stats.pb.h"
@@ -51,8 +56,8 @@ class RelayTest : public ::testing::Test {
 
   // Starts the guest's relay (and its producer socket), waits until the
   // host welcomed it and its clocks are synced.
-  void StartGuest(RelayOptions options = {}) {
-    options.to = *ParseRelayAddress(dir_ + "/relay.sock");
+  void StartGuest(RelayOptions options = {}, bool via_proxy = false) {
+    if (!via_proxy) options.to = *ParseRelayAddress(dir_ + "/relay.sock");
     if (options.machine_name.empty()) options.machine_name = "guest1";
     guest_loop_ = std::make_unique<EventLoopThread>();
     relay_ = std::make_unique<RelayProducerHost>(guest_loop_->loop(), options);
@@ -238,6 +243,11 @@ TEST_F(RelayTest, AGuestThatGoesAwayLeavesTheSessionRunningAndComesBackAsTheSame
     ASSERT_TRUE(consumer->Flush(10000).ok());
     producer.Detach();
     StopGuest();  // The relay dies with its link: the session goes on.
+    ASSERT_TRUE(testing::WaitUntil([this] {  // Once the host saw the link end.
+      size_t links = 1;
+      host_loop_.loop()->RunAndWait([&] { links = relay_server_->num_links(); });
+      return links == 0;
+    }));
     if (round == 0) {
       ASSERT_NO_FATAL_FAILURE(StartGuest());
     }
@@ -251,6 +261,116 @@ TEST_F(RelayTest, AGuestThatGoesAwayLeavesTheSessionRunningAndComesBackAsTheSame
   ASSERT_EQ(s.stats.sluice_service_stats().relay_machines_size(), 1);
   EXPECT_EQ(s.stats.sluice_service_stats().relay_machines(0).connects(), 2u);
   EXPECT_EQ(s.stats.sluice_service_stats().relay_machines(0).disconnects(), 2u);
+}
+
+// A unix socket between the guest's relay and the host that the test can
+// cut, as a broken cable or a QEMU chardev that lost its peer: what it holds
+// in flight is lost, and the relay connects again through it.
+class CuttableProxy {
+ public:
+  CuttableProxy(std::string listen_path, std::string target_path)
+      : target_(std::move(target_path)) {
+    auto fd = ListenUnixSocket(listen_path, ListenOptions{});
+    EXPECT_TRUE(fd.ok());
+    if (fd.ok()) listen_ = std::move(fd.value());
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~CuttableProxy() {
+    stop_ = true;
+    thread_.join();
+  }
+  void Cut() { cut_ = true; }
+  bool cut_done() const { return cuts_done_ > 0; }
+
+ private:
+  void Run() {
+    ScopedFd a, b;  // relay side, host side
+    while (!stop_) {
+      if (cut_.exchange(false)) {
+        a.reset();
+        b.reset();
+        cuts_done_++;
+      }
+      if (!a.valid()) {
+        a = AcceptUnixSocket(listen_.get());
+        if (a.valid()) {
+          auto c = ConnectUnixSocket(target_, /*nonblocking=*/true);
+          if (c.ok()) b = std::move(c.value());
+          else a.reset();
+        }
+      }
+      pollfd fds[3] = {{listen_.get(), POLLIN, 0}, {a.get(), POLLIN, 0}, {b.get(), POLLIN, 0}};
+      poll(fds, 3, 5);
+      char buf[4096];
+      for (auto [from, to] : {std::pair<int, int>{a.get(), b.get()}, {b.get(), a.get()}}) {
+        if (from < 0 || to < 0) continue;
+        ssize_t n = read(from, buf, sizeof(buf));
+        if (n == 0) {
+          a.reset();
+          b.reset();
+          break;
+        }
+        // Small bursts: the test's link is slow, nothing waits long.
+        for (ssize_t off = 0; n > 0 && off < n;) {
+          ssize_t w = send(to, buf + off, static_cast<size_t>(n - off), MSG_NOSIGNAL);
+          if (w > 0) off += w;
+          else if (errno != EAGAIN) break;
+        }
+      }
+    }
+  }
+  ScopedFd listen_;
+  std::string target_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false}, cut_{false};
+  std::atomic<int> cuts_done_{0};
+};
+
+TEST_F(RelayTest, ALinkCutMidStreamLosesNothingUncounted) {
+  CuttableProxy proxy(dir_ + "/proxy.sock", dir_ + "/relay.sock");
+  RelayOptions options;
+  options.to = *ParseRelayAddress(dir_ + "/proxy.sock");
+  options.max_bytes_per_second = 256u << 10;  // Keeps frames in flight when the cut comes.
+  options.buffer_bytes = 256u << 10;
+  options.reconnect_ms = 20;
+  ASSERT_NO_FATAL_FAILURE(StartGuest(options, /*via_proxy=*/true));
+  TestProducer producer;
+  ASSERT_NO_FATAL_FAILURE(ConnectGuestProducer(&producer));
+  auto consumer = host_->ConnectConsumer();
+  auto config = testing::MakeConfig(8192, "test.ds");
+  config.set_flush_timeout_ms(30000);
+  ASSERT_TRUE(consumer->EnableTracing(config).ok());
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  constexpr uint32_t kPackets = 2000;
+  {
+    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+    for (uint32_t seq = 0; seq < kPackets; seq++) testing::WriteTestPacket(writer.get(), {1, 0, seq});
+    writer->Flush();
+  }
+  proxy.Cut();
+  ASSERT_TRUE(testing::WaitUntil([&] { return proxy.cut_done(); }));
+  // The relay stops what the host started, reconnects, and the host starts
+  // the data source again: the link is whole again once it starts.
+  TestProducer::Started again;
+  ASSERT_TRUE(producer.WaitForStart(&again, 60000));
+  ASSERT_TRUE(consumer->Flush(30000).ok());
+  ASSERT_TRUE(consumer->DisableTracing().ok());
+  ASSERT_TRUE(consumer->WaitForTracingDisabled(60000));
+  Seen s = Summarize(testing::ReadAllPackets(consumer.get()));
+  ASSERT_EQ(s.stats.sluice_service_stats().relay_machines_size(), 1);
+  const auto& m = s.stats.sluice_service_stats().relay_machines(0);
+  RelayProducerHost::Totals t = GuestTotals();
+  EXPECT_EQ(m.connects(), 2u);
+  EXPECT_EQ(m.chunks_dropped(), t.chunks_dropped);
+  EXPECT_EQ(m.packets_dropped(), t.packets_dropped);
+  // A frame the cut split is the relay's to count (it knows its chunks):
+  // the host's provisional count of it was taken back.
+  EXPECT_EQ(m.chunks_lost_in_transit(), 0u);
+  // Every packet is in the trace or counted as dropped, once.
+  EXPECT_EQ(s.seqs[0].size() + m.packets_dropped(), kPackets)
+      << "found " << s.seqs[0].size() << ", dropped " << m.packets_dropped();
+  producer.Detach();
 }
 
 TEST_F(RelayTest, TheHostRefusesAFrameOutOfPlaceAndStaysUp) {
