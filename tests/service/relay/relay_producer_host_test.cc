@@ -184,6 +184,45 @@ TEST_F(RelayTest, GuestPacketsReachTheHostOnceEachWithTheirMachineAndClocks) {
   producer.Detach();
 }
 
+TEST_F(RelayTest, OverTcpOnLoopback) {
+  // A second server of the same host on TCP (containers, another machine).
+  std::unique_ptr<RelayServer> tcp_server;
+  RelayAddress tcp;
+  for (uint32_t port = 17000 + static_cast<uint32_t>(getpid() % 2000); port < 65000 && !tcp_server;
+       port += 97) {
+    auto addr = ParseRelayAddress("tcp:127.0.0.1:" + std::to_string(port));
+    ASSERT_TRUE(addr.ok());
+    auto server = RelayServer::Create(host_.get(), *addr, ListenOptions{});
+    if (server.ok()) {
+      tcp_server = std::move(server.value());
+      tcp = *addr;
+    }
+  }
+  ASSERT_TRUE(tcp_server);
+  RelayOptions options;
+  options.to = tcp;
+  ASSERT_NO_FATAL_FAILURE(StartGuest(options, /*via_proxy=*/true));
+  TestProducer producer;
+  ASSERT_NO_FATAL_FAILURE(ConnectGuestProducer(&producer));
+  auto consumer = host_->ConnectConsumer();
+  ASSERT_TRUE(consumer->EnableTracing(testing::MakeConfig(4096, "test.ds")).ok());
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  {
+    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+    for (uint32_t seq = 0; seq < 500; seq++) testing::WriteTestPacket(writer.get(), {1, 0, seq});
+    writer->Flush();
+  }
+  ASSERT_TRUE(consumer->DisableTracing().ok());
+  ASSERT_TRUE(consumer->WaitForTracingDisabled(20000));
+  Seen s = Summarize(testing::ReadAllPackets(consumer.get()));
+  EXPECT_EQ(s.seqs[0], testing::SeqRange(0, 500));
+  EXPECT_EQ(s.test_packet_machines, std::set<uint32_t>{1});
+  producer.Detach();
+  StopGuest();
+  host_loop_.loop()->RunAndWait([&] { tcp_server.reset(); });
+}
+
 TEST_F(RelayTest, ASlowLinkDropsWholeChunksAndTheTraceCountsEachOne) {
   RelayOptions options;
   options.buffer_bytes = 64u << 10;
