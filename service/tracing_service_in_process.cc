@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "perfetto/common/trace_stats.pb.h"
+#include "service/producer_shm.h"
 #include "service/tracing_service.h"
 #include "shm/base/wake_fd.h"
 
@@ -92,34 +93,10 @@ StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
   }
 
   uint32_t page = 0;
-  StatusOr<std::unique_ptr<SharedMemory>> shm = Status::Error("");
-  if (options.producer_shm_fd >= 0) {
-    // The producer's own SMB: its page size is what it already writes in,
-    // so it is taken as given or refused, never rounded.
-    page = options.shm_page_size_hint_bytes;
-    if (page < kMinPageSize || page > kMaxPageSize || page % kPageSizeStep != 0) {
-      stats_.producers_refused++;
-      return Status::Error("the producer's shared memory page size " + std::to_string(page) +
-                           " is not 4 to 64 KiB in 4 KiB steps");
-    }
-    shm = SharedMemory::AttachProducerMemory(options.producer_shm_fd, page,
-                                             options_.max_shm_size_bytes);
-    if (!shm.ok()) stats_.producers_refused++;
-  } else {
-    // Page size: hint rounded to 4 KiB steps within [4, 64] KiB.
-    page = options.shm_page_size_hint_bytes ? options.shm_page_size_hint_bytes
-                                            : options_.default_shm_page_size_bytes;
-    page = std::clamp(page, kMinPageSize, kMaxPageSize);
-    page = (page + kPageSizeStep - 1) / kPageSizeStep * kPageSizeStep;
-    // Size: hint within [min, max], a whole number of pages.
-    uint64_t size = options.shm_size_hint_bytes ? options.shm_size_hint_bytes
-                                                : options_.default_shm_size_bytes;
-    size = std::clamp<uint64_t>(size, options_.min_shm_size_bytes, options_.max_shm_size_bytes);
-    size = (size + page - 1) / page * page;
-    if (size > options_.max_shm_size_bytes) size = options_.max_shm_size_bytes / page * page;
-    if (size < page) size = page;
-    shm = SharedMemory::Create(static_cast<uint32_t>(size));
-  }
+  const ProducerShmLimits limits{options_.default_shm_size_bytes, options_.min_shm_size_bytes,
+                                 options_.max_shm_size_bytes, options_.default_shm_page_size_bytes};
+  StatusOr<std::unique_ptr<SharedMemory>> shm = MakeProducerShm(options, limits, &page);
+  if (!shm.ok() && options.producer_shm_fd >= 0) stats_.producers_refused++;
   if (!shm.ok()) return shm.status();
   const uint32_t size = shm.value()->size();
 

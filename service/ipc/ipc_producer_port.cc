@@ -102,19 +102,6 @@ void IpcProducerPort::HandleRequest(const protos::ProducerToService& msg) {
     case protos::ProducerToService::kInitializeConnection:
       Violation("second InitializeConnection");
       return;
-    case protos::ProducerToService::kRegisterDataSource: {
-      const auto& r = msg.register_data_source();
-      DataSourceDescriptor d;
-      d.name = r.name();
-      d.will_notify_on_start = r.will_notify_on_start();
-      d.will_notify_on_stop = r.will_notify_on_stop();
-      d.handles_incremental_state_clear = r.handles_incremental_state_clear();
-      connection_->RegisterDataSource(d);
-      return;
-    }
-    case protos::ProducerToService::kUnregisterDataSource:
-      connection_->UnregisterDataSource(msg.unregister_data_source().name());
-      return;
     case protos::ProducerToService::kCommitData: {
       uint32_t malformed = 0;
       CommitDataFromProto(msg.commit_data(), &scratch_request_, &malformed);
@@ -124,23 +111,13 @@ void IpcProducerPort::HandleRequest(const protos::ProducerToService& msg) {
       connection_->commit_data_sink()->CommitData(scratch_request_);
       return;
     }
-    case protos::ProducerToService::kDataSourceStarted:
-      connection_->NotifyDataSourceStarted(msg.data_source_started().data_source_id());
-      return;
-    case protos::ProducerToService::kDataSourceStopped:
-      connection_->NotifyDataSourceStopped(msg.data_source_stopped().data_source_id());
-      return;
-    case protos::ProducerToService::kNotifyFlushComplete:
-      flush_frames_.erase(msg.notify_flush_complete().flush_request_id());
-      connection_->NotifyFlushComplete(msg.notify_flush_complete().flush_request_id());
-      return;
-    case protos::ProducerToService::kActivateTriggers: {
-      const auto& names = msg.activate_triggers().trigger_names();
-      connection_->ActivateTriggers(std::vector<std::string>(names.begin(), names.end()));
-      return;
-    }
     case protos::ProducerToService::MSG_NOT_SET:
       Violation("empty message");
+      return;
+    default:
+      if (msg.msg_case() == protos::ProducerToService::kNotifyFlushComplete)
+        flush_frames_.erase(msg.notify_flush_complete().flush_request_id());
+      ForwardProducerRequest(msg, connection_.get());
       return;
   }
 }

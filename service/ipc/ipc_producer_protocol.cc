@@ -117,4 +117,38 @@ WriterEvent GetWriterEvent(const protos::ProducerToService& msg) {
   return ev;
 }
 
+bool ForwardProducerRequest(const protos::ProducerToService& msg, ProducerEndpoint* endpoint) {
+  switch (msg.msg_case()) {
+    case protos::ProducerToService::kRegisterDataSource: {
+      const auto& r = msg.register_data_source();
+      DataSourceDescriptor d;
+      d.name = r.name();
+      d.will_notify_on_start = r.will_notify_on_start();
+      d.will_notify_on_stop = r.will_notify_on_stop();
+      d.handles_incremental_state_clear = r.handles_incremental_state_clear();
+      endpoint->RegisterDataSource(d);
+      return true;
+    }
+    case protos::ProducerToService::kUnregisterDataSource:
+      endpoint->UnregisterDataSource(msg.unregister_data_source().name());
+      return true;
+    case protos::ProducerToService::kDataSourceStarted:
+      endpoint->NotifyDataSourceStarted(msg.data_source_started().data_source_id());
+      return true;
+    case protos::ProducerToService::kDataSourceStopped:
+      endpoint->NotifyDataSourceStopped(msg.data_source_stopped().data_source_id());
+      return true;
+    case protos::ProducerToService::kNotifyFlushComplete:
+      endpoint->NotifyFlushComplete(msg.notify_flush_complete().flush_request_id());
+      return true;
+    case protos::ProducerToService::kActivateTriggers: {
+      const auto& names = msg.activate_triggers().trigger_names();
+      endpoint->ActivateTriggers(std::vector<std::string>(names.begin(), names.end()));
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 }  // namespace sluice

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "service/service_endpoints.h"
 #include "shm/commit_data.h"
 #include "sluice/ipc.pb.h"
 
@@ -40,6 +41,14 @@ struct WriterEvent {
 };
 // The writer event carried by `msg` (kNone if it carries none).
 WriterEvent GetWriterEvent(const protos::ProducerToService& msg);
+
+// Service side: a request that maps one to one onto a ProducerEndpoint call
+// (RegisterDataSource, UnregisterDataSource, DataSourceStarted/Stopped,
+// NotifyFlushComplete, ActivateTriggers) is made on `endpoint`. False for
+// any other message (InitializeConnection, CommitData, none): the caller's.
+// The producer port and the relay server (a guest producer's requests) both
+// take them this way.
+bool ForwardProducerRequest(const protos::ProducerToService& msg, ProducerEndpoint* endpoint);
 
 }  // namespace sluice
 

@@ -8,6 +8,7 @@
 
 #include "perfetto/config/data_source_config.pb.h"
 #include "service/ipc/ipc_producer_protocol.h"
+#include "service/producer_shm.h"
 #include "service/relay/relay_clock_sync.h"
 #include "shm/shared_memory.h"
 #include "shm/shm_abi.h"
@@ -493,26 +494,9 @@ void RelayProducerHost::ForwardCommit(GuestProducer* p, const CommitDataRequest&
 StatusOr<std::unique_ptr<ProducerEndpoint>> RelayProducerHost::ConnectProducer(
     Producer* endpoint, const ProducerOptions& options, const PeerCredentials& peer, int* shm_fd) {
   uint32_t page = 0;
-  StatusOr<std::unique_ptr<SharedMemory>> shm = Status::Error("");
-  if (options.producer_shm_fd >= 0) {
-    page = options.shm_page_size_hint_bytes;
-    if (page < kMinPageSize || page > kMaxPageSize || page % kPageSizeStep != 0)
-      return Status::Error("the producer's shared memory page size " + std::to_string(page) +
-                           " is not 4 to 64 KiB in 4 KiB steps");
-    shm = SharedMemory::AttachProducerMemory(options.producer_shm_fd, page, options_.max_shm_size_bytes);
-  } else {
-    page = options.shm_page_size_hint_bytes ? options.shm_page_size_hint_bytes
-                                            : options_.default_shm_page_size_bytes;
-    page = std::clamp(page, kMinPageSize, kMaxPageSize);
-    page = (page + kPageSizeStep - 1) / kPageSizeStep * kPageSizeStep;
-    uint64_t size = options.shm_size_hint_bytes ? options.shm_size_hint_bytes
-                                                : options_.default_shm_size_bytes;
-    size = std::clamp<uint64_t>(size, options_.min_shm_size_bytes, options_.max_shm_size_bytes);
-    size = (size + page - 1) / page * page;
-    if (size > options_.max_shm_size_bytes) size = options_.max_shm_size_bytes / page * page;
-    if (size < page) size = page;
-    shm = SharedMemory::Create(static_cast<uint32_t>(size));
-  }
+  const ProducerShmLimits limits{options_.default_shm_size_bytes, options_.min_shm_size_bytes,
+                                 options_.max_shm_size_bytes, options_.default_shm_page_size_bytes};
+  StatusOr<std::unique_ptr<SharedMemory>> shm = MakeProducerShm(options, limits, &page);
   if (!shm.ok()) return shm.status();
   *shm_fd = options.producer_shm_fd >= 0 ? -1 : shm.value()->fd();
   const uint32_t slot = next_slot_++;

@@ -260,38 +260,8 @@ class RelayServer::MachineLink {
   void OnToService(const protos::RelayFrame& f) {
     ProducerEndpoint* e = EndpointOf(f.producer());
     if (!e) return;  // Gone (the service dropped it); its late messages are void.
-    const protos::ProducerToService& msg = f.to_service();
-    switch (msg.msg_case()) {
-      case protos::ProducerToService::kRegisterDataSource: {
-        const auto& r = msg.register_data_source();
-        DataSourceDescriptor d;
-        d.name = r.name();
-        d.will_notify_on_start = r.will_notify_on_start();
-        d.will_notify_on_stop = r.will_notify_on_stop();
-        d.handles_incremental_state_clear = r.handles_incremental_state_clear();
-        e->RegisterDataSource(d);
-        return;
-      }
-      case protos::ProducerToService::kUnregisterDataSource:
-        e->UnregisterDataSource(msg.unregister_data_source().name());
-        return;
-      case protos::ProducerToService::kDataSourceStarted:
-        e->NotifyDataSourceStarted(msg.data_source_started().data_source_id());
-        return;
-      case protos::ProducerToService::kDataSourceStopped:
-        e->NotifyDataSourceStopped(msg.data_source_stopped().data_source_id());
-        return;
-      case protos::ProducerToService::kNotifyFlushComplete:
-        e->NotifyFlushComplete(msg.notify_flush_complete().flush_request_id());
-        return;
-      case protos::ProducerToService::kActivateTriggers: {
-        const auto& names = msg.activate_triggers().trigger_names();
-        e->ActivateTriggers(std::vector<std::string>(names.begin(), names.end()));
-        return;
-      }
-      default:
-        return link_.Close("a producer message the relay does not forward");
-    }
+    if (!ForwardProducerRequest(f.to_service(), e))
+      link_.Close("a producer message the relay does not forward");
   }
 
   void OnCommit(const protos::RelayFrame& f) {
