@@ -95,6 +95,26 @@ class RelayTest : public ::testing::Test {
     producer->connection()->RegisterDataSource(d);
   }
 
+  // A session with room for everything a slow link lets through, and flushes
+  // that may wait for it (30 s); waits until `producer`'s data source started.
+  void StartSlowLinkSession(TestProducer* producer, std::unique_ptr<ConsumerEndpoint>* consumer,
+                            TestProducer::Started* started) {
+    *consumer = host_->ConnectConsumer();
+    auto config = testing::MakeConfig(8192, "test.ds");
+    config.set_flush_timeout_ms(30000);
+    ASSERT_TRUE((*consumer)->EnableTracing(config).ok());
+    ASSERT_TRUE(producer->WaitForStart(started));
+  }
+
+  // `count` test packets on one new writer of `producer`, numbered from 0,
+  // as writer `writer_id` (TestPacketId.writer), then flushed.
+  static void WriteTestPackets(TestProducer* producer, const TestProducer::Started& started,
+                               uint32_t writer_id, uint32_t count) {
+    auto writer = producer->arbiter()->CreateTraceWriter(started.config.target_buffer());
+    for (uint32_t seq = 0; seq < count; seq++) testing::WriteTestPacket(writer.get(), {1, writer_id, seq});
+    writer->Flush();
+  }
+
   RelayProducerHost::Totals GuestTotals() {
     RelayProducerHost::Totals t;
     guest_loop_->loop()->RunAndWait([&] { t = relay_->totals(); });
@@ -208,11 +228,7 @@ TEST_F(RelayTest, OverTcpOnLoopback) {
   ASSERT_TRUE(consumer->EnableTracing(testing::MakeConfig(4096, "test.ds")).ok());
   TestProducer::Started started;
   ASSERT_TRUE(producer.WaitForStart(&started));
-  {
-    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
-    for (uint32_t seq = 0; seq < 500; seq++) testing::WriteTestPacket(writer.get(), {1, 0, seq});
-    writer->Flush();
-  }
+  WriteTestPackets(&producer, started, 0, 500);
   ASSERT_TRUE(consumer->DisableTracing().ok());
   ASSERT_TRUE(consumer->WaitForTracingDisabled(20000));
   Seen s = Summarize(testing::ReadAllPackets(consumer.get()));
@@ -230,20 +246,13 @@ TEST_F(RelayTest, ASlowLinkDropsWholeChunksAndTheTraceCountsEachOne) {
   ASSERT_NO_FATAL_FAILURE(StartGuest(options));
   TestProducer producer;
   ASSERT_NO_FATAL_FAILURE(ConnectGuestProducer(&producer));
-  auto consumer = host_->ConnectConsumer();
-  auto config = testing::MakeConfig(8192, "test.ds");
-  config.set_flush_timeout_ms(30000);
-  ASSERT_TRUE(consumer->EnableTracing(config).ok());
+  std::unique_ptr<ConsumerEndpoint> consumer;
   TestProducer::Started started;
-  ASSERT_TRUE(producer.WaitForStart(&started));
+  ASSERT_NO_FATAL_FAILURE(StartSlowLinkSession(&producer, &consumer, &started));
   // 4000 packets of 505 bytes: 2 MB through a 64 KiB/s link with 64 KiB of
   // queue. Each chunk holds 8 whole packets (service_test_util.h).
   constexpr uint32_t kPackets = 4000;
-  {
-    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
-    for (uint32_t seq = 0; seq < kPackets; seq++) testing::WriteTestPacket(writer.get(), {1, 0, seq});
-    writer->Flush();
-  }
+  WriteTestPackets(&producer, started, 0, kPackets);
   // The flush answer comes after the relay's loss counts (same link, in order).
   auto flushed = consumer->Flush(30000);
   ASSERT_TRUE(flushed.ok());
@@ -274,11 +283,7 @@ TEST_F(RelayTest, AGuestThatGoesAwayLeavesTheSessionRunningAndComesBackAsTheSame
     ASSERT_NO_FATAL_FAILURE(ConnectGuestProducer(&producer));
     TestProducer::Started started;
     ASSERT_TRUE(producer.WaitForStart(&started));
-    {
-      auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
-      for (uint32_t seq = 0; seq < 100; seq++) testing::WriteTestPacket(writer.get(), {1, round, seq});
-      writer->Flush();
-    }
+    WriteTestPackets(&producer, started, round, 100);
     ASSERT_TRUE(consumer->Flush(10000).ok());
     producer.Detach();
     StopGuest();  // The relay dies with its link: the session goes on.
@@ -375,18 +380,11 @@ TEST_F(RelayTest, ALinkCutMidStreamLosesNothingUncounted) {
   ASSERT_NO_FATAL_FAILURE(StartGuest(options, /*via_proxy=*/true));
   TestProducer producer;
   ASSERT_NO_FATAL_FAILURE(ConnectGuestProducer(&producer));
-  auto consumer = host_->ConnectConsumer();
-  auto config = testing::MakeConfig(8192, "test.ds");
-  config.set_flush_timeout_ms(30000);
-  ASSERT_TRUE(consumer->EnableTracing(config).ok());
+  std::unique_ptr<ConsumerEndpoint> consumer;
   TestProducer::Started started;
-  ASSERT_TRUE(producer.WaitForStart(&started));
+  ASSERT_NO_FATAL_FAILURE(StartSlowLinkSession(&producer, &consumer, &started));
   constexpr uint32_t kPackets = 2000;
-  {
-    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
-    for (uint32_t seq = 0; seq < kPackets; seq++) testing::WriteTestPacket(writer.get(), {1, 0, seq});
-    writer->Flush();
-  }
+  WriteTestPackets(&producer, started, 0, kPackets);
   proxy.Cut();
   ASSERT_TRUE(testing::WaitUntil([&] { return proxy.cut_done(); }));
   // The relay stops what the host started, reconnects, and the host starts
