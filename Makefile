@@ -210,6 +210,7 @@ all: $(LIB) $(BINS) $(TEST_BIN)
 # make test GTEST_ARGS=--gtest_filter='ProtoWriter*'.
 GTEST_ARGS ?=
 test: all
+	$(Q)tests/check_test_data_tracked.sh
 	$(Q)$(TEST_BIN) $(GTEST_ARGS)
 
 # The kernel suites again from each tracefs state a machine is found in
