@@ -163,7 +163,12 @@ Status ReadTraceFile(const std::string& path,
   // traces of any size (`sluice query` on a multi-GB trace), and a record
   // cut by the window's end moves to the front of the next one. Not mmap: a
   // file truncated by someone else while mapped would kill us with SIGBUS.
-  constexpr size_t kWindowBytes = 8u << 20;
+  // Small, so that the window stays in the CPU's cache between the copy in
+  // and the scan, and its fresh pages are few: every first touch of a page
+  // is a fault, and at 8 MiB those faults cost more than scanning the 57 MB
+  // trace they were read for (the summary `sluice record` prints:
+  // docs/PERFORMANCE.md, "Record"). A record larger than this grows it.
+  constexpr size_t kWindowBytes = 256u << 10;
   constexpr size_t kMaxRecordBytes = 256u << 20;
   *summary = TraceFileSummary{};
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -252,6 +252,34 @@ TEST_F(TraceFileReaderFileTest, ReadsAFile) {
   EXPECT_EQ(s.bytes, bytes.size());
 }
 
+// The reader takes a file in windows far smaller than a trace: records cut
+// by a window's end, and records larger than a window (up to 3 MiB here),
+// come out whole and in order, with every byte.
+TEST_F(TraceFileReaderFileTest, RecordsAcrossAndLargerThanTheReadWindowComeOutWhole) {
+  std::vector<std::string> packets;
+  const size_t sizes[] = {1, 4000, 70000, 300000, 1u << 20, 3u << 20, 5, 250000, 123457};
+  for (int lap = 0; lap < 3; lap++)
+    for (size_t size : sizes) packets.push_back(std::string(size, static_cast<char>('a' + packets.size() % 26)));
+  std::string bytes = Records(packets);
+  std::string path = Write("windows.pftrace", bytes);
+  TraceFileSummary s;
+  uint64_t n = 0;
+  Status st = ReadTraceFile(
+      path,
+      [&](std::string_view p) {
+        ASSERT_LT(n, packets.size());
+        EXPECT_TRUE(p == packets[n]) << "packet " << n << ": " << p.size() << " bytes, " << packets[n].size()
+                                     << " expected";
+        n++;
+      },
+      &s);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(n, packets.size());
+  EXPECT_EQ(s.bytes, bytes.size());
+  EXPECT_EQ(s.valid_bytes, bytes.size());
+  EXPECT_FALSE(s.truncated);
+}
+
 TEST_F(TraceFileReaderFileTest, EmptyFileHasNoPackets) {
   TraceFileSummary s;
   Status st = ReadTraceFile(Write("empty", ""), [](std::string_view) { ADD_FAILURE(); }, &s);
