@@ -117,7 +117,11 @@ for state in "${states[@]}"; do
     passed=$((passed + 1)); verdict=passed
   else
     failed=$((failed + 1)); verdict="FAILED ($log)"
-    grep '^\[  FAILED  \] [A-Za-z]' "$log" | sed 's/^/    /' | sort -u
+    # Each failed test's own output (its messages say why), not only its
+    # name: CI keeps no log file, only what is printed.
+    awk '/^\[ RUN      \]/ { body = ""; n = 0 }
+         { if (n < 40) body = body "    " $0 "\n"; n++ }
+         /^\[  FAILED  \] [A-Za-z].*\([0-9]+ ms\)$/ { printf "%s", body; body = "" }' "$log"
   fi
   summary=$(sed -n 's/^\[==========\] \(.*\) ran.*/\1/p' "$log" | tail -1)
   echo "tracefs_start_states: $state: $verdict, $summary, $((SECONDS - start)) s"
