@@ -110,7 +110,15 @@ void FtraceReaderWorker::WorkerLoop() {
     // Caught up: what the kernel holds now is younger than this read, so
     // the drain deadline is a whole period from now.
     const bool poll_trace = result != ReadResult::kError && (got || !read_after_kernel_wake);
-    woke_by_kernel = WaitForWake(poll_trace, drain_timeout_ms_);
+    // Deaf (a kernel wake-up whose read found nothing, or an error): without
+    // trace_pipe_raw for kDeafMs at most, then listening again. Never until
+    // the drain deadline alone: without one (the default) only a flush
+    // would have woken the worker, and a ring-buffer session has none until
+    // it ends, while the kernel overwrote that CPU's events (CI, 2026-12-03
+    // and -04: a 64 KiB buffer written for 60 s, its reader asleep).
+    const int timeout_ms = poll_trace ? drain_timeout_ms_
+                                      : (drain_timeout_ms_ < 0 ? kDeafMs : std::min(drain_timeout_ms_, kDeafMs));
+    woke_by_kernel = WaitForWake(poll_trace, timeout_ms);
   }
   EndCatchUp();
 }

@@ -20,10 +20,11 @@
 // thread: a kick costs that thread a wake-up and the worker an eventfd read
 // each period, and a worker that read at its watermark within the period
 // would be woken for nothing. A poll that said "readable" but whose read
-// found nothing new makes the next wait ignore trace_pipe_raw until the
-// deadline or a kick, so a watermark of 0 (readable at any data, while
-// splice hands out only full pages) cannot spin, nor can a plain file at its
-// end (tests), which poll() always calls readable.
+// found nothing new makes the next wait ignore trace_pipe_raw for kDeafMs
+// (or until the deadline or a kick, if sooner), so a watermark of 0
+// (readable at any data, while splice hands out only full pages) cannot
+// spin, nor can a plain file at its end (tests), which poll() always calls
+// readable; after that the worker listens to the kernel again.
 //
 // Why one stage. The splice reader used to copy pages into a pool that a
 // second thread (the data source's drain thread) encoded. On a machine whose
@@ -192,6 +193,13 @@ class FtraceReaderWorker {
   // How long a reader without room waits before it asks again. Nothing
   // tells a producer that the service freed chunks, so it asks.
   static constexpr int kRoomRetryMs = 5;
+  // How long a worker leaves trace_pipe_raw out of its wait after a kernel
+  // wake-up whose read found nothing (so that a poll that keeps saying
+  // readable cannot spin it), or after a read error. Short: the buffer goes
+  // on filling meanwhile; a default 1.4 MiB buffer takes over 30 ms to fill
+  // at the highest rate sluice is measured at (docs/PERFORMANCE.md). It
+  // happens about once in a run of the kernel test suite.
+  static constexpr int kDeafMs = 10;
   // Encoded bytes a reader asks room for at a time (two splice batches).
   static constexpr uint64_t kRoomCreditBytes = 256 * 1024;
 
