@@ -121,7 +121,7 @@ for state in "${states[@]}"; do
     # name: CI keeps no log file, only what is printed.
     awk '/^\[ RUN      \]/ { body = ""; n = 0 }
          { if (n < 40) body = body "    " $0 "\n"; n++ }
-         /^\[  FAILED  \] [A-Za-z].*\([0-9]+ ms\)$/ { printf "%s", body; body = "" }' "$log"
+         /^\[  FAILED  \] [A-Za-z].*\([0-9]+ ms\)$/ { printf "%s", body; body = "" }' "$log" | head -n 200
   fi
   summary=$(sed -n 's/^\[==========\] \(.*\) ran.*/\1/p' "$log" | tail -1)
   echo "tracefs_start_states: $state: $verdict, $summary, $((SECONDS - start)) s"
