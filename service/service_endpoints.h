@@ -92,6 +92,14 @@ struct CopiedChunk {
   std::string_view bytes;
 };
 
+// A relayed producer's chunks that will not come (the relay dropped them):
+// those of `writer_id` up to `last_chunk_id` that are missing.
+struct LostChunks {
+  uint32_t target_buffer = 0;
+  uint16_t writer_id = 0;
+  uint32_t last_chunk_id = 0;
+};
+
 // Implemented by the producer. The config's target_buffer is the service's
 // buffer id: pass it unchanged to SharedMemoryArbiter::CreateTraceWriter.
 class Producer {
@@ -153,12 +161,14 @@ class ProducerEndpoint {
   // "Triggers"). Answered by Producer::OnTriggersActivated.
   virtual void ActivateTriggers(const std::vector<std::string>& names) = 0;
   // A relayed producer's commit (service/relay/relay_server.h): `chunks`
-  // arrive as bytes instead of in the SMB; then `request`'s patches and
-  // flush answer, as CommitData. Only the service's in-process endpoint
-  // takes it; elsewhere it is a bug to call.
-  virtual void CommitCopiedChunks(const std::vector<CopiedChunk>& chunks,
+  // arrive as bytes instead of in the SMB; `lost` are chunks the relay
+  // dropped; then `request`'s patches and flush answer, as CommitData. Only
+  // the service's in-process endpoint takes it; elsewhere it is a bug to
+  // call.
+  virtual void CommitCopiedChunks(const std::vector<CopiedChunk>& chunks, const std::vector<LostChunks>& lost,
                                   const CommitDataRequest& request) {
     (void)chunks;
+    (void)lost;
     (void)request;
   }
 };

@@ -196,6 +196,9 @@ struct TraceBuffer::SequenceState {
   // none). A patch that comes for it later is not a failed patch: the
   // chunk's data is gone with the overwrite, which chunks_overwritten counts.
   uint64_t overwritten_unpatched_ext = 0;
+  // MarkChunksLost: chunks up to this one that are missing will not come.
+  bool has_lost_through = false;
+  uint64_t lost_through_ext = 0;
 
   uint64_t Unwrap(ChunkId id) const {
     if (!has_max) return kExtBase + id;
@@ -737,8 +740,10 @@ TraceBuffer::Step TraceBuffer::ReadStep(SequenceState* seq, bool final_read,
       seq->has_position = true;
       seq->read_pos_ext = c.ext - 1;
     } else if (c.ext != seq->read_pos_ext + 1) {
-      // A gap: hold while the chunk before it is in the ring (buffers.md).
-      if (seq->fence_in_buffer && !final_read) return Step::kStall;
+      // A gap: hold while the chunk before it is in the ring (buffers.md),
+      // unless its chunks are known lost.
+      const bool known_lost = seq->has_lost_through && c.ext <= seq->lost_through_ext + 1;
+      if (seq->fence_in_buffer && !final_read && !known_lost) return Step::kStall;
       ReleaseGap(seq, c.ext);
     }
   }
@@ -900,6 +905,16 @@ void TraceBuffer::DropFence(SequenceState* seq) {
   if (!seq->fence_in_buffer) return;
   SetKind(ring_, seq->fence_off, kConsumed);
   seq->fence_in_buffer = false;
+}
+
+void TraceBuffer::MarkChunksLost(ProducerId producer, WriterId writer, ChunkId last_lost) {
+  SequenceState* seq = FindSequence(producer, writer);
+  if (!seq || !seq->has_max) return;
+  const uint64_t ext = seq->Unwrap(last_lost);
+  if (!seq->has_lost_through || ext > seq->lost_through_ext) {
+    seq->has_lost_through = true;
+    seq->lost_through_ext = ext;
+  }
 }
 
 void TraceBuffer::MarkProducerGone(ProducerId producer) {

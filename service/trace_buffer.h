@@ -112,6 +112,7 @@
 // chunk (2) is still in the ring (its record carries the Fence bit), because
 // 3,4 may still be committed out of order. The gap is released, and 5 onwards
 // emitted with previous_packet_dropped, when that record is overwritten, when
+// the missing chunks are known lost (MarkChunksLost), when
 // the producer is gone (MarkProducerGone) or on the final read
 // (BeginRead(ReadMode::kFinal)). An unread chunk that is overwritten while it
 // is the next to read is a known loss: reading goes on after it at once.
@@ -311,6 +312,14 @@ class TraceBuffer {
     const uint64_t gone = stats_.bytes_read + stats_.bytes_overwritten;
     return stats_.bytes_written > gone ? stats_.bytes_written - gone : 0;
   }
+
+  // Chunks of the sequence up to `last_lost` that have not come will never
+  // come (a relay dropped them: service/relay/relay_producer_host.h): a gap
+  // that ends at or before it is released at once, not held while the chunk
+  // before it is in the ring. Chunks of those ids that come after all are
+  // late (counted in chunks_discarded). Nothing if the sequence has no chunk
+  // here.
+  void MarkChunksLost(ProducerId producer, WriterId writer, ChunkId last_lost);
 
   // The producer is gone: its sequences are read as in a final read from now
   // on (until it commits again). Its sequences' state is freed once read.

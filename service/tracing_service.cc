@@ -217,7 +217,7 @@ void TracingService::MoveChunkLocked(ConnectedProducer* p, uint32_t page, uint32
 }
 
 void TracingService::CommitCopiedChunks(ProducerId id, const std::vector<CopiedChunk>& chunks,
-                                        const CommitDataRequest& request) {
+                                        const std::vector<LostChunks>& lost, const CommitDataRequest& request) {
   // The relay's link runs on the service thread: it waits for mu_ as the
   // IPC ports do (no deferral: that is for the ftrace readers' threads).
   ServiceLock lock(this);
@@ -232,6 +232,11 @@ void TracingService::CommitCopiedChunks(ProducerId id, const std::vector<CopiedC
     }
     StoreChunkCopyLocked(p, r, copy, c.target_buffer);
     if (p->kicked) return;
+  }
+  for (const LostChunks& l : lost) {
+    bool expired = false;
+    if (BufferEntry* buffer = WritableBufferLocked(p, l.target_buffer, &expired))
+      buffer->buffer->MarkChunksLost(p->id, l.writer_id, l.last_chunk_id);
   }
   CommitDataLocked(id, request);
 }

@@ -524,7 +524,7 @@ class TracingService : public ProducerHost {
   void StoreChunkCopyLocked(ConnectedProducer* producer, ChunkReadResult result,
                             const ChunkCopy& copy, BufferId target);
   void CommitCopiedChunks(ProducerId producer, const std::vector<CopiedChunk>& chunks,
-                          const CommitDataRequest& request);
+                          const std::vector<LostChunks>& lost, const CommitDataRequest& request);
   void ApplyPatchesLocked(ConnectedProducer* producer, const std::vector<ChunkPatch>& patches);
   // Moves the SMB's Complete chunks into their writers' buffers. With
   // `session`, only chunks for that session's buffers. Counts

@@ -46,9 +46,9 @@ class TracingService::InProcessProducer : public ProducerEndpoint, public Commit
   void ActivateTriggers(const std::vector<std::string>& names) override {
     service_->ActivateTriggers(id_, names);
   }
-  void CommitCopiedChunks(const std::vector<CopiedChunk>& chunks,
+  void CommitCopiedChunks(const std::vector<CopiedChunk>& chunks, const std::vector<LostChunks>& lost,
                           const CommitDataRequest& request) override {
-    service_->CommitCopiedChunks(id_, chunks, request);
+    service_->CommitCopiedChunks(id_, chunks, lost, request);
   }
 
   // CommitDataSink.

@@ -448,6 +448,9 @@ void RelayProducerHost::ForwardCommit(GuestProducer* p, const CommitDataRequest&
       queued_commits_.pop_front();
   };
   const bool up = link_ && announced_ && p->announced && !p->dropped_by_host;
+  // The newest chunk dropped per (buffer, writer): the host stops waiting
+  // for them (RelayCommit.lost).
+  std::map<std::pair<uint32_t, uint16_t>, uint32_t> lost;
   for (const ChunkToMove& m : request.chunks_to_move) {
     ChunkCopy copy;
     ChunkReadResult r = ReadChunkUntrusted(&p->abi, m.page, m.chunk, scratch_.get(), kMaxPageSize, &copy);
@@ -460,6 +463,9 @@ void RelayProducerHost::ForwardCommit(GuestProducer* p, const CommitDataRequest&
         link_->queued_bytes() + frame_bytes + size > options_.buffer_bytes) {
       Drop(m.target_buffer, copy.header.packet_count(), size, copy.header.writer_id,
            copy.header.chunk_id);
+      // The newest, in chunk id order (ids wrap; a commit may be out of order).
+      auto [it, inserted] = lost.try_emplace({m.target_buffer, copy.header.writer_id}, copy.header.chunk_id);
+      if (!inserted && static_cast<int32_t>(copy.header.chunk_id - it->second) > 0) it->second = copy.header.chunk_id;
       continue;
     }
     auto* c = f.mutable_commit()->add_chunks();
@@ -488,6 +494,12 @@ void RelayProducerHost::ForwardCommit(GuestProducer* p, const CommitDataRequest&
   if (!up) return;
   if (!rest.chunks_to_patch.empty() || rest.flush_request_id)
     CommitDataToProto(rest, f.mutable_commit()->mutable_commit());
+  for (const auto& [key, chunk_id] : lost) {
+    auto* l = f.mutable_commit()->add_lost();
+    l->set_target_buffer(key.first);
+    l->set_writer_id(key.second);
+    l->set_last_chunk_id(chunk_id);
+  }
   if (f.has_commit()) send();
 }
 

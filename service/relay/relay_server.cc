@@ -270,10 +270,15 @@ class RelayServer::MachineLink {
     chunks_.clear();
     for (const auto& c : f.commit().chunks())
       chunks_.push_back(CopiedChunk{c.target_buffer(), c.data()});
+    lost_.clear();
+    for (const auto& l : f.commit().lost()) {
+      if (l.writer_id() == 0 || l.writer_id() > UINT16_MAX) continue;  // Not a writer: ignored.
+      lost_.push_back(LostChunks{l.target_buffer(), static_cast<uint16_t>(l.writer_id()), l.last_chunk_id()});
+    }
     uint32_t malformed = 0;
     CommitDataFromProto(f.commit().commit(), &request_, &malformed);
     request_.chunks_to_move.clear();  // Only bytes come over a link.
-    e->CommitCopiedChunks(chunks_, request_);
+    e->CommitCopiedChunks(chunks_, lost_, request_);
   }
 
   void OnTraceWriter(const protos::RelayFrame& f) {
@@ -314,6 +319,7 @@ class RelayServer::MachineLink {
   std::map<uint32_t, std::unique_ptr<RelayedProducer>> producers_;
   // Reused per commit.
   std::vector<CopiedChunk> chunks_;
+  std::vector<LostChunks> lost_;
   CommitDataRequest request_;
 };
 

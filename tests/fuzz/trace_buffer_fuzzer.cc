@@ -138,9 +138,16 @@ void Run(const uint8_t* data, size_t size) {
         }
         break;
       }
-      case 7:
-        tb->MarkProducerGone(producer);
+      case 7: {  // The producer gone, or chunks of a writer known lost.
+        const uint8_t how = in.U8();
+        if (how < 128) {
+          tb->MarkProducerGone(producer);
+        } else {
+          const uint16_t writer = static_cast<uint16_t>(how % 5);
+          tb->MarkChunksLost(producer, writer, next_id[writer] + in.U8() % 4 - 1);
+        }
         break;
+      }
     }
     Check(tb->CheckInvariantsForTesting());
   }

@@ -315,6 +315,35 @@ TEST_F(TraceBufferTest, GapOfUnreadChunksOverwrittenAsInBuffersMd) {
   ExpectStats(tb_->stats(), e);
 }
 
+// Chunks known lost (a relay dropped them) release the gap at once; a gap
+// that goes further than what is known lost is still held.
+TEST_F(TraceBufferTest, ChunksKnownLostReleaseTheGapAtOnce) {
+  Make(4096);
+  for (uint32_t id : {1u, 2u, 5u, 6u}) Copy(1, id, {"c" + std::to_string(id)});
+  EXPECT_EQ(ReadMarked(), (Strings{"!c1", "c2"}));
+  tb_->MarkChunksLost(1, 1, 3);  // 4 may still come.
+  EXPECT_TRUE(Read().empty());
+  tb_->MarkChunksLost(1, 1, 4);
+  EXPECT_EQ(ReadMarked(), (Strings{"!c5", "c6"}));
+  // Lost ahead of what came: the next gap up to it is not waited for either.
+  tb_->MarkChunksLost(1, 1, 8);
+  Copy(1, 9, {"c9"});
+  EXPECT_EQ(ReadMarked(), (Strings{"!c9"}));
+  // A lost chunk that comes after all is late: dropped and counted.
+  const uint64_t discarded = tb_->stats().chunks_discarded;
+  Copy(1, 7, {"c7"});
+  EXPECT_TRUE(Read().empty());
+  EXPECT_EQ(tb_->stats().chunks_discarded, discarded + 1);
+  // Another writer's and another producer's sequences are not touched, nor
+  // is a sequence with no chunk here.
+  Copy(2, 1, {"w2"});
+  Copy(2, 3, {"w2c3"});
+  tb_->MarkChunksLost(2, 1, 2);
+  tb_->MarkChunksLost(1, 5, 2);
+  EXPECT_EQ(ReadMarked(), (Strings{"!w2"}));
+  EXPECT_TRUE(tb_->CheckInvariantsForTesting());
+}
+
 TEST_F(TraceBufferTest, FinalReadReleasesGap) {
   Make(4096);
   for (uint32_t id : {1u, 2u, 5u, 6u}) Copy(1, id, {"c" + std::to_string(id)});

@@ -252,13 +252,36 @@ TEST_F(RelayTest, ASlowLinkDropsWholeChunksAndTheTraceCountsEachOne) {
   // 4000 packets of 505 bytes: 2 MB through a 64 KiB/s link with 64 KiB of
   // queue. Each chunk holds 8 whole packets (service_test_util.h).
   constexpr uint32_t kPackets = 4000;
+  // Made first, so that it keeps its own writer id (a writer's id is free
+  // again once the writer is gone).
+  auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
   WriteTestPackets(&producer, started, 0, kPackets);
   // The flush answer comes after the relay's loss counts (same link, in order).
   auto flushed = consumer->Flush(30000);
   ASSERT_TRUE(flushed.ok());
+  // Then a few more on another writer that wrote a burst first: the burst's
+  // tail was dropped, these come after that gap (the flush answer came
+  // after everything queued, so the link has room for them).
+  constexpr uint32_t kBurst = 1000, kAfter = 16;
+  for (uint32_t seq = 0; seq < kBurst; seq++) testing::WriteTestPacket(writer.get(), {1, 1, seq});
+  writer->Flush();
+  ASSERT_TRUE(consumer->Flush(30000).ok());
+  for (uint32_t seq = kBurst; seq < kBurst + kAfter; seq++) testing::WriteTestPacket(writer.get(), {1, 1, seq});
+  writer->Flush();
+  writer.reset();
+  ASSERT_TRUE(consumer->Flush(30000).ok());
+  // Read while the session runs: the commits named the chunks they dropped,
+  // so no packet waits behind a gap for the session's end.
+  std::vector<TracePacket> packets = testing::ReadAllPackets(consumer.get());
+  const Seen mid = Summarize(packets);
+  ASSERT_FALSE(mid.seqs.count(1) == 0 || mid.seqs.at(1).empty());
+  EXPECT_EQ(mid.seqs.at(1).back(), kBurst + kAfter - 1) << "packets were held behind a dropped chunk";
+  const size_t before_end = mid.seqs.at(0).size() + mid.seqs.at(1).size();
   ASSERT_TRUE(consumer->DisableTracing().ok());
   ASSERT_TRUE(consumer->WaitForTracingDisabled(60000));
-  Seen s = Summarize(testing::ReadAllPackets(consumer.get()));
+  for (TracePacket& p : testing::ReadAllPackets(consumer.get())) packets.push_back(std::move(p));
+  Seen s = Summarize(packets);
+  EXPECT_EQ(before_end, s.seqs[0].size() + s.seqs[1].size()) << "packets were held until the end";
   const auto& m = s.stats.sluice_service_stats().relay_machines(0);
   RelayProducerHost::Totals t = GuestTotals();
   EXPECT_GT(t.chunks_dropped, 0u);
@@ -269,8 +292,9 @@ TEST_F(RelayTest, ASlowLinkDropsWholeChunksAndTheTraceCountsEachOne) {
   EXPECT_EQ(m.chunks_dropped_per_buffer(0), t.chunks_dropped);
   // Every packet is either in the trace or counted as dropped.
   const std::vector<uint32_t>& got = s.seqs[0];
-  EXPECT_EQ(got.size() + m.packets_dropped(), kPackets);
+  EXPECT_EQ(got.size() + s.seqs[1].size() + m.packets_dropped(), kPackets + kBurst + kAfter);
   EXPECT_TRUE(std::is_sorted(got.begin(), got.end()));
+  EXPECT_TRUE(std::is_sorted(s.seqs[1].begin(), s.seqs[1].end()));
   producer.Detach();
 }
 
