@@ -201,6 +201,42 @@ TEST_F(TracingServiceTest, InProcessEndToEnd) {
   producer.Detach();
 }
 
+// A writer's id is free again once the writer is gone. The next writer with
+// that id continues its chunk ids (shm/smb_trace_writer.h): starting again
+// at 0, its chunks would be late ones of the sequence already read past, and
+// the buffer would drop them.
+TEST_F(TracingServiceTest, AWriterIdUsedAgainKeepsEveryPacketOfBothWriters) {
+  TestProducer producer;
+  std::unique_ptr<ConsumerEndpoint> consumer;
+  TestProducer::Started started;
+  ASSERT_NO_FATAL_FAILURE(StartSession(&producer, &consumer, &started));
+  constexpr uint32_t kPackets = 100;
+  uint16_t first_id = 0;
+  {
+    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+    first_id = writer->writer_id();
+    for (uint32_t seq = 0; seq < kPackets; seq++) testing::WriteTestPacket(writer.get(), {1, 0, seq});
+    writer->Flush();
+  }
+  ASSERT_TRUE(consumer->Flush(10000).ok());
+  std::vector<TracePacket> packets = ReadAllPackets(consumer.get());  // Reads past the first writer's chunks.
+  {
+    auto writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+    ASSERT_EQ(writer->writer_id(), first_id) << "the test needs the id used again";
+    for (uint32_t seq = 0; seq < kPackets; seq++) testing::WriteTestPacket(writer.get(), {1, 1, seq});
+    writer->Flush();
+  }
+  std::string error;
+  StopAndWait(consumer.get(), &error);
+  EXPECT_EQ(error, "");
+  for (TracePacket& p : ReadAllPackets(consumer.get())) packets.push_back(std::move(p));
+  TraceSummary s = Summarize(packets);
+  EXPECT_EQ((s.seqs[{1, 0}].size()), kPackets);
+  EXPECT_EQ((s.seqs[{1, 1}].size()), kPackets);
+  EXPECT_EQ(s.stats.buffer_stats(0).chunks_discarded(), 0u);
+  producer.Detach();
+}
+
 TEST_F(TracingServiceTest, ForgedTrustedFieldsAreReplaced) {
   StartService();
   TestProducer producer;
