@@ -83,6 +83,23 @@ class FtraceCpuReaderTest : public ::testing::Test {
     return reader->FlushDone(ticket);
   }
   size_t pages() const { return bytes_.size() / page_size_; }
+  // The first half of the capture's pages in the file; AppendRest() adds the
+  // other half, as a kernel buffer that filled again after a read.
+  std::string WriteFirstHalf() { return WriteFile({bytes_.begin(), bytes_.begin() + first_half_bytes()}); }
+  void AppendRest(const std::string& path) const {
+    std::ofstream(path, std::ios::binary | std::ios::app)
+        .write(reinterpret_cast<const char*>(bytes_.data() + first_half_bytes()),
+               static_cast<std::streamsize>(bytes_.size() - first_half_bytes()));
+  }
+  size_t first_half_pages() const { return pages() / 2; }
+  size_t first_half_bytes() const { return first_half_pages() * page_size_; }
+  // Waits until `reader` took `n` pages (a condition); returns how many it took.
+  static size_t WaitForPages(const FtraceCpuReader& reader, size_t n) {
+    const auto deadline = Clock::now() + kConditionTimeout;
+    while (reader.stats().pages < n && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return reader.stats().pages;
+  }
 
   testing::FakeTracefs fake_;
   FtraceFormatTable formats_;
@@ -226,23 +243,13 @@ TEST_F(FtraceCpuReaderTest, StopWakesAWorkerWithNothingToRead) {
 // never wakes poll() again once read to its end, as a buffer below its
 // watermark does not).
 TEST_F(FtraceCpuReaderTest, TheDrainDeadlineReadsWithoutAKick) {
-  const size_t first_pages = pages() / 2;
-  const std::vector<uint8_t> first(bytes_.begin(), bytes_.begin() + first_pages * page_size_);
-  const std::string path = WriteFile(first);
+  const std::string path = WriteFirstHalf();
   auto reader = Create(path, Options());
   ASSERT_TRUE(reader);
   reader->StartThread(/*drain_period_ms=*/5);
-  auto wait_for_pages = [&](size_t n) {
-    const auto deadline = Clock::now() + kConditionTimeout;
-    while (reader->stats().pages < n && Clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return reader->stats().pages;
-  };
-  ASSERT_EQ(wait_for_pages(first_pages), first_pages);
-  std::ofstream(path, std::ios::binary | std::ios::app)
-      .write(reinterpret_cast<const char*>(bytes_.data() + first.size()),
-             static_cast<std::streamsize>(bytes_.size() - first.size()));
-  EXPECT_EQ(wait_for_pages(pages()), pages());
+  ASSERT_EQ(WaitForPages(*reader, first_half_pages()), first_half_pages());
+  AppendRest(path);
+  EXPECT_EQ(WaitForPages(*reader, pages()), pages());
   reader->StopThread();
   EXPECT_EQ(encoder_->stats().events, expected_events_);
 }
@@ -255,29 +262,21 @@ TEST_F(FtraceCpuReaderTest, TheDrainDeadlineReadsWithoutAKick) {
 // reader of a session without flushes slept while the kernel overwrote its
 // CPU's events: CI, 2026-12-03 and -04.)
 TEST_F(FtraceCpuReaderTest, ADeafWorkerListensAgainWithoutADrainDeadline) {
-  const size_t first_pages = pages() / 2;
-  const std::vector<uint8_t> first(bytes_.begin(), bytes_.begin() + first_pages * page_size_);
-  const std::string path = WriteFile(first);
+  const std::string path = WriteFirstHalf();
   auto reader = Create(path, Options());
   ASSERT_TRUE(reader);
   reader->StartThread();
-  const auto deadline = Clock::now() + kConditionTimeout;
-  while (reader->stats().pages < first_pages && Clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_EQ(reader->stats().pages, first_pages);
+  ASSERT_EQ(WaitForPages(*reader, first_half_pages()), first_half_pages());
   // Deaf by now or soon: the file at its end polls readable, and its read
   // finds nothing. Two wake-ups after the first read: one by the file, one
   // after the deaf wait.
+  const auto deadline = Clock::now() + kConditionTimeout;
   const uint64_t wakeups = reader->wake_stats().wakeups;
   while (reader->wake_stats().wakeups < wakeups + 2 && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_GE(reader->wake_stats().wakeups, wakeups + 2) << "the worker stayed deaf";
-  std::ofstream(path, std::ios::binary | std::ios::app)
-      .write(reinterpret_cast<const char*>(bytes_.data() + first.size()),
-             static_cast<std::streamsize>(bytes_.size() - first.size()));
-  while (reader->stats().pages < pages() && Clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(reader->stats().pages, pages());
+  AppendRest(path);
+  EXPECT_EQ(WaitForPages(*reader, pages()), pages());
   reader->StopThread();
   EXPECT_EQ(encoder_->stats().events, expected_events_);
 }
