@@ -14,27 +14,46 @@
 // for lap pos + capacity with a release store (pairs with the producer's
 // acquire load). enqueue_pos_/dequeue_pos_ themselves are relaxed: they only
 // arbitrate who owns a cell; the data hand-off is ordered by `sequence`.
+//
+// Untouched until used. A cell stores its sequence less its own index, so a
+// new queue is all zeros, and its cells come from an anonymous mapping that
+// the kernel fills with zeros as each page is first touched: construction
+// writes nothing. The arbiter's queue is sized for every chunk of the SMB
+// (megabytes for a default SMB); writing each cell's sequence up front cost
+// a page fault per 4 KiB at every recorder's start, about a quarter of all
+// of `sluice record`'s faults. T is copied in and out bytewise, so it must
+// be trivially copyable, and all-zero bytes stand for a cell never written.
 #ifndef SLUICE_SHM_BOUNDED_QUEUE_H_
 #define SLUICE_SHM_BOUNDED_QUEUE_H_
+
+#include <sys/mman.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <new>
+#include <type_traits>
 
 namespace sluice {
 
 template <typename T>
 class BoundedQueue {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
+                "cells live in zero-filled memory and are never constructed");
+
  public:
-  // `capacity` is rounded up to a power of two (at least 2).
+  // `capacity` is rounded up to a power of two (at least 2). Throws
+  // std::bad_alloc if the cells cannot be mapped.
   explicit BoundedQueue(size_t capacity) {
     size_t cap = 2;
     while (cap < capacity) cap <<= 1;
     mask_ = cap - 1;
-    cells_ = std::make_unique<Cell[]>(cap);
-    for (size_t i = 0; i < cap; i++) cells_[i].sequence.store(i, std::memory_order_relaxed);
+    cells_bytes_ = cap * sizeof(Cell);
+    void* cells = mmap(nullptr, cells_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (cells == MAP_FAILED) throw std::bad_alloc();
+    cells_ = static_cast<Cell*>(cells);  // Zeros: every cell free for lap 0.
   }
+  ~BoundedQueue() { munmap(cells_, cells_bytes_); }
   BoundedQueue(const BoundedQueue&) = delete;
   BoundedQueue& operator=(const BoundedQueue&) = delete;
 
@@ -44,15 +63,16 @@ class BoundedQueue {
   bool TryPush(const T& value) {
     size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
     for (;;) {
-      Cell& cell = cells_[pos & mask_];
+      const size_t index = pos & mask_;
+      Cell& cell = cells_[index];
       // acquire: pairs with the consumer's release when it emptied this cell.
-      size_t seq = cell.sequence.load(std::memory_order_acquire);
+      size_t seq = LoadSequence(cell, index);
       intptr_t diff = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos);
       if (diff == 0) {
         if (enqueue_pos_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
           cell.value = value;
           // release: pairs with TryPop's acquire load of sequence.
-          cell.sequence.store(pos + 1, std::memory_order_release);
+          StoreSequence(cell, index, pos + 1);
           return true;
         }
       } else if (diff < 0) {
@@ -67,15 +87,16 @@ class BoundedQueue {
   bool TryPop(T* out) {
     size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
     for (;;) {
-      Cell& cell = cells_[pos & mask_];
+      const size_t index = pos & mask_;
+      Cell& cell = cells_[index];
       // acquire: pairs with TryPush's release store of sequence.
-      size_t seq = cell.sequence.load(std::memory_order_acquire);
+      size_t seq = LoadSequence(cell, index);
       intptr_t diff = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos + 1);
       if (diff == 0) {
         if (dequeue_pos_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
           *out = cell.value;
           // release: pairs with TryPush's acquire; hands the cell to the next lap.
-          cell.sequence.store(pos + mask_ + 1, std::memory_order_release);
+          StoreSequence(cell, index, pos + mask_ + 1);
           return true;
         }
       } else if (diff < 0) {
@@ -95,10 +116,21 @@ class BoundedQueue {
 
  private:
   struct Cell {
-    std::atomic<size_t> sequence{0};
-    T value{};
+    // The sequence less the cell's index (see the top): accessed only
+    // through std::atomic_ref.
+    alignas(std::atomic_ref<size_t>::required_alignment) size_t sequence_less_index;
+    T value;
   };
-  std::unique_ptr<Cell[]> cells_;
+  // Acquire and release: the orders the callers above describe.
+  static size_t LoadSequence(Cell& cell, size_t index) {
+    return std::atomic_ref<size_t>(cell.sequence_less_index).load(std::memory_order_acquire) + index;
+  }
+  static void StoreSequence(Cell& cell, size_t index, size_t sequence) {
+    std::atomic_ref<size_t>(cell.sequence_less_index).store(sequence - index, std::memory_order_release);
+  }
+
+  Cell* cells_ = nullptr;
+  size_t cells_bytes_ = 0;
   size_t mask_ = 0;
   // Separate cache lines: producers and the consumer hammer different ends.
   alignas(64) std::atomic<size_t> enqueue_pos_{0};
