@@ -443,10 +443,29 @@ void TracingService::CommitDataLocked(ProducerId id, const CommitDataRequest& re
   if (request.flush_request_id != 0 && !p->kicked) OnFlushAckLocked(id, request.flush_request_id);
 }
 
+// The pages of a producer's SMB that can hold a chunk: those whose first
+// byte was ever written (a page's header is its first word, set before any
+// of its chunks). The others are holes of the memfd: reading their headers
+// would allocate them, a page each (most of a large SMB at the end of a
+// short session).
+static std::vector<uint32_t> PagesEverWritten(const SharedMemory* shm, const SharedMemoryAbi& abi) {
+  std::vector<uint32_t> pages;
+  if (!shm || abi.page_size() == 0) {
+    for (uint32_t page = 0; page < abi.num_pages(); page++) pages.push_back(page);
+    return pages;
+  }
+  for (const auto& [begin, end] : shm->WrittenRanges()) {
+    const uint32_t first = (begin + abi.page_size() - 1) / abi.page_size();
+    const uint32_t last = std::min(abi.num_pages(), (end + abi.page_size() - 1) / abi.page_size());
+    for (uint32_t page = first; page < last; page++) pages.push_back(page);
+  }
+  return pages;
+}
+
 uint64_t TracingService::ScrapeProducerLocked(ConnectedProducer* p, const TracingSession* session) {
   const SharedMemoryAbi& abi = p->abi;
   uint64_t writer_unknown = 0;
-  for (uint32_t page = 0; page < abi.num_pages(); page++) {
+  for (uint32_t page : PagesEverWritten(p->shm.get(), abi)) {
     // acquire: pairs with the producer's release in MarkChunkComplete, so
     // the chunk header read below is the one it completed.
     uint32_t header = abi.page_header(page)->header_bitmap.load(std::memory_order_acquire);
@@ -493,7 +512,7 @@ uint64_t TracingService::ScrapeProducerLocked(ConnectedProducer* p, const Tracin
 uint64_t TracingService::CountChunksBeingWrittenLocked(const ConnectedProducer* p) const {
   const SharedMemoryAbi& abi = p->abi;
   uint64_t count = 0;
-  for (uint32_t page = 0; page < abi.num_pages(); page++) {
+  for (uint32_t page : PagesEverWritten(p->shm.get(), abi)) {
     // Only the page header word, atomically: a BeingWritten chunk's bytes
     // belong to its writer, which may still be writing them.
     uint32_t header = abi.page_header(page)->header_bitmap.load(std::memory_order_acquire);

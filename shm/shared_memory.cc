@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -16,6 +17,25 @@ namespace sluice {
 namespace {
 constexpr uint32_t kMaxAttachSize = 1u << 30;
 }  // namespace
+
+std::vector<std::pair<uint32_t, uint32_t>> SharedMemory::WrittenRanges() const {
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;
+  off_t pos = 0;
+  while (pos < static_cast<off_t>(size_)) {
+    const off_t data = lseek(fd_.get(), pos, SEEK_DATA);
+    if (data < 0) {
+      if (errno == ENXIO) break;  // Holes to the end.
+      return {{0, size_}};        // Cannot say: all of it.
+    }
+    if (data >= static_cast<off_t>(size_)) break;
+    off_t hole = lseek(fd_.get(), data, SEEK_HOLE);
+    if (hole < 0) return {{0, size_}};
+    hole = std::min<off_t>(hole, size_);
+    ranges.emplace_back(static_cast<uint32_t>(data), static_cast<uint32_t>(hole));
+    pos = hole;
+  }
+  return ranges;
+}
 
 StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Create(uint32_t size) {
   long sys_page = sysconf(_SC_PAGESIZE);

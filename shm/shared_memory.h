@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "shm/base/scoped_fd.h"
 #include "shm/base/status.h"
@@ -38,6 +39,14 @@ class SharedMemory {
   uint8_t* start() const { return start_; }
   uint32_t size() const { return size_; }
   int fd() const { return fd_.get(); }
+
+  // The byte ranges [begin, end) of the region that were ever written
+  // (lseek's SEEK_DATA and SEEK_HOLE on the memfd; pages swapped out count
+  // as written); the rest are holes and read as zeros. Reading a hole
+  // through the mapping would allocate its page, so a scan of the region's
+  // page headers (the service's scrape) reads only these. The whole region
+  // when the kernel cannot say.
+  std::vector<std::pair<uint32_t, uint32_t>> WrittenRanges() const;
 
  private:
   SharedMemory(ScopedFd fd, uint8_t* start, uint32_t size)

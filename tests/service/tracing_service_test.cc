@@ -448,13 +448,15 @@ TEST_F(TracingServiceTest, DeadProducersCompleteChunksAreScraped) {
   WriteChunkByHand(&abi, 0, 3, 0, {TimestampPacket(500), TimestampPacket(501)});
   WriteChunkByHand(&abi, 1, 3, 1, {TimestampPacket(502)});
   ASSERT_TRUE(abi.TryPartitionPage(2, PageLayout::kDiv1));  // BeingWritten: lost.
+  // Past pages never written (holes, which the scrape does not read).
+  WriteChunkByHand(&abi, 12, 3, 2, {TimestampPacket(503)});
   c.reset();  // The producer "dies".
   StopAndWait(consumer.get());
   std::vector<uint64_t> ts;
   for (const TracePacket& p : ReadAllPackets(consumer.get()))
     if (p.has_timestamp() && p.timestamp() >= 500 && p.timestamp() < 600) ts.push_back(p.timestamp());
-  EXPECT_EQ(ts, (std::vector<uint64_t>{500, 501, 502}));
-  EXPECT_EQ(service_->GetServiceStats().chunks_scraped, 2u);
+  EXPECT_EQ(ts, (std::vector<uint64_t>{500, 501, 502, 503}));
+  EXPECT_EQ(service_->GetServiceStats().chunks_scraped, 3u);
 }
 
 TEST_F(TracingServiceTest, WriteIntoFileStreamsAndEndsWithStats) {
