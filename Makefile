@@ -106,7 +106,7 @@ CXXFLAGS += -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread $(SAN_FLAGS)
 GEN_SAN_FLAGS ?= $(SAN_FLAGS)
 GEN_CXXFLAGS := -std=c++20 $(OPT) -w -pthread $(GEN_SAN_FLAGS)
 LDFLAGS += -pthread $(SAN_FLAGS)
-LDLIBS += -lprotobuf -lsqlite3 -ledit -lz -lzstd -lcurl -lcpp-httplib
+LDLIBS += -lprotobuf -lsqlite3 -lz -lzstd -lcpp-httplib
 TEST_LDLIBS := -lgtest -lgtest_main
 BENCH_LDLIBS := -lbenchmark
 

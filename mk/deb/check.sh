@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the Debian package `make deb` built (CI: `make deb-check`):
 #   1. its contents: every file make install installs, under /usr, nothing else;
-#   2. its control file: Depends from dpkg-shlibdeps, the maintainer scripts;
+#   2. its control file: Depends from dpkg-shlibdeps, Recommends the libraries
+#      sluice loads with dlopen, the maintainer scripts;
 #   3. the paths baked into it: units and postinst use the package's prefix;
 #   4. systemd-analyze verify on every unit, in the unpacked tree;
 #   5. the sysusers.d and tmpfiles.d entries, applied to a scratch root;
@@ -56,10 +57,17 @@ done
 
 # 2. Control file and maintainer scripts.
 depends=$(sed -n 's/^Depends: //p' "$scratch/DEBIAN/control")
-for lib in libc6 libstdc++6 libprotobuf libbpf1 libsystemd0 libsqlite3 libedit2 zlib1g; do
+for lib in libc6 libstdc++6 libprotobuf libbpf1 libsystemd0 libsqlite3 zlib1g; do
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib: $depends"
 done
 pass "Depends: $depends"
+# What sluice opens with dlopen when a feature needs it (shm/base/shared_library.h):
+# dpkg-shlibdeps cannot see those, and a run without them lacks only that feature.
+recommends=$(sed -n 's/^Recommends: //p' "$scratch/DEBIAN/control")
+for lib in libcurl4 libedit2; do
+  grep -q "$lib" <<<"$recommends" || fail "Recommends lacks $lib (loaded with dlopen): $recommends"
+done
+pass "Recommends: $recommends"
 for s in postinst prerm postrm; do
   [ -x "$scratch/DEBIAN/$s" ] || fail "no executable $s"
   sh -n "$scratch/DEBIAN/$s" || fail "$s: shell syntax"

@@ -1,7 +1,5 @@
 #include "user/cmd/clickhouse_client.h"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -10,6 +8,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "user/cmd/libcurl.h"
 
 namespace sluice {
 namespace {
@@ -25,11 +25,11 @@ bool IsPlainName(std::string_view name) {
 }
 
 // One URL part as libcurl's URL parser returns it; empty when absent.
-std::string UrlPart(CURLU* url, CURLUPart part) {
+std::string UrlPart(const LibCurl& curl, CURLU* url, CURLUPart part) {
   char* value = nullptr;
-  if (curl_url_get(url, part, &value, 0) != CURLUE_OK || value == nullptr) return "";
+  if (curl.url_get(url, part, &value, 0) != CURLUE_OK || value == nullptr) return "";
   std::string text = value;
-  curl_free(value);
+  curl.free(value);
   return text;
 }
 
@@ -149,25 +149,26 @@ int ExceptionCode(const std::string& text) {
 }  // namespace
 
 StatusOr<std::unique_ptr<ClickHouseClient>> ClickHouseClient::Open(const std::string& url) {
-  static std::once_flag curl_initialized;
-  std::call_once(curl_initialized, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  StatusOr<const LibCurl*> loaded = LoadLibCurl();
+  if (!loaded.ok()) return loaded.status();
+  const LibCurl& curl = *loaded.value();
   const std::string bad = "bad ClickHouse URL '" + url + "': ";
-  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> parsed(curl_url(), curl_url_cleanup);
+  std::unique_ptr<CURLU, decltype(curl.url_cleanup)> parsed(curl.url(), curl.url_cleanup);
   if (!parsed) return Status::Error("out of memory parsing the ClickHouse URL");
-  if (CURLUcode rc = curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0); rc != CURLUE_OK)
-    return Status::Error(bad + curl_url_strerror(rc) + "; " + kUrlForm);
-  const std::string scheme = UrlPart(parsed.get(), CURLUPART_SCHEME);
+  if (CURLUcode rc = curl.url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0); rc != CURLUE_OK)
+    return Status::Error(bad + curl.url_strerror(rc) + "; " + kUrlForm);
+  const std::string scheme = UrlPart(curl, parsed.get(), CURLUPART_SCHEME);
   if (scheme != "http" && scheme != "https")
     return Status::Error(bad + "ClickHouse's interface is http or https, not " + scheme + "; " + kUrlForm);
-  const std::string path = UrlPart(parsed.get(), CURLUPART_PATH);
+  const std::string path = UrlPart(curl, parsed.get(), CURLUPART_PATH);
   if (!path.empty() && path != "/")
     return Status::Error(bad + "the database goes in ?database=DB, not in the path (" + path + "); " +
                          kUrlForm);
-  if (!UrlPart(parsed.get(), CURLUPART_FRAGMENT).empty())
+  if (!UrlPart(curl, parsed.get(), CURLUPART_FRAGMENT).empty())
     return Status::Error(bad + "no #fragment in a ClickHouse URL; " + kUrlForm);
   // The parameters: database taken out, the others kept for every request.
   std::string database = "default", kept;
-  const std::string query = UrlPart(parsed.get(), CURLUPART_QUERY);
+  const std::string query = UrlPart(curl, parsed.get(), CURLUPART_QUERY);
   for (size_t start = 0; start < query.size();) {
     size_t end = query.find('&', start);
     if (end == std::string::npos) end = query.size();
@@ -184,22 +185,23 @@ StatusOr<std::unique_ptr<ClickHouseClient>> ClickHouseClient::Open(const std::st
       kept += (kept.empty() ? "" : "&") + param;
     }
   }
-  if (curl_url_set(parsed.get(), CURLUPART_QUERY, kept.empty() ? nullptr : kept.c_str(), 0) != CURLUE_OK ||
-      curl_url_set(parsed.get(), CURLUPART_PATH, "/", 0) != CURLUE_OK)
+  if (curl.url_set(parsed.get(), CURLUPART_QUERY, kept.empty() ? nullptr : kept.c_str(), 0) != CURLUE_OK ||
+      curl.url_set(parsed.get(), CURLUPART_PATH, "/", 0) != CURLUE_OK)
     return Status::Error(bad + "cannot rebuild it; " + kUrlForm);
   std::unique_ptr<ClickHouseClient> client(new ClickHouseClient());
-  client->base_url_ = UrlPart(parsed.get(), CURLUPART_URL);
+  client->base_url_ = UrlPart(curl, parsed.get(), CURLUPART_URL);
   client->database_ = database;
   client->database_param_ = "database=" + database;
-  const std::string port = UrlPart(parsed.get(), CURLUPART_PORT);
-  client->server_ = scheme + "://" + UrlPart(parsed.get(), CURLUPART_HOST) + (port.empty() ? "" : ":" + port);
-  client->curl_ = curl_easy_init();
+  const std::string port = UrlPart(curl, parsed.get(), CURLUPART_PORT);
+  client->server_ = scheme + "://" + UrlPart(curl, parsed.get(), CURLUPART_HOST) + (port.empty() ? "" : ":" + port);
+  client->api_ = &curl;
+  client->curl_ = curl.easy_init();
   if (client->curl_ == nullptr) return Status::Error("cannot start libcurl (curl_easy_init failed)");
   return client;
 }
 
 ClickHouseClient::~ClickHouseClient() {
-  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+  if (curl_ != nullptr) api_->easy_cleanup(static_cast<CURL*>(curl_));
 }
 
 std::string ClickHouseClient::Quote(const std::string& value) { return Quoted(value, '\''); }
@@ -228,50 +230,51 @@ Status ClickHouseClient::Insert(const std::string& insert, const RowSource& next
 
 Status ClickHouseClient::Post(const std::string& what, const std::string& query, const std::string* body,
                               const RowSource* rows, std::string* answer, bool in_database) {
+  const LibCurl& api = *api_;
   CURL* curl = static_cast<CURL*>(curl_);
-  curl_easy_reset(curl);  // Keeps the connection; forgets the last request's options.
+  api.easy_reset(curl);  // Keeps the connection; forgets the last request's options.
   std::string url = base_url_;
   auto add_param = [&url](const std::string& param) {
     url += (url.find('?') == std::string::npos ? "?" : "&") + param;
   };
   if (in_database) add_param(database_param_);
   if (!query.empty()) {
-    char* escaped = curl_easy_escape(curl, query.data(), static_cast<int>(query.size()));
+    char* escaped = api.easy_escape(curl, query.data(), static_cast<int>(query.size()));
     if (escaped == nullptr) return Status::Error("out of memory escaping a ClickHouse query");
     add_param(std::string("query=") + escaped);
-    curl_free(escaped);
+    api.free(escaped);
   }
   char error[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
+  api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+  api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
   // A server that stops answering fails the statement after 5 minutes
   // without a byte either way (a long load still moves bytes all along).
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 300L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendAnswer);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, answer);
-  curl_easy_setopt(curl, CURLOPT_POST, 1L);
+  api.easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  api.easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 300L);
+  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendAnswer);
+  api.easy_setopt(curl, CURLOPT_WRITEDATA, answer);
+  api.easy_setopt(curl, CURLOPT_POST, 1L);
   // No "Expect: 100-continue" round trip before a streamed body.
-  curl_slist* headers = curl_slist_append(nullptr, "Expect:");
+  curl_slist* headers = api.slist_append(nullptr, "Expect:");
   RowStream stream(rows);
   if (rows != nullptr) {
-    headers = curl_slist_append(headers, "Transfer-Encoding: chunked");
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, RowStream::Read);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &stream);
-    curl_easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
+    headers = api.slist_append(headers, "Transfer-Encoding: chunked");
+    api.easy_setopt(curl, CURLOPT_READFUNCTION, RowStream::Read);
+    api.easy_setopt(curl, CURLOPT_READDATA, &stream);
+    api.easy_setopt(curl, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
   } else {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    api.easy_setopt(curl, CURLOPT_POSTFIELDS, body->data());
+    api.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
   }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  const CURLcode rc = curl_easy_perform(curl);
+  api.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  const CURLcode rc = api.easy_perform(curl);
   stream.Stop();
-  curl_slist_free_all(headers);
+  api.slist_free_all(headers);
   long http_status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
-  const std::string reason = error[0] ? error : curl_easy_strerror(rc);
+  api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
+  const std::string reason = error[0] ? error : api.easy_strerror(rc);
   if (!stream.error().ok()) return stream.error();
   // A reply that came while the rows were still being sent (a bad row
   // stops ClickHouse reading) is the answer even if sending then failed.

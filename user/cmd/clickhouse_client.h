@@ -1,7 +1,7 @@
 // ClickHouseClient: statements sent to a ClickHouse server over its HTTP
 // interface (https://clickhouse.com/docs/en/interfaces/http), through
-// libcurl's easy API. sluice export --clickhouse loads traces with it
-// (docs/FLEET.md).
+// libcurl's easy API, loaded when the first client opens (user/cmd/libcurl.h).
+// sluice export --clickhouse loads traces with it (docs/FLEET.md).
 //
 // The URL names the server and the database:
 //
@@ -35,10 +35,13 @@
 
 namespace sluice {
 
+struct LibCurl;
+
 class ClickHouseClient {
  public:
   // Parses `url` (nothing is sent yet). A bad URL fails with one line naming
-  // what is wrong and the form to give.
+  // what is wrong and the form to give; so does a libcurl that cannot be
+  // loaded, naming the package.
   static StatusOr<std::unique_ptr<ClickHouseClient>> Open(const std::string& url);
   ~ClickHouseClient();
   ClickHouseClient(const ClickHouseClient&) = delete;
@@ -77,6 +80,7 @@ class ClickHouseClient {
   Status Post(const std::string& what, const std::string& query, const std::string* body,
               const RowSource* rows, std::string* answer, bool in_database = true);
 
+  const LibCurl* api_ = nullptr;  // Loaded by Open (user/cmd/libcurl.h).
   void* curl_ = nullptr;        // CURL*, kept for its connection between statements.
   std::string base_url_;        // scheme://[userinfo@]host[:port]/?params (database left out)
   std::string database_param_;  // database=DB

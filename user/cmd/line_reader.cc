@@ -4,15 +4,21 @@
 
 #include <cstdlib>
 
+#include "shm/base/shared_library.h"
+
 namespace sluice {
 namespace {
 
 class StreamLineReader : public LineReader {
  public:
-  explicit StreamLineReader(FILE* in) : in_(in) {}
+  StreamLineReader(FILE* in, bool interactive) : in_(in), interactive_(interactive) {}
   ~StreamLineReader() override { free(line_); }
 
-  std::optional<std::string> ReadLine(const char*) override {
+  std::optional<std::string> ReadLine(const char* prompt) override {
+    if (interactive_) {
+      fputs(prompt, stdout);
+      fflush(stdout);
+    }
     const ssize_t length = getline(&line_, &capacity_, in_);
     if (length < 0) return std::nullopt;
     std::string line(line_, static_cast<size_t>(length));
@@ -20,50 +26,88 @@ class StreamLineReader : public LineReader {
     return line;
   }
   void AddHistory(const std::string&) override {}
-  bool interactive() const override { return false; }
+  bool interactive() const override { return interactive_; }
 
  private:
   FILE* in_;
+  const bool interactive_;
   char* line_ = nullptr;
   size_t capacity_ = 0;
 };
 
+// The part of libedit's readline interface used here, loaded on first use
+// (shm/base/shared_library.h says why), with the types its header declares.
+struct LibEdit {
+  const char** readline_name = nullptr;  // rl_readline_name
+  decltype(readline)* read_line = nullptr;
+  decltype(using_history)* use_history = nullptr;
+  decltype(stifle_history)* limit_history = nullptr;
+  decltype(read_history)* load_history = nullptr;
+  decltype(write_history)* save_history = nullptr;
+  decltype(add_history)* append_history = nullptr;
+};
+
+StatusOr<LibEdit> LoadLibEdit() {
+  StatusOr<SharedLibrary> library = SharedLibrary::Open("libedit.so.2", "line editing in the query shell",
+                                                        "install it with `apt install libedit2`");
+  if (!library.ok()) return library.status();
+  LibEdit api;
+  Status status;
+  auto resolve = [&](const char* name, auto** out) {
+    if (status.ok()) status = library.value().Resolve(name, out);
+  };
+  resolve("rl_readline_name", &api.readline_name);
+  resolve("readline", &api.read_line);
+  resolve("using_history", &api.use_history);
+  resolve("stifle_history", &api.limit_history);
+  resolve("read_history", &api.load_history);
+  resolve("write_history", &api.save_history);
+  resolve("add_history", &api.append_history);
+  if (!status.ok()) return status;
+  return api;
+}
+
 class TerminalLineReader : public LineReader {
  public:
-  explicit TerminalLineReader(std::string history_path) : history_path_(std::move(history_path)) {
-    rl_readline_name = "sluice-query";
-    using_history();
-    stifle_history(kHistoryEntries);
+  TerminalLineReader(const LibEdit& edit, std::string history_path)
+      : edit_(edit), history_path_(std::move(history_path)) {
+    *edit_.readline_name = "sluice-query";
+    edit_.use_history();
+    edit_.limit_history(kHistoryEntries);
     // A missing history file is the first session: nothing to load.
-    if (!history_path_.empty()) read_history(history_path_.c_str());
+    if (!history_path_.empty()) edit_.load_history(history_path_.c_str());
   }
 
   std::optional<std::string> ReadLine(const char* prompt) override {
-    char* line = readline(prompt);
+    char* line = edit_.read_line(prompt);
     if (line == nullptr) return std::nullopt;
     std::string text(line);
     free(line);
     return text;
   }
   void AddHistory(const std::string& entry) override {
-    add_history(entry.c_str());
+    edit_.append_history(entry.c_str());
     // Best effort: an unwritable home directory costs the history only.
-    if (!history_path_.empty()) write_history(history_path_.c_str());
+    if (!history_path_.empty()) edit_.save_history(history_path_.c_str());
   }
   bool interactive() const override { return true; }
 
  private:
+  const LibEdit& edit_;
   std::string history_path_;
 };
 
 }  // namespace
 
-std::unique_ptr<LineReader> MakeStreamLineReader(FILE* in) {
-  return std::make_unique<StreamLineReader>(in);
+std::unique_ptr<LineReader> MakeStreamLineReader(FILE* in, bool interactive) {
+  return std::make_unique<StreamLineReader>(in, interactive);
 }
 
-std::unique_ptr<LineReader> MakeTerminalLineReader(const std::string& history_path) {
-  return std::make_unique<TerminalLineReader>(history_path);
+StatusOr<std::unique_ptr<LineReader>> MakeTerminalLineReader(const std::string& history_path) {
+  // Loaded once per process; the library stays.
+  static const StatusOr<LibEdit> edit = LoadLibEdit();
+  if (!edit.ok()) return edit.status();
+  return std::unique_ptr<LineReader>(std::make_unique<TerminalLineReader>(edit.value(), history_path));
 }
 
 }  // namespace sluice

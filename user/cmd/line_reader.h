@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "shm/base/status.h"
+
 namespace sluice {
 
 class LineReader {
@@ -26,15 +28,18 @@ class LineReader {
   virtual bool interactive() const = 0;
 };
 
-// Lines of `in`, which stays open and owned by the caller.
-std::unique_ptr<LineReader> MakeStreamLineReader(FILE* in);
+// Lines of `in`, which stays open and owned by the caller. `interactive`:
+// a person types them on a terminal without line editing (libedit missing),
+// so prompts are printed.
+std::unique_ptr<LineReader> MakeStreamLineReader(FILE* in, bool interactive = false);
 
 // Lines typed on the terminal on stdin, edited with libedit. History is
 // loaded from `history_path` and saved there after every entry (so a session
 // ended by Ctrl-C keeps it), at most kHistoryEntries entries; an empty path
 // keeps no history. Only one exists at a time (libedit's readline interface
-// is global).
-std::unique_ptr<LineReader> MakeTerminalLineReader(const std::string& history_path);
+// is global). libedit is loaded by the first call (shm/base/shared_library.h
+// says why); when it cannot be, the error is one line naming the package.
+StatusOr<std::unique_ptr<LineReader>> MakeTerminalLineReader(const std::string& history_path);
 
 inline constexpr int kHistoryEntries = 2000;
 

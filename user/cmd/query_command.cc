@@ -520,8 +520,19 @@ int RunQueryCommand(int argc, char** argv) {
   } else if (options.query || options.file) {
     exit_code = RunScript(db, (*engine)->dialect(), script, options);
   } else {
-    std::unique_ptr<LineReader> reader =
-        isatty(STDIN_FILENO) ? MakeTerminalLineReader(HistoryPath()) : MakeStreamLineReader(stdin);
+    std::unique_ptr<LineReader> reader;
+    if (isatty(STDIN_FILENO)) {
+      StatusOr<std::unique_ptr<LineReader>> terminal = MakeTerminalLineReader(HistoryPath());
+      if (terminal.ok()) {
+        reader = std::move(terminal.value());
+      } else {
+        // The shell still works, without editing or history.
+        fprintf(stderr, "%s: warning: %s\n", kCommand, terminal.status().message().c_str());
+        reader = MakeStreamLineReader(stdin, /*interactive=*/true);
+      }
+    } else {
+      reader = MakeStreamLineReader(stdin);
+    }
     QueryShell shell(db, (*engine)->TableNames(), options.format, stdout, stderr, (*engine)->dialect());
     exit_code = shell.Run(*reader);
   }

@@ -1,7 +1,6 @@
 #include "tests/user/cmd/clickhouse_server_test_util.h"
 
 #include <arpa/inet.h>
-#include <curl/curl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -11,6 +10,7 @@
 #include <fstream>
 
 #include "tests/user/cmd/record_test_util.h"
+#include "user/cmd/libcurl.h"
 
 namespace sluice::testing {
 namespace {
@@ -26,16 +26,19 @@ size_t AppendTo(char* data, size_t size, size_t nmemb, void* out) {
 // GET /ping's answer, "" if none.
 std::string Ping(int port) {
   std::string answer;
-  CURL* curl = curl_easy_init();
+  StatusOr<const LibCurl*> loaded = LoadLibCurl();
+  if (!loaded.ok()) return answer;
+  const LibCurl& api = *loaded.value();
+  CURL* curl = api.easy_init();
   if (curl == nullptr) return answer;
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/ping";
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 5L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendTo);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
-  if (curl_easy_perform(curl) != CURLE_OK) answer.clear();
-  curl_easy_cleanup(curl);
+  api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+  api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(curl, CURLOPT_TIMEOUT, 5L);
+  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendTo);
+  api.easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
+  if (api.easy_perform(curl) != CURLE_OK) answer.clear();
+  api.easy_cleanup(curl);
   return answer;
 }
 
