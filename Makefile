@@ -183,7 +183,7 @@ $(OBJ_DIR)/%.o: %.cc | $(PROTO_STAMP) $(EXTRA_GENERATED)
 # the same switches (what `pkg-config --cflags cpp-httplib` says), or the
 # classes it declares would not match the library's.
 HTTPLIB_CPPFLAGS := -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT
-$(OBJ_DIR)/user/cmd/query_httpd.o $(OBJ_DIR)/tests/user/cmd/query_httpd_test.o: CPPFLAGS += $(HTTPLIB_CPPFLAGS)
+$(OBJ_DIR)/user/cmd/httpd/query_http_server.o $(OBJ_DIR)/tests/user/cmd/query_httpd_test.o: CPPFLAGS += $(HTTPLIB_CPPFLAGS)
 
 $(LIB): $(LIB_OBJS) $(PROTO_OBJS)
 	$(call say,AR,$@)
