@@ -106,8 +106,9 @@ CXXFLAGS += -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread $(SAN_FLAGS)
 GEN_SAN_FLAGS ?= $(SAN_FLAGS)
 GEN_CXXFLAGS := -std=c++20 $(OPT) -w -pthread $(GEN_SAN_FLAGS)
 LDFLAGS += -pthread $(SAN_FLAGS)
-LDLIBS += -lprotobuf -lsqlite3 -lz -lzstd -lcpp-httplib
-TEST_LDLIBS := -lgtest -lgtest_main
+LDLIBS += -lprotobuf -lsqlite3 -lz -lzstd
+# The tests' HTTP client (tests/user/cmd/query_httpd_test.cc).
+TEST_LDLIBS := -lgtest -lgtest_main -lcpp-httplib
 BENCH_LDLIBS := -lbenchmark
 
 # ---- deps ------------------------------------------------------------------
@@ -152,11 +153,13 @@ $(OBJ_DIR)/gen/%.pb.o: $(GEN_DIR)/%.pb.cc | $(PROTO_STAMP)
 
 # ---- sources ---------------------------------------------------------------
 # Every .cc under the source directories is part of the library, except a
-# binary's main (*_main.cc), which becomes the binary named after it.
+# binary's main (*_main.cc), which becomes the binary named after it, and a
+# plugin's sources (below).
 SRC_DIRS := shm service user
 ALL_SRCS := $(shell find $(SRC_DIRS) -name '*.cc' 2>/dev/null | sort)
 MAIN_SRCS := $(filter %_main.cc,$(ALL_SRCS))
-LIB_SRCS := $(filter-out $(MAIN_SRCS),$(ALL_SRCS))
+PLUGIN_SRCS := $(filter user/cmd/httpd/%,$(ALL_SRCS))
+LIB_SRCS := $(filter-out $(MAIN_SRCS) $(PLUGIN_SRCS),$(ALL_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.cc=$(OBJ_DIR)/%.o)
 LIB := $(BUILD_DIR)/libsluice.a
 # sluice_probes_main.cc -> sluice-probes
@@ -185,6 +188,17 @@ $(OBJ_DIR)/%.o: %.cc | $(PROTO_STAMP) $(EXTRA_GENERATED)
 HTTPLIB_CPPFLAGS := -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT
 $(OBJ_DIR)/user/cmd/httpd/query_http_server.o $(OBJ_DIR)/tests/user/cmd/query_httpd_test.o: CPPFLAGS += $(HTTPLIB_CPPFLAGS)
 
+# The HTTP server of `sluice query --httpd`, a plugin loaded when a server
+# starts, so that cpp-httplib and the TLS libraries it links are not loaded
+# at every start of sluice (user/cmd/httpd/query_http_server.h). It needs no
+# symbol of the program that loads it: --no-undefined checks that, except in
+# a sanitizer build, where the sanitizer's runtime is the program's.
+QUERY_HTTPD_PLUGIN := $(BUILD_DIR)/sluice-query-httpd.so
+$(PLUGIN_SRCS:%.cc=$(OBJ_DIR)/%.o): CXXFLAGS += -fPIC
+$(QUERY_HTTPD_PLUGIN): $(PLUGIN_SRCS:%.cc=$(OBJ_DIR)/%.o)
+	$(call say,LD,$@)
+	$(Q)$(CXX) $(LDFLAGS) -shared $(if $(SAN_FLAGS),,-Wl,--no-undefined) -o $@ $^ -lcpp-httplib
+
 $(LIB): $(LIB_OBJS) $(PROTO_OBJS)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -201,7 +215,7 @@ $(TEST_BIN): $(TEST_OBJS) $(LIB)
 	$(call say,LD,$@)
 	$(Q)$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LDLIBS)
 
-all: $(LIB) $(BINS) $(TEST_BIN)
+all: $(LIB) $(BINS) $(QUERY_HTTPD_PLUGIN) $(TEST_BIN)
 .DEFAULT_GOAL := all
 
 # ---- tests -----------------------------------------------------------------

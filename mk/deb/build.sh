@@ -14,7 +14,7 @@ doc=$stage/usr/share/doc/sluice
 
 # What dh_strip, dh_compress and dh_installdocs would do.
 strip --strip-unneeded --remove-section=.comment --remove-section=.note \
-  "$stage"/usr/bin/* "$stage"/usr/sbin/*
+  "$stage"/usr/bin/* "$stage"/usr/sbin/* "$stage"/usr/lib/sluice/*.so
 find "$stage/usr/share/man" -type f -name '*.[0-9]' -exec gzip -9nf {} +
 {
   echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
@@ -33,15 +33,15 @@ find "$stage/usr/share/man" -type f -name '*.[0-9]' -exec gzip -9nf {} +
   echo " -- $maintainer  $(date -R -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}")"
 } | gzip -9n >"$doc/changelog.gz"
 
-# Depends: the packages of the shared libraries the binaries need (their ELF
-# NEEDED entries), with the versions their symbols need. dpkg-shlibdeps wants
+# Depends: the packages of the shared libraries the binaries and the plugin
+# need (their ELF NEEDED entries), with the versions their symbols need. dpkg-shlibdeps wants
 # a debian/control to read, so it runs in a scratch directory that has one
 # (its warning that the binaries are not under debian/<package>/ is noise).
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/debian"
 printf 'Source: sluice\n\nPackage: sluice\nArchitecture: any\n' >"$scratch/debian/control"
-depends=$(cd "$scratch" && dpkg-shlibdeps -O "$stage"/usr/bin/* "$stage"/usr/sbin/* \
+depends=$(cd "$scratch" && dpkg-shlibdeps -O "$stage"/usr/bin/* "$stage"/usr/sbin/* "$stage"/usr/lib/sluice/*.so \
   2> >(grep -v "should already be installed in their package's directory" >&2) |
   sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "mk/deb/build.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }

@@ -57,7 +57,7 @@ done
 
 # 2. Control file and maintainer scripts.
 depends=$(sed -n 's/^Depends: //p' "$scratch/DEBIAN/control")
-for lib in libc6 libstdc++6 libprotobuf libbpf1 libsystemd0 libsqlite3 zlib1g; do
+for lib in libc6 libstdc++6 libprotobuf libbpf1 libsystemd0 libsqlite3 zlib1g libcpp-httplib; do
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib: $depends"
 done
 pass "Depends: $depends"
@@ -74,7 +74,7 @@ for s in postinst prerm postrm; do
 done
 
 # 3. Paths baked in: the package's prefix, nothing from the default one.
-if grep -rn '/usr/local\|@[A-Z_]*@' "$root/usr/lib" "$scratch/DEBIAN/postinst"; then
+if grep -rnI '/usr/local\|@[A-Z_]*@' "$root/usr/lib" "$scratch/DEBIAN/postinst"; then
   fail "a unit or the postinst names /usr/local or an unrendered @VARIABLE@"
 else
   pass "units and postinst use the /usr prefix"

@@ -1,16 +1,20 @@
 // `sluice query --httpd` as a client sees it over HTTP: the endpoints, the
 // browser-origin rule, the size limit, malformed requests, the port in use,
-// and stopping on SIGTERM. Perfetto's own Python client is run against it by
-// query_httpd_python_test.cc.
+// stopping on SIGTERM, and a broken plugin. Perfetto's own Python client is
+// run against it by query_httpd_python_test.cc.
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -208,6 +212,37 @@ TEST_F(QueryHttpdTest, APortInUseIsAnErrorThatNamesTheFlag) {
   EXPECT_TRUE(second.process().exited_normally_with(1)) << second.process().Describe();
   EXPECT_NE(second.process().Stderr().find("cannot listen on 127.0.0.1 port " + port), std::string::npos)
       << second.process().Stderr();
+}
+
+// The server is a plugin found next to the binary (user/cmd/httpd/
+// query_http_server.h): a copy of sluice beside a broken one, or beside a
+// library that is not the plugin, fails in one line naming the file and the
+// fix, and serves nothing.
+TEST(QueryHttpdPluginTest, ABrokenOrForeignPluginIsAnErrorThatNamesIt) {
+  const std::string dir = testing::MakeTempDir("sluice_httpd_plugin_test_");
+  std::filesystem::copy_file(testing::SluiceBinDir() + "/sluice", dir + "/sluice");
+  const std::string plugin = dir + "/sluice-query-httpd.so";
+  struct Case {
+    std::string what, expected;
+  };
+  for (const Case& c : {Case{"empty", plugin + ", which cannot be loaded"},
+                        Case{"libz", plugin + " has no sluice_query_http_serve"}}) {
+    std::filesystem::remove(plugin);
+    if (c.what == "empty") {
+      std::ofstream(plugin).flush();
+    } else {
+      Dl_info zlib{};  // zlib, which the tests link: a library, not the plugin.
+      ASSERT_NE(dladdr(reinterpret_cast<void*>(&zlibVersion), &zlib), 0);
+      std::filesystem::copy_file(zlib.dli_fname, plugin);
+    }
+    const testing::CommandResult r = testing::RunToCompletion(
+        {dir + "/sluice", "query", "--httpd", "--http-port", "0", std::string(kTrace)}, dir);
+    EXPECT_EQ(r.exit_code, 1) << c.what << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.what << ": " << r.err;
+    EXPECT_NE(r.err.find("reinstall sluice, or run make"), std::string::npos) << c.what << ": " << r.err;
+    EXPECT_EQ(r.err.find("serving on"), std::string::npos) << c.what << ": " << r.err;
+  }
+  testing::RemoveTempDir(dir);
 }
 
 TEST(TraceProcessorShellArgsTest, UpstreamsFlagsThatChangeAnswersAreRefusedByName) {

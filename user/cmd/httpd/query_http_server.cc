@@ -1,4 +1,4 @@
-#include "user/cmd/query_httpd.h"
+#include "user/cmd/httpd/query_http_server.h"
 
 #include <httplib.h>
 #include <pthread.h>
@@ -13,8 +13,6 @@
 #include <string>
 #include <string_view>
 #include <thread>
-
-#include "user/query/rpc/trace_processor_rpc.h"
 
 namespace sluice {
 
@@ -47,9 +45,7 @@ bool IsLoopback(const std::string& address) {
          address.rfind("127.", 0) == 0;
 }
 
-}  // namespace
-
-int ServeQueryHttp(const QueryHttpdOptions& options, TraceProcessorRpc* rpc) {
+int Serve(const QueryHttpdOptions& options, QueryHttpEndpoints* rpc) {
   // The signals go to one thread that waits for them (below): block them
   // here, before the server's threads start and inherit the mask.
   sigset_t stop_signals;
@@ -130,8 +126,8 @@ int ServeQueryHttp(const QueryHttpdOptions& options, TraceProcessorRpc* rpc) {
   });
   server.Get("/restore_initial_tables", [&](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(engine_mutex);
-    Status restored = rpc->RestoreInitialTables();
-    if (!restored.ok()) fprintf(stderr, "%s: %s\n", kCommand, restored.message().c_str());
+    const std::string failed = rpc->RestoreInitialTables();
+    if (!failed.empty()) fprintf(stderr, "%s: %s\n", kCommand, failed.c_str());
     reply(res, "");
   });
   server.Post("/query", [&](const httplib::Request& req, httplib::Response& res) {
@@ -211,4 +207,10 @@ int ServeQueryHttp(const QueryHttpdOptions& options, TraceProcessorRpc* rpc) {
   return 1;
 }
 
+}  // namespace
 }  // namespace sluice
+
+extern "C" int sluice_query_http_serve(const sluice::QueryHttpdOptions* options,
+                                       sluice::QueryHttpEndpoints* endpoints) {
+  return sluice::Serve(*options, endpoints);
+}
