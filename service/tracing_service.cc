@@ -443,22 +443,14 @@ void TracingService::CommitDataLocked(ProducerId id, const CommitDataRequest& re
   if (request.flush_request_id != 0 && !p->kicked) OnFlushAckLocked(id, request.flush_request_id);
 }
 
-// The pages of a producer's SMB that can hold a chunk: those whose first
-// byte was ever written (a page's header is its first word, set before any
-// of its chunks). The others are holes of the memfd: reading their headers
-// would allocate them, a page each (most of a large SMB at the end of a
-// short session).
+// The pages of a producer's SMB that can hold a chunk (SharedMemory::
+// PagesEverWritten): reading the others' headers would allocate them, a page
+// each (most of a large SMB at the end of a short session). All of them for
+// a producer without its own SharedMemory here.
 static std::vector<uint32_t> PagesEverWritten(const SharedMemory* shm, const SharedMemoryAbi& abi) {
+  if (shm) return shm->PagesEverWritten(abi.page_size(), abi.num_pages());
   std::vector<uint32_t> pages;
-  if (!shm || abi.page_size() == 0) {
-    for (uint32_t page = 0; page < abi.num_pages(); page++) pages.push_back(page);
-    return pages;
-  }
-  for (const auto& [begin, end] : shm->WrittenRanges()) {
-    const uint32_t first = (begin + abi.page_size() - 1) / abi.page_size();
-    const uint32_t last = std::min(abi.num_pages(), (end + abi.page_size() - 1) / abi.page_size());
-    for (uint32_t page = first; page < last; page++) pages.push_back(page);
-  }
+  for (uint32_t page = 0; page < abi.num_pages(); page++) pages.push_back(page);
   return pages;
 }
 

@@ -37,6 +37,17 @@ std::vector<std::pair<uint32_t, uint32_t>> SharedMemory::WrittenRanges() const {
   return ranges;
 }
 
+std::vector<uint32_t> SharedMemory::PagesEverWritten(uint32_t page_size, uint32_t num_pages) const {
+  std::vector<uint32_t> pages;
+  if (page_size == 0) return pages;
+  for (const auto& [begin, end] : WrittenRanges()) {
+    const uint32_t first = (begin + page_size - 1) / page_size;
+    const uint32_t last = std::min(num_pages, (end + page_size - 1) / page_size);
+    for (uint32_t page = first; page < last; page++) pages.push_back(page);
+  }
+  return pages;
+}
+
 StatusOr<std::unique_ptr<SharedMemory>> SharedMemory::Create(uint32_t size) {
   long sys_page = sysconf(_SC_PAGESIZE);
   if (size == 0 || size % static_cast<uint32_t>(sys_page) != 0)

@@ -48,6 +48,12 @@ class SharedMemory {
   // when the kernel cannot say.
   std::vector<std::pair<uint32_t, uint32_t>> WrittenRanges() const;
 
+  // The pages (of `page_size` bytes, `num_pages` of them: the SMB's layout)
+  // whose first byte was ever written, from WrittenRanges(). A page's header
+  // is its first word, set before any of its chunks, so only these can hold
+  // a chunk: a scan of the SMB for chunks left behind reads only them.
+  std::vector<uint32_t> PagesEverWritten(uint32_t page_size, uint32_t num_pages) const;
+
  private:
   SharedMemory(ScopedFd fd, uint8_t* start, uint32_t size)
       : fd_(std::move(fd)), start_(start), size_(size) {}

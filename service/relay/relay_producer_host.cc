@@ -524,9 +524,11 @@ StatusOr<std::unique_ptr<ProducerEndpoint>> RelayProducerHost::ConnectProducer(
 void RelayProducerHost::ProducerGone(GuestProducer* p) {
   // Its Complete chunks not committed yet (it died, or closed without a
   // last flush), as sluiced scrapes an SMB: sent if the link takes them.
+  // Only pages ever written can hold one; reading the others would
+  // allocate them.
   CommitDataRequest scrape;
   const SharedMemoryAbi& abi = p->abi;
-  for (uint32_t page = 0; page < abi.num_pages(); page++) {
+  for (uint32_t page : p->shm->PagesEverWritten(abi.page_size(), abi.num_pages())) {
     uint32_t header = abi.page_header(page)->header_bitmap.load(std::memory_order_acquire);
     PageLayout layout = SharedMemoryAbi::LayoutOf(header);
     for (uint32_t c = 0; c < SharedMemoryAbi::NumChunksOf(header); c++) {

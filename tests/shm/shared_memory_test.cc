@@ -33,5 +33,21 @@ TEST(SharedMemoryTest, WrittenRangesAreThePagesEverWritten) {
   EXPECT_LE(static_cast<uint64_t>(st.st_blocks) * 512, 4ull * page);
 }
 
+// The SMB's pages may be larger than the system's (a 16 KiB SMB page here):
+// a page counts once its first system page was written, as its header lives
+// there; one written only past its start was never set up and holds no chunk.
+TEST(SharedMemoryTest, PagesEverWrittenAreTheSmbPagesWithAWrittenStart) {
+  const uint32_t page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
+  const uint32_t smb_page = 4 * page;
+  auto shm = SharedMemory::Create(8 * smb_page);
+  ASSERT_TRUE(shm.ok()) << shm.status().message();
+  EXPECT_EQ((*shm)->PagesEverWritten(smb_page, 8), std::vector<uint32_t>{});
+  (*shm)->start()[2 * smb_page] = 1;          // SMB page 2's header.
+  (*shm)->start()[5 * smb_page + page] = 1;   // Inside SMB page 5, not its header.
+  (*shm)->start()[7 * smb_page + 8] = 1;      // SMB page 7's header.
+  EXPECT_EQ((*shm)->PagesEverWritten(smb_page, 8), (std::vector<uint32_t>{2, 7}));
+  EXPECT_EQ((*shm)->PagesEverWritten(0, 8), std::vector<uint32_t>{});
+}
+
 }  // namespace
 }  // namespace sluice
