@@ -43,6 +43,14 @@ class SharedLibrary {
     return status;
   }
 
+  // Resolves `name` into *out unless an earlier call of this kind failed;
+  // `status` keeps the first error. For a table of many symbols, checked
+  // once at the end.
+  template <typename T>
+  void ResolveInto(const char* name, T** out, Status* status) const {
+    if (status->ok()) *status = Resolve(name, out);
+  }
+
   const std::string& file() const { return file_; }
 
  private:

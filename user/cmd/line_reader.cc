@@ -53,16 +53,13 @@ StatusOr<LibEdit> LoadLibEdit() {
   if (!library.ok()) return library.status();
   LibEdit api;
   Status status;
-  auto resolve = [&](const char* name, auto** out) {
-    if (status.ok()) status = library.value().Resolve(name, out);
-  };
-  resolve("rl_readline_name", &api.readline_name);
-  resolve("readline", &api.read_line);
-  resolve("using_history", &api.use_history);
-  resolve("stifle_history", &api.limit_history);
-  resolve("read_history", &api.load_history);
-  resolve("write_history", &api.save_history);
-  resolve("add_history", &api.append_history);
+  library->ResolveInto("rl_readline_name", &api.readline_name, &status);
+  library->ResolveInto("readline", &api.read_line, &status);
+  library->ResolveInto("using_history", &api.use_history, &status);
+  library->ResolveInto("stifle_history", &api.limit_history, &status);
+  library->ResolveInto("read_history", &api.load_history, &status);
+  library->ResolveInto("write_history", &api.save_history, &status);
+  library->ResolveInto("add_history", &api.append_history, &status);
   if (!status.ok()) return status;
   return api;
 }

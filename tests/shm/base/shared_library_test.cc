@@ -48,5 +48,22 @@ TEST(SharedLibraryTest, AMissingSymbolNamesItAndTheFix) {
       << resolved.message();
 }
 
+TEST(SharedLibraryTest, ResolveIntoKeepsTheFirstError) {
+  StatusOr<SharedLibrary> zlib = SharedLibrary::Open("libz.so.1", "a test", "install zlib1g");
+  ASSERT_TRUE(zlib.ok());
+  Status status;
+  const char* (*zlib_version)() = nullptr;
+  void (*absent)() = nullptr;
+  unsigned long (*crc32)(unsigned long, const unsigned char*, unsigned) = nullptr;
+  zlib->ResolveInto("zlibVersion", &zlib_version, &status);
+  EXPECT_TRUE(status.ok());
+  zlib->ResolveInto("sluice_absent_function", &absent, &status);
+  zlib->ResolveInto("crc32", &crc32, &status);  // Skipped: the table is bad already.
+  EXPECT_NE(zlib_version, nullptr);
+  EXPECT_EQ(crc32, nullptr);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("no sluice_absent_function"), std::string::npos) << status.message();
+}
+
 }  // namespace
 }  // namespace sluice
