@@ -1,6 +1,5 @@
 #include "user/cmd/query_httpd.h"
 
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>

@@ -12,7 +12,6 @@
 #ifndef SLUICE_USER_CMD_HTTPD_QUERY_HTTP_SERVER_H_
 #define SLUICE_USER_CMD_HTTPD_QUERY_HTTP_SERVER_H_
 
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
