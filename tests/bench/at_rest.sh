@@ -6,6 +6,8 @@
 #   tests/bench/at_rest.sh                      # from the project root
 #   REPS=3 SETTLE=5 WINDOW=30 MODES="..." tests/bench/at_rest.sh   # the defaults
 #   SLUICE_DIR=/tmp/before tests/bench/at_rest.sh   # another build's binaries
+#   SLUICE_ARGS="--file-lag 5s" MODES=sluice-file ...  # more flush rounds, to
+#                                                   # see what one costs
 #
 # Every recorder records sluice's default events (sched, task, power and
 # print: `sluice record` without events) with 2 MiB kernel buffers per CPU,
@@ -95,7 +97,7 @@ run() {
   local rec_pid pids=()
   case $mode in
     sluice-*)
-      local args=(-o "$dir/trace.pftrace" -t 1h -q)
+      local args=(-o "$dir/trace.pftrace" -t 1h -q ${SLUICE_ARGS:-})
       case $mode in *-ring) args+=(--ring) ;; esac
       case $mode in
         sluice-daemon-*)

@@ -1,6 +1,7 @@
 // FtraceCpuReader: one CPU's ftrace ring buffer read with splice(2) from
 // per_cpu/cpuN/trace_pipe_raw and encoded straight into the CPU's
-// TraceWriter, on the CPU's worker thread (FtraceReaderWorker). The path for
+// TraceWriter, on the CPU's worker thread (FtraceReaderWorker; a flush reads
+// on its own thread, taking turns with the worker). The path for
 // kernels without the ring buffer mapping (before 6.10) and for
 // `--ftrace-read=splice`; FtraceMappedCpuReader reads in place where it can.
 //
@@ -12,7 +13,7 @@
 // reference; the one copy is pipe -> batch. It returns only *full* pages
 // (the kernel passes full=1 to ring_buffer_read_page()), so the page the
 // kernel is still writing stays in the kernel until it is full. For the
-// partial page at the end (a flush, a stop), the worker falls back to
+// partial page at the end (a flush, a stop), the reader falls back to
 // read(2), which copies out whatever the reader page holds (a page whose
 // commit field says how much) and consumes it; events written afterwards
 // start the next page. Where the pipe cannot hold one sub-buffer, read(2) is

@@ -35,9 +35,6 @@ using Clock = std::chrono::steady_clock;
 constexpr uint32_t kDefaultDrainPeriodMs = 100;
 constexpr uint32_t kWatermarkDrainPeriodMs = 0;
 constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
-// A worker that does not finish a flush in this time is reported, not awaited.
-constexpr auto kFlushTimeout = std::chrono::seconds(10);
-constexpr uint32_t kFlushRecheckMs = 100;
 
 // The machine's memory, for the kernel buffer's default size.
 uint64_t PhysicalMemoryBytes() {
@@ -361,10 +358,8 @@ StatusOr<std::unique_ptr<FtraceMappedCpuReader>> FtraceDataSource::MapReader(Cpu
 }
 
 void FtraceDataSource::StopReader(CpuState* state) {
-  FlushReaders({state});
   state->worker()->StopThread();
-  // The worker is gone: this thread owns the encoder and writer again.
-  state->worker()->ReadRemaining();
+  state->worker()->Flush();  // Everything the CPU's buffer still holds.
   RetireReader(state);
 }
 
@@ -375,33 +370,6 @@ void FtraceDataSource::RetireReader(CpuState* state) {
   std::lock_guard<std::mutex> lock(readers_mutex_);
   state->reader.reset();
   state->mapped.reset();  // Unmaps.
-}
-
-void FtraceDataSource::FlushReaders(const std::vector<CpuState*>& states) {
-  std::vector<std::pair<CpuState*, uint64_t>> tickets;
-  for (CpuState* s : states) {
-    if (s->worker()) tickets.emplace_back(s, 0);
-  }
-  signal_.ExpectFlushes(static_cast<uint32_t>(tickets.size()));
-  for (auto& [s, ticket] : tickets) ticket = s->worker()->RequestFlush();
-  const auto deadline = Clock::now() + kFlushTimeout;
-  for (;;) {
-    bool all_done = true;
-    for (auto& [s, ticket] : tickets) {
-      if (!s->worker()->FlushDone(ticket)) all_done = false;
-    }
-    if (all_done || abandoned_.load(std::memory_order_relaxed)) break;
-    if (Clock::now() > deadline) {
-      std::lock_guard<std::mutex> lock(warnings_mutex_);
-      warnings_.push_back("an ftrace reader did not finish a flush within 10 s");
-      break;
-    }
-    // The last reader to finish notifies (so does Abandon()). The timeout
-    // is only a safety net: a flush of an earlier round that finished after
-    // its wait gave up counts down this round's count.
-    signal_.WaitFor(kFlushRecheckMs);
-  }
-  PublishCounters();
 }
 
 void FtraceDataSource::DrainThreadMain() {
@@ -417,10 +385,9 @@ void FtraceDataSource::DrainThreadMain() {
 void FtraceDataSource::DrainLoop() {
   const auto period = std::chrono::duration_cast<Clock::duration>(options_.housekeeping_period);
   auto next_tick = Clock::now() + period;
-  uint64_t flush_seen = 0;
   for (;;) {
     // Each time round, not only at the tick: a worker's near miss notified
-    // the signal (which a flush's wait may have taken).
+    // the signal, which a publish request may have taken.
     if (AnyNearMiss()) LowerWatermark();
     const auto now = Clock::now();
     if (now < next_tick) {
@@ -431,15 +398,14 @@ void FtraceDataSource::DrainLoop() {
     }
     // relaxed: Abandon() joins this thread; the flag only has to be seen.
     if (abandoned_.load(std::memory_order_relaxed)) return;
-    uint64_t requested;
     uint64_t publish;
-    bool final;
+    bool exit;
     {
       std::lock_guard<std::mutex> lock(api_mutex_);
-      requested = flush_requested_;
-      final = final_requested_;
+      exit = drain_exit_requested_;
       publish = publish_requested_;
     }
+    if (exit) return;
     if (publish != publish_done_) {
       PublishCounters();
       {
@@ -448,24 +414,13 @@ void FtraceDataSource::DrainLoop() {
       }
       api_cv_.notify_all();
     }
-    if (requested != flush_seen) {
-      std::vector<CpuState*> all;
-      for (auto& s : cpus_) {
-        if (s) all.push_back(s.get());
-      }
-      FlushReaders(all);  // Each worker flushed its writer itself.
-      flush_seen = requested;
-      {
-        std::lock_guard<std::mutex> lock(api_mutex_);
-        flush_done_ = requested;
-      }
-      api_cv_.notify_all();
-      if (final) return;
-      continue;
-    }
     if (Clock::now() >= next_tick) {
       next_tick = std::max(next_tick + period, Clock::now());
-      HandleHotplug();
+      {
+        // Apart from a Flush() on the API thread, which reads every CPU.
+        std::lock_guard<std::mutex> lock(flush_mutex_);
+        HandleHotplug();
+      }
       AdaptWatermark(Clock::now());
       PublishCounters();
     }
@@ -532,17 +487,23 @@ void FtraceDataSource::HandleHotplug() {
   }
 }
 
-void FtraceDataSource::RequestDrainFlush(bool final) {
-  std::unique_lock<std::mutex> lock(api_mutex_);
-  const uint64_t ticket = ++flush_requested_;
-  if (final) final_requested_ = true;
+void FtraceDataSource::StopDrainThread() {
+  {
+    std::lock_guard<std::mutex> lock(api_mutex_);
+    drain_exit_requested_ = true;
+  }
   signal_.Notify();
-  api_cv_.wait(lock, [&] { return flush_done_ >= ticket; });
+  drain_thread_.join();
 }
 
 void FtraceDataSource::Flush() {
   if (!started_ || stopped_) return;
-  RequestDrainFlush(false);
+  {
+    std::lock_guard<std::mutex> lock(flush_mutex_);
+    for (auto& s : cpus_) {
+      if (s && s->worker()) s->worker()->Flush();
+    }
+  }
   if (stats_writer_) stats_writer_->Flush();
 }
 
@@ -552,15 +513,12 @@ void FtraceDataSource::Stop() {
   SetReadingPausedForTesting(false);
   // Nothing new from our events, then everything that is left.
   settings_->DisableEvents();
-  RequestDrainFlush(true);
-  drain_thread_.join();
-  // The drain thread is gone; once each worker is, this thread owns the
-  // encoders and writers.
+  StopDrainThread();
+  // Once each worker is gone, only this thread reads.
   for (auto& s : cpus_) {
     if (!s || !s->worker()) continue;
     s->worker()->StopThread();
-    s->worker()->ReadRemaining();  // What came after the final flush.
-    s->writer->Flush();
+    s->worker()->Flush();
   }
   PublishCounters();
   // Unmap and close every trace_pipe_raw: the kernel refuses to resize a
@@ -647,7 +605,7 @@ FtraceSourceStats FtraceDataSource::stats() const {
   if (drain_running_) {
     // The drain thread publishes on request (the counters of readers it may
     // be starting or stopping are its own to read). It is busy at most for
-    // a flush: past kStatsWait the last snapshot is the answer.
+    // a hotplug: past kStatsWait the last snapshot is the answer.
     constexpr auto kStatsWait = std::chrono::milliseconds(200);
     const uint64_t ticket = ++publish_requested_;
     signal_.Notify();

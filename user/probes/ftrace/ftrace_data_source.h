@@ -22,7 +22,7 @@
 //            ─ FtraceStats{phase: START_OF_TRACE} on the stats writer
 //            ─ the readers' worker threads, and the drain thread
 //
-//   drain thread (reads no pages itself):
+//   drain thread (reads pages only of a CPU that went offline):
 //     every housekeeping period (30 s; options): re-read the online CPUs,
 //       start/stop readers; lower the watermark for a buffer that fills
 //       fast (ftrace_watermark.h; a reader's near miss does it at once);
@@ -30,11 +30,12 @@
 //       worker itself: ftrace_reader_worker.h. By default there is none
 //       where the kernel has a watermark: ftrace_data_source.cc.)
 //
-//   Flush()  ─ the drain thread has every worker read what the kernel holds
-//              (partial pages too) and flush its writer; the caller waits
-//              for that
-//   Stop()   ─ disable our events (others' stay), final Flush(), join the
-//              threads, read what is left, FtraceStats{phase: END_OF_TRACE},
+//   Flush()  ─ the calling thread reads every CPU's buffer (partial pages
+//              too) and flushes the writers, while the workers sleep or
+//              wait their turn: no other thread wakes for a flush
+//              (ftrace_reader_worker.h, "A flush reads on the thread...")
+//   Stop()   ─ disable our events (others' stay), stop the threads, read
+//              what is left as a flush does, FtraceStats{phase: END_OF_TRACE},
 //              unmap and close, restore tracefs, rmdir the instance if we
 //              made it
 //   Abandon() ─ the service is gone, nothing more can be delivered: disable
@@ -55,10 +56,11 @@
 //
 // Writers. make_writer() is called once for the stats packets and once per
 // CPU (at Start() for the CPUs online then, from the drain thread for CPUs
-// that come online later). A CPU's writer and encoder are used by its worker
-// while one runs, otherwise by the thread that stopped it (the drain thread
-// for a CPU going offline, Stop()/Abandon() at the end); the stats writer
-// only by the thread calling Start()/Stop().
+// that come online later). A CPU's writer and encoder are used under its
+// worker's read mutex: by the worker, by Flush(), and by the thread that
+// stopped the worker (the drain thread for a CPU going offline,
+// Stop()/Abandon() at the end); the stats writer only by the thread calling
+// Start()/Flush()/Stop().
 //
 // Loss accounting, all of it visible in the trace:
 //   - kernel overwrote events before we read them: FtraceCpuStats.overrun
@@ -139,8 +141,8 @@ struct FtraceAbandonStats {
 };
 
 // Totals so far, for `sluice record`'s status line. Published by the drain
-// thread when stats() asks, after a flush and every housekeeping period
-// (relaxed; a snapshot, not a consistent cut).
+// thread when stats() asks and every housekeeping period (relaxed; a
+// snapshot, not a consistent cut).
 struct FtraceSourceStats {
   uint64_t events = 0;             // Events written into the trace.
   uint64_t pages = 0;              // Pages read from the kernel.
@@ -282,13 +284,11 @@ class FtraceDataSource {
   Status StartReader(uint32_t cpu, bool start_thread);
   // The mapped reader for `state`, or why there is none.
   StatusOr<std::unique_ptr<FtraceMappedCpuReader>> MapReader(CpuState* state);
-  void StopReader(CpuState* state);  // Drain thread: flush, join, final read.
+  void StopReader(CpuState* state);  // Drain thread: join, then read the rest.
   // Keeps the stopped reader's stats and destroys it (closing its fds).
   void RetireReader(CpuState* state);
   void DrainThreadMain();
   void DrainLoop();  // DrainThreadMain's body.
-  // Has every reader in `states` read everything and flush its writer.
-  void FlushReaders(const std::vector<CpuState*>& states);
   void HandleHotplug();
   void PublishCounters();
   // Drain thread, each housekeeping tick: lowers the watermark once a CPU's
@@ -308,8 +308,8 @@ class FtraceDataSource {
   void RemoveInstanceIfCreated();
   // Printed (unless options.control.print_warnings is off) and kept.
   void AddWarning(const std::string& warning);
-  // Asks the drain thread for a flush (final: then it exits) and waits.
-  void RequestDrainFlush(bool final);
+  // Has the drain thread exit, and joins it.
+  void StopDrainThread();
   // Destroys every CPU's state (unmapping and closing its reader) when
   // Start() fails half-way.
   void DestroyReaders();
@@ -338,9 +338,12 @@ class FtraceDataSource {
   std::vector<uint32_t> stats_cpus_;  // CPUs with per_cpu/cpuN at Start().
 
   // Index = CPU number. Once the drain thread runs, only it changes cpus_
-  // (slots and readers), holding readers_mutex_; it reads without the lock.
-  // Other threads (SetReadingPausedForTesting) read under the lock.
+  // (slots and readers), holding readers_mutex_ and flush_mutex_; it reads
+  // without them. Flush() reads under flush_mutex_ (for all of a flush: no
+  // reader starts or stops during one); SetReadingPausedForTesting under
+  // readers_mutex_.
   mutable std::mutex readers_mutex_;
+  std::mutex flush_mutex_;
   std::vector<std::unique_ptr<CpuState>> cpus_;
   mutable DrainSignal signal_;  // Notify() only from const stats().
   std::thread drain_thread_;
@@ -351,17 +354,15 @@ class FtraceDataSource {
   bool stopped_ = false;
   std::atomic<bool> paused_{false};
 
-  // Flush and publish requests (API thread, stats() -> drain thread):
-  // request counters and done counters under api_mutex_; the drain thread is
-  // woken through signal_, and runs while drain_running_.
+  // Publish requests (stats() -> drain thread) and its exit: under
+  // api_mutex_; the drain thread is woken through signal_, and runs while
+  // drain_running_.
   mutable std::mutex api_mutex_;
   mutable std::condition_variable api_cv_;
-  uint64_t flush_requested_ = 0;
-  uint64_t flush_done_ = 0;
   mutable uint64_t publish_requested_ = 0;
   uint64_t publish_done_ = 0;
   bool drain_running_ = false;
-  bool final_requested_ = false;
+  bool drain_exit_requested_ = false;
   // Abandon(): the drain thread stops at its next check, without a flush.
   std::atomic<bool> abandoned_{false};
 

@@ -25,8 +25,9 @@
 // worker reads up to the commit it sees, never less, so nothing is read
 // twice and nothing is skipped.
 //
-// Wake-ups, ownership of the encoder and writer, and the flush handshake
-// are the worker's (ftrace_reader_worker.h), shared with the splice reader.
+// Wake-ups, ownership of the encoder and writer (the read mutex), and
+// flushes are the worker's (ftrace_reader_worker.h), shared with the splice
+// reader.
 //
 // Loss accounting is the page flags' (RB_MISSED_EVENTS, counted by the
 // encoder) plus the meta page's figures (meta()): entries, overrun, read and
@@ -104,8 +105,8 @@ class FtraceMappedCpuReader : public FtraceReaderWorker {
   size_t data_length_ = 0;
   uint32_t subbuf_size_ = 0;
   uint32_t nr_subbufs_ = 0;
-  // The reader page last encoded and where its data ended (worker, or the
-  // caller after StopThread()).
+  // The reader page last encoded and where its data ended (under the
+  // worker's read mutex).
   uint32_t current_id_ = UINT32_MAX;
   size_t current_end_ = 0;
 

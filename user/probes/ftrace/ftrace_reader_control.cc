@@ -26,13 +26,6 @@ void FtraceReaderControl::DrainWakeups() {
   (void)!read(wake_fd_.get(), &value, sizeof(value));
 }
 
-uint64_t FtraceReaderControl::RequestFlush() {
-  // Pairs with the worker's acquire load in PendingFlush().
-  const uint64_t ticket = flush_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
-  Kick();
-  return ticket;
-}
-
 void FtraceReaderControl::SetPaused(bool paused) {
   paused_.store(paused, std::memory_order_release);
   Kick();

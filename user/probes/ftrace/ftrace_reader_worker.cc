@@ -24,15 +24,6 @@ bool DrainSignal::WaitFor(uint32_t timeout_ms) {
   return std::exchange(pending_, false);
 }
 
-void DrainSignal::ExpectFlushes(uint32_t n) { flushes_left_.store(n, std::memory_order_relaxed); }
-
-void DrainSignal::FlushDone() {
-  uint32_t left = flushes_left_.load(std::memory_order_relaxed);
-  while (left != 0 && !flushes_left_.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
-  }
-  if (left <= 1) Notify();
-}
-
 FtraceReaderWorker::FtraceReaderWorker(uint32_t cpu, FtracePageEncoder* encoder, TraceWriter* writer,
                                        DrainSignal* signal)
     : cpu_(cpu), encoder_(encoder), writer_(writer), signal_(signal) {}
@@ -51,16 +42,40 @@ void FtraceReaderWorker::StopThread() {
   if (thread_.joinable()) thread_.join();
 }
 
-void FtraceReaderWorker::ReadRemaining() {
-  // The worker is gone: this thread owns the encoder and the writer. The
-  // last read: it does not wait for room (the final flush did).
-  ignore_room_ = true;
-  bool got = false;
-  for (int rings = 1; ReadAvailable(true, &got) == ReadResult::kMore && rings < kMostRingsPerFlush; rings++) {
+void FtraceReaderWorker::Flush() {
+  std::lock_guard<std::mutex> lock(read_mutex_);
+  if (!control_.paused()) {
+    const uint64_t pages_before = encoder_->stats().pages;
+    ReadAllForFlush();
+    catch_up_pages_ += encoder_->stats().pages - pages_before;
+    encoder_->FinishBundle();
+    PublishEncoderStats();
+  }
+  writer_->Flush();
+}
+
+void FtraceReaderWorker::ReadAllForFlush() {
+  FlushRoomWait room_wait(flush_room_patience_);
+  bool counted_wait = false;
+  int rings = 0;
+  for (;;) {
+    bool took = false;
+    const ReadResult result = ReadAvailable(true, &took);
+    if (result == ReadResult::kMore) {
+      if (++rings >= kMostRingsPerFlush) break;
+    } else if (result != ReadResult::kNoRoom) {
+      break;
+    } else if (room_wait.KeepWaiting(took)) {
+      // A plain sleep, not the worker's eventfd: a kick this thread took
+      // would be lost to the worker.
+      const auto start = std::chrono::steady_clock::now();
+      std::this_thread::sleep_for(std::chrono::milliseconds(kRoomRetryMs));
+      CountRoomWait(!std::exchange(counted_wait, true), std::chrono::steady_clock::now() - start);
+    } else {
+      ignore_room_ = true;
+    }
   }
   ignore_room_ = false;
-  encoder_->FinishBundle();
-  PublishEncoderStats();
 }
 
 void FtraceReaderWorker::WorkerLoop() {
@@ -68,41 +83,27 @@ void FtraceReaderWorker::WorkerLoop() {
   pthread_setname_np(pthread_self(), ("ftrace-read/" + std::to_string(cpu_)).substr(0, 15).c_str());
   // Whether the wait that ended just before this read was the kernel's
   // (trace_pipe_raw readable). Taken at the top of each round, so that any
-  // other round in between (a flush, a wait for room, a ring's worth) clears
-  // it: a flush that coincided with the watermark and read everything left
-  // the next read nothing to find, and the worker then stopped watching the
+  // other round in between (a wait for room, a ring's worth) clears it: a
+  // flush that coincided with the watermark and read everything left the
+  // next read nothing to find, and the worker then stopped watching the
   // watermark for a whole drain period, long enough at the highest rate for
   // the buffer to wrap (one run in four lost ~40 k events, 2026-11-29).
   bool woke_by_kernel = false;
+  std::unique_lock<std::mutex> lock(read_mutex_);
   while (!control_.stopping()) {
     const bool read_after_kernel_wake = std::exchange(woke_by_kernel, false);
-    uint64_t ticket = 0;
-    const bool flushing = control_.PendingFlush(&ticket);
     if (control_.paused()) {
-      if (flushing) {
-        writer_->Flush();  // What it encoded before the pause.
-        control_.CompleteFlush(ticket);
-        signal_->FlushDone();
-        continue;
-      }
-      WaitForWake(false);
+      WaitForWake(lock, false);
       continue;
     }
     bool got = false;
     const uint64_t pages_before = encoder_->stats().pages;
-    ReadResult result = ReadAvailable(flushing, &got);
-    if (flushing) result = ReadRestOfFlush(result, got);
+    const ReadResult result = ReadAvailable(false, &got);
     catch_up_pages_ += encoder_->stats().pages - pages_before;
     encoder_->FinishBundle();
     PublishEncoderStats();
-    if (flushing && !control_.stopping()) {
-      writer_->Flush();
-      control_.CompleteFlush(ticket);
-      signal_->FlushDone();
-      continue;
-    }
     if (result == ReadResult::kNoRoom) {
-      WaitForRoom();
+      WaitForRoom(lock);
       continue;
     }
     waiting_for_room_ = false;
@@ -118,31 +119,9 @@ void FtraceReaderWorker::WorkerLoop() {
     // and -04: a 64 KiB buffer written for 60 s, its reader asleep).
     const int timeout_ms = poll_trace ? drain_timeout_ms_
                                       : (drain_timeout_ms_ < 0 ? kDeafMs : std::min(drain_timeout_ms_, kDeafMs));
-    woke_by_kernel = WaitForWake(poll_trace, timeout_ms);
+    woke_by_kernel = WaitForWake(lock, poll_trace, timeout_ms);
   }
   EndCatchUp();
-}
-
-FtraceReaderWorker::ReadResult FtraceReaderWorker::ReadRestOfFlush(ReadResult result, bool took) {
-  FlushRoomWait room_wait(flush_room_patience_);
-  int rings = result == ReadResult::kMore ? 1 : 0;
-  while (!control_.stopping() && rings < kMostRingsPerFlush) {
-    if (result == ReadResult::kNoRoom) {
-      if (room_wait.KeepWaiting(took)) {
-        WaitForRoom();
-      } else {
-        ignore_room_ = true;
-      }
-    } else if (result != ReadResult::kMore) {
-      break;
-    }
-    took = false;
-    result = ReadAvailable(true, &took);
-    if (result == ReadResult::kMore) rings++;
-  }
-  ignore_room_ = false;
-  waiting_for_room_ = false;
-  return result;
 }
 
 bool FtraceReaderWorker::NoRoomFor(uint32_t raw_bytes) {
@@ -171,23 +150,28 @@ void FtraceReaderWorker::EndCatchUp() {
   catch_up_pages_ = 0;
 }
 
-void FtraceReaderWorker::WaitForRoom() {
+void FtraceReaderWorker::WaitForRoom(std::unique_lock<std::mutex>& lock) {
   EndCatchUp();
-  // Not on trace_pipe_raw: it stays readable while we leave its data there.
-  if (!waiting_for_room_) wake_stats_.Add(&FtraceReaderWakeStats::smb_full_waits);
-  waiting_for_room_ = true;
   const auto start = std::chrono::steady_clock::now();
-  WaitForWake(false, kRoomRetryMs);
-  const auto waited = std::chrono::steady_clock::now() - start;
+  // Not on trace_pipe_raw: it stays readable while we leave its data there.
+  WaitForWake(lock, false, kRoomRetryMs);
+  CountRoomWait(!std::exchange(waiting_for_room_, true), std::chrono::steady_clock::now() - start);
+}
+
+void FtraceReaderWorker::CountRoomWait(bool first, std::chrono::steady_clock::duration waited) {
+  if (first) wake_stats_.Add(&FtraceReaderWakeStats::smb_full_waits);
   wake_stats_.Add(&FtraceReaderWakeStats::smb_full_wait_us,
                   static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(waited).count()));
 }
 
-bool FtraceReaderWorker::WaitForWake(bool include_trace_fd, int timeout_ms) {
+bool FtraceReaderWorker::WaitForWake(std::unique_lock<std::mutex>& lock, bool include_trace_fd, int timeout_ms) {
   EndCatchUp();
   struct pollfd fds[2] = {{control_.wake_fd(), POLLIN, 0}, {trace_fd_, POLLIN, 0}};
   const bool poll_trace = include_trace_fd && trace_fd_ >= 0;
+  // A flush may read this CPU meanwhile.
+  lock.unlock();
   const int n = poll(fds, poll_trace ? 2 : 1, timeout_ms);
+  lock.lock();
   if (n > 0 && (fds[0].revents & POLLIN)) control_.DrainWakeups();
   const bool by_kernel = poll_trace && n > 0 && (fds[1].revents & POLLIN);
   wake_stats_.Add(&FtraceReaderWakeStats::wakeups);

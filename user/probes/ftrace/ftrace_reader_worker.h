@@ -7,13 +7,16 @@
 //   - FtraceCpuReader: splice(2) (read(2) for partial pages), every kernel.
 //
 //   worker thread:  poll(trace_pipe_raw: buffer_percent full;
-//                        eventfd: Kick() for a flush, a stop, a pause;
+//                        eventfd: Kick() for a stop, a pause;
 //                        timeout: the drain deadline)
 //                   ─▶ ReadAvailable(): pages ─▶ encoder ─▶ writer
 //                   ─▶ FinishBundle, publish the encoder's stats
+//   Flush(), on the thread that asks for it (the producer's):
+//                   ReadAvailable() until caught up, partial page included
+//                   ─▶ FinishBundle ─▶ writer flush
 //
 // Wake-ups follow the data: the kernel wakes poll() once the buffer is
-// buffer_percent full (its watermark); a flush or a stop wakes the eventfd;
+// buffer_percent full (its watermark); a stop or a pause wakes the eventfd;
 // and the drain deadline, drain_period_ms after the worker last read, is
 // poll()'s own timeout, so that a buffer that never reaches its watermark is
 // read too. The deadline is the worker's own, not a kick from another
@@ -33,11 +36,22 @@
 // 4 ms (docs/PERFORMANCE.md). Reading and encoding on one thread, as the
 // mapped reader always did, needs one scheduling slot per batch.
 //
-// Ownership. While the worker runs it alone uses the encoder and the writer
-// handed to the constructor; the caller takes them back after StopThread()
-// (and may then call ReadRemaining()). The worker flushes the writer itself
-// at the end of a flush (the writer is not thread-safe) and publishes the
-// encoder's stats after every batch (encoder_stats(), AtomicStats).
+// A flush reads on the thread that asks for it, not on the worker. At rest
+// a flush round is most of what a recorder does (a streamed file is flushed
+// at least every --file-lag), and handing it to each worker cost every
+// worker a wake-up, and the asking thread one more for their answers: about
+// a dozen thread wake-ups a round on 2 CPUs, ~1.3 ms of CPU
+// (docs/PERFORMANCE.md, "Sluice at rest"). A worker asleep in poll() costs
+// nothing while another thread reads its CPU. Upstream's traced_probes
+// reads every CPU from one thread on a flush too.
+//
+// Ownership: read_mutex_. The kernel file or mapping, the encoder, the
+// writer (not thread-safe) and the reader's bookkeeping are used only under
+// it: by the worker for each batch (it lets go only to wait, in poll()), by
+// Flush() from the asking thread, and by the caller after StopThread(). The
+// worker publishes the encoder's stats after every batch, and Flush() after
+// its own (encoder_stats(), AtomicStats), so that other threads never read
+// the encoder itself.
 //
 // A full SMB. Before taking more from the kernel (a splice batch, a
 // GET_READER swap) a reader makes sure its writer has room for it, at
@@ -50,17 +64,15 @@
 // and waits too, but it must finish: it waits while the service frees room,
 // and writes the rest regardless once there was none for a second
 // (user/probes/flush_room_wait.h); the writer's own policy (stall, then drop
-// and count) then applies. The final read after the worker stopped
-// (ReadRemaining) does not ask. Asking costs a scan of the
+// and count) then applies. Asking costs a scan of the
 // SMB's page headers (TraceWriter::RoomBytes), so a reader asks for
 // kRoomCreditBytes at a time and spends the answer as credit: one header
 // load per few kernel pages.
 //
-// Flush handshake (FtraceReaderControl): the worker reads until the kernel
-// has nothing left, partial page included (or kMostRingsPerFlush rings'
-// worth, against a writer that never lets it catch up), ends the bundle, flushes the
-// writer, then completes the flush (release: FlushDone()'s acquire then sees
-// everything it wrote) and notifies the DrainSignal.
+// A flush reads until the kernel has nothing left, partial page included
+// (or kMostRingsPerFlush rings' worth, against a writer that never lets it
+// catch up), ends the bundle and flushes the writer; it returns when all of
+// that is done, so its caller needs no handshake.
 //
 // Subclasses call StopThread() first thing in their destructor: the worker
 // calls their ReadAvailable() until it is joined.
@@ -83,14 +95,9 @@
 
 namespace sluice {
 
-// Wakes the thread that drives the readers (a flush done, a near miss).
-// Notify() takes a mutex, so workers call it at most once per flush and once
-// per trace for a near miss, never per page.
-//
-// A flush of many readers wakes the drain thread once, not once per reader:
-// it says how many flushes it waits for (ExpectFlushes) before it asks, and
-// each worker's FlushDone() counts down; only the last notifies. At rest a
-// flush round otherwise cost the drain thread a wake-up per CPU.
+// Wakes the drain thread (a near miss, a request of the data source's API).
+// Notify() takes a mutex, so workers call it at most once per trace (their
+// first near miss), never per page.
 class DrainSignal {
  public:
   void Notify();
@@ -98,25 +105,10 @@ class DrainSignal {
   // the notification.
   bool WaitFor(uint32_t timeout_ms);
 
-  // The drain thread, before it requests `n` flushes.
-  void ExpectFlushes(uint32_t n);
-  // A worker, after it completed a flush. One that nobody counted on (a
-  // count already at 0: a flush that outlived its wait) notifies too.
-  void FlushDone();
-
  private:
   std::mutex mutex_;
   std::condition_variable cv_;
   bool pending_ = false;
-  // Owner: the drain thread sets it (ExpectFlushes); workers count it down.
-  // Relaxed throughout. A worker reads it only after it saw its flush
-  // request, and that request's fetch_add (release, FtraceReaderControl::
-  // RequestFlush) comes after the store and pairs with the worker's acquire
-  // in PendingFlush(), so the worker sees the count. The count-downs are
-  // read-modify-writes of one atomic, so exactly one of them sees 1. Nothing
-  // else is published through it: the drain thread reads each flush's
-  // outcome through its ticket (FlushDone(ticket), acquire).
-  std::atomic<uint32_t> flushes_left_{0};
 };
 
 struct FtraceReaderWakeStats {
@@ -138,21 +130,24 @@ class FtraceReaderWorker {
   // `drain_period_ms`: the worker reads at least this often, watermark or
   // not; 0: only at the watermark or a Kick().
   void StartThread(uint32_t drain_period_ms = 0);
-  // Wakes and joins the worker. Idempotent. Afterwards the caller owns the
-  // encoder and writer again.
+  // Wakes and joins the worker. Idempotent.
   void StopThread();
-  // With the worker stopped: reads everything the kernel holds, partial page
-  // included, and ends the bundle (the caller flushes the writer).
-  void ReadRemaining();
+  // On the calling thread, with the worker running or not: reads everything
+  // the kernel holds, partial page included (waiting for room in the SMB as
+  // FlushRoomWait allows), ends the bundle and flushes the writer. While
+  // paused (tests) it only flushes the writer. One caller at a time (the
+  // data source's API thread, or the drain thread for a CPU going offline,
+  // which FtraceDataSource keeps apart).
+  void Flush();
 
   uint32_t cpu() const { return cpu_; }
 
-  // A flush, and the final read, end after this many rings' worth (kMore)
-  // even if the kernel has more: all it held when the flush began is read
-  // by then, and a writer as fast as the reader cannot keep it going.
+  // A flush ends after this many rings' worth (kMore) even if the kernel has
+  // more: all it held when the flush began is read by then, and a writer as
+  // fast as the reader cannot keep it going.
   static constexpr int kMostRingsPerFlush = 2;
-  // Tests: how long a flush waits for room (FlushRoomWait). Before
-  // StartThread().
+  // Tests: how long a flush waits for room (FlushRoomWait). Before the
+  // first Flush().
   void set_flush_room_patience_for_testing(std::chrono::milliseconds patience) {
     flush_room_patience_ = patience;
   }
@@ -165,16 +160,10 @@ class FtraceReaderWorker {
   // --- Control (any thread). ---
   // Wakes the worker to read what the kernel has.
   void Kick() { control_.Kick(); }
-  // Asks the worker to read everything, partial page included, and flush its
-  // writer; returns the ticket to pass to FlushDone().
-  uint64_t RequestFlush() { return control_.RequestFlush(); }
-  bool FlushDone(uint64_t ticket) const { return control_.FlushDone(ticket); }
-  // Tests: while paused, the worker reads nothing (flushes are acknowledged
-  // without reading).
+  // Tests: while paused, nothing is read (a flush only flushes the writer).
   void SetPaused(bool paused) { control_.SetPaused(paused); }
 
-  // The encoder's stats as of the worker's last batch (the encoder's own
-  // once the worker is stopped and ReadRemaining() ran).
+  // The encoder's stats as of the last batch (the worker's or a flush's).
   FtraceParseStats encoder_stats() const { return encoder_stats_.Load(); }
   FtraceReaderWakeStats wake_stats() const { return wake_stats_.Load(); }
 
@@ -214,12 +203,12 @@ class FtraceReaderWorker {
   // without ending the bundle; sets *got_data if it encoded anything new.
   // `flushing`: partial pages too. Stops with kMore after about a ring's
   // worth, so that a writer as fast as the reader cannot keep a flush or a
-  // stop waiting.
+  // stop waiting. Called with read_mutex_ held.
   virtual ReadResult ReadAvailable(bool flushing, bool* got_data) = 0;
 
   FtracePageEncoder* encoder() const { return encoder_; }
   TraceWriter* writer() const { return writer_; }
-  // For ReadAvailable(), before it takes `raw_bytes` from the kernel: true
+  // For ReadAvailable() (read_mutex_ held), before it takes `raw_bytes` from the kernel: true
   // if it must not (no room in the writer). Takes the
   // room out of the credit, asking the writer for more when it runs short.
   // With less room than `raw_bytes` but at least a page's worth it goes on
@@ -229,15 +218,18 @@ class FtraceReaderWorker {
 
  private:
   void WorkerLoop();
-  // A flush after its first read (`result`; `took`: it took data): reads
-  // until the kernel has nothing left, waiting for room as FlushRoomWait
-  // allows. Returns the last read's result.
-  ReadResult ReadRestOfFlush(ReadResult result, bool took);
+  // Flush()'s reads (read_mutex_ held): until the kernel has nothing left,
+  // waiting for room as FlushRoomWait allows.
+  void ReadAllForFlush();
+  // The worker's wait (`lock` on read_mutex_, let go while it waits).
   // Returns true if trace_pipe_raw was polled and reported readable.
   // `timeout_ms` -1: until woken.
-  bool WaitForWake(bool include_trace_fd, int timeout_ms = -1);
-  // After kNoRoom: waits kRoomRetryMs or for a kick, and counts it.
-  void WaitForRoom();
+  bool WaitForWake(std::unique_lock<std::mutex>& lock, bool include_trace_fd, int timeout_ms = -1);
+  // The worker, after kNoRoom: waits kRoomRetryMs or for a kick (letting go
+  // of `lock`), and counts it.
+  void WaitForRoom(std::unique_lock<std::mutex>& lock);
+  // Counts a wait for room that `waited` long; `first`: the first of a run.
+  void CountRoomWait(bool first, std::chrono::steady_clock::duration waited);
   void PublishEncoderStats() { encoder_stats_.Store(encoder_->stats()); }
   // Before the worker waits: the pages of this wake-up against the most so far.
   void EndCatchUp();
@@ -256,11 +248,18 @@ class FtraceReaderWorker {
 
   AtomicStats<FtraceParseStats> encoder_stats_;
   AtomicStats<FtraceReaderWakeStats> wake_stats_;
-  // Worker thread only (ReadAvailable runs there, or after the worker
-  // stopped, in ReadRemaining).
-  bool waiting_for_room_ = false;  // Counts a wait once.
-  bool ignore_room_ = false;       // NoRoomFor says there is room: a flush past its patience, the final read.
-  uint64_t catch_up_pages_ = 0;    // Pages taken since the worker last waited.
+  // Held by whoever reads the kernel buffer or uses the encoder or the
+  // writer: the worker for a batch, Flush(), and the subclasses'
+  // ReadAvailable() through them. The worker lets go of it only to wait.
+  // It is uncontended but for a flush that meets a worker's batch: one lock
+  // per batch, not per page.
+  std::mutex read_mutex_;
+  // Under read_mutex_:
+  bool waiting_for_room_ = false;  // The worker counts a run of waits once.
+  bool ignore_room_ = false;       // NoRoomFor says there is room: a flush past its patience.
+  // Pages taken since the worker last waited (a flush's count too: the
+  // buffer was that full).
+  uint64_t catch_up_pages_ = 0;
   uint64_t near_miss_pages_ = 0;   // set_near_miss_pages(); 0 once notified.
   uint64_t room_credit_ = 0;       // Raw bytes the writer had room for at the last ask.
 };

@@ -120,13 +120,6 @@ class FtraceMappedCpuReaderKernelTest : public ::testing::Test {
     writer.join();
   }
 
-  // Asks the worker to read everything and waits for it (flush handshake).
-  void FlushReader() {
-    const uint64_t ticket = reader_->RequestFlush();
-    const uint64_t deadline = testing::NowMs() + testing::ScaledTimeoutMs(60000);
-    while (!reader_->FlushDone(ticket) && testing::NowMs() < deadline) signal_.WaitFor(10);
-    ASSERT_TRUE(reader_->FlushDone(ticket)) << "the mapped reader did not finish a flush";
-  }
 
   struct Seen {
     std::vector<uint32_t> seqs;  // In trace order.
@@ -170,10 +163,10 @@ TEST_F(FtraceMappedCpuReaderKernelTest, EveryMarkerOnceInOrderAcrossPartialPages
   for (uint32_t batch : {3u, 1u, 40u, 2u, 500u, 7u}) {
     WriteMarkers(written, written + batch);
     written += batch;
-    FlushReader();
+    reader_->Flush();
   }
   reader_->StopThread();
-  reader_->ReadRemaining();
+  reader_->Flush();  // What came after the last flush.
   const Seen seen = Decode();
   ASSERT_EQ(seen.seqs.size(), written);
   for (uint32_t i = 0; i < written; i++) ASSERT_EQ(seen.seqs[i], i) << "at " << i;
@@ -194,9 +187,9 @@ TEST_F(FtraceMappedCpuReaderKernelTest, ForcedOverrunsAreCountedExactly) {
   constexpr uint32_t kWritten = 20000;  // ~1 MB of records into a 64 KiB buffer.
   WriteMarkers(0, kWritten);
   reader_->SetPaused(false);
-  FlushReader();
+  reader_->Flush();
   reader_->StopThread();
-  reader_->ReadRemaining();
+  reader_->Flush();  // What came after the last flush.
   const Seen seen = Decode();
   const uint64_t overrun = reader_->meta().overrun - overrun_before;
   EXPECT_GT(overrun, 0u) << "nothing was overwritten: the buffer held the whole run";
