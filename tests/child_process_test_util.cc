@@ -37,6 +37,15 @@ std::string SluiceBinDir() {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+std::string UpstreamPerfettoDir() {
+  const std::string bin_dir = SluiceBinDir();
+  for (const char* up : {"/../../", "/../../../"}) {
+    const std::string dir = bin_dir + up + "shared/tools/perfetto";
+    if (access(dir.c_str(), X_OK) == 0) return dir;
+  }
+  return bin_dir + "/../../shared/tools/perfetto";
+}
+
 pid_t ForkIdleChild() {
   const pid_t parent = getpid();
   const pid_t child = fork();

@@ -21,6 +21,11 @@ uint64_t NowMs();
 // the sluice binaries are; SLUICE_BIN_DIR overrides it (vm-tests).
 std::string SluiceBinDir();
 
+// Upstream Perfetto's tools, ../shared/tools/perfetto beside the checkout,
+// found from SluiceBinDir() (build/, or a sanitizer's build/tsan/); that
+// path from build/ when it is in neither place, for the message.
+std::string UpstreamPerfettoDir();
+
 // Forks a child that does nothing until it is killed (it waits in pause()),
 // for tests that need a process that ran and is gone: the caller kills and
 // reaps it. -1 if fork failed.

@@ -203,7 +203,7 @@ duration_ms: 3600000
   }
 
   const std::string bin_dir_ = testing::SluiceBinDir();
-  const std::string upstream_dir_ = bin_dir_ + "/../../shared/tools/perfetto";
+  const std::string upstream_dir_ = testing::UpstreamPerfettoDir();
   const std::string tag_ = "interop-" + std::to_string(getpid());
   std::string dir_;
   testing::TracefsState before_;

@@ -53,7 +53,7 @@ std::string Unquoted(std::string csv) {
 
 TEST(SdkStyleProducerTest, TrackEventsReachTheTraceIntact) {
   const std::string bin_dir = testing::SluiceBinDir();
-  const std::string upstream = bin_dir + "/../../shared/tools/perfetto/trace_processor_shell";
+  const std::string upstream = testing::UpstreamPerfettoDir() + "/trace_processor_shell";
   if (access(upstream.c_str(), X_OK) != 0) {
     if (testing::RunningUnderCi()) FAIL() << "no upstream trace_processor_shell at " << upstream;
     GTEST_SKIP() << "no upstream trace_processor_shell at " << upstream << " (../shared/tools/perfetto)";

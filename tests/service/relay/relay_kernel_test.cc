@@ -40,11 +40,8 @@ class RelayKernelTest : public ::testing::Test {
   }
   std::string Path(const char* name) const { return dir_ + "/" + name; }
   std::string Upstream() const {
-    // build/ or a sanitizer's build/tsan/, beside the checkout's ../shared.
-    for (const char* up : {"/../../", "/../../../"}) {
-      const std::string shell = bin_dir_ + up + "shared/tools/perfetto/trace_processor_shell";
-      if (access(shell.c_str(), X_OK) == 0) return shell;
-    }
+    const std::string shell = testing::UpstreamPerfettoDir() + "/trace_processor_shell";
+    if (access(shell.c_str(), X_OK) == 0) return shell;
     if (testing::RunningUnderCi())
       ADD_FAILURE() << "no upstream trace_processor_shell in ../shared/tools/perfetto";
     return "";

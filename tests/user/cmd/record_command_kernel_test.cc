@@ -367,7 +367,7 @@ class RecordKernelTest : public ::testing::Test {
   // Upstream's trace_processor_shell (../shared/tools/perfetto), or "" when
   // it is not there (then a failure under CI, which has it).
   std::string UpstreamShell() const {
-    const std::string shell = bin_dir_ + "/../../shared/tools/perfetto/trace_processor_shell";
+    const std::string shell = testing::UpstreamPerfettoDir() + "/trace_processor_shell";
     if (access(shell.c_str(), X_OK) == 0) return shell;
     if (testing::RunningUnderCi()) ADD_FAILURE() << "no upstream trace_processor_shell at " << shell;
     return "";
@@ -1726,7 +1726,7 @@ class UpstreamTracerKernelTest : public OtherTracerKernelTest {
     ADD_FAILURE() << "traced never listened on " << socket_path << ": " << traced_.Describe();
     return false;
   }
-  std::string upstream_dir_ = testing::SluiceBinDir() + "/../../shared/tools/perfetto";
+  std::string upstream_dir_ = testing::UpstreamPerfettoDir();
   ChildProcess traced_, probes_, perfetto_;
 };
 
