@@ -10,6 +10,7 @@
 
 #include "perfetto/trace/ftrace/ftrace_stats.pb.h"
 #include "perfetto/trace/trace_packet.pb.h"
+#include "service/rest_flush_period.h"
 #include "shm/base/clock.h"
 #include "user/probes/ftrace/ftrace_cpu_stats.h"
 #include "user/probes/tracefs_readers.h"
@@ -35,6 +36,9 @@ using Clock = std::chrono::steady_clock;
 constexpr uint32_t kDefaultDrainPeriodMs = 100;
 constexpr uint32_t kWatermarkDrainPeriodMs = 0;
 constexpr uint32_t kMaxDrainPeriodMs = 60 * 1000;
+// The housekeeping period at rest grows to this many times the configured
+// one: 8 min by default (DrainLoop).
+constexpr uint32_t kHousekeepingRestFactor = 16;
 
 // The machine's memory, for the kernel buffer's default size.
 uint64_t PhysicalMemoryBytes() {
@@ -383,8 +387,17 @@ void FtraceDataSource::DrainThreadMain() {
 }
 
 void FtraceDataSource::DrainLoop() {
-  const auto period = std::chrono::duration_cast<Clock::duration>(options_.housekeeping_period);
-  auto next_tick = Clock::now() + period;
+  // At rest the period doubles, up to kHousekeepingRestFactor times the
+  // configured one, by the rule of a session's flush period
+  // (service/rest_flush_period.h): on this machine each wake-up of a thread
+  // that slept for seconds costs about 0.4 ms of CPU, a third of a
+  // recorder's cost at rest when it came every 30 s (docs/PERFORMANCE.md,
+  // "Sluice at rest"). A period that reads more, or sees a CPU come or go,
+  // puts it back.
+  const auto base_ms = static_cast<uint32_t>(options_.housekeeping_period.count());
+  uint32_t period_ms = base_ms;
+  uint64_t bytes_at_tick = BytesReadByAll();
+  auto next_tick = Clock::now() + std::chrono::milliseconds(period_ms);
   for (;;) {
     // Each time round, not only at the tick: a worker's near miss notified
     // the signal, which a publish request may have taken.
@@ -415,14 +428,20 @@ void FtraceDataSource::DrainLoop() {
       api_cv_.notify_all();
     }
     if (Clock::now() >= next_tick) {
-      next_tick = std::max(next_tick + period, Clock::now());
+      bool cpus_changed;
       {
         // Apart from a Flush() on the API thread, which reads every CPU.
         std::lock_guard<std::mutex> lock(flush_mutex_);
-        HandleHotplug();
+        cpus_changed = HandleHotplug();
       }
       AdaptWatermark(Clock::now());
       PublishCounters();
+      const uint64_t bytes = BytesReadByAll();
+      period_ms = cpus_changed ? base_ms
+                               : NextRestFlushPeriodMs(period_ms, base_ms, base_ms * kHousekeepingRestFactor,
+                                                       bytes - bytes_at_tick);
+      bytes_at_tick = bytes;
+      next_tick = std::max(next_tick + std::chrono::milliseconds(period_ms), Clock::now());
     }
   }
 }
@@ -466,25 +485,39 @@ void FtraceDataSource::LowerWatermark() {
   }
 }
 
-void FtraceDataSource::HandleHotplug() {
+uint64_t FtraceDataSource::BytesReadByAll() const {
+  uint64_t bytes = 0;
+  for (const auto& s : cpus_) {
+    if (s) bytes += s->BytesRead();
+  }
+  return bytes;
+}
+
+bool FtraceDataSource::HandleHotplug() {
   auto online = tracefs_->ReadOnlineCpus(&cpu_online_fd_);
-  if (!online.ok()) return;
+  if (!online.ok()) return false;
+  bool changed = false;
   std::vector<bool> is_online;
   for (uint32_t cpu : *online) {
     if (cpu >= is_online.size()) is_online.resize(cpu + 1, false);
     is_online[cpu] = true;
   }
   for (auto& s : cpus_) {
-    if (s && s->worker() && (s->cpu >= is_online.size() || !is_online[s->cpu])) StopReader(s.get());
+    if (s && s->worker() && (s->cpu >= is_online.size() || !is_online[s->cpu])) {
+      StopReader(s.get());
+      changed = true;
+    }
   }
   for (uint32_t cpu : *online) {
     if (cpu < cpus_.size() && cpus_[cpu] && cpus_[cpu]->worker()) continue;
+    changed = true;
     Status st = StartReader(cpu, true);
     if (!st.ok()) {
       std::lock_guard<std::mutex> lock(warnings_mutex_);
       if (warnings_.size() < 64) warnings_.push_back("cpu " + std::to_string(cpu) + ": " + st.message());
     }
   }
+  return changed;
 }
 
 void FtraceDataSource::StopDrainThread() {

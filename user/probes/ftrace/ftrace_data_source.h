@@ -23,7 +23,8 @@
 //            ─ the readers' worker threads, and the drain thread
 //
 //   drain thread (reads pages only of a CPU that went offline):
-//     every housekeeping period (30 s; options): re-read the online CPUs,
+//     every housekeeping period (30 s; options; at rest it doubles up to
+//     16 times that, by a session's flush period's rule): re-read the online CPUs,
 //       start/stop readers; lower the watermark for a buffer that fills
 //       fast (ftrace_watermark.h; a reader's near miss does it at once);
 //       publish the counters. (A config's drain_period_ms is kept by each
@@ -119,14 +120,18 @@ struct FtraceDataSourceOptions {
   // Where to keep the tracefs state file (see above); empty = none.
   std::string tracefs_state_dir;
   // How often the drain thread looks for CPUs gone or come online, at the
-  // buffers' fill rate, and publishes the counters (a flush publishes them
-  // too). Not the drain period: each worker keeps that itself. 30 s, so
+  // buffers' fill rate, and publishes the counters (stats() has them
+  // published too). Not the drain period: each worker keeps that itself. 30 s, so
   // that a recorder at rest is not woken every second for it (a fast-filling
   // buffer is seen at once all the same: its reader's near miss wakes this
   // thread). The price: a CPU that comes online is read up to a period
   // late, and what its buffer cannot hold until then is overwritten and
   // counted (overrun), as any backlog is. Tests lengthen it to leave a
-  // reader's near miss as the only way the watermark is lowered.
+  // reader's near miss as the only way the watermark is lowered. At rest
+  // (below 64 KiB/s read) it doubles at each look, up to 16 times this (8
+  // min), and returns to it when more is read or a CPU comes or goes: a
+  // CPU that comes online at rest may wait that long, with the trickle of
+  // a machine at rest to hold in its buffer meanwhile.
   std::chrono::milliseconds housekeeping_period{30 * 1000};
   // With no instance configured, another process reading the top-level
   // buffer moves the session to an instance of its own or refuses it
@@ -289,7 +294,10 @@ class FtraceDataSource {
   void RetireReader(CpuState* state);
   void DrainThreadMain();
   void DrainLoop();  // DrainThreadMain's body.
-  void HandleHotplug();
+  // Starts and stops readers as CPUs came and went; true if any did.
+  bool HandleHotplug();
+  // Bytes every CPU's readers took from the kernel (drain thread).
+  uint64_t BytesReadByAll() const;
   void PublishCounters();
   // Drain thread, each housekeeping tick: lowers the watermark once a CPU's
   // buffer fills fast at the last second's rate (ftrace_watermark.h).
