@@ -533,8 +533,9 @@ void FtraceDataSource::Flush() {
   if (!started_ || stopped_) return;
   {
     std::lock_guard<std::mutex> lock(flush_mutex_);
+    FlushRoomWait room_wait;  // One patience for the round (ftrace_reader_worker.h).
     for (auto& s : cpus_) {
-      if (s && s->worker()) s->worker()->Flush();
+      if (s && s->worker()) s->worker()->Flush(&room_wait);
     }
   }
   if (stats_writer_) stats_writer_->Flush();
@@ -548,10 +549,11 @@ void FtraceDataSource::Stop() {
   settings_->DisableEvents();
   StopDrainThread();
   // Once each worker is gone, only this thread reads.
+  FlushRoomWait room_wait;
   for (auto& s : cpus_) {
     if (!s || !s->worker()) continue;
     s->worker()->StopThread();
-    s->worker()->Flush();
+    s->worker()->Flush(&room_wait);
   }
   PublishCounters();
   // Unmap and close every trace_pipe_raw: the kernel refuses to resize a

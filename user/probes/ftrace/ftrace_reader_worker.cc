@@ -42,11 +42,12 @@ void FtraceReaderWorker::StopThread() {
   if (thread_.joinable()) thread_.join();
 }
 
-void FtraceReaderWorker::Flush() {
+void FtraceReaderWorker::Flush(FlushRoomWait* room_wait) {
   std::lock_guard<std::mutex> lock(read_mutex_);
   if (!control_.paused()) {
     const uint64_t pages_before = encoder_->stats().pages;
-    ReadAllForFlush();
+    FlushRoomWait own_wait(flush_room_patience_);
+    ReadAllForFlush(room_wait ? room_wait : &own_wait);
     catch_up_pages_ += encoder_->stats().pages - pages_before;
     encoder_->FinishBundle();
     PublishEncoderStats();
@@ -54,8 +55,7 @@ void FtraceReaderWorker::Flush() {
   writer_->Flush();
 }
 
-void FtraceReaderWorker::ReadAllForFlush() {
-  FlushRoomWait room_wait(flush_room_patience_);
+void FtraceReaderWorker::ReadAllForFlush(FlushRoomWait* room_wait) {
   bool counted_wait = false;
   int rings = 0;
   for (;;) {
@@ -65,7 +65,7 @@ void FtraceReaderWorker::ReadAllForFlush() {
       if (++rings >= kMostRingsPerFlush) break;
     } else if (result != ReadResult::kNoRoom) {
       break;
-    } else if (room_wait.KeepWaiting(took)) {
+    } else if (room_wait->KeepWaiting(took)) {
       // A plain sleep, not the worker's eventfd: a kick this thread took
       // would be lost to the worker.
       const auto start = std::chrono::steady_clock::now();

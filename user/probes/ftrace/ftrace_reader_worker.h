@@ -137,8 +137,10 @@ class FtraceReaderWorker {
   // FlushRoomWait allows), ends the bundle and flushes the writer. While
   // paused (tests) it only flushes the writer. One caller at a time (the
   // data source's API thread, or the drain thread for a CPU going offline,
-  // which FtraceDataSource keeps apart).
-  void Flush();
+  // which FtraceDataSource keeps apart). `room_wait`: one patience shared by
+  // the CPUs of a round, so that a service that frees nothing costs a round
+  // one patience, not one per CPU; null: this flush's own.
+  void Flush(FlushRoomWait* room_wait = nullptr);
 
   uint32_t cpu() const { return cpu_; }
 
@@ -220,7 +222,7 @@ class FtraceReaderWorker {
   void WorkerLoop();
   // Flush()'s reads (read_mutex_ held): until the kernel has nothing left,
   // waiting for room as FlushRoomWait allows.
-  void ReadAllForFlush();
+  void ReadAllForFlush(FlushRoomWait* room_wait);
   // The worker's wait (`lock` on read_mutex_, let go while it waits).
   // Returns true if trace_pipe_raw was polled and reported readable.
   // `timeout_ms` -1: until woken.
