@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -51,7 +52,9 @@ class RelayTest : public ::testing::Test {
     StopGuest();
     relay_server_.reset();
     host_.reset();
-    rmdir(dir_.c_str());
+    // The listening sockets stay as files (the daemons unlink theirs at exit).
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
   }
 
   // Starts the guest's relay (and its producer socket), waits until the

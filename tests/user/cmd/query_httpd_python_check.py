@@ -301,4 +301,9 @@ def main():
 
 
 if __name__ == '__main__':
-  sys.exit(main())
+  try:
+    sys.exit(main())
+  finally:
+    # The client polls a server it starts with urlretrieve() and no file
+    # name: each poll's answer stays in a /tmp/tmpXXXXXXXX until this.
+    urllib.request.urlcleanup()

@@ -18,7 +18,7 @@ namespace sluice::testing {
 std::string WhyRecordTestsCannotRun(const std::string& bin_dir);
 
 // A new directory /tmp/<prefix>XXXXXX ("" on failure), and its removal
-// with the files in it (no subdirectories).
+// with everything in it.
 std::string MakeTempDir(const std::string& prefix);
 void RemoveTempDir(const std::string& dir);
 
