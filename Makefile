@@ -217,6 +217,9 @@ $(TEST_BIN): $(TEST_OBJS) $(LIB)
 
 all: $(LIB) $(BINS) $(QUERY_HTTPD_PLUGIN) $(TEST_BIN)
 .DEFAULT_GOAL := all
+# The programs alone, without the test binary (what the arm64 scenarios
+# without 50-kernel-tests run; .ci/run builds them beside the tests).
+bins: $(BINS)
 
 # ---- tests -----------------------------------------------------------------
 # CI=true turns skips of kernel integration tests into failures
@@ -229,8 +232,11 @@ test: all
 
 # The kernel suites again from each tracefs state a machine is found in
 # (docs/FTRACE_CONTROL.md, "Start states"); the state found is put back.
+# START_STATES_FLAGS=-s skips the state the machine was found in when a
+# `make test` from that state has just run (.ci/run).
+START_STATES_FLAGS ?=
 test-start-states: all
-	$(Q)tests/tracefs_start_states.sh -b $(TEST_BIN)
+	$(Q)tests/tracefs_start_states.sh $(START_STATES_FLAGS) -b $(TEST_BIN)
 
 # ---- run -------------------------------------------------------------------
 # Builds only the sluice CLI (the test suite is built by `make test`).
@@ -261,8 +267,10 @@ fuzz-run: fuzz-build
 	     || { tail -40 $(BUILD_DIR)/$$(basename $$f).log; exit 1; }; \
 	done
 else
-fuzz: | $(DEPS_STAMP)
-	$(Q)$(MAKE) --no-print-directory SANITIZE=fuzzer CXX=$(CLANGXX) fuzz-run
+# fuzz-build alone lets .ci/run build the fuzzers beside the tests, and run
+# them later (make fuzz then only runs them).
+fuzz fuzz-build: | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=fuzzer CXX=$(CLANGXX) $(if $(filter fuzz,$@),fuzz-run,fuzz-build)
 endif
 
 # ---- bench -----------------------------------------------------------------
@@ -276,6 +284,6 @@ bench: $(BENCH_BINS)
 clean:
 	rm -rf build
 
-.PHONY: all deps protos test test-start-states run fuzz fuzz-build fuzz-run bench clean
+.PHONY: all bins deps protos test test-start-states run fuzz fuzz-build fuzz-run bench clean
 
 -include $(shell find $(OBJ_DIR) -name '*.d' 2>/dev/null)

@@ -21,8 +21,10 @@
 #   foreign      another tool's instance (foreign-tracer, with an event of its
 #                own enabled) and an event it enabled in the top-level buffer
 #
-# Usage: tests/tracefs_start_states.sh [-b SLUICE_TESTS] [-f GTEST_FILTER] [STATE...]
+# Usage: tests/tracefs_start_states.sh [-s] [-b SLUICE_TESTS] [-f GTEST_FILTER] [STATE...]
 # Default: build/sluice_tests, *KernelTest*, every state. Needs root and tracefs.
+# -s skips a state identical to the one found: the caller has just run the
+# suites from it (.ci/run after make test; a fresh machine is in default).
 # Prints one line per state and "N passed, N failed" last; exits non-zero if
 # a state failed or the state found could not be put back.
 set -uo pipefail
@@ -30,11 +32,13 @@ cd "$(dirname "$0")/.."
 
 tests_bin=build/sluice_tests
 filter='*KernelTest*'
-while getopts "b:f:" opt; do
+skip_found=false
+while getopts "sb:f:" opt; do
   case $opt in
+    s) skip_found=true ;;
     b) tests_bin=$OPTARG ;;
     f) filter=$OPTARG ;;
-    *) echo "usage: $0 [-b SLUICE_TESTS] [-f GTEST_FILTER] [STATE...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-s] [-b SLUICE_TESTS] [-f GTEST_FILTER] [STATE...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -111,6 +115,10 @@ log_dir=$(mktemp -d /tmp/sluice-start-states.XXXXXX)
 echo "tracefs_start_states: found $found"
 for state in "${states[@]}"; do
   apply "$state" || { failed=$((failed + 1)); continue; }
+  if $skip_found && [ "$(describe)" = "$found" ]; then
+    echo "tracefs_start_states: $state: the state found, where the suites have just run (-s): not run again"
+    continue
+  fi
   start=$SECONDS
   log=$log_dir/$state.log
   if "$tests_bin" --gtest_filter="$filter" >"$log" 2>&1; then
