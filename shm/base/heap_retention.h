@@ -6,9 +6,9 @@
 // returns the freed top of the thread's arena to the kernel once it exceeds
 // 128 KiB (M_TRIM_THRESHOLD, madvise), so the next period faults every page
 // in again: 40% of the service thread's CPU in a 10 s profile of `sluice
-// record` (docs/PERFORMANCE.md, "Per-second costs"). Recorders run for hours
-// with the same working set; keeping it costs no more than the peak they
-// reached anyway.
+// record` (docs/PERFORMANCE.md, "Per-thread costs and the choices behind
+// them"). Recorders run for hours with the same working set; keeping it
+// costs no more than the peak they reached anyway.
 #ifndef SLUICE_SHM_BASE_HEAP_RETENTION_H_
 #define SLUICE_SHM_BASE_HEAP_RETENTION_H_
 
