@@ -246,6 +246,10 @@ elapsed() { echo $((($(date +%s%N) - start) / 1000000)); }   # ms
 "${qemu[@]}" >"$out/qemu.log" 2>&1 &
 qpid=$!
 trap 'kill $qpid 2>/dev/null' EXIT
+# A run stopped from outside (CI's timeout, a ^C, a killed make) ends
+# through the EXIT trap too, so that QEMU, the relay host and its sockets'
+# folder do not outlive it (bash runs no EXIT trap on a fatal signal).
+trap 'exit 143' TERM INT HUP
 if [ "$relay" = 1 ]; then
   BUILD_DIR=${BUILD_DIR:-build} bash "$here/relay-host.sh" "$relay_dir" "$out/relay" "$console" "$qpid" &
   relay_pid=$!
