@@ -18,6 +18,9 @@
 #     the daemon modes): each thread's time on a CPU from
 #     /proc/PID/task/TID/schedstat, the scheduler's own count in ns;
 #   - each thread's wake-ups (schedstat's third field), per second;
+#   - each thread's minor page faults (/proc/PID/task/TID/stat), per second:
+#     a first touch of a page costs about 20 us on a virtualised machine, so
+#     they show where a round's CPU goes;
 #   - the events the kernel wrote meanwhile (the sum of per_cpu/cpuN/stats
 #     "entries" growth is not available across readers, so: the context
 #     switches of the machine, /proc/stat ctxt, as its baseline).
@@ -28,8 +31,8 @@
 #                       sluice record --daemon -o F
 #   sluice-daemon-ring  the same with --ring
 #   trace-cmd           trace-cmd record -b 2048 -e (each event) -o F
-# Printed: one line per run, then the medians per mode, then the wake-ups
-# per second of each thread (medians) for the sluice modes.
+# Printed: one line per run, then the medians per mode, then the wake-ups,
+# CPU and page faults per second of each thread (medians) for the sluice modes.
 set -u
 
 REPS=${REPS:-3}
@@ -69,8 +72,14 @@ cleanup() { stop_daemons; bench_restore_tracefs; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# CPU ns of the threads listed by bench_threads_of in FILE.
-sum_ns() { awk '{ s += $2 } END { printf "%.0f", s }' "$1"; }
+# "TID MINOR_FAULTS" for each thread of PID (stat's 10th field; the name in
+# brackets before it may hold spaces, so fields count from the last ')').
+faults_of() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    echo "${t##*/} $(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f8)"
+  done
+}
 
 # start_daemons DIR: sluiced and sluice-probes in the foreground on
 # private sockets; returns once the probes registered.
@@ -119,21 +128,27 @@ run() {
   [ "$mode" = trace-cmd ] && pids=($(pstree -p "$rec_pid" | grep -o '([0-9]*)' | tr -d '()'))
   local p
   for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t0"
+  for p in "${pids[@]}"; do faults_of "$p"; done >"$dir/f0"
   local ctxt0 ctxt1
   ctxt0=$(awk '/^ctxt/{print $2}' /proc/stat)
   sleep "$WINDOW"
   ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
   for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t1"
+  for p in "${pids[@]}"; do faults_of "$p"; done >"$dir/f1"
   kill -INT "$rec_pid"
   [ "$mode" = trace-cmd ] && pkill -INT -P "$rec_pid" 2>/dev/null
   wait "$rec_pid"
   local rc=$?
   stop_daemons
   bench_restore_tracefs
-  # Per thread: CPU ms per s and wake-ups per s over the window.
-  awk -v w="$WINDOW" 'NR == FNR { ns[$1] = $2; wk[$1] = $3; next }
-       ($1 in ns) { printf "%s %.4f %.2f\n", $4, ($2 - ns[$1]) / 1e6 / w, ($3 - wk[$1]) / w }' \
-    "$dir/t0" "$dir/t1" >"$dir/threads"
+  # Per thread: CPU ms per s, wake-ups per s and minor faults per s over the
+  # window.
+  awk -v w="$WINDOW" 'FILENAME == ARGV[1] { f0[$1] = $2; next }
+       FILENAME == ARGV[2] { f1[$1] = $2; next }
+       FILENAME == ARGV[3] { ns[$1] = $2; wk[$1] = $3; next }
+       ($1 in ns) { printf "%s %.4f %.2f %.2f\n", $4, ($2 - ns[$1]) / 1e6 / w, ($3 - wk[$1]) / w,
+                           ($1 in f0 && $1 in f1) ? (f1[$1] - f0[$1]) / w : 0 }' \
+    "$dir/f0" "$dir/f1" "$dir/t0" "$dir/t1" >"$dir/threads"
   awk -v mode="$mode" -v rep="$rep" -v rc="$rc" -v ctxt=$(( (ctxt1 - ctxt0) / WINDOW )) '
     { cpu += $2; wk += $3 }
     END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d\n", mode, rep, ctxt, cpu, wk, rc }' \
@@ -155,8 +170,8 @@ awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4 }
   }
   END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  (machine: %d context switches/s)\n",
                             m, med(c, m, n[m]), med(w, m, n[m]), med(x, m, n[m]) }' "$WORK/runs" | sort
-echo "# wake-ups per second of each thread (medians; threads of one name summed per run)"
-awk '{ k = $1 " " $3; c[k, $2] += $4; w[k, $2] += $5; reps[k] = reps[k] " " $2 }
+echo "# per second, each thread's wake-ups, CPU and minor faults (medians; threads of one name summed per run)"
+awk '{ k = $1 " " $3; c[k, $2] += $4; w[k, $2] += $5; f[k, $2] += $6; reps[k] = reps[k] " " $2 }
   function med(list,   v, n, i, j, t) {
     n = split(list, v, " ")
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
@@ -164,8 +179,10 @@ awk '{ k = $1 " " $3; c[k, $2] += $4; w[k, $2] += $5; reps[k] = reps[k] " " $2 }
   }
   END {
     for (k in reps) {
-      n = split(reps[k], rs, " "); wl = ""; cl = ""; delete seen
-      for (i = 1; i <= n; i++) if (!(rs[i] in seen)) { seen[rs[i]] = 1; wl = wl " " w[k, rs[i]]; cl = cl " " c[k, rs[i]] }
-      printf "%-40s %6.2f wake-ups/s  %.4f ms/s\n", k, med(wl), med(cl)
+      n = split(reps[k], rs, " "); wl = ""; cl = ""; fl = ""; delete seen
+      for (i = 1; i <= n; i++) if (!(rs[i] in seen)) {
+        seen[rs[i]] = 1; wl = wl " " w[k, rs[i]]; cl = cl " " c[k, rs[i]]; fl = fl " " f[k, rs[i]]
+      }
+      printf "%-40s %6.2f wake-ups/s  %.4f ms/s  %6.2f faults/s\n", k, med(wl), med(cl), med(fl)
     }
   }' "$WORK/all-threads" | grep -v '^trace-cmd' | sort
