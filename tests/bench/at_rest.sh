@@ -20,7 +20,7 @@
 #   - each thread's wake-ups (schedstat's third field), per second;
 #   - each thread's minor page faults (/proc/PID/task/TID/stat), per second:
 #     a first touch of a page costs about 20 us on a virtualised machine, so
-#     they show where a round's CPU goes;
+#     they tell whether first touches are part of a round's CPU;
 #   - the events the kernel wrote meanwhile (the sum of per_cpu/cpuN/stats
 #     "entries" growth is not available across readers, so: the context
 #     switches of the machine, /proc/stat ctxt, as its baseline).
