@@ -42,7 +42,6 @@ BUILD_DIR=${BUILD_DIR:-build}
 SLUICE_DIR=${SLUICE_DIR:-$BUILD_DIR}
 MODES=${MODES:-sluice-file sluice-ring sluice-daemon-file sluice-daemon-ring trace-cmd}
 T=/sys/kernel/tracing
-WORK=$(mktemp -d /tmp/sluice-at-rest.XXXXXX)
 # shellcheck source=tests/bench/bench_common.sh
 . "$(dirname "$0")/bench_common.sh"
 
@@ -52,6 +51,8 @@ for b in sluice sluiced sluice-probes; do
   [ -x "$SLUICE_DIR/$b" ] || bench_die "$SLUICE_DIR/$b not built: make $SLUICE_DIR/$b"
 done
 case " $MODES " in *" trace-cmd "*) command -v trace-cmd >/dev/null || bench_die "trace-cmd missing: apt-get install trace-cmd" ;; esac
+# After the checks: a run that cannot start leaves no folder behind.
+WORK=$(mktemp -d /tmp/sluice-at-rest.XXXXXX)
 
 EVENTS="sched/sched_switch sched/sched_waking sched/sched_wakeup_new sched/sched_process_fork
 sched/sched_process_exec sched/sched_process_exit sched/sched_process_free task/task_newtask
