@@ -73,14 +73,6 @@ cleanup() { stop_daemons; bench_restore_tracefs; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# "TID MINOR_FAULTS" for each thread of PID (stat's 10th field; the name in
-# brackets before it may hold spaces, so fields count from the last ')').
-faults_of() {
-  local t
-  for t in /proc/"$1"/task/*; do
-    echo "${t##*/} $(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f8)"
-  done
-}
 
 # start_daemons DIR: sluiced and sluice-probes in the foreground on
 # private sockets; returns once the probes registered.
@@ -129,13 +121,11 @@ run() {
   [ "$mode" = trace-cmd ] && pids=($(pstree -p "$rec_pid" | grep -o '([0-9]*)' | tr -d '()'))
   local p
   for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t0"
-  for p in "${pids[@]}"; do faults_of "$p"; done >"$dir/f0"
   local ctxt0 ctxt1
   ctxt0=$(awk '/^ctxt/{print $2}' /proc/stat)
   sleep "$WINDOW"
   ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
   for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t1"
-  for p in "${pids[@]}"; do faults_of "$p"; done >"$dir/f1"
   kill -INT "$rec_pid"
   [ "$mode" = trace-cmd ] && pkill -INT -P "$rec_pid" 2>/dev/null
   wait "$rec_pid"
@@ -144,12 +134,10 @@ run() {
   bench_restore_tracefs
   # Per thread: CPU ms per s, wake-ups per s and minor faults per s over the
   # window.
-  awk -v w="$WINDOW" 'FILENAME == ARGV[1] { f0[$1] = $2; next }
-       FILENAME == ARGV[2] { f1[$1] = $2; next }
-       FILENAME == ARGV[3] { ns[$1] = $2; wk[$1] = $3; next }
+  awk -v w="$WINDOW" 'NR == FNR { ns[$1] = $2; wk[$1] = $3; mf[$1] = $NF; next }
        ($1 in ns) { printf "%s %.4f %.2f %.2f\n", $4, ($2 - ns[$1]) / 1e6 / w, ($3 - wk[$1]) / w,
-                           ($1 in f0 && $1 in f1) ? (f1[$1] - f0[$1]) / w : 0 }' \
-    "$dir/f0" "$dir/f1" "$dir/t0" "$dir/t1" >"$dir/threads"
+                           ($NF - mf[$1]) / w }' \
+    "$dir/t0" "$dir/t1" >"$dir/threads"
   awk -v mode="$mode" -v rep="$rep" -v rc="$rc" -v ctxt=$(( (ctxt1 - ctxt0) / WINDOW )) '
     { cpu += $2; wk += $3 }
     END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d\n", mode, rep, ctxt, cpu, wk, rc }' \

@@ -61,11 +61,14 @@ EOW
 
 # One line per thread of PID's process: TID, time on a CPU in ns and
 # wake-ups (the first and third fields of /proc/PID/task/TID/schedstat, the
-# scheduler's own counts), name.
+# scheduler's own counts), name, and last its minor page faults (the 10th
+# field of .../stat; counted from after the name in brackets, which may hold
+# spaces, and last for the same reason: read it as $NF).
 bench_threads_of() {
   local t
   for t in /proc/"$1"/task/*; do
-    echo "${t##*/} $(cut -d' ' -f1,3 "$t/schedstat" 2>/dev/null) $(cat "$t/comm" 2>/dev/null)"
+    echo "${t##*/} $(cut -d' ' -f1,3 "$t/schedstat" 2>/dev/null) $(cat "$t/comm" 2>/dev/null)" \
+      "$(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f8)"
   done
 }
 
