@@ -208,7 +208,7 @@ struct TraceBuffer::SequenceState {
 };
 
 enum class TraceBuffer::Step { kEmitted, kContinue, kStall };
-enum class TraceBuffer::Join { kJoined, kWait, kBrokenByWriter, kBrokenByViolation };
+enum class TraceBuffer::Join { kJoined, kWait, kBrokenByWriter, kBrokenByViolation, kBrokenByLoss };
 
 // ---------------------------------------------------------------------------
 // Creation.
@@ -804,6 +804,7 @@ TraceBuffer::Step TraceBuffer::ReadStep(SequenceState* seq, bool final_read,
         stats_.trace_writer_packet_loss++;
         break;
       case Join::kBrokenByViolation:
+      case Join::kBrokenByLoss:  // Counted where it was lost.
         break;
     }
     seq->loss_pending = true;  // The started packet cannot be completed.
@@ -823,7 +824,11 @@ TraceBuffer::Join TraceBuffer::TryJoin(SequenceState* seq, std::string* packet,
   ChunkQueue& q = seq->chunks;
   size_t k = 1;  // q[k]: the chunk holding the packet's end.
   for (;; k++) {
-    if (k >= q.size() || q[k].ext != q[0].ext + k) return Join::kWait;
+    if (k >= q.size() || q[k].ext != q[0].ext + k) {
+      // A piece that will not come (a relay dropped it) ends the wait.
+      const bool lost = seq->has_lost_through && q[0].ext + k <= seq->lost_through_ext;
+      return lost ? Join::kBrokenByLoss : Join::kWait;
+    }
     ChunkMeta& n = q[k];
     if (n.state & (kDead | kCorrupt)) return Join::kBrokenByViolation;
     if (n.num_fragments == 0) return (n.state & kIncomplete) ? Join::kWait : Join::kBrokenByWriter;

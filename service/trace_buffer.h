@@ -83,9 +83,11 @@
 //  - a last fragment that continues is joined with the next chunks (ids +1,
 //    each flagged as continuing; a one-fragment chunk flagged both ways is a
 //    middle piece) up to the fragment that ends it: "readahead". If a piece is
-//    missing or unpatched, the sequence waits (readaheads_failed); if the next
-//    chunk id is there but does not continue the packet, the writer dropped
-//    data: the started packet is dropped (trace_writer_packet_loss);
+//    missing or unpatched, the sequence waits (readaheads_failed), unless
+//    the missing piece is known lost (MarkChunksLost): the started packet is
+//    then dropped and counted where the loss was (the relay's drops); if the
+//    next chunk id is there but does not continue the packet, the writer
+//    dropped data: the started packet is dropped (trace_writer_packet_loss);
 //  - a chunk flagged kChunkNeedsPatching is read up to, not including, its last
 //    fragment (the one whose nested sizes are pending) until a patch batch
 //    with other_patches_pending=false arrives;

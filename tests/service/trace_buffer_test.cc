@@ -344,6 +344,30 @@ TEST_F(TraceBufferTest, ChunksKnownLostReleaseTheGapAtOnce) {
   EXPECT_TRUE(tb_->CheckInvariantsForTesting());
 }
 
+// A packet whose middle piece a relay dropped cannot be completed: once that
+// chunk is known lost the reader drops the packet and goes on, instead of
+// holding the sequence until the final read (a relayed machine's data then
+// stopped reaching a streamed file after the relay's first drop).
+TEST_F(TraceBufferTest, ChunkKnownLostBreaksTheJoinItWasPartOf) {
+  Make(4096);
+  Copy(1, 1, {"p1", "p2:a"}, kLast);
+  Copy(1, 3, {"p2:c", "p3"}, kFirst);
+  EXPECT_EQ(ReadMarked(), (Strings{"!p1"}));  // 2 may still come.
+  EXPECT_EQ(tb_->stats().readaheads_failed, 1u);
+  tb_->MarkChunksLost(1, 1, 2);
+  EXPECT_EQ(ReadMarked(), (Strings{"!p3"}));
+  // The relay counted the chunk; the writer broke nothing.
+  EXPECT_EQ(tb_->stats().trace_writer_packet_loss, 0u);
+  EXPECT_EQ(tb_->stats().readaheads_failed, 1u);
+  EXPECT_EQ(tb_->stats().chunks_read, 2u);
+  // Lost before the packet's start came: its first piece is dropped at once.
+  Copy(1, 4, {"p4:a"}, kLast);
+  tb_->MarkChunksLost(1, 1, 5);
+  Copy(1, 6, {"p4:c", "p5"}, kFirst);
+  EXPECT_EQ(ReadMarked(), (Strings{"!p5"}));
+  EXPECT_TRUE(tb_->CheckInvariantsForTesting());
+}
+
 TEST_F(TraceBufferTest, FinalReadReleasesGap) {
   Make(4096);
   for (uint32_t id : {1u, 2u, 5u, 6u}) Copy(1, id, {"c" + std::to_string(id)});
