@@ -373,10 +373,13 @@ class StopOnSignals {
 // large free, so later large blocks come from the heap too). Without this the
 // daemon would hold tens of MiB it no longer uses. malloc_trim (which also
 // releases free pages inside the heap) runs when more than kFreeBytesToTrim
-// of it is free. Checked a second after the loop last did something; while
-// it does nothing else the check backs off, doubling up to kIdlePeriodMs, so
-// that an idle daemon is not woken every second (nothing is freed while
-// nothing runs). Lives as long as the loop runs.
+// of it is free. Checked each second while the loop does other work; the
+// first check that finds the loop idle since the one before waits
+// kIdlePeriodMs for the next (nothing is freed while nothing runs). A
+// recorder at rest flushes every minute or few: a doubling back-off (1, 2,
+// 4 ... s) after each of those rounds woke the daemon six times for nothing.
+// A burst that frees memory during a long wait is trimmed at the check that
+// ends it, at most kIdlePeriodMs later. Lives as long as the loop runs.
 class TrimFreeHeap {
  public:
   static constexpr uint32_t kPeriodMs = 1000;
@@ -390,13 +393,13 @@ class TrimFreeHeap {
  private:
   void Schedule(uint32_t period_ms) {
     loop_->PostDelayedTask(
-        [this, alive = alive_, period_ms] {
+        [this, alive = alive_] {
           if (!*alive) return;
           if (mallinfo2().fordblks > kFreeBytesToTrim) malloc_trim(0);
           // This timer's own wake-up is one round: more means other work.
           const bool idle = loop_->rounds() - rounds_at_last_check_ <= 1;
           rounds_at_last_check_ = loop_->rounds();
-          Schedule(idle ? std::min(period_ms * 2, kIdlePeriodMs) : kPeriodMs);
+          Schedule(idle ? kIdlePeriodMs : kPeriodMs);
         },
         period_ms);
   }
