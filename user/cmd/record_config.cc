@@ -35,7 +35,7 @@ const char kRecordUsage[] =
     "                        -c): the file is valid at any moment, even if sluice\n"
     "                        is killed, and -b only has to hold a second of data\n"
     "      --file-lag DURATION  how far behind the streamed file may fall while\n"
-    "                        the machine is at rest: 60s (default; a second while\n"
+    "                        the machine is at rest: 5m (default; a second while\n"
     "                        events flow or the status line is drawn); 1s keeps\n"
     "                        it a second behind, at a few ms of CPU a second\n"
     "      --ring            flight recorder: keep the newest -b of data in memory,\n"

@@ -61,8 +61,13 @@ struct RecordArgs {
   bool stop = false;                    // --stop, with --attach
   // --file-lag: how far behind a streamed file may fall while the machine
   // is at rest (SessionOptions.rest_flush_period_ms); at most a second while
-  // events flow or the status line is drawn.
-  uint32_t file_lag_ms = 60 * 1000;
+  // events flow or the status line is drawn. Five minutes: a flush round
+  // costs about half a millisecond of CPU beyond its events here (three
+  // threads woken with cold caches), so at one a minute a file at rest cost
+  // twice what trace-cmd does; trace-cmd's own file lags until a CPU's
+  // buffer is half full, several minutes at rest (docs/PERFORMANCE.md,
+  // "Sluice at rest").
+  uint32_t file_lag_ms = 5 * 60 * 1000;
   // --rotate SIZE|DURATION (each at most once), --keep N: the trace cut into
   // files that each load alone (service/trace_file_rotation.h). --on-rotate
   // CMD: run with each finished file's path (record_rotation_hook.h).
