@@ -104,8 +104,9 @@ record_alive() { kill -0 "$record_pid" 2>/dev/null; }
 recording() {
   record_alive || { log "sluice record exited early: $(tail -n 3 "$out/record$phase.log")"; exit 1; }
   # --daemon says no "sluice: recording"; the ready markers below prove the
-  # whole path once the file is being written.
-  grep -q '^sluice record: writing' "$out/record$phase.log"
+  # whole path once the file is being written. -s: the background job may
+  # not have made its log yet.
+  grep -qs '^sluice record: writing' "$out/record$phase.log"
 }
 
 start_phase() {
