@@ -360,7 +360,7 @@ TEST_F(TraceBufferTest, ChunkKnownLostBreaksTheJoinItWasPartOf) {
   EXPECT_EQ(tb_->stats().trace_writer_packet_loss, 0u);
   EXPECT_EQ(tb_->stats().readaheads_failed, 1u);
   EXPECT_EQ(tb_->stats().chunks_read, 2u);
-  // Lost before the packet's start came: its first piece is dropped at once.
+  // Known lost before the first read of the packet: no wait at all.
   Copy(1, 4, {"p4:a"}, kLast);
   tb_->MarkChunksLost(1, 1, 5);
   Copy(1, 6, {"p4:c", "p5"}, kFirst);
