@@ -73,7 +73,6 @@ cleanup() { stop_daemons; bench_restore_tracefs; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-
 # start_daemons DIR: sluiced and sluice-probes in the foreground on
 # private sockets; returns once the probes registered.
 start_daemons() {
