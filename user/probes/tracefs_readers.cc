@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <utility>
@@ -31,6 +32,20 @@ bool IsConsumingFile(std::string_view rel) {
   }
   const std::string_view file = rel.substr(slash + 1);
   return file == "trace_pipe_raw" || file == "trace_pipe";
+}
+
+// The parent of the process whose /proc dir is `pid_dir`, from field 4 of
+// its stat ("PID (COMM) STATE PPID ..."; COMM may hold spaces and parens,
+// so the fields are counted from the last ')'). 0 when it cannot be read.
+pid_t ParentPid(const std::string& pid_dir) {
+  auto stat = ReadFile(pid_dir + "/stat");
+  if (!stat.ok()) return 0;
+  const size_t close = stat->rfind(')');
+  if (close == std::string::npos) return 0;
+  char state = 0;
+  int ppid = 0;
+  if (sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) != 2) return 0;
+  return static_cast<pid_t>(ppid);
 }
 
 std::string ReadLink(const std::string& path) {
@@ -71,10 +86,19 @@ std::vector<TracefsReader> FindTracefsReaders(pid_t self, const std::string& pro
     const std::string fd_dir = proc + "/" + p->d_name + "/fd";
     DIR* fds = opendir(fd_dir.c_str());
     if (!fds) continue;  // Gone meanwhile, or not ours to look at.
+    bool child_of_self_checked = false;
     while (const struct dirent* f = readdir(fds)) {
       if (f->d_name[0] == '.') continue;
       std::string instance;
       if (!ParseTracefsReaderPath(ReadLink(fd_dir + "/" + f->d_name), &instance)) continue;
+      if (!child_of_self_checked) {
+        child_of_self_checked = true;
+        // A child of `self` holding a buffer's file is `self` between its
+        // fork and its exec (posix_spawn of an --on-rotate hook): every
+        // file sluice opens in tracefs is O_CLOEXEC, so the copy goes at
+        // the exec and nothing is ever read through it.
+        if (ParentPid(proc + "/" + p->d_name) == self) break;
+      }
       TracefsReader& r = found[{static_cast<pid_t>(pid), instance}];
       if (r.files == 0) {
         r.pid = static_cast<pid_t>(pid);

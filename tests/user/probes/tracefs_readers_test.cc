@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include "shm/base/scoped_fd.h"
+#include "tests/kernel_test_util.h"
 #include "tests/user/cmd/record_test_util.h"
 #include "tests/user/probes/tracefs_test_util.h"
 
@@ -37,16 +40,20 @@ TEST(TracefsReadersTest, FilesThatDoNotConsumeAreNotReaders) {
 }
 
 // A fake /proc: pid dirs with fd links (dangling is fine: only the link
-// text is read) and a comm file.
+// text is read), a comm file and, given a parent, a stat file.
 class FakeProc {
  public:
   FakeProc() : dir_(testing::MakeTempDir("sluice-fake-proc-")) {}
   ~FakeProc() { testing::RemoveTempDir(dir_); }
-  void AddProcess(int pid, const std::string& comm, const std::vector<std::string>& fds) {
+  void AddProcess(int pid, const std::string& comm, const std::vector<std::string>& fds, int ppid = 0) {
     const std::string p = dir_ + "/" + std::to_string(pid);
     ASSERT_EQ(mkdir(p.c_str(), 0755), 0);
     ASSERT_EQ(mkdir((p + "/fd").c_str(), 0755), 0);
     ASSERT_TRUE(testing::WriteTracefsFile(p + "/comm", comm + "\n", O_CREAT | O_TRUNC));
+    if (ppid != 0) {
+      const std::string stat = std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid) + " 1 1 0 -1\n";
+      ASSERT_TRUE(testing::WriteTracefsFile(p + "/stat", stat, O_CREAT | O_TRUNC));
+    }
     for (size_t i = 0; i < fds.size(); i++) {
       ASSERT_EQ(symlink(fds[i].c_str(), (p + "/fd/" + std::to_string(i + 3)).c_str()), 0);
     }
@@ -74,6 +81,47 @@ TEST(TracefsReadersTest, FindsEachProcessOnceForEachBufferItReads) {
   EXPECT_EQ(ReadersOfInstance(readers, ""), std::vector<TracefsReader>{readers[0]});
   EXPECT_EQ(ReadersOfInstance(readers, "tc"), std::vector<TracefsReader>{readers[1]});
   EXPECT_EQ(DescribeTracefsReaders(readers), "traced_probes (pid 812), trace-cmd (pid 901)");
+}
+
+// A child of the scanning process between its fork and exec holds copies of
+// the scanner's O_CLOEXEC files (a posix_spawn'd --on-rotate hook): it is
+// the scanner, not another tracer. A process whose command has spaces and
+// parens in it is still read right; a grandchild with its own files is a
+// reader.
+TEST(TracefsReadersTest, AChildOfSelfIsSelfNotAnotherReader) {
+  FakeProc proc;
+  proc.AddProcess(55, "sluice", {"/sys/kernel/tracing/per_cpu/cpu0/trace_pipe_raw"}, 1);
+  proc.AddProcess(56, "sluice", {"/sys/kernel/tracing/per_cpu/cpu0/trace_pipe_raw"}, 55);
+  proc.AddProcess(57, "a (55) b", {"/sys/kernel/tracing/per_cpu/cpu1/trace_pipe_raw"}, 55);
+  proc.AddProcess(58, "cat", {"/sys/kernel/tracing/trace_pipe"}, 56);
+  const std::vector<TracefsReader> readers = FindTracefsReaders(55, proc.dir());
+  ASSERT_EQ(readers.size(), 1u);
+  EXPECT_EQ(readers[0], (TracefsReader{58, "cat", "", 1}));
+}
+
+// The same on the real kernel: a forked child that has not exec'd holds the
+// parent's trace_pipe_raw and is not reported.
+TEST(TracefsReadersKernelTest, AForkedChildBeforeItsExecIsNotAnotherReader) {
+  const std::string raw = "/sys/kernel/tracing/per_cpu/cpu0/trace_pipe_raw";
+  if (geteuid() != 0) SLUICE_KERNEL_SKIP("needs root to open trace_pipe_raw");
+  ScopedFd fd(open(raw.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) SLUICE_KERNEL_SKIP("no tracefs at /sys/kernel/tracing");
+  int go[2];
+  ASSERT_EQ(pipe2(go, O_CLOEXEC), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(go[1]);
+    char c;
+    (void)!read(go[0], &c, 1);  // Holds the copies until the parent has looked.
+    _exit(0);
+  }
+  close(go[0]);
+  const std::vector<TracefsReader> readers = FindTracefsReaders(getpid());
+  close(go[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  for (const TracefsReader& r : readers) EXPECT_NE(r.pid, child) << DescribeTracefsReaders({r});
 }
 
 TEST(TracefsReadersTest, AnUnreadableProcIsNoReaders) {
