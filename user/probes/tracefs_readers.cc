@@ -77,6 +77,7 @@ bool ParseTracefsReaderPath(std::string_view path, std::string* instance) {
 
 std::vector<TracefsReader> FindTracefsReaders(pid_t self, const std::string& proc) {
   std::map<std::pair<pid_t, std::string>, TracefsReader> found;
+  const std::string self_exe = ReadLink(proc + "/" + std::to_string(self) + "/exe");
   DIR* procs = opendir(proc.c_str());
   if (!procs) return {};
   while (const struct dirent* p = readdir(procs)) {
@@ -93,11 +94,13 @@ std::vector<TracefsReader> FindTracefsReaders(pid_t self, const std::string& pro
       if (!ParseTracefsReaderPath(ReadLink(fd_dir + "/" + f->d_name), &instance)) continue;
       if (!child_of_self_checked) {
         child_of_self_checked = true;
-        // A child of `self` holding a buffer's file is `self` between its
-        // fork and its exec (posix_spawn of an --on-rotate hook): every
-        // file sluice opens in tracefs is O_CLOEXEC, so the copy goes at
-        // the exec and nothing is ever read through it.
-        if (ParentPid(proc + "/" + p->d_name) == self) break;
+        // A child of `self` still running self's program is `self` between
+        // its fork and its exec (posix_spawn of an --on-rotate hook), with
+        // copies of self's files: every file sluice opens in tracefs is
+        // O_CLOEXEC, so the copies go at the exec, unread. A child that
+        // exec'd (a `cat trace_pipe` it started) is a reader like any other.
+        const std::string dir = proc + "/" + p->d_name;
+        if (ParentPid(dir) == self && !self_exe.empty() && ReadLink(dir + "/exe") == self_exe) break;
       }
       TracefsReader& r = found[{static_cast<pid_t>(pid), instance}];
       if (r.files == 0) {

@@ -45,7 +45,8 @@ class FakeProc {
  public:
   FakeProc() : dir_(testing::MakeTempDir("sluice-fake-proc-")) {}
   ~FakeProc() { testing::RemoveTempDir(dir_); }
-  void AddProcess(int pid, const std::string& comm, const std::vector<std::string>& fds, int ppid = 0) {
+  void AddProcess(int pid, const std::string& comm, const std::vector<std::string>& fds, int ppid = 0,
+                  const std::string& exe = "") {
     const std::string p = dir_ + "/" + std::to_string(pid);
     ASSERT_EQ(mkdir(p.c_str(), 0755), 0);
     ASSERT_EQ(mkdir((p + "/fd").c_str(), 0755), 0);
@@ -53,6 +54,9 @@ class FakeProc {
     if (ppid != 0) {
       const std::string stat = std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid) + " 1 1 0 -1\n";
       ASSERT_TRUE(testing::WriteTracefsFile(p + "/stat", stat, O_CREAT | O_TRUNC));
+    }
+    if (!exe.empty()) {
+      ASSERT_EQ(symlink(exe.c_str(), (p + "/exe").c_str()), 0);
     }
     for (size_t i = 0; i < fds.size(); i++) {
       ASSERT_EQ(symlink(fds[i].c_str(), (p + "/fd/" + std::to_string(i + 3)).c_str()), 0);
@@ -83,24 +87,28 @@ TEST(TracefsReadersTest, FindsEachProcessOnceForEachBufferItReads) {
   EXPECT_EQ(DescribeTracefsReaders(readers), "traced_probes (pid 812), trace-cmd (pid 901)");
 }
 
-// A child of the scanning process between its fork and exec holds copies of
-// the scanner's O_CLOEXEC files (a posix_spawn'd --on-rotate hook): it is
-// the scanner, not another tracer. A process whose command has spaces and
-// parens in it is still read right; a grandchild with its own files is a
-// reader.
-TEST(TracefsReadersTest, AChildOfSelfIsSelfNotAnotherReader) {
+// A child of the scanning process between its fork and exec (still running
+// the scanner's program) holds copies of the scanner's O_CLOEXEC files (a
+// posix_spawn'd --on-rotate hook): it is the scanner, not another tracer.
+// A child that exec'd another program, and a grandchild, are readers. A
+// command with spaces and parens in it is parsed right.
+TEST(TracefsReadersTest, AChildOfSelfBeforeItsExecIsSelfNotAnotherReader) {
   FakeProc proc;
-  proc.AddProcess(55, "sluice", {"/sys/kernel/tracing/per_cpu/cpu0/trace_pipe_raw"}, 1);
-  proc.AddProcess(56, "sluice", {"/sys/kernel/tracing/per_cpu/cpu0/trace_pipe_raw"}, 55);
-  proc.AddProcess(57, "a (55) b", {"/sys/kernel/tracing/per_cpu/cpu1/trace_pipe_raw"}, 55);
-  proc.AddProcess(58, "cat", {"/sys/kernel/tracing/trace_pipe"}, 56);
+  const std::string sluice = "/usr/bin/sluice";
+  proc.AddProcess(55, "sluice", {"/sys/kernel/tracing/per_cpu/cpu0/trace_pipe_raw"}, 1, sluice);
+  proc.AddProcess(56, "sluice", {"/sys/kernel/tracing/per_cpu/cpu0/trace_pipe_raw"}, 55, sluice);
+  proc.AddProcess(57, "a (55) b", {"/sys/kernel/tracing/per_cpu/cpu1/trace_pipe_raw"}, 55, sluice);
+  proc.AddProcess(58, "cat", {"/sys/kernel/tracing/trace_pipe"}, 56, "/usr/bin/cat");
+  proc.AddProcess(59, "cat", {"/sys/kernel/tracing/trace_pipe"}, 55, "/usr/bin/cat");
   const std::vector<TracefsReader> readers = FindTracefsReaders(55, proc.dir());
-  ASSERT_EQ(readers.size(), 1u);
+  ASSERT_EQ(readers.size(), 2u);
   EXPECT_EQ(readers[0], (TracefsReader{58, "cat", "", 1}));
+  EXPECT_EQ(readers[1], (TracefsReader{59, "cat", "", 1}));
 }
 
 // The same on the real kernel: a forked child that has not exec'd holds the
-// parent's trace_pipe_raw and is not reported.
+// parent's trace_pipe_raw and is not reported. (OtherTracerKernelTest's
+// `cat trace_pipe`, a child of the test, is found.)
 TEST(TracefsReadersKernelTest, AForkedChildBeforeItsExecIsNotAnotherReader) {
   const std::string raw = "/sys/kernel/tracing/per_cpu/cpu0/trace_pipe_raw";
   if (geteuid() != 0) SLUICE_KERNEL_SKIP("needs root to open trace_pipe_raw");
