@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace sluice {
 namespace {
@@ -131,8 +132,22 @@ int EventLoop::PromoteDueTimers() {
   }
   if (!ready_.empty()) return 0;
   if (delayed_.empty()) return -1;
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(delayed_.begin()->first.first - now).count();
-  return ms > 60000 ? 60000 : static_cast<int>(ms);
+  return WaitTimeoutMs(delayed_.begin()->first.first - now);
+}
+
+int EventLoop::WaitTimeoutMs(std::chrono::nanoseconds until) {
+  // PostDelayedTask's uint32_t milliseconds reach 49 days; an int, 24.
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(until).count();
+  return ms > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max() : static_cast<int>(ms);
+}
+
+void EventLoop::RunOnNextRound(Task task) { next_round_.push_back(std::move(task)); }
+
+void EventLoop::RunNextRoundTasks() {
+  if (next_round_.empty()) return;
+  std::vector<Task> now;
+  now.swap(next_round_);  // What these register waits for the round after.
+  for (Task& t : now) t();
 }
 
 void EventLoop::RunReadyTasks() {
@@ -177,6 +192,7 @@ void EventLoop::Run() {
     int timeout = PromoteDueTimers();
     PollOnce(timeout);
     rounds_++;
+    RunNextRoundTasks();
     PromoteDueTimers();
     RunReadyTasks();
   }
@@ -211,6 +227,7 @@ void EventLoop::RunUntilIdle() {
       std::lock_guard<std::mutex> lock(mu_);
       if (ready_.empty()) break;
     }
+    RunNextRoundTasks();
     RunReadyTasks();
   }
   PollOnce(0);

@@ -73,6 +73,19 @@ class EventLoop {
   // happens, so that an idle daemon is not woken for nothing.
   uint64_t rounds() const { return rounds_; }
 
+  // Loop thread only. Runs `task` once, first thing in the next round the
+  // loop wakes for (a task, a timer or I/O), not in the current one:
+  // housekeeping that found nothing to do waits for the next work this way,
+  // not on a timer that would wake an idle loop for nothing.
+  void RunOnNextRound(Task task);
+
+  // How long epoll_wait may sleep with the next timer `until` away: whole
+  // milliseconds rounded up, so that the timer is due when it wakes. Not
+  // capped below what epoll_wait takes: a loop whose next work is five
+  // minutes away sleeps five minutes (a one-minute cap woke an idle service
+  // four times between two flush rounds). Public for tests.
+  static int WaitTimeoutMs(std::chrono::nanoseconds until);
+
   // Runs `fn` on the loop thread and waits for it; runs it right here when
   // called on the loop thread or when the loop is not running.
   void RunAndWait(const std::function<void()>& fn);
@@ -91,6 +104,7 @@ class EventLoop {
   // (-1: none).
   int PromoteDueTimers();
   void RunReadyTasks();
+  void RunNextRoundTasks();
   void PollOnce(int timeout_ms);
 
   int epoll_fd_ = -1;
@@ -107,6 +121,7 @@ class EventLoop {
 
   // Loop thread only.
   uint64_t rounds_ = 0;
+  std::vector<Task> next_round_;
   std::map<int, Watch> watches_;
   uint64_t next_generation_ = 1;
 };

@@ -373,25 +373,22 @@ class StopOnSignals {
 // large free, so later large blocks come from the heap too). Without this the
 // daemon would hold tens of MiB it no longer uses. malloc_trim (which also
 // releases free pages inside the heap) runs when more than kFreeBytesToTrim
-// of it is free. Checked each second while the loop does other work; the
-// first check that finds the loop idle since the one before waits
-// kIdlePeriodMs for the next (nothing is freed while nothing runs). A
-// recorder at rest flushes every minute or few: a doubling back-off (1, 2,
-// 4 ... s) after each of those rounds woke the daemon six times for nothing.
-// A burst that frees memory during a long wait is trimmed at the check that
-// ends it, at most kIdlePeriodMs later. Lives as long as the loop runs.
+// of it is free. Checked each second while the loop does other work; a check
+// that finds the loop idle since the one before sets no timer but waits for
+// the loop's next work (EventLoop::RunOnNextRound), and checks a second after
+// it: nothing is freed while nothing runs. At rest a recorder flushes every
+// few minutes, and the daemon wakes for those rounds alone (a doubling
+// back-off, then a 64 s timer, woke it for nothing between them). Lives as
+// long as the loop runs.
 class TrimFreeHeap {
  public:
   static constexpr uint32_t kPeriodMs = 1000;
-  static constexpr uint32_t kIdlePeriodMs = 64 * 1000;
   static constexpr size_t kFreeBytesToTrim = 2u << 20;
-  explicit TrimFreeHeap(EventLoop* loop) : loop_(loop), alive_(std::make_shared<bool>(true)) {
-    Schedule(kPeriodMs);
-  }
+  explicit TrimFreeHeap(EventLoop* loop) : loop_(loop), alive_(std::make_shared<bool>(true)) { Schedule(); }
   ~TrimFreeHeap() { *alive_ = false; }
 
  private:
-  void Schedule(uint32_t period_ms) {
+  void Schedule() {
     loop_->PostDelayedTask(
         [this, alive = alive_] {
           if (!*alive) return;
@@ -399,9 +396,17 @@ class TrimFreeHeap {
           // This timer's own wake-up is one round: more means other work.
           const bool idle = loop_->rounds() - rounds_at_last_check_ <= 1;
           rounds_at_last_check_ = loop_->rounds();
-          Schedule(idle ? kIdlePeriodMs : kPeriodMs);
+          if (!idle) {
+            Schedule();
+            return;
+          }
+          loop_->RunOnNextRound([this, alive] {
+            if (!*alive) return;
+            rounds_at_last_check_ = loop_->rounds();
+            Schedule();
+          });
         },
-        period_ms);
+        kPeriodMs);
   }
 
   uint64_t rounds_at_last_check_ = 0;

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <functional>
 #include <future>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -82,6 +84,38 @@ TEST(EventLoopTest, ACancelledDelayedTaskNeitherRunsNorWakesTheLoop) {
   // One round: the 50 ms timer's. The cancelled one would have made two.
   EXPECT_EQ(rounds.get_future().get(), 1u);
   EXPECT_FALSE(cancelled_ran);
+}
+
+// The wait for the next timer is its whole delay, rounded up to whole
+// milliseconds: a five-minute flush period is one wake-up, not five (a
+// one-minute cap woke an idle service in between).
+TEST(EventLoopTest, TheLoopSleepsUntilItsNextTimerHoweverFar) {
+  using std::chrono::nanoseconds;
+  EXPECT_EQ(EventLoop::WaitTimeoutMs(nanoseconds(0)), 0);
+  EXPECT_EQ(EventLoop::WaitTimeoutMs(nanoseconds(1)), 1);
+  EXPECT_EQ(EventLoop::WaitTimeoutMs(std::chrono::minutes(5)), 300000);
+  EXPECT_EQ(EventLoop::WaitTimeoutMs(std::chrono::hours(24 * 49)), std::numeric_limits<int>::max());
+}
+
+// RunOnNextRound's task runs once, first in the round after the one that
+// asked for it: after a task posted later from another thread woke the
+// loop, and before that task.
+TEST(EventLoopTest, ATaskForTheNextRoundWaitsForTheLoopsNextWork) {
+  EventLoopThread thread;
+  EventLoop* loop = thread.loop();
+  std::vector<std::string> order;  // Loop thread only.
+  loop->RunAndWait([&] {
+    loop->RunOnNextRound([&] { order.push_back("next round"); });
+    order.push_back("asked");
+  });
+  std::promise<void> done;
+  loop->PostTask([&] {
+    order.push_back("work");
+    done.set_value();
+  });
+  done.get_future().wait();
+  loop->RunAndWait([&] { order.push_back("more work"); });
+  EXPECT_EQ(order, (std::vector<std::string>{"asked", "next round", "work", "more work"}));
 }
 
 TEST(EventLoopTest, CancellingATimerThatRanIsIgnored) {
