@@ -87,21 +87,23 @@ std::vector<TracefsReader> FindTracefsReaders(pid_t self, const std::string& pro
     const std::string fd_dir = proc + "/" + p->d_name + "/fd";
     DIR* fds = opendir(fd_dir.c_str());
     if (!fds) continue;  // Gone meanwhile, or not ours to look at.
-    bool child_of_self_checked = false;
+    // A child of `self` still running self's program is `self` between its
+    // fork and its exec (posix_spawn of an --on-rotate hook), with copies of
+    // self's files: every file sluice opens in tracefs is O_CLOEXEC, so the
+    // copies go at the exec, unread. A child that exec'd (a `cat trace_pipe`
+    // it started) is a reader like any other. Its program is looked at
+    // before its files: the kernel switches a process's exe before it
+    // closes the O_CLOEXEC files, so a child seen as self here cannot have
+    // opened one of the files read below itself.
+    const std::string dir = proc + "/" + p->d_name;
+    if (ParentPid(dir) == self && !self_exe.empty() && ReadLink(dir + "/exe") == self_exe) {
+      closedir(fds);
+      continue;
+    }
     while (const struct dirent* f = readdir(fds)) {
       if (f->d_name[0] == '.') continue;
       std::string instance;
       if (!ParseTracefsReaderPath(ReadLink(fd_dir + "/" + f->d_name), &instance)) continue;
-      if (!child_of_self_checked) {
-        child_of_self_checked = true;
-        // A child of `self` still running self's program is `self` between
-        // its fork and its exec (posix_spawn of an --on-rotate hook), with
-        // copies of self's files: every file sluice opens in tracefs is
-        // O_CLOEXEC, so the copies go at the exec, unread. A child that
-        // exec'd (a `cat trace_pipe` it started) is a reader like any other.
-        const std::string dir = proc + "/" + p->d_name;
-        if (ParentPid(dir) == self && !self_exe.empty() && ReadLink(dir + "/exe") == self_exe) break;
-      }
       TracefsReader& r = found[{static_cast<pid_t>(pid), instance}];
       if (r.files == 0) {
         r.pid = static_cast<pid_t>(pid);

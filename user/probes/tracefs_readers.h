@@ -44,7 +44,8 @@ struct TracefsReader {
 bool ParseTracefsReaderPath(std::string_view path, std::string* instance);
 
 // The processes, other than `self` and its children that have not exec'd
-// yet, that read a buffer (sorted by pid, then instance). `proc` is /proc; tests point it at a fake tree.
+// yet, that read a buffer (sorted by pid, then instance). `proc` is /proc;
+// tests point it at a fake tree.
 std::vector<TracefsReader> FindTracefsReaders(pid_t self, const std::string& proc = "/proc");
 
 // Only those reading `instance` ("" = the top-level buffer).
