@@ -176,6 +176,61 @@ std::string StatusLineFor(int port, const std::string& bytes) {
   return reply.substr(0, reply.find("\r\n"));
 }
 
+// Sends each request on one kept-alive connection once the reply to the one
+// before came whole (cpp-httplib answers no pipelined requests), and returns
+// the replies' status lines; it stops at a reply that does not come within
+// kWaitMs (a server out of step waits for the rest of a request) or a closed
+// connection. Replies must carry a Content-Length.
+std::vector<std::string> StatusLinesInTurn(int port, const std::vector<std::string>& requests) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const timeval patience{static_cast<time_t>(kWaitMs / 1000), 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof(patience));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::vector<std::string> lines;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    for (const std::string& request : requests) {
+      EXPECT_EQ(write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+      std::string reply;
+      size_t whole = std::string::npos;  // The reply's length, once its head is in.
+      char buf[4096];
+      ssize_t n = 0;
+      while ((whole == std::string::npos || reply.size() < whole) && (n = read(fd, buf, sizeof(buf))) > 0) {
+        reply.append(buf, static_cast<size_t>(n));
+        const size_t head_end = reply.find("\r\n\r\n");
+        if (whole != std::string::npos || head_end == std::string::npos) continue;
+        std::smatch length;
+        const std::string head = reply.substr(0, head_end);
+        whole = head_end + 4;
+        if (std::regex_search(head, length, std::regex("\r\ncontent-length: *([0-9]+)", std::regex::icase)))
+          whole += std::stoul(length[1]);
+      }
+      if (whole == std::string::npos || reply.size() < whole) break;
+      lines.push_back(reply.substr(0, reply.find("\r\n")));
+    }
+  }
+  close(fd);
+  return lines;
+}
+
+// A POST from a foreign page is refused after its body was read: the
+// connection stays in step, and the next request on it is answered as
+// itself. Refused before, what of its body cpp-httplib had not read with the
+// head was taken for the next request (in about 3% of runs of the test
+// above, a 400 for the UI's query); a body longer than the library's 4 KiB
+// read buffer shows it every time.
+TEST_F(QueryHttpdTest, ARefusedPostLeavesItsConnectionInStep) {
+  perfetto::protos::QueryArgs args;
+  args.set_sql_query("select 1 -- " + std::string(16 << 10, 'x'));
+  const std::string body = args.SerializeAsString();
+  const std::string refused = "POST /query HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\n"
+                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  EXPECT_EQ(StatusLinesInTurn(server_->port(), {refused, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n"}),
+            (std::vector<std::string>{"HTTP/1.1 403 Forbidden", "HTTP/1.1 200 OK"}));
+}
+
 TEST_F(QueryHttpdTest, MalformedRequestsGetAnErrorAndTheServerServesOn) {
   const int port = server_->port();
   EXPECT_EQ(StatusLineFor(port, "GARBAGE\r\n\r\n"), "HTTP/1.1 400 Bad Request");

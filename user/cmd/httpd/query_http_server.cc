@@ -85,13 +85,25 @@ int Serve(const QueryHttpdOptions& options, QueryHttpEndpoints* rpc) {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
 
+  // A page from another site must not drive the server (CSRF).
+  auto foreign_origin = [&](const httplib::Request& req) {
+    const std::string origin = req.get_header_value("Origin");
+    return !origin.empty() && !origin_allowed(origin);
+  };
+  auto refuse_origin = [](httplib::Response& res) {
+    res.status = 403;
+    res.set_content("Origin not allowed", "text/plain");
+  };
   server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
     const std::string origin = req.get_header_value("Origin");
     if (origin.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (!origin_allowed(origin)) {
-      // A page from another site must not drive the server (CSRF).
-      res.status = 403;
-      res.set_content("Origin not allowed", "text/plain");
+    if (foreign_origin(req)) {
+      // cpp-httplib runs this before it reads a request's body: a POST
+      // answered here would leave its body on a kept-alive connection, to
+      // be parsed as the next request (which then got a 400). A POST is
+      // refused by its route, after the body was read (`post` below).
+      if (req.method == "POST") return httplib::Server::HandlerResponse::Unhandled;
+      refuse_origin(res);
       return httplib::Server::HandlerResponse::Handled;
     }
     res.set_header("Access-Control-Allow-Origin", origin);
@@ -110,12 +122,20 @@ int Serve(const QueryHttpdOptions& options, QueryHttpEndpoints* rpc) {
     res.set_content(body, kProtobuf);
   };
 
+  auto post = [&](const char* path, httplib::Server::Handler handler) {
+    server.Post(path, [&foreign_origin, &refuse_origin, handler = std::move(handler)](const httplib::Request& req,
+                                                                                       httplib::Response& res) {
+      if (foreign_origin(req)) return refuse_origin(res);
+      handler(req, res);
+    });
+  };
+
   server.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(kHelpPage, "text/plain"); });
   server.Get("/status", [&](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(engine_mutex);
     reply(res, rpc->GetStatus());
   });
-  server.Post("/parse", [&](const httplib::Request& req, httplib::Response& res) {
+  post("/parse", [&](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(engine_mutex);
     reply(res, rpc->AppendTraceData(req.body));
   });
@@ -130,7 +150,7 @@ int Serve(const QueryHttpdOptions& options, QueryHttpEndpoints* rpc) {
     if (!failed.empty()) fprintf(stderr, "%s: %s\n", kCommand, failed.c_str());
     reply(res, "");
   });
-  server.Post("/query", [&](const httplib::Request& req, httplib::Response& res) {
+  post("/query", [&](const httplib::Request& req, httplib::Response& res) {
     res.set_header("Cache-Control", "no-cache");
     // Rows go out as they are stepped: each QueryResult message is one
     // chunk of a chunked reply, written while the statement runs.
@@ -144,11 +164,11 @@ int Serve(const QueryHttpdOptions& options, QueryHttpEndpoints* rpc) {
       return true;
     });
   });
-  server.Post("/trace_summary", [&](const httplib::Request& req, httplib::Response& res) {
+  post("/trace_summary", [&](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(engine_mutex);
     reply(res, rpc->ComputeTraceSummary(req.body));
   });
-  server.Post("/compute_metric", [&](const httplib::Request& req, httplib::Response& res) {
+  post("/compute_metric", [&](const httplib::Request& req, httplib::Response& res) {
     reply(res, rpc->ComputeMetric(req.body));
   });
   server.Get("/enable_metatrace", [&](const httplib::Request&, httplib::Response& res) { reply(res, ""); });
