@@ -373,13 +373,14 @@ class StopOnSignals {
 // large free, so later large blocks come from the heap too). Without this the
 // daemon would hold tens of MiB it no longer uses. malloc_trim (which also
 // releases free pages inside the heap) runs when more than kFreeBytesToTrim
-// of it is free. Checked each second while the loop does other work; a check
-// that finds the loop idle since the one before sets no timer but waits for
-// the loop's next work (EventLoop::RunOnNextRound), and checks a second after
-// it: nothing is freed while nothing runs. At rest a recorder flushes every
-// few minutes, and the daemon wakes for those rounds alone (a doubling
-// back-off, then a 64 s timer, woke it for nothing between them). Lives as
-// long as the loop runs.
+// of it is free. A check comes a second after work: each check sets no timer
+// but waits for the loop's next work (EventLoop::RunOnNextRound) and checks a
+// second after that, so a busy loop is checked about once a second and an
+// idle one never (nothing is freed while nothing runs). At rest a recorder
+// flushes every few minutes, and the daemon wakes once after each round for
+// this (a doubling back-off, then a 64 s timer, woke it for nothing between
+// rounds; a second check to find the loop idle woke it once more a round).
+// Lives as long as the loop runs.
 class TrimFreeHeap {
  public:
   static constexpr uint32_t kPeriodMs = 1000;
@@ -393,23 +394,13 @@ class TrimFreeHeap {
         [this, alive = alive_] {
           if (!*alive) return;
           if (mallinfo2().fordblks > kFreeBytesToTrim) malloc_trim(0);
-          // This timer's own wake-up is one round: more means other work.
-          const bool idle = loop_->rounds() - rounds_at_last_check_ <= 1;
-          rounds_at_last_check_ = loop_->rounds();
-          if (!idle) {
-            Schedule();
-            return;
-          }
           loop_->RunOnNextRound([this, alive] {
-            if (!*alive) return;
-            rounds_at_last_check_ = loop_->rounds();
-            Schedule();
+            if (*alive) Schedule();
           });
         },
         kPeriodMs);
   }
 
-  uint64_t rounds_at_last_check_ = 0;
   EventLoop* const loop_;
   std::shared_ptr<bool> alive_;
 };
