@@ -169,6 +169,28 @@ void SharedMemoryArbiter::FlushPendingCommitData(uint64_t flush_request_id) {
   draining_.store(false, std::memory_order_release);
 }
 
+namespace {
+// The arbiter whose FlushBatch this thread is in, if any. Only this thread
+// reads or writes it.
+thread_local const SharedMemoryArbiter* t_flush_batch_of = nullptr;
+}  // namespace
+
+SharedMemoryArbiter::FlushBatch::FlushBatch(SharedMemoryArbiter* arbiter, uint64_t flush_request_id)
+    : arbiter_(arbiter), flush_request_id_(flush_request_id) {
+  assert(t_flush_batch_of == nullptr);
+  t_flush_batch_of = arbiter;
+}
+
+SharedMemoryArbiter::FlushBatch::~FlushBatch() {
+  t_flush_batch_of = nullptr;
+  arbiter_->FlushPendingCommitData(flush_request_id_);
+}
+
+void SharedMemoryArbiter::CommitPending() {
+  if (t_flush_batch_of == this) return;
+  FlushPendingCommitData();
+}
+
 void SharedMemoryArbiter::SendRequestHeld() {
   stats_.Add(&ArbiterStats::chunks_committed, request_.chunks_to_move.size());
   stats_.Add(&ArbiterStats::patches_committed, request_.chunks_to_patch.size());

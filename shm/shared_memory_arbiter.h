@@ -103,6 +103,32 @@ class SharedMemoryArbiter {
   // Waits for a concurrent drainer to finish.
   void FlushPendingCommitData(uint64_t flush_request_id = 0);
 
+  // One CommitData for a producer's flush of several writers: while a
+  // FlushBatch lives, CommitPending on its thread sends nothing (the writers'
+  // Flush leaves their chunks queued), and its end delivers all that is
+  // queued, the last CommitData carrying `flush_request_id`, which is the
+  // flush's acknowledgement. Why: sluice-probes flushing its CPUs, its
+  // counters and its process scan one after another sent five messages a
+  // round, and each woke the service (through the daemons, sluiced) from
+  // cold: at rest with 10 s rounds, half of sluiced's CPU. Other threads are
+  // not held back, and the queue still drains by itself once a batch's worth
+  // is waiting (MaybeDrain), so a long flush streams as before. One batch per
+  // thread at a time.
+  class FlushBatch {
+   public:
+    FlushBatch(SharedMemoryArbiter* arbiter, uint64_t flush_request_id);
+    ~FlushBatch();
+    FlushBatch(const FlushBatch&) = delete;
+    FlushBatch& operator=(const FlushBatch&) = delete;
+
+   private:
+    SharedMemoryArbiter* const arbiter_;
+    const uint64_t flush_request_id_;
+  };
+  // FlushPendingCommitData(), unless this thread is in a FlushBatch of this
+  // arbiter, whose end delivers instead. For TraceWriter::Flush.
+  void CommitPending();
+
   ArbiterStats stats() const;
   const SharedMemoryAbi& abi() const { return abi_; }
 

@@ -221,7 +221,7 @@ void SmbTraceWriter::Flush() {
   if (arbiter_ == nullptr) return;
   if (!packet_open_ && chunk_.valid() && chunk_packets_ > 0) ReturnChunk();
   SendReadyPatches();
-  arbiter_->FlushPendingCommitData();
+  arbiter_->CommitPending();
 }
 
 }  // namespace sluice

@@ -78,7 +78,8 @@ class TraceWriter {
 
   // Hands everything written so far to the service, including a partly filled
   // chunk, so that it becomes readable. Not for every packet: it costs a
-  // chunk's tail and a message to the service.
+  // chunk's tail and a message to the service. Inside a FlushBatch on this
+  // thread the message goes at the batch's end (SharedMemoryArbiter).
   virtual void Flush() = 0;
 
   // The writer id, unique among the producer's live writers (1..1023).

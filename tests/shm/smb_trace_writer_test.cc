@@ -208,6 +208,52 @@ TEST_F(SmbTraceWriterTest, FlushCommitsPartialChunkAndCarriesRequestId) {
   EXPECT_EQ(consumer_->chunks_moved(), 1u);
 }
 
+TEST_F(SmbTraceWriterTest, AFlushBatchSendsItsWritersChunksAsOneCommitCarryingTheFlushId) {
+  // 256 chunks: the queue drains by itself at 16 entries, not 2.
+  Init(256 * 4096, 4096, PageLayout::kDiv1);
+  auto cpu0 = arbiter_->CreateTraceWriter(1);
+  auto cpu1 = arbiter_->CreateTraceWriter(1);
+  WriteTestPacket(cpu0.get(), 0, 1, 10);
+  WriteTestPacket(cpu1.get(), 1, 1, 10);
+  const uint64_t calls_before = arbiter_->stats().commit_calls;
+  {
+    SharedMemoryArbiter::FlushBatch batch(arbiter_.get(), 42);
+    cpu0->Flush();
+    cpu1->Flush();
+    EXPECT_EQ(consumer_->chunks_moved(), 0u);
+    EXPECT_EQ(arbiter_->stats().commit_calls, calls_before);
+  }
+  EXPECT_EQ(consumer_->chunks_moved(), 2u);
+  EXPECT_EQ(arbiter_->stats().commit_calls, calls_before + 1);
+  EXPECT_EQ(consumer_->last_flush_id(), 42u);
+  // After the batch a writer's Flush sends at once again.
+  WriteTestPacket(cpu0.get(), 0, 2, 10);
+  cpu0->Flush();
+  EXPECT_EQ(consumer_->chunks_moved(), 3u);
+}
+
+TEST_F(SmbTraceWriterTest, AFlushBatchHoldsBackOnlyItsOwnThreadsFlushes) {
+  // 256 chunks: the queue drains by itself at 16 entries, not 2.
+  Init(256 * 4096, 4096, PageLayout::kDiv1);
+  auto own = arbiter_->CreateTraceWriter(1);
+  auto other = arbiter_->CreateTraceWriter(1);
+  WriteTestPacket(own.get(), 0, 1, 10);
+  {
+    SharedMemoryArbiter::FlushBatch batch(arbiter_.get(), 7);
+    own->Flush();
+    std::thread([&] {
+      WriteTestPacket(other.get(), 1, 1, 10);
+      other->Flush();
+    }).join();
+    // The other thread's Flush delivered what was queued, this thread's
+    // chunk with it (the queue is one FIFO); the flush id waits for the
+    // batch's end.
+    EXPECT_EQ(consumer_->chunks_moved(), 2u);
+    EXPECT_EQ(consumer_->last_flush_id(), 0u);
+  }
+  EXPECT_EQ(consumer_->last_flush_id(), 7u);
+}
+
 TEST_F(SmbTraceWriterTest, DropPolicyCountsLossAndMarksNextPacket) {
   Init(4096, 4096, PageLayout::kDiv2, /*hold=*/true);  // Two chunks in all.
   auto writer = arbiter_->CreateTraceWriter(0, BufferExhaustedPolicy::kDrop);

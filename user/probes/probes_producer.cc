@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "perfetto/config/data_source_config.pb.h"
 #include "shm/base/string_util.h"
@@ -239,6 +240,11 @@ void ProbesProducer::StopOnTaskThread(DataSourceInstanceId id) {
 void ProbesProducer::Flush(FlushRequestId flush_id,
                            const std::vector<DataSourceInstanceId>& ids) {
   Post([this, flush_id, ids] {
+    // The data sources' commits and the acknowledgement go to the service as
+    // one CommitData carrying the flush id, at the batch's end (a message
+    // each woke the service five times a round).
+    std::optional<SharedMemoryArbiter::FlushBatch> batch;
+    if (arbiter_) batch.emplace(arbiter_.get(), flush_id);
     for (DataSourceInstanceId id : ids) {
       std::unique_lock<std::mutex> lock(instances_mutex_);
       auto it = instances_.find(id);
@@ -249,8 +255,7 @@ void ProbesProducer::Flush(FlushRequestId flush_id,
       if (inst->bpf) inst->bpf->Flush();
       if (inst->process_stats) inst->process_stats->Flush();
     }
-    if (arbiter_) arbiter_->FlushPendingCommitData(flush_id);
-    if (connection_) connection_->NotifyFlushComplete(flush_id);
+    if (!batch && connection_) connection_->NotifyFlushComplete(flush_id);
   });
 }
 
