@@ -73,12 +73,13 @@ bool SharedMemoryArbiter::TryTakeChunkOf(uint32_t page, Chunk* chunk) {
   return false;
 }
 
-SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk(uint32_t preferred_page) {
+SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk(uint32_t preferred_page, uint32_t scan_from) {
   const uint32_t num_pages = abi_.num_pages();
   Chunk chunk;
   if (num_pages == 0) return chunk;
   if (preferred_page < num_pages && TryTakeChunkOf(preferred_page, &chunk)) return chunk;
-  uint32_t first = page_hint_.load(std::memory_order_relaxed) % num_pages;
+  const uint32_t first =
+      scan_from < num_pages ? scan_from : page_hint_.load(std::memory_order_relaxed) % num_pages;
   for (uint32_t i = 0; i < num_pages; i++) {
     uint32_t page = (first + i) % num_pages;
     if (TryTakeChunkOf(page, &chunk)) {

@@ -9,12 +9,19 @@
 // Threads and ownership:
 //  - Chunk acquisition (GetNewChunk) is lock-free: a writer first tries the
 //    page it wrote kRecentPages chunks ago (its own, long since committed),
-//    then scans the pages from a rotating hint, and takes a Free chunk by CAS
-//    on the page header (shm/shm_abi.h has the memory orders). The first try
-//    keeps each writer thread on pages whose cache lines it already owns: with
-//    a shared scan every page alternated between threads and each 4 KiB
+//    then scans the pages from its home (the page of its first chunk; a new
+//    writer's scan starts from a rotating hint), and takes a Free chunk by
+//    CAS on the page header (shm/shm_abi.h has the memory orders). The first
+//    try keeps each writer thread on pages whose cache lines it already owns:
+//    with a shared scan every page alternated between threads and each 4 KiB
 //    packet paid for pulling its lines from the other core (2 threads ran at
 //    0.56x one thread's throughput with 4 KiB packets; docs/PERFORMANCE.md).
+//    The home keeps a writer that flushes now and then on the same pages
+//    round after round: scanning on from the rotating hint, a recorder at
+//    rest wrote its few chunks a round into pages never touched before, each
+//    a page fault in the producer and in the service, until its writers had
+//    gone round the whole SMB (a quarter of sluiced's and sluice-probes' CPU
+//    in a profile at rest with one-minute rounds, 2026-12-05).
 //  - Completed chunks, patches and writer (un)registrations go into one
 //    lock-free FIFO (BoundedQueue). Its capacity exceeds the number of chunks
 //    in the SMB plus the patch slots of every writer, and an entry for a chunk
@@ -153,9 +160,10 @@ class SharedMemoryArbiter {
 
   // --- For SmbTraceWriter. ---
   static constexpr uint32_t kNoPage = ~0u;
-  // Takes a Free chunk (lock-free), from `preferred_page` if it has one.
-  // Invalid Chunk if none is free now.
-  Chunk GetNewChunk(uint32_t preferred_page = kNoPage);
+  // Takes a Free chunk (lock-free), from `preferred_page` if it has one,
+  // else the first Free one from `scan_from` on (kNoPage: from where the
+  // last chunk was taken). Invalid Chunk if none is free now.
+  Chunk GetNewChunk(uint32_t preferred_page = kNoPage, uint32_t scan_from = kNoPage);
   // Marks the chunk Complete and queues its move to `target_buffer`, with up
   // to kPatchesPerEntry patches (of earlier chunks) in the same entry.
   void ReturnCompletedChunk(const Chunk& chunk, uint32_t target_buffer,

@@ -33,9 +33,10 @@ bool SmbTraceWriter::AcquireChunk() {
   std::chrono::microseconds backoff(20);
   for (;;) {
     const uint32_t slot = static_cast<uint32_t>(chunks_taken_ % kRecentPages);
-    chunk_ = arbiter_->GetNewChunk(chunks_taken_ >= kRecentPages ? recent_pages_[slot]
-                                                                 : SharedMemoryArbiter::kNoPage);
+    chunk_ = arbiter_->GetNewChunk(
+        chunks_taken_ >= kRecentPages ? recent_pages_[slot] : SharedMemoryArbiter::kNoPage, home_page_);
     if (chunk_.valid()) {
+      if (chunks_taken_ == 0) home_page_ = chunk_.page;
       recent_pages_[slot] = chunk_.page;
       chunks_taken_++;
       chunk_id_ = next_chunk_id_++;

@@ -103,6 +103,9 @@ class SmbTraceWriter final : public TraceWriter, public ProtoWriterSink {
   // has normally been freed by then.
   static constexpr uint32_t kRecentPages = 32;
   uint32_t recent_pages_[kRecentPages];
+  // The page of this writer's first chunk: where its scans for a free chunk
+  // start (SharedMemoryArbiter: the home).
+  uint32_t home_page_ = SharedMemoryArbiter::kNoPage;
   uint64_t chunks_taken_ = 0;
   uint16_t chunk_packets_ = 0;
   uint16_t chunk_flags_ = 0;
