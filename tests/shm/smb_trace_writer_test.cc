@@ -69,6 +69,9 @@ class SmbTraceWriterTest : public ::testing::Test {
     arbiter_.reset();
     consumer_.reset();
   }
+  // 256 chunks: the queue drains by itself at 16 entries (at 2 in a 16-chunk
+  // SMB), so what a FlushBatch holds back stays queued.
+  void InitForBatches() { Init(256 * 4096, 4096, PageLayout::kDiv1); }
   // Payload bytes of one chunk usable by one packet (minus chunk and packet headers).
   uint32_t PacketRoom() const { return chunk_size_ - sizeof(ChunkHeader) - kPacketHeaderSize; }
 
@@ -210,8 +213,7 @@ TEST_F(SmbTraceWriterTest, FlushCommitsPartialChunkAndCarriesRequestId) {
 }
 
 TEST_F(SmbTraceWriterTest, AFlushBatchSendsItsWritersChunksAsOneCommitCarryingTheFlushId) {
-  // 256 chunks: the queue drains by itself at 16 entries, not 2.
-  Init(256 * 4096, 4096, PageLayout::kDiv1);
+  InitForBatches();
   auto cpu0 = arbiter_->CreateTraceWriter(1);
   auto cpu1 = arbiter_->CreateTraceWriter(1);
   WriteTestPacket(cpu0.get(), 0, 1, 10);
@@ -234,8 +236,7 @@ TEST_F(SmbTraceWriterTest, AFlushBatchSendsItsWritersChunksAsOneCommitCarryingTh
 }
 
 TEST_F(SmbTraceWriterTest, AFlushBatchHoldsBackOnlyItsOwnThreadsFlushes) {
-  // 256 chunks: the queue drains by itself at 16 entries, not 2.
-  Init(256 * 4096, 4096, PageLayout::kDiv1);
+  InitForBatches();
   auto own = arbiter_->CreateTraceWriter(1);
   auto other = arbiter_->CreateTraceWriter(1);
   WriteTestPacket(own.get(), 0, 1, 10);
