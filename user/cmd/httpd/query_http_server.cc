@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <ctime>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -22,10 +23,12 @@ constexpr char kCommand[] = "sluice query";
 constexpr char kProtobuf[] = "application/x-protobuf";
 // Upstream's limit for one request: a chunk of an upload or a query.
 constexpr size_t kMaxRequestBytes = 64 << 20;
-// Clients served at once. cpp-httplib gives each connection a thread for as
-// long as the client keeps it (below: for hours), so this many notebooks can
-// stay connected; the next one waits for a connection to close.
+// Requests served at once: cpp-httplib gives each connection a thread, and a
+// connection carries one request (below). A 17th waits for a thread.
 constexpr size_t kMaxClients = 16;
+// How long a connected client may take to send its request (it is polled
+// meanwhile, below).
+constexpr time_t kFirstRequestTimeoutSeconds = 5;
 
 // The Perfetto UI, served from the web and from a local checkout.
 const char* const kDefaultCorsOrigins[] = {"https://ui.perfetto.dev", "http://localhost:10000",
@@ -67,11 +70,17 @@ int Serve(const QueryHttpdOptions& options, QueryHttpEndpoints* rpc) {
   std::mutex engine_mutex;
   httplib::Server server;
   server.set_payload_max_length(kMaxRequestBytes);
-  // A notebook may sit idle for hours between two queries on one
-  // connection; Python's http.client does not reconnect when the server
-  // has closed it, so the server keeps it, as upstream's does.
-  server.set_keep_alive_timeout(24 * 3600);
-  server.set_keep_alive_max_count(1 << 30);
+  // One request per connection: every reply says "Connection: close" and
+  // the server closes the connection after it. Why: cpp-httplib 0.11 waits
+  // for a connection's next request by polling it every 10 ms, so a notebook
+  // idle between two queries on a kept connection cost the server ~180
+  // wake-ups a second, for hours. A client told to close opens a new
+  // connection for its next request (Python's http.client does so by
+  // itself; upstream's server keeps connections, and either way the client
+  // needs no change). A new connection costs the server about 40 us of CPU
+  // on loopback (docs/PERFORMANCE.md).
+  server.set_keep_alive_max_count(1);
+  server.set_keep_alive_timeout(kFirstRequestTimeoutSeconds);
   server.new_task_queue = [] { return new httplib::ThreadPool(kMaxClients); };
   server.set_read_timeout(60);
   // A reply goes out in several writes (headers, then each chunk's size,
@@ -208,10 +217,10 @@ int Serve(const QueryHttpdOptions& options, QueryHttpEndpoints* rpc) {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
     // cpp-httplib's stop() closes the listening socket but then waits for
-    // every worker, and a worker holding a client's idle keep-alive
-    // connection (a notebook between two queries) waits out the keep-alive
-    // timeout. Nothing of the server's outlives the process (the upload is
-    // an unlinked file), so end it now.
+    // every worker: one in a long query, or one waiting for a connected
+    // client's request (up to kFirstRequestTimeoutSeconds). Nothing of the
+    // server's outlives the process (the upload is an unlinked file), so
+    // end it now.
     server.stop();
     fflush(stderr);
     _exit(listen_failed ? 1 : 0);
