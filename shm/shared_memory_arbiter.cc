@@ -77,13 +77,17 @@ SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk(uint32_t preferred_p
   const uint32_t num_pages = abi_.num_pages();
   Chunk chunk;
   if (num_pages == 0) return chunk;
-  if (preferred_page < num_pages && TryTakeChunkOf(preferred_page, &chunk)) return chunk;
+  if (preferred_page < num_pages && TryTakeChunkOf(preferred_page, &chunk)) {
+    chunks_taken_.fetch_add(1, std::memory_order_relaxed);
+    return chunk;
+  }
   const uint32_t first =
       scan_from < num_pages ? scan_from : page_hint_.load(std::memory_order_relaxed) % num_pages;
   for (uint32_t i = 0; i < num_pages; i++) {
     uint32_t page = (first + i) % num_pages;
     if (TryTakeChunkOf(page, &chunk)) {
       page_hint_.store(page, std::memory_order_relaxed);
+      chunks_taken_.fetch_add(1, std::memory_order_relaxed);
       return chunk;
     }
   }
@@ -94,10 +98,18 @@ SharedMemoryArbiter::Chunk SharedMemoryArbiter::GetNewChunk(uint32_t preferred_p
 uint64_t SharedMemoryArbiter::FreeBytes(uint64_t up_to) const {
   if (service_gone()) return up_to;
   const uint32_t num_pages = abi_.num_pages();
-  const uint32_t first = num_pages ? page_hint_.load(std::memory_order_relaxed) % num_pages : 0;
   const uint32_t whole_page = ChunkSizeFor(abi_.page_size(), PageLayout::kDiv1);
+  // Relaxed (see free_at_scan_): a hint.
+  const uint32_t taken = chunks_taken_.load(std::memory_order_relaxed);
+  const uint64_t at_scan = free_at_scan_.load(std::memory_order_relaxed);
+  const uint64_t known = (at_scan >> 32) * 1024;
+  const uint64_t since = uint64_t{taken - static_cast<uint32_t>(at_scan)} * whole_page;
+  if (known > since && known - since >= up_to) return up_to;
+  stats_.Add(&ArbiterStats::free_space_scans);
+  const uint32_t first = num_pages ? page_hint_.load(std::memory_order_relaxed) % num_pages : 0;
+  const uint64_t enough = up_to + uint64_t{num_pages} * whole_page / 2;
   uint64_t found = 0;
-  for (uint32_t i = 0; i < num_pages && found < up_to; i++) {
+  for (uint32_t i = 0; i < num_pages && found < enough; i++) {
     const uint32_t page = (first + i) % num_pages;
     // Relaxed: the answer is a hint, and a chunk freed a moment later is
     // seen at the caller's next question.
@@ -112,6 +124,7 @@ uint64_t SharedMemoryArbiter::FreeBytes(uint64_t up_to) const {
       if (SharedMemoryAbi::StateOf(header, c) == ChunkState::kFree) found += ChunkSizeFor(abi_.page_size(), layout);
     }
   }
+  free_at_scan_.store(std::min<uint64_t>(found / 1024, UINT32_MAX) << 32 | taken, std::memory_order_relaxed);
   return std::min(found, up_to);
 }
 

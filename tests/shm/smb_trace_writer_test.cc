@@ -380,6 +380,25 @@ TEST_F(SmbTraceWriterTest, StallPolicyDropsAtOnceWhenTheServiceIsGone) {
   EXPECT_EQ(writer->RoomBytes(4096), 4096u);
 }
 
+// A reader asks for room before every few kernel pages. The answer comes
+// from the last scan's count, less a page for every chunk taken since, so a
+// recorder at rest does not load the SMB's page headers (each on a page of
+// its own, cold after minutes) question after question. Exact all the same:
+// once the takes since could have used the room, the next question scans.
+TEST_F(SmbTraceWriterTest, FreeBytesScansOnlyWhenTakesSinceTheLastScanCouldHaveUsedTheRoom) {
+  Init(64 * 4096, 4096, PageLayout::kDiv1, /*hold=*/true);  // 64 pages of one chunk.
+  const uint64_t page = ChunkSizeFor(4096, PageLayout::kDiv1);
+  EXPECT_EQ(arbiter_->FreeBytes(8 * page), 8 * page);
+  EXPECT_EQ(arbiter_->stats().free_space_scans, 1u);
+  for (int i = 0; i < 100; i++) EXPECT_EQ(arbiter_->FreeBytes(8 * page), 8 * page);
+  EXPECT_EQ(arbiter_->stats().free_space_scans, 1u) << "nothing was taken: the scan's count stands";
+  for (uint64_t taken = 1; taken <= 64; taken++) {
+    ASSERT_TRUE(arbiter_->GetNewChunk().valid());
+    EXPECT_EQ(arbiter_->FreeBytes(8 * page), std::min((64 - taken) * page, 8 * page)) << taken << " taken";
+  }
+  EXPECT_LT(arbiter_->stats().free_space_scans, 20u) << "a scan per take";
+}
+
 // RoomBytes() counts the SMB's free chunk space less a headroom for the
 // SMB's other writers (here, with 4 KiB pages in 2 chunks of 2044 bytes, a
 // chunk and an eighth of the SMB): room while pages are free, none once a
