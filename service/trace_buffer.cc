@@ -710,8 +710,9 @@ void TraceBuffer::BeginRead(ReadMode mode) {
 }
 
 bool TraceBuffer::ReadNextTracePacket(std::string* packet, PacketSequenceProperties* sequence,
-                                      bool* previous_packet_on_sequence_dropped) {
+                                      bool* previous_packet_on_sequence_dropped, size_t tailroom) {
   packet->clear();
+  read_tailroom_ = tailroom;
   *previous_packet_on_sequence_dropped = false;
   for (; read_index_ < read_list_.size(); read_index_++) {
     SequenceState* seq = read_list_[read_index_];
@@ -811,6 +812,7 @@ TraceBuffer::Step TraceBuffer::ReadStep(SequenceState* seq, bool final_read,
     Advance(seq, &c, f.end());
     return Step::kContinue;
   }
+  packet->reserve(f.len + read_tailroom_);
   packet->assign(reinterpret_cast<const char*>(payload + f.begin), f.len);
   if (f.len != 0) TakeLoss(seq, dropped);
   Advance(seq, &c, f.end());
@@ -853,7 +855,7 @@ TraceBuffer::Join TraceBuffer::TryJoin(SequenceState* seq, std::string* packet,
     total += f.len;
   }
   packet->clear();
-  packet->reserve(total);
+  packet->reserve(total + read_tailroom_);
   if (total != 0) TakeLoss(seq, dropped);
   for (size_t j = 0; j <= k; j++) {
     ChunkMeta* c = &q.front();

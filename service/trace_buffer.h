@@ -271,9 +271,11 @@ class TraceBuffer {
     WriterId writer = 0;
   };
   // Next whole packet of the pass into *packet (cleared first; its capacity is
-  // reused). False when the pass has nothing more to give. Hot path.
+  // reused), with at least `tailroom` bytes of capacity left after it for
+  // what the caller appends. False when the pass has nothing more to give.
+  // Hot path.
   bool ReadNextTracePacket(std::string* packet, PacketSequenceProperties* sequence,
-                           bool* previous_packet_on_sequence_dropped);
+                           bool* previous_packet_on_sequence_dropped, size_t tailroom = 0);
 
   // A copy that can be read without changing this buffer (session clones,
   // `sluice clone`): the ring bytes in use, the index (every sequence's
@@ -372,6 +374,7 @@ class TraceBuffer {
 
   // Reading.
   Step ReadStep(SequenceState* seq, bool final_read, std::string* packet, bool* dropped);
+  size_t read_tailroom_ = 0;  // ReadNextTracePacket's, for ReadStep and TryJoin.
   Join TryJoin(SequenceState* seq, std::string* packet, bool* dropped);
   void TakeLoss(SequenceState* seq, bool* dropped);
   // Moves past the front chunk's fragment that ends at payload offset `end`.

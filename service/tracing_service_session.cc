@@ -792,7 +792,7 @@ bool TracingService::ReadPacketsLocked(TracingSession* s, std::vector<std::strin
     }
     TraceBuffer::PacketSequenceProperties seq{};
     bool dropped = false;
-    while (bytes < max_bytes && buffer->ReadNextTracePacket(&packet, &seq, &dropped)) {
+    while (bytes < max_bytes && buffer->ReadNextTracePacket(&packet, &seq, &dropped, kMaxTrustedFieldsBytes)) {
       uint32_t key = (static_cast<uint32_t>(seq.producer) << 16) | seq.writer;
       auto [it, inserted] = s->sequence_ids.try_emplace(key, s->next_sequence_id);
       if (inserted) s->next_sequence_id++;

@@ -23,6 +23,7 @@
 #ifndef SLUICE_SERVICE_TRUSTED_PACKET_H_
 #define SLUICE_SERVICE_TRUSTED_PACKET_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -44,6 +45,14 @@ struct TrustedFields {
   // producers: its id, service/relay/). Written only when not 0.
   uint32_t machine_id = 0;
 };
+
+// The most StampTrustedFields appends, tag and value of each field: uid and
+// pid (int32, sign-extended to ten bytes when negative), sequence id and
+// machine id (five), previous_packet_dropped (one); fields 3 and 10 take a
+// one-byte tag, 42, 79 and 98 two. A reader that leaves this much
+// capacity after a packet (TraceBuffer's tailroom) has it stamped without a
+// reallocation, and the copy that comes with one.
+inline constexpr size_t kMaxTrustedFieldsBytes = (1 + 10) + (1 + 5) + (2 + 10) + (2 + 1) + (2 + 5);
 
 // Rewrites *packet_untrusted in place. False (packet unusable, leave it out
 // of the trace) if its top-level wire format is invalid.

@@ -214,6 +214,23 @@ TEST_F(TraceBufferTest, PacketFragmentedAcrossFourChunks) {
   ExpectStats(tb_->stats(), e);
 }
 
+// A reader that appends to each packet (the service's trusted fields) asks
+// for tailroom and gets it, for a packet in one piece and for a joined one.
+TEST_F(TraceBufferTest, APacketReadWithTailroomHasThatMuchCapacityLeft) {
+  Make(4096);
+  Copy(1, 1, {"p1", "p2:a"}, kLast);
+  Copy(1, 2, {"p2:b"}, kFirst);
+  tb_->BeginRead();
+  TraceBuffer::PacketSequenceProperties seq;
+  bool dropped = false;
+  for (const char* expected : {"p1", "p2:ap2:b"}) {
+    std::string packet;
+    ASSERT_TRUE(tb_->ReadNextTracePacket(&packet, &seq, &dropped, 60));
+    EXPECT_EQ(packet, expected);
+    EXPECT_GE(packet.capacity(), packet.size() + 60);
+  }
+}
+
 TEST_F(TraceBufferTest, FragmentedPacketWaitsForItsLastPiece) {
   Make(4096);
   Copy(1, 1, {"p1", "p2:a"}, kLast);

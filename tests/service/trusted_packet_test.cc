@@ -31,6 +31,31 @@ TEST(TrustedPacketTest, AppendsTrustedFields) {
   EXPECT_FALSE(out.has_previous_packet_dropped());
 }
 
+// The most the stamp appends fits kMaxTrustedFieldsBytes: a packet read with
+// that much tailroom (TraceBuffer::ReadNextTracePacket) is stamped in place.
+TEST(TrustedPacketTest, TheLargestStampFitsTheTailroomReadersLeave) {
+  TracePacket in;
+  in.set_timestamp(42);
+  const std::string serialized = in.SerializeAsString();
+  std::string bytes;
+  bytes.reserve(serialized.size() + kMaxTrustedFieldsBytes);
+  bytes = serialized;
+  const char* before = bytes.data();
+  TrustedFields largest;
+  largest.uid = -1;  // Sign-extended to ten bytes, as protobuf does.
+  largest.sequence_id = UINT32_MAX;
+  largest.pid = INT32_MIN;
+  largest.previous_packet_dropped = true;
+  largest.machine_id = UINT32_MAX;
+  ASSERT_TRUE(StampTrustedFields(&bytes, largest));
+  EXPECT_EQ(bytes.data(), before) << "the stamp reallocated the packet";
+  EXPECT_EQ(bytes.size(), serialized.size() + kMaxTrustedFieldsBytes) << "the bound is not the largest stamp";
+  TracePacket out;
+  ASSERT_TRUE(out.ParseFromString(bytes));
+  EXPECT_EQ(out.trusted_uid(), -1);
+  EXPECT_EQ(out.machine_id(), UINT32_MAX);
+}
+
 TEST(TrustedPacketTest, RemovesForgedFieldsWherever_TheyAre) {
   TracePacket in;
   in.set_trusted_uid(0);  // Claims to be root.
