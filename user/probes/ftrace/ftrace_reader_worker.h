@@ -64,10 +64,10 @@
 // and waits too, but it must finish: it waits while the service frees room,
 // and writes the rest regardless once there was none for a second
 // (user/probes/flush_room_wait.h); the writer's own policy (stall, then drop
-// and count) then applies. Asking costs a scan of the
-// SMB's page headers (TraceWriter::RoomBytes), so a reader asks for
-// kRoomCreditBytes at a time and spends the answer as credit: one header
-// load per few kernel pages.
+// and count) then applies. Asking may cost a scan of the
+// SMB's page headers (TraceWriter::RoomBytes; SharedMemoryArbiter::FreeBytes
+// says when), so a reader asks for kRoomCreditBytes at a time and spends
+// the answer as credit.
 //
 // A flush reads until the kernel has nothing left, partial page included
 // (or kMostRingsPerFlush rings' worth, against a writer that never lets it
