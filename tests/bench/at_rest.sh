@@ -21,9 +21,12 @@
 #   - each thread's minor page faults (/proc/PID/task/TID/stat), per second:
 #     a first touch of a page costs about 20 us on a virtualised machine, so
 #     they tell whether first touches are part of a round's CPU;
-#   - the events the kernel wrote meanwhile (the sum of per_cpu/cpuN/stats
-#     "entries" growth is not available across readers, so: the context
-#     switches of the machine, /proc/stat ctxt, as its baseline).
+#   - the machine's context switches (/proc/stat ctxt), its baseline;
+#   - the events the kernel wrote meanwhile and the events the recorder read
+#     (per_cpu/cpuN/stats: written is entries + overrun + read events). A
+#     recorder that reads at the buffer's watermark may read nothing in a
+#     window and pay for it after: compare CPU where both read alike, or per
+#     event read.
 # Modes:
 #   sluice-file         sluice record -o F -t 1h -q
 #   sluice-ring         the same with --ring (the flight recorder)
@@ -90,6 +93,14 @@ start_daemons() {
   sleep 0.5
 }
 
+# kernel_events -> "WRITTEN READ": the events the kernel's buffers (the
+# top level and every instance) took and gave to readers so far, all CPUs.
+kernel_events() {
+  cat $T/per_cpu/cpu*/stats $T/instances/*/per_cpu/cpu*/stats 2>/dev/null |
+    awk '/^entries:/ || /^overrun:/ { w += $2 } /^read events:/ { w += $3; r += $3 }
+         END { printf "%d %d\n", w, r }'
+}
+
 # run MODE REP -> one result line on stdout; the thread table in $dir/threads
 run() {
   local mode=$1 rep=$2 dir="$WORK/$1-$2"
@@ -120,10 +131,12 @@ run() {
   [ "$mode" = trace-cmd ] && pids=($(pstree -p "$rec_pid" | grep -o '([0-9]*)' | tr -d '()'))
   local p
   for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t0"
-  local ctxt0 ctxt1
+  local ctxt0 ctxt1 ev0 ev1
   ctxt0=$(awk '/^ctxt/{print $2}' /proc/stat)
+  ev0=$(kernel_events)
   sleep "$WINDOW"
   ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
+  ev1=$(kernel_events)
   for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t1"
   kill -INT "$rec_pid"
   [ "$mode" = trace-cmd ] && pkill -INT -P "$rec_pid" 2>/dev/null
@@ -137,9 +150,13 @@ run() {
        ($1 in ns) { printf "%s %.4f %.2f %.2f\n", $4, ($2 - ns[$1]) / 1e6 / w, ($3 - wk[$1]) / w,
                            ($NF - mf[$1]) / w }' \
     "$dir/t0" "$dir/t1" >"$dir/threads"
-  awk -v mode="$mode" -v rep="$rep" -v rc="$rc" -v ctxt=$(( (ctxt1 - ctxt0) / WINDOW )) '
+  local written=$(( ${ev1% *} - ${ev0% *} )) read=$(( ${ev1#* } - ${ev0#* } ))
+  awk -v mode="$mode" -v rep="$rep" -v rc="$rc" -v ctxt=$(( (ctxt1 - ctxt0) / WINDOW )) \
+      -v written="$written" -v read="$read" -v w="$WINDOW" '
     { cpu += $2; wk += $3 }
-    END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d\n", mode, rep, ctxt, cpu, wk, rc }' \
+    END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d  events written %d read %d  us/k read %s\n",
+                 mode, rep, ctxt, cpu, wk, rc, written, read,
+                 (read > 0 ? sprintf("%.1f", cpu * w * 1e6 / read) : "-") }' \
     "$dir/threads"
   sed "s/^/$mode $rep /" "$dir/threads" >>"$WORK/all-threads"
   rm -f "$dir"/trace.*
@@ -150,14 +167,14 @@ for rep in $(seq "$REPS"); do
 done | tee "$WORK/runs"
 
 echo "# medians of $REPS (window ${WINDOW}s after ${SETTLE}s; $SLUICE_DIR)"
-awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4 }
+awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4; r[m, n[m]] = $17 }
   function med(a, m, k,   i, j, t, v) {
     for (i = 1; i <= k; i++) v[i] = a[m, i] + 0
     for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
     return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
   }
-  END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  (machine: %d context switches/s)\n",
-                            m, med(c, m, n[m]), med(w, m, n[m]), med(x, m, n[m]) }' "$WORK/runs" | sort
+  END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  events read %d  (machine: %d context switches/s)\n",
+                            m, med(c, m, n[m]), med(w, m, n[m]), med(r, m, n[m]), med(x, m, n[m]) }' "$WORK/runs" | sort
 echo "# per second, each thread's wake-ups, CPU and minor faults (medians; threads of one name summed per run)"
 awk '{ k = $1 " " $3; c[k, $2] += $4; w[k, $2] += $5; f[k, $2] += $6; reps[k] = reps[k] " " $2 }
   function med(list,   v, n, i, j, t) {
