@@ -160,6 +160,19 @@ std::string RunToken() {
   return std::to_string(getpid()) + "-" + std::to_string(time(nullptr) % 100000);
 }
 
+// prev_state as ftrace prints it: "R+" for a preempted task, else the
+// letters of its state bits ("R" when none).
+std::string StateLetters(int64_t v) {
+  if (v & 0x100) return "R+";
+  static const std::pair<int64_t, const char*> kBits[] = {
+      {1, "S"}, {2, "D"}, {4, "T"}, {8, "t"}, {16, "X"}, {32, "Z"}, {64, "P"}, {128, "I"}};
+  std::string out;
+  for (const auto& [bit, letter] : kBits) {
+    if (v & bit) out += std::string(out.empty() ? "" : "|") + letter;
+  }
+  return out.empty() ? "R" : out;
+}
+
 // ---- Workloads. ----
 
 // Two threads bounce a byte through two pipes `rounds` times. Each thread
@@ -442,21 +455,6 @@ TEST(BpfDataSourceKernelTest, AttachInfoOnThisKernel) {
   EXPECT_EQ((*source)->attach_info().events.size(), kBpfEventCount);
 }
 
-// The same kernel events through ftrace (a private tracefs instance with
-// trace_clock=boot) and through this source: for the ping-pong threads,
-// every sched_switch field matches, prev_state included (ftrace prints it as
-// letters; the source computes the number like the kernel does).
-std::string StateLetters(int64_t v) {
-  if (v & 0x100) return "R+";
-  static const std::pair<int64_t, const char*> kBits[] = {
-      {1, "S"}, {2, "D"}, {4, "T"}, {8, "t"}, {16, "X"}, {32, "Z"}, {64, "P"}, {128, "I"}};
-  std::string out;
-  for (const auto& [bit, letter] : kBits) {
-    if (v & bit) out += std::string(out.empty() ? "" : "|") + letter;
-  }
-  return out.empty() ? "R" : out;
-}
-
 bool WriteFile(const std::string& path, const std::string& value) {
   int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
@@ -483,6 +481,10 @@ struct RemoveInstance {
   }
 };
 
+// The same kernel events through ftrace (a private tracefs instance with
+// trace_clock=boot) and through this source: for the ping-pong threads,
+// every sched_switch field matches, prev_state included (ftrace prints it as
+// letters; the source computes the number like the kernel does).
 void CompareSchedSwitchWithFtrace() {
   const std::string inst = std::string(kTracefs) + "/instances/sluice-bpf-test-" + std::to_string(getpid());
   ASSERT_EQ(mkdir(inst.c_str(), 0755), 0) << strerror(errno);
