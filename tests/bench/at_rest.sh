@@ -27,6 +27,12 @@
 #     recorder that reads at the buffer's watermark may read nothing in a
 #     window and pay for it after: compare CPU where both read alike, or per
 #     event read.
+# and over the whole run, from start to exit, the CPU of every recorder
+# process (the children's times of this shell, taken as each is reaped) and
+# what of it came after the window ("after": the stop, and threads that
+# ended before the window): trace-cmd writes per-CPU files while it records
+# and merges (and compresses) them into its trace when it stops, work a
+# window does not see; sluice writes its trace while it records.
 # Modes:
 #   sluice-file         sluice record -o F -t 1h -q
 #   sluice-ring         the same with --ring (the flight recorder)
@@ -140,10 +146,18 @@ run() {
   for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t1"
   kill -INT "$rec_pid"
   [ "$mode" = trace-cmd ] && pkill -INT -P "$rec_pid" 2>/dev/null
+  # `times` prints the CPU of this shell's reaped children; around each wait
+  # the only one reaped is the recorder (with what it reaped) or a daemon.
+  times >"$dir/times0"
   wait "$rec_pid"
   local rc=$?
   stop_daemons
+  times >"$dir/times1"
   bench_restore_tracefs
+  local whole_ms
+  whole_ms=$(awk 'function s(t,  m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); return m * 60 + t }
+                  FNR == 2 { c[FILENAME == ARGV[1]] = s($1) + s($2) }
+                  END { printf "%.1f", (c[0] - c[1]) * 1000 }' "$dir/times0" "$dir/times1")
   # Per thread: CPU ms per s, wake-ups per s and minor faults per s over the
   # window.
   awk -v w="$WINDOW" 'NR == FNR { ns[$1] = $2; wk[$1] = $3; mf[$1] = $NF; next }
@@ -151,12 +165,14 @@ run() {
                            ($NF - mf[$1]) / w }' \
     "$dir/t0" "$dir/t1" >"$dir/threads"
   local written=$(( ${ev1% *} - ${ev0% *} )) read=$(( ${ev1#* } - ${ev0#* } ))
+  local upto_ms  # CPU of the threads alive at the window's end, up to it
+  upto_ms=$(awk '{ ns += $2 } END { printf "%.1f", ns / 1e6 }' "$dir/t1")
   awk -v mode="$mode" -v rep="$rep" -v rc="$rc" -v ctxt=$(( (ctxt1 - ctxt0) / WINDOW )) \
-      -v written="$written" -v read="$read" -v w="$WINDOW" '
+      -v written="$written" -v read="$read" -v w="$WINDOW" -v whole="$whole_ms" -v upto="$upto_ms" '
     { cpu += $2; wk += $3 }
-    END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d  events written %d read %d  us/k read %s\n",
+    END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d  events written %d read %d  us/k read %s  whole run %.1f ms, after the window %.1f\n",
                  mode, rep, ctxt, cpu, wk, rc, written, read,
-                 (read > 0 ? sprintf("%.1f", cpu * w * 1e6 / read) : "-") }' \
+                 (read > 0 ? sprintf("%.1f", cpu * w * 1e6 / read) : "-"), whole, whole - upto }' \
     "$dir/threads"
   sed "s/^/$mode $rep /" "$dir/threads" >>"$WORK/all-threads"
   rm -f "$dir"/trace.*
@@ -167,14 +183,14 @@ for rep in $(seq "$REPS"); do
 done | tee "$WORK/runs"
 
 echo "# medians of $REPS (window ${WINDOW}s after ${SETTLE}s; $SLUICE_DIR)"
-awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4; r[m, n[m]] = $17 }
+awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4; r[m, n[m]] = $17; a[m, n[m]] = $23; s[m, n[m]] = $28 }
   function med(a, m, k,   i, j, t, v) {
     for (i = 1; i <= k; i++) v[i] = a[m, i] + 0
     for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
     return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
   }
-  END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  events read %d  (machine: %d context switches/s)\n",
-                            m, med(c, m, n[m]), med(w, m, n[m]), med(r, m, n[m]), med(x, m, n[m]) }' "$WORK/runs" | sort
+  END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  events read %d  whole run %.1f ms, after the window %.1f  (machine: %d context switches/s)\n",
+                            m, med(c, m, n[m]), med(w, m, n[m]), med(r, m, n[m]), med(a, m, n[m]), med(s, m, n[m]), med(x, m, n[m]) }' "$WORK/runs" | sort
 echo "# per second, each thread's wake-ups, CPU and minor faults (medians; threads of one name summed per run)"
 awk '{ k = $1 " " $3; c[k, $2] += $4; w[k, $2] += $5; f[k, $2] += $6; reps[k] = reps[k] " " $2 }
   function med(list,   v, n, i, j, t) {
