@@ -32,6 +32,19 @@ StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) {
   return out;
 }
 
+StatusOr<std::string_view> PreadFromStart(const std::string& path, ScopedFd* fd, std::span<char> buf) {
+  if (!fd->valid()) {
+    fd->reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd->valid()) return Status::Error("cannot open " + path + " (" + ErrnoMessage(errno) + ")");
+  }
+  ssize_t n;
+  do {
+    n = pread(fd->get(), buf.data(), buf.size(), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return Status::Error("cannot read " + path + " (" + ErrnoMessage(errno) + ")");
+  return std::string_view(buf.data(), static_cast<size_t>(n));
+}
+
 Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode) {
   const std::string tmp = path + ".tmp";
   ScopedFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));

@@ -264,16 +264,11 @@ StatusOr<std::vector<uint32_t>> Tracefs::ReadOnlineCpus() const {
 }
 
 StatusOr<std::vector<uint32_t>> Tracefs::ReadOnlineCpus(ScopedFd* fd) const {
-  if (!fd->valid()) {
-    fd->reset(open(cpu_online_path_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd->valid()) return Status::Error(WithErrno("cannot open " + cpu_online_path_, errno));
-  }
   char buf[1024];
-  const ssize_t n = pread(fd->get(), buf, sizeof(buf), 0);
-  if (n < 0) return Status::Error(WithErrno("cannot read " + cpu_online_path_, errno));
+  SLUICE_ASSIGN_OR_RETURN(std::string_view text, PreadFromStart(cpu_online_path_, fd, buf));
   // A list too long for the buffer (thousands of CPUs, not in ranges).
-  if (static_cast<size_t>(n) == sizeof(buf)) return ReadOnlineCpus();
-  auto cpus = ParseCpuList(std::string_view(buf, static_cast<size_t>(n)));
+  if (text.size() == sizeof(buf)) return ReadOnlineCpus();
+  auto cpus = ParseCpuList(text);
   if (!cpus.ok()) return Status::Error(cpus.status().message() + " in " + cpu_online_path_);
   return cpus;
 }

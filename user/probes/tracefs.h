@@ -148,8 +148,7 @@ class Tracefs {
   StatusOr<std::vector<uint32_t>> ReadOnlineCpus() const;
   // The same through `*fd`, which the caller keeps (empty: not open yet;
   // opened here): a check every drain period then costs one pread()
-  // instead of a path lookup, an open and a close. sysfs renders the file
-  // anew at every read from offset 0.
+  // (PreadFromStart) instead of a path lookup, an open and a close.
   StatusOr<std::vector<uint32_t>> ReadOnlineCpus(ScopedFd* fd) const;
   // CPUs that have a per_cpu/cpuN directory (the kernel makes one per
   // possible CPU).

@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "shm/base/errno_message.h"
+#include "shm/base/scoped_fd.h"
 
 namespace sluice {
 namespace {
@@ -47,6 +48,35 @@ TEST(FileUtilTest, WriteFileAtomicallyReplacesTheWholeFile) {
   Status st = WriteFileAtomically("/nonexistent/sluice/x", "x");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.message(), "cannot create /nonexistent/sluice/x.tmp (No such file or directory)");
+}
+
+TEST(FileUtilTest, PreadFromStartKeepsOneFdAndReadsWhatIsThereNow) {
+  const std::string path = ::testing::TempDir() + "/file_util_pread_test";
+  std::ofstream(path) << "0.10 0.20 0.30 1/99 1234\n";
+  ScopedFd fd;
+  char buf[64];
+  auto first = PreadFromStart(path, &fd, buf);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(*first, "0.10 0.20 0.30 1/99 1234\n");
+  const int kept = fd.get();
+  ASSERT_GE(kept, 0);
+  std::ofstream(path, std::ios::trunc) << "0.11 0.20 0.30 1/99 1240\n";  // Same inode.
+  EXPECT_EQ(*PreadFromStart(path, &fd, buf), "0.11 0.20 0.30 1/99 1240\n");
+  EXPECT_EQ(fd.get(), kept);  // Not opened again.
+  // A file as long as the buffer, or longer, fills it: the caller's sign.
+  char small[4];
+  ScopedFd small_fd;
+  EXPECT_EQ(PreadFromStart(path, &small_fd, small)->size(), sizeof(small));
+  std::filesystem::remove(path);
+  // /proc makes the text again at each read from 0.
+  ScopedFd loadavg;
+  ASSERT_TRUE(PreadFromStart("/proc/loadavg", &loadavg, buf).ok());
+  EXPECT_NE(PreadFromStart("/proc/loadavg", &loadavg, buf)->find('/'), std::string_view::npos);
+  ScopedFd missing;
+  auto error = PreadFromStart("/nonexistent/sluice", &missing, buf);
+  ASSERT_FALSE(error.ok());
+  EXPECT_EQ(error.status().message(), "cannot open /nonexistent/sluice (No such file or directory)");
+  EXPECT_FALSE(missing.valid());
 }
 
 TEST(FileUtilTest, ErrnoText) {
