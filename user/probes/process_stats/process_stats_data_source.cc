@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -47,15 +47,31 @@ struct ProcStatus {
   int uid = -1;
   int kthread = -1;  // Kthread: 0 or 1 (Linux 6.4+); -1 absent
 };
+// A line's number, as atoi would read it ("0\t0\t0\t0" for Uid: the first).
+int LeadingInt(std::string_view text) {
+  int value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+// One read of the file and a scan of its lines: a flush reads the status of
+// every pid new since the last one, so this is the flush's main cost when
+// processes come and go.
 bool ReadStatus(const std::string& path, ProcStatus* out) {
-  std::ifstream f(path);
-  if (!f) return false;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("Name:\t", 0) == 0) out->name = line.substr(6);
-    else if (line.rfind("Tgid:\t", 0) == 0) out->tgid = atoi(line.c_str() + 6);
-    else if (line.rfind("PPid:\t", 0) == 0) out->ppid = atoi(line.c_str() + 6);
-    else if (line.rfind("Uid:\t", 0) == 0) out->uid = atoi(line.c_str() + 5);
+  auto text = ReadFile(path, 64 * 1024);
+  if (!text.ok()) return false;
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    const size_t eol = rest.find('\n');
+    const std::string_view line = rest.substr(0, eol);
+    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
+    auto value_of = [&](std::string_view key) -> std::optional<std::string_view> {
+      if (line.substr(0, key.size()) != key) return std::nullopt;
+      return line.substr(key.size());
+    };
+    if (auto v = value_of("Name:\t")) out->name = *v;
+    else if (auto v = value_of("Tgid:\t")) out->tgid = LeadingInt(*v);
+    else if (auto v = value_of("PPid:\t")) out->ppid = LeadingInt(*v);
+    else if (auto v = value_of("Uid:\t")) out->uid = LeadingInt(*v);
     else if (line == "Kthread:\t0" || line == "Kthread:\t1") out->kthread = line.back() - '0';
   }
   return out->tgid != 0;
@@ -124,15 +140,19 @@ void ProcessStatsDataSource::WriteNewProcessesLocked() {
   }
 }
 
-long ProcessStatsDataSource::ReadLastPid() const {
+long ProcessStatsDataSource::ReadLastPid() {
   // "0.52 0.58 0.59 2/301 12345": the last field is the last pid allocated.
-  auto text = ReadFile(proc_root_ + "/loadavg", 256);
-  if (!text.ok()) return -1;
-  const size_t space = text->find_last_of(' ');
-  if (space == std::string::npos) return -1;
-  char* end = nullptr;
-  const long pid = strtol(text->c_str() + space + 1, &end, 10);
-  if (end == text->c_str() + space + 1 || (*end != '\n' && *end != '\0') || pid < 0) return -1;
+  char buf[128];
+  auto text = PreadFromStart(proc_root_ + "/loadavg", &loadavg_, buf);
+  if (!text.ok() || text->size() == sizeof(buf)) return -1;
+  std::string_view line = *text;
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  const size_t space = line.find_last_of(' ');
+  if (space == std::string_view::npos) return -1;
+  long pid = -1;
+  const std::string_view field = line.substr(space + 1);
+  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), pid);
+  if (error != std::errc() || end != field.data() + field.size() || pid < 0) return -1;
   return pid;
 }
 

@@ -15,8 +15,8 @@
 // every second of a streaming session. But what is new since the last scan
 // has a pid the kernel allocated since, and it allocates them in turn (a
 // thread takes one too): the last one it handed out is the 5th field of
-// /proc/loadavg. So a flush reads that first (it was also read just before
-// the last scan):
+// /proc/loadavg. So a flush reads that first, with one pread of the file it
+// keeps open (it was also read just before the last scan):
 //   - unchanged: nothing was created, nothing to read;
 //   - up to kMaxPidsToProbe more: it looks up /proc/<pid>/status of those
 //     pids alone (a thread's /proc/<tid> exists, though readdir skips it);
@@ -53,6 +53,7 @@
 #include <thread>
 
 #include "perfetto/config/process_stats/process_stats_config.pb.h"
+#include "shm/base/scoped_fd.h"
 #include "shm/trace_writer.h"
 #include "user/probes/process_stats/proc_memory_counters.h"
 
@@ -102,7 +103,7 @@ class ProcessStatsDataSource {
   void WriteThread(ProtoWriter* tree, pid_t tid, pid_t tgid, const std::string& name);
   bool records_threads() const;
   // The last pid the kernel allocated (/proc/loadavg), or -1 if unreadable.
-  long ReadLastPid() const;
+  long ReadLastPid();
   // Flush()'s work, with mutex_ held.
   void WriteNewProcessesLocked();
   void PollLocked();
@@ -130,6 +131,8 @@ class ProcessStatsDataSource {
 
   std::unique_ptr<TraceWriter> writer_;
   std::string proc_root_;
+  // <proc_root_>/loadavg, open from the first ReadLastPid() on.
+  ScopedFd loadavg_;
   std::set<pid_t> seen_processes_;
   std::set<pid_t> seen_threads_;
   // ReadLastPid() before the last scan; -1: none yet, or unreadable.
