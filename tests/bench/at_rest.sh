@@ -21,7 +21,9 @@
 #   - each thread's minor page faults (/proc/PID/task/TID/stat), per second:
 #     a first touch of a page costs about 20 us on a virtualised machine, so
 #     they tell whether first touches are part of a round's CPU;
-#   - the machine's context switches (/proc/stat ctxt), its baseline;
+#   - the machine's context switches (/proc/stat ctxt), its baseline, and
+#     the pids it allocated (/proc/loadavg's last pid), processes and
+#     threads a recorder that names them must look up;
 #   - the events the kernel wrote meanwhile and the events the recorder read
 #     (per_cpu/cpuN/stats: written is entries + overrun + read events). A
 #     recorder that reads at the buffer's watermark may read nothing in a
@@ -32,7 +34,9 @@
 # what of it came after the window ("after": the stop, and threads that
 # ended before the window): trace-cmd writes per-CPU files while it records
 # and merges (and compresses) them into its trace when it stops, work a
-# window does not see; sluice writes its trace while it records.
+# window does not see; sluice writes its trace while it records. That CPU per
+# second of the run ("over" its length) is the rate a recorder left on for a
+# day costs, its stop included.
 # Modes:
 #   sluice-file         sluice record -o F -t 1h -q
 #   sluice-ring         the same with --ring (the flight recorder)
@@ -40,7 +44,8 @@
 #                       sluice record --daemon -o F
 #   sluice-daemon-ring  the same with --ring
 #   trace-cmd           trace-cmd record -b 2048 -e (each event) -o F
-# Printed: one line per run, then the medians per mode, then the wake-ups,
+# Printed: one line per run, then the medians per mode (CPU in the window and
+# over the whole run), then the wake-ups,
 # CPU and page faults per second of each thread (medians) for the sluice modes.
 set -u
 
@@ -112,7 +117,8 @@ run() {
   local mode=$1 rep=$2 dir="$WORK/$1-$2"
   mkdir -p "$dir"
   sync
-  local rec_pid pids=()
+  local rec_pid pids=() started_at
+  started_at=$(date +%s.%N)
   case $mode in
     sluice-*)
       local args=(-o "$dir/trace.pftrace" -t 1h -q ${SLUICE_ARGS:-})
@@ -137,11 +143,13 @@ run() {
   [ "$mode" = trace-cmd ] && pids=($(pstree -p "$rec_pid" | grep -o '([0-9]*)' | tr -d '()'))
   local p
   for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t0"
-  local ctxt0 ctxt1 ev0 ev1
+  local ctxt0 ctxt1 ev0 ev1 lastpid0 lastpid1
   ctxt0=$(awk '/^ctxt/{print $2}' /proc/stat)
+  lastpid0=$(awk '{print $5}' /proc/loadavg)
   ev0=$(kernel_events)
   sleep "$WINDOW"
   ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
+  lastpid1=$(awk '{print $5}' /proc/loadavg)
   ev1=$(kernel_events)
   for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t1"
   kill -INT "$rec_pid"
@@ -153,6 +161,8 @@ run() {
   local rc=$?
   stop_daemons
   times >"$dir/times1"
+  local run_s
+  run_s=$(awk -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   bench_restore_tracefs
   local whole_ms
   whole_ms=$(awk 'function s(t,  m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); return m * 60 + t }
@@ -168,11 +178,13 @@ run() {
   local upto_ms  # CPU of the threads alive at the window's end, up to it
   upto_ms=$(awk '{ ns += $2 } END { printf "%.1f", ns / 1e6 }' "$dir/t1")
   awk -v mode="$mode" -v rep="$rep" -v rc="$rc" -v ctxt=$(( (ctxt1 - ctxt0) / WINDOW )) \
-      -v written="$written" -v read="$read" -v w="$WINDOW" -v whole="$whole_ms" -v upto="$upto_ms" '
+      -v written="$written" -v read="$read" -v w="$WINDOW" -v whole="$whole_ms" -v upto="$upto_ms" \
+      -v pids=$(( lastpid1 - lastpid0 )) -v run_s="$run_s" '
     { cpu += $2; wk += $3 }
-    END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d  events written %d read %d  us/k read %s  whole run %.1f ms, after the window %.1f\n",
+    END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d  events written %d read %d  us/k read %s  whole run %.1f ms, after the window %.1f  new pids/s %s  over %.1f s\n",
                  mode, rep, ctxt, cpu, wk, rc, written, read,
-                 (read > 0 ? sprintf("%.1f", cpu * w * 1e6 / read) : "-"), whole, whole - upto }' \
+                 (read > 0 ? sprintf("%.1f", cpu * w * 1e6 / read) : "-"), whole, whole - upto,
+                 (pids >= 0 ? sprintf("%.2f", pids / w) : "-"), run_s }' \
     "$dir/threads"
   sed "s/^/$mode $rep /" "$dir/threads" >>"$WORK/all-threads"
   rm -f "$dir"/trace.*
@@ -183,14 +195,16 @@ for rep in $(seq "$REPS"); do
 done | tee "$WORK/runs"
 
 echo "# medians of $REPS (window ${WINDOW}s after ${SETTLE}s; $SLUICE_DIR)"
-awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4; r[m, n[m]] = $17; a[m, n[m]] = $23; s[m, n[m]] = $28 }
+awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4; r[m, n[m]] = $17; a[m, n[m]] = $23; s[m, n[m]] = $28
+    r_s[m, n[m]] = $23 / $33; p[m, n[m]] = $31 }
   function med(a, m, k,   i, j, t, v) {
     for (i = 1; i <= k; i++) v[i] = a[m, i] + 0
     for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
     return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
   }
-  END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  events read %d  whole run %.1f ms, after the window %.1f  (machine: %d context switches/s)\n",
-                            m, med(c, m, n[m]), med(w, m, n[m]), med(r, m, n[m]), med(a, m, n[m]), med(s, m, n[m]), med(x, m, n[m]) }' "$WORK/runs" | sort
+  END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  events read %d  whole run %.1f ms (%.4f ms/s), after the window %.1f  (machine: %d context switches/s, %.2f new pids/s)\n",
+                            m, med(c, m, n[m]), med(w, m, n[m]), med(r, m, n[m]), med(a, m, n[m]), med(r_s, m, n[m]),
+                            med(s, m, n[m]), med(x, m, n[m]), med(p, m, n[m]) }' "$WORK/runs" | sort
 echo "# per second, each thread's wake-ups, CPU and minor faults (medians; threads of one name summed per run)"
 awk '{ k = $1 " " $3; c[k, $2] += $4; w[k, $2] += $5; f[k, $2] += $6; reps[k] = reps[k] " " $2 }
   function med(list,   v, n, i, j, t) {
