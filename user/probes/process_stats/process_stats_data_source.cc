@@ -19,6 +19,7 @@
 #include "perfetto/trace/trace_packet.pb.h"
 #include "shm/base/clock.h"
 #include "shm/base/file_util.h"
+#include "shm/base/string_util.h"
 
 namespace sluice {
 namespace {
@@ -59,12 +60,8 @@ int LeadingInt(std::string_view text) {
 bool ReadStatus(const std::string& path, ProcStatus* out) {
   auto text = ReadFile(path, 64 * 1024);
   if (!text.ok()) return false;
-  std::string_view rest = *text;
-  while (!rest.empty()) {
-    const size_t eol = rest.find('\n');
-    const std::string_view line = rest.substr(0, eol);
-    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
-    auto value_of = [&](std::string_view key) -> std::optional<std::string_view> {
+  ForEachLine(*text, [out](std::string_view line) {
+    auto value_of = [line](std::string_view key) -> std::optional<std::string_view> {
       if (line.substr(0, key.size()) != key) return std::nullopt;
       return line.substr(key.size());
     };
@@ -73,7 +70,8 @@ bool ReadStatus(const std::string& path, ProcStatus* out) {
     else if (auto v = value_of("PPid:\t")) out->ppid = LeadingInt(*v);
     else if (auto v = value_of("Uid:\t")) out->uid = LeadingInt(*v);
     else if (line == "Kthread:\t0" || line == "Kthread:\t1") out->kthread = line.back() - '0';
-  }
+    return true;
+  });
   return out->tgid != 0;
 }
 
@@ -82,7 +80,10 @@ bool ReadStatus(const std::string& path, ProcStatus* out) {
 ProcessStatsDataSource::ProcessStatsDataSource(const perfetto::protos::ProcessStatsConfig& config,
                                                std::unique_ptr<TraceWriter> writer,
                                                std::string proc_root)
-    : config_(config), writer_(std::move(writer)), proc_root_(std::move(proc_root)) {
+    : config_(config),
+      writer_(std::move(writer)),
+      proc_root_(std::move(proc_root)),
+      loadavg_path_(proc_root_ + "/loadavg") {
   poll_period_ms_ = config_.proc_stats_poll_ms();
   if (poll_period_ms_ > 0) poll_period_ms_ = std::max(poll_period_ms_, kMinPollPeriodMs);
   if (poll_period_ms_ > 0) cache_ttl_polls_ = std::max(config_.proc_stats_cache_ttl_ms() / poll_period_ms_, 1u);
@@ -143,7 +144,7 @@ void ProcessStatsDataSource::WriteNewProcessesLocked() {
 long ProcessStatsDataSource::ReadLastPid() {
   // "0.52 0.58 0.59 2/301 12345": the last field is the last pid allocated.
   char buf[128];
-  auto text = PreadFromStart(proc_root_ + "/loadavg", &loadavg_, buf);
+  auto text = PreadFromStart(loadavg_path_, &loadavg_, buf);
   if (!text.ok() || text->size() == sizeof(buf)) return -1;
   std::string_view line = *text;
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);

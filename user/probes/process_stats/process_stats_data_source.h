@@ -131,7 +131,9 @@ class ProcessStatsDataSource {
 
   std::unique_ptr<TraceWriter> writer_;
   std::string proc_root_;
-  // <proc_root_>/loadavg, open from the first ReadLastPid() on.
+  // <proc_root_>/loadavg, built once: a flush that finds nothing new does
+  // no more than pread it. Open from the first ReadLastPid() on.
+  const std::string loadavg_path_;
   ScopedFd loadavg_;
   std::set<pid_t> seen_processes_;
   std::set<pid_t> seen_threads_;
