@@ -48,7 +48,13 @@ void FtraceReaderWorker::Flush(FlushRoomWait* room_wait) {
     const uint64_t pages_before = encoder_->stats().pages;
     FlushRoomWait own_wait(flush_room_patience_);
     ReadAllForFlush(room_wait ? room_wait : &own_wait);
+    // A catch-up of its own, as a worker's wake-up is: the buffer held
+    // this flush's pages at once, not the sum of the flushes since the
+    // worker last woke. Summed, a recorder at rest (its workers asleep
+    // through several flushes) reported its buffers over full and lowered
+    // the watermark, and its readers then woke twice as often.
     catch_up_pages_ += encoder_->stats().pages - pages_before;
+    EndCatchUp();
     encoder_->FinishBundle();
     PublishEncoderStats();
   }

@@ -116,8 +116,9 @@ struct FtraceReaderWakeStats {
   uint64_t watermark_wakeups = 0;  // Of those, by trace_pipe_raw (the kernel).
   uint64_t smb_full_waits = 0;     // Times the reader stopped taking pages: no room in the SMB.
   uint64_t smb_full_wait_us = 0;   // Time spent so, in microseconds.
-  // The most pages taken in one wake-up until caught up (a maximum, not a
-  // sum: FtraceDataSource keeps the maximum across readers of a CPU).
+  // The most pages taken in one wake-up until caught up, or in one flush
+  // (a maximum, not a sum: FtraceDataSource keeps the maximum across
+  // readers of a CPU).
   uint64_t most_pages_per_wake = 0;
 };
 
@@ -233,7 +234,8 @@ class FtraceReaderWorker {
   // Counts a wait for room that `waited` long; `first`: the first of a run.
   void CountRoomWait(bool first, std::chrono::steady_clock::duration waited);
   void PublishEncoderStats() { encoder_stats_.Store(encoder_->stats()); }
-  // Before the worker waits: the pages of this wake-up against the most so far.
+  // Before the worker waits, and at a flush's end: the pages of this
+  // wake-up (or flush) against the most so far.
   void EndCatchUp();
 
   const uint32_t cpu_;
@@ -249,6 +251,8 @@ class FtraceReaderWorker {
   std::thread thread_;
 
   AtomicStats<FtraceParseStats> encoder_stats_;
+  // Counted under read_mutex_ (its holder is the owner AtomicStats asks
+  // for): by the worker, and by a flush's waits for room and its catch-up.
   AtomicStats<FtraceReaderWakeStats> wake_stats_;
   // Held by whoever reads the kernel buffer or uses the encoder or the
   // writer: the worker for a batch, Flush(), and the subclasses'
@@ -259,8 +263,8 @@ class FtraceReaderWorker {
   // Under read_mutex_:
   bool waiting_for_room_ = false;  // The worker counts a run of waits once.
   bool ignore_room_ = false;       // NoRoomFor says there is room: a flush past its patience.
-  // Pages taken since the worker last waited (a flush's count too: the
-  // buffer was that full).
+  // Pages taken in one catch-up, under read_mutex_: since the worker last
+  // waited, or by one flush (which ends its own: Flush()).
   uint64_t catch_up_pages_ = 0;
   uint64_t near_miss_pages_ = 0;   // set_near_miss_pages(); 0 once notified.
   uint64_t room_credit_ = 0;       // Raw bytes the writer had room for at the last ask.

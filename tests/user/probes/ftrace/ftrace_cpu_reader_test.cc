@@ -6,6 +6,7 @@
 // --ftrace-read=splice.
 #include "user/probes/ftrace/ftrace_cpu_reader.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -313,6 +314,26 @@ TEST_F(FtraceCpuReaderTest, LessThanANearMissDoesNotNotify) {
   ASSERT_EQ(reader->wake_stats().most_pages_per_wake, pages());
   EXPECT_FALSE(signal_.WaitFor(0));
   reader->StopThread();
+}
+
+// Each flush is a catch-up of its own, as a worker's wake-up is: the buffer
+// never held two flushes' pages at once. Summed while the worker slept
+// (no worker here), a recorder at rest, whose workers sleep through
+// several flushes, reported its buffers over full and lowered the readers'
+// watermark.
+TEST_F(FtraceCpuReaderTest, EachFlushIsACatchUpOfItsOwn) {
+  const std::string path = WriteFirstHalf();
+  auto reader = Create(path, Options());
+  ASSERT_TRUE(reader);
+  reader->set_near_miss_pages(pages());
+  reader->Flush();
+  AppendRest(path);
+  reader->Flush();
+  EXPECT_EQ(reader->stats().pages, pages());
+  EXPECT_EQ(reader->wake_stats().most_pages_per_wake,
+            std::max(first_half_pages(), pages() - first_half_pages()));
+  // Neither flush found the buffer at the near miss.
+  EXPECT_FALSE(signal_.WaitFor(0));
 }
 
 // A flush in a full SMB waits for room, as reads between flushes do, and
