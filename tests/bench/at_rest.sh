@@ -5,9 +5,16 @@
 #
 #   tests/bench/at_rest.sh                      # from the project root
 #   REPS=3 SETTLE=5 WINDOW=30 MODES="..." tests/bench/at_rest.sh   # the defaults
+#   TOGETHER=1 SETTLE=830 WINDOW=600 tests/bench/at_rest.sh  # all at once
 #   SLUICE_DIR=/tmp/before tests/bench/at_rest.sh   # another build's binaries
 #   SLUICE_ARGS="--file-lag 5s" MODES=sluice-file ...  # more flush rounds, to
 #                                                   # see what one costs
+#
+# With TOGETHER=1 the modes record at once, in one window: trace-cmd starts
+# first, on the top-level buffer, and each sluice then takes an instance of
+# its own (it does not share a buffer another process reads), so all see
+# the same machine, its drift included, in one run's time; each one's
+# wake-ups are a few more events for the others.
 #
 # Every recorder records sluice's default events (sched, task, power and
 # print: `sluice record` without events) with 2 MiB kernel buffers per CPU,
@@ -83,7 +90,20 @@ stop_daemons() {
   for p in "${DAEMON_PIDS[@]}"; do wait "$p" 2>/dev/null; done
   DAEMON_PIDS=()
 }
-cleanup() { stop_daemons; bench_restore_tracefs; rm -rf "$WORK"; }
+# On an early exit: every recorder and daemon started (each start's
+# subshell then ends), and tracefs as found.
+cleanup() {
+  local f pids _
+  for f in "$WORK"/*/pids; do
+    [ -e "$f" ] && read -r -a pids <"$f" && kill -TERM "${pids[@]}" 2>/dev/null
+  done
+  for _ in $(seq 100); do
+    pgrep -f "$WORK/" >/dev/null || break
+    sleep 0.1
+  done
+  bench_restore_tracefs
+  rm -rf "$WORK"
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -104,81 +124,127 @@ start_daemons() {
   sleep 0.5
 }
 
-# kernel_events -> "WRITTEN READ": the events the kernel's buffers (the
-# top level and every instance) took and gave to readers so far, all CPUs.
-kernel_events() {
-  cat $T/per_cpu/cpu*/stats $T/instances/*/per_cpu/cpu*/stats 2>/dev/null |
+# buffer_events DIR -> "WRITTEN READ": the events the buffer the recorder of
+# DIR reads took and gave to readers so far, all CPUs: a sluice that left
+# the top level for an instance of its own (another recorder was there
+# first, TOGETHER=1) reads instances/sluice-<its probes' pid>-N, the rest the
+# top-level buffer.
+buffer_events() {
+  local root=$T probes
+  probes=$(cat "$1/probes_pid")
+  if [ -n "$probes" ] && compgen -G "$T/instances/sluice-$probes-*" >/dev/null; then
+    root=$(compgen -G "$T/instances/sluice-$probes-*" | head -1)
+  fi
+  cat "$root"/per_cpu/cpu*/stats 2>/dev/null |
     awk '/^entries:/ || /^overrun:/ { w += $2 } /^read events:/ { w += $3; r += $3 }
          END { printf "%d %d\n", w, r }'
 }
 
-# run MODE REP -> one result line on stdout; the thread table in $dir/threads
-run() {
-  local mode=$1 rep=$2 dir="$WORK/$1-$2"
+# start MODE DIR: starts MODE's recorder, and for the daemon modes its
+# sluiced and sluice-probes, in a subshell of their own that waits for them
+# and then writes `times` to DIR/times: the CPU of every process it reaped,
+# the recorder's whole run from start to exit (its stop, its reaped
+# children and its daemons included), apart from every other recorder's.
+# Returns once the recorder reads. DIR/pids: the recorder's pid, then the
+# daemons'; DIR/probes_pid: the process that runs the ftrace readers.
+start() {
+  local mode=$1 dir=$2
   mkdir -p "$dir"
-  sync
-  local rec_pid pids=() started_at
-  started_at=$(date +%s.%N)
-  case $mode in
-    sluice-*)
-      local args=(-o "$dir/trace.pftrace" -t 1h -q ${SLUICE_ARGS:-})
-      case $mode in *-ring) args+=(--ring) ;; esac
-      case $mode in
-        sluice-daemon-*)
-          start_daemons "$dir"
-          args+=(--daemon --consumer-socket "$dir/c.sock") ;;
-      esac
-      "$SLUICE_DIR/sluice" record "${args[@]}" $EVENTS >"$dir/rec.out" 2>"$dir/rec.err" &
-      rec_pid=$!
-      local i
-      for i in $(seq 300); do grep -q "sluice: recording" "$dir/rec.err" && break; sleep 0.1; done
-      pids=("$rec_pid" "${DAEMON_PIDS[@]}") ;;
-    trace-cmd)
-      unshare --mount --propagation private "$WORK/tcwrap.sh" \
-        trace-cmd record -b 2048 "${TC_EVENTS[@]}" -o "$dir/trace.dat" >"$dir/rec.out" 2>"$dir/rec.err" &
-      rec_pid=$! ;;
-  esac
-  sleep "$SETTLE"
-  # trace-cmd's readers are processes of their own: its whole tree.
-  [ "$mode" = trace-cmd ] && pids=($(pstree -p "$rec_pid" | grep -o '([0-9]*)' | tr -d '()'))
-  local p
-  for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t0"
-  local ctxt0 ctxt1 ev0 ev1 lastpid0 lastpid1
-  ctxt0=$(awk '/^ctxt/{print $2}' /proc/stat)
-  lastpid0=$(awk '{print $5}' /proc/loadavg)
-  ev0=$(kernel_events)
-  sleep "$WINDOW"
-  ctxt1=$(awk '/^ctxt/{print $2}' /proc/stat)
-  lastpid1=$(awk '{print $5}' /proc/loadavg)
-  ev1=$(kernel_events)
-  for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t1"
-  kill -INT "$rec_pid"
-  [ "$mode" = trace-cmd ] && pkill -INT -P "$rec_pid" 2>/dev/null
-  # `times` prints the CPU of this shell's reaped children; around each wait
-  # the only one reaped is the recorder (with what it reaped) or a daemon.
-  times >"$dir/times0"
-  wait "$rec_pid"
-  local rc=$?
-  stop_daemons
-  times >"$dir/times1"
-  local run_s
-  run_s=$(awk -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-  bench_restore_tracefs
-  local whole_ms
+  date +%s.%N >"$dir/started"
+  (
+    DAEMON_PIDS=()
+    case $mode in
+      sluice-*)
+        args=(-o "$dir/trace.pftrace" -t 1h -q ${SLUICE_ARGS:-})
+        case $mode in *-ring) args+=(--ring) ;; esac
+        case $mode in
+          sluice-daemon-*)
+            start_daemons "$dir"
+            args+=(--daemon --consumer-socket "$dir/c.sock") ;;
+        esac
+        "$SLUICE_DIR/sluice" record "${args[@]}" $EVENTS >"$dir/rec.out" 2>"$dir/rec.err" &
+        rec=$!
+        echo "${DAEMON_PIDS[1]:-$rec}" >"$dir/probes_pid" ;;
+      trace-cmd)
+        unshare --mount --propagation private "$WORK/tcwrap.sh" \
+          trace-cmd record -b 2048 "${TC_EVENTS[@]}" -o "$dir/trace.dat" >"$dir/rec.out" 2>"$dir/rec.err" &
+        rec=$!
+        : >"$dir/probes_pid" ;;
+    esac
+    echo "$rec ${DAEMON_PIDS[*]}" >"$dir/pids"
+    wait "$rec"
+    echo $? >"$dir/rc"
+    stop_daemons
+    times >"$dir/times"
+  ) &
+  echo $! >"$dir/wrapper"
+  local _
+  for _ in $(seq 300); do [ -s "$dir/pids" ] && break; sleep 0.1; done
+  for _ in $(seq 300); do reading "$dir" && break; sleep 0.1; done
+}
+
+# reading DIR: whether DIR's recorder reads: its probes (sluice) or one of
+# the processes it forked (trace-cmd) has a trace_pipe_raw open.
+reading() {
+  local p pids
+  if [ -s "$1/probes_pid" ]; then pids=$(cat "$1/probes_pid"); else pids=$(pgrep -P "$(cut -d' ' -f1 "$1/pids")"); fi
+  for p in $pids; do
+    ls -l "/proc/$p/fd" 2>/dev/null | grep -q trace_pipe_raw && return 0
+  done
+  return 1
+}
+
+# snapshot DIR N: the threads of DIR's recorder (trace-cmd's whole tree:
+# its readers are processes of their own) to DIR/tN, its buffer's events to
+# DIR/evN.
+snapshot() {
+  local dir=$1 n=$2 pids p
+  read -r -a pids <"$dir/pids"
+  [ -s "$dir/probes_pid" ] || mapfile -t pids < <(pstree -p "${pids[0]}" | grep -o '([0-9]*)' | tr -d '()')
+  for p in "${pids[@]}"; do bench_threads_of "$p"; done >"$dir/t$n"
+  buffer_events "$dir" >"$dir/ev$n"
+}
+
+# stop DIR: SIGINT to the recorder (and trace-cmd's readers), then waits for
+# its subshell.
+stop() {
+  local dir=$1 rec
+  rec=$(cut -d' ' -f1 "$dir/pids")
+  kill -INT "$rec" 2>/dev/null
+  [ -s "$dir/probes_pid" ] || pkill -INT -P "$rec" 2>/dev/null
+  wait "$(cat "$dir/wrapper")"
+  date +%s.%N >"$dir/ended"
+}
+
+# machine N: the machine's context switches (/proc/stat ctxt) and last pid
+# (/proc/loadavg) to $WORK/machineN.
+machine() {
+  echo "$(awk '/^ctxt/{print $2}' /proc/stat) $(awk '{print $5}' /proc/loadavg)" >"$WORK/machine$1"
+}
+
+# report MODE REP DIR -> one result line on stdout; the thread table in
+# $WORK/all-threads
+report() {
+  local mode=$1 rep=$2 dir=$3 ctxt0 ctxt1 lastpid0 lastpid1 w0 r0 w1 r1
+  read -r ctxt0 lastpid0 <"$WORK/machine0"
+  read -r ctxt1 lastpid1 <"$WORK/machine1"
+  read -r w0 r0 <"$dir/ev0"
+  read -r w1 r1 <"$dir/ev1"
+  local run_s whole_ms upto_ms
+  run_s=$(awk '{ t[FILENAME] = $1 } END { printf "%.1f", t[ARGV[2]] - t[ARGV[1]] }' "$dir/started" "$dir/ended")
+  # `times`' second line: the children's user and system time, 0m0.123s.
   whole_ms=$(awk 'function s(t,  m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); return m * 60 + t }
-                  FNR == 2 { c[FILENAME == ARGV[1]] = s($1) + s($2) }
-                  END { printf "%.1f", (c[0] - c[1]) * 1000 }' "$dir/times0" "$dir/times1")
+                  NR == 2 { printf "%.1f", (s($1) + s($2)) * 1000 }' "$dir/times")
   # Per thread: CPU ms per s, wake-ups per s and minor faults per s over the
   # window.
   awk -v w="$WINDOW" 'NR == FNR { ns[$1] = $2; wk[$1] = $3; mf[$1] = $NF; next }
        ($1 in ns) { printf "%s %.4f %.2f %.2f\n", $4, ($2 - ns[$1]) / 1e6 / w, ($3 - wk[$1]) / w,
                            ($NF - mf[$1]) / w }' \
     "$dir/t0" "$dir/t1" >"$dir/threads"
-  local written=$(( ${ev1% *} - ${ev0% *} )) read=$(( ${ev1#* } - ${ev0#* } ))
-  local upto_ms  # CPU of the threads alive at the window's end, up to it
+  # The CPU of the threads alive at the window's end, up to it.
   upto_ms=$(awk '{ ns += $2 } END { printf "%.1f", ns / 1e6 }' "$dir/t1")
-  awk -v mode="$mode" -v rep="$rep" -v rc="$rc" -v ctxt=$(( (ctxt1 - ctxt0) / WINDOW )) \
-      -v written="$written" -v read="$read" -v w="$WINDOW" -v whole="$whole_ms" -v upto="$upto_ms" \
+  awk -v mode="$mode" -v rep="$rep" -v rc="$(cat "$dir/rc")" -v ctxt=$(( (ctxt1 - ctxt0) / WINDOW )) \
+      -v written=$(( w1 - w0 )) -v read=$(( r1 - r0 )) -v w="$WINDOW" -v whole="$whole_ms" -v upto="$upto_ms" \
       -v pids=$(( lastpid1 - lastpid0 )) -v run_s="$run_s" '
     { cpu += $2; wk += $3 }
     END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d  events written %d read %d  us/k read %s  whole run %.1f ms, after the window %.1f  new pids/s %s  over %.1f s\n",
@@ -190,9 +256,45 @@ run() {
   rm -f "$dir"/trace.*
 }
 
-for rep in $(seq "$REPS"); do
-  for mode in $MODES; do run "$mode" "$rep"; done
-done | tee "$WORK/runs"
+# One round: MODES in turn, each alone; with TOGETHER=1 all at once, in
+# one window.
+round() {
+  local rep=$1 mode
+  if [ "${TOGETHER:-0}" = 1 ]; then
+    for mode in $MODES; do sync; start "$mode" "$WORK/$mode-$rep"; done
+    sleep "$SETTLE"
+    for mode in $MODES; do snapshot "$WORK/$mode-$rep" 0; done
+    machine 0
+    sleep "$WINDOW"
+    machine 1
+    for mode in $MODES; do snapshot "$WORK/$mode-$rep" 1; done
+    for mode in $MODES; do stop "$WORK/$mode-$rep"; done
+    bench_restore_tracefs
+    for mode in $MODES; do report "$mode" "$rep" "$WORK/$mode-$rep"; done
+    return
+  fi
+  for mode in $MODES; do
+    local dir="$WORK/$mode-$rep"
+    sync
+    start "$mode" "$dir"
+    sleep "$SETTLE"
+    snapshot "$dir" 0
+    machine 0
+    sleep "$WINDOW"
+    machine 1
+    snapshot "$dir" 1
+    stop "$dir"
+    bench_restore_tracefs
+    report "$mode" "$rep" "$dir"
+  done
+}
+
+# Together, trace-cmd goes first: it would read the top-level buffer
+# whoever else does, where sluice moves to an instance.
+if [ "${TOGETHER:-0}" = 1 ]; then
+  case " $MODES " in *" trace-cmd "*) MODES="trace-cmd $(echo " $MODES " | sed 's/ trace-cmd / /')" ;; esac
+fi
+for rep in $(seq "$REPS"); do round "$rep"; done | tee "$WORK/runs"
 
 echo "# medians of $REPS (window ${WINDOW}s after ${SETTLE}s; $SLUICE_DIR)"
 awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4; r[m, n[m]] = $17; a[m, n[m]] = $23; s[m, n[m]] = $28
