@@ -253,6 +253,11 @@ report() {
                  (pids >= 0 ? sprintf("%.2f", pids / w) : "-"), run_s }' \
     "$dir/threads"
   sed "s/^/$mode $rep /" "$dir/threads" >>"$WORK/all-threads"
+  # What the trace says of its readers: how full a buffer got, and whether
+  # sluice lowered the watermark.
+  [ -e "$dir/trace.pftrace" ] &&
+    "$SLUICE_DIR/sluice" stats "$dir/trace.pftrace" 2>/dev/null |
+    grep -E '^ftrace (buffer peak fill|reader watermark)' | sed "s/^/$mode $rep: /" >>"$WORK/trace-stats"
   rm -f "$dir"/trace.*
 }
 
@@ -323,3 +328,7 @@ awk '{ k = $1 " " $3; c[k, $2] += $4; w[k, $2] += $5; f[k, $2] += $6; reps[k] = 
       printf "%-40s %6.2f wake-ups/s  %.4f ms/s  %6.2f faults/s\n", k, med(wl), med(cl), med(fl)
     }
   }' "$WORK/all-threads" | grep -v '^trace-cmd' | sort
+if [ -s "$WORK/trace-stats" ]; then
+  echo "# what each sluice trace says of its readers (sluice stats)"
+  cat "$WORK/trace-stats"
+fi
