@@ -130,11 +130,11 @@ start_daemons() {
 # first, TOGETHER=1) reads instances/sluice-<its probes' pid>-N, the rest the
 # top-level buffer.
 buffer_events() {
-  local root=$T probes
+  local root=$T probes instance
   probes=$(cat "$1/probes_pid")
-  if [ -n "$probes" ] && compgen -G "$T/instances/sluice-$probes-*" >/dev/null; then
-    root=$(compgen -G "$T/instances/sluice-$probes-*" | head -1)
-  fi
+  for instance in "$T/instances/sluice-$probes-"*; do
+    [ -n "$probes" ] && [ -d "$instance" ] && root=$instance && break
+  done
   cat "$root"/per_cpu/cpu*/stats 2>/dev/null |
     awk '/^entries:/ || /^overrun:/ { w += $2 } /^read events:/ { w += $3; r += $3 }
          END { printf "%d %d\n", w, r }'
@@ -261,37 +261,31 @@ report() {
   rm -f "$dir"/trace.*
 }
 
-# One round: MODES in turn, each alone; with TOGETHER=1 all at once, in
-# one window.
+# measure REP MODE...: the given modes recording at once, in one window.
+measure() {
+  local rep=$1 mode
+  shift
+  for mode in "$@"; do sync; start "$mode" "$WORK/$mode-$rep"; done
+  sleep "$SETTLE"
+  for mode in "$@"; do snapshot "$WORK/$mode-$rep" 0; done
+  machine 0
+  sleep "$WINDOW"
+  machine 1
+  for mode in "$@"; do snapshot "$WORK/$mode-$rep" 1; done
+  for mode in "$@"; do stop "$WORK/$mode-$rep"; done
+  bench_restore_tracefs
+  for mode in "$@"; do report "$mode" "$rep" "$WORK/$mode-$rep"; done
+}
+
+# One round: MODES in turn, each alone; with TOGETHER=1 all at once.
 round() {
   local rep=$1 mode
   if [ "${TOGETHER:-0}" = 1 ]; then
-    for mode in $MODES; do sync; start "$mode" "$WORK/$mode-$rep"; done
-    sleep "$SETTLE"
-    for mode in $MODES; do snapshot "$WORK/$mode-$rep" 0; done
-    machine 0
-    sleep "$WINDOW"
-    machine 1
-    for mode in $MODES; do snapshot "$WORK/$mode-$rep" 1; done
-    for mode in $MODES; do stop "$WORK/$mode-$rep"; done
-    bench_restore_tracefs
-    for mode in $MODES; do report "$mode" "$rep" "$WORK/$mode-$rep"; done
-    return
+    # shellcheck disable=SC2086 # MODES is a list of words
+    measure "$rep" $MODES
+  else
+    for mode in $MODES; do measure "$rep" "$mode"; done
   fi
-  for mode in $MODES; do
-    local dir="$WORK/$mode-$rep"
-    sync
-    start "$mode" "$dir"
-    sleep "$SETTLE"
-    snapshot "$dir" 0
-    machine 0
-    sleep "$WINDOW"
-    machine 1
-    snapshot "$dir" 1
-    stop "$dir"
-    bench_restore_tracefs
-    report "$mode" "$rep" "$dir"
-  done
 }
 
 # Together, trace-cmd goes first: it would read the top-level buffer
