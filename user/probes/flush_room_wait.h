@@ -38,6 +38,12 @@ class FlushRoomWait {
   // no room for the whole patience, and from then on for this flush: the
   // caller writes the rest without asking.
   bool KeepWaiting(bool took_data);
+  // After a read of the flush that took data, whatever it ended on: the
+  // service freed room, so the next shortage starts a patience of its own.
+  // Without it a shortage long after the last one (another CPU's read in
+  // the same round, after this one read for seconds) counted the time since
+  // that first one, and the flush gave up at once.
+  void NoteProgress() { waiting_since_.reset(); }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -444,7 +444,9 @@ void BpfDataSource::Stop() {
     bool ignore_room = false;
     for (;;) {
       bool took = false;
-      if (DrainAll(/*ask_room=*/!ignore_room, &took) == DrainResult::kNoRoom) {
+      const DrainResult result = DrainAll(/*ask_room=*/!ignore_room, &took);
+      if (took) room_wait.NoteProgress();
+      if (result == DrainResult::kNoRoom) {
         if (room_wait.KeepWaiting(took)) {
           usleep(kRoomRetryMs * 1000);
         } else {

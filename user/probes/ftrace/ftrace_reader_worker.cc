@@ -67,6 +67,7 @@ void FtraceReaderWorker::ReadAllForFlush(FlushRoomWait* room_wait) {
   for (;;) {
     bool took = false;
     const ReadResult result = ReadAvailable(true, &took);
+    if (took) room_wait->NoteProgress();
     if (result == ReadResult::kMore) {
       if (++rings >= kMostRingsPerFlush) break;
     } else if (result != ReadResult::kNoRoom) {
