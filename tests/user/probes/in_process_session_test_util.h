@@ -57,10 +57,18 @@ class InProcessSession {
   InProcessSession& operator=(const InProcessSession&) = delete;
 
   // Enables the session and waits until its one data source runs (or
-  // failed to start: then the error).
+  // failed to start: then the error). A flush or stop timeout the config
+  // leaves to the service's default (5 s) is the test's scaled minute: a
+  // final read of full kernel buffers through a small SMB can take longer
+  // than 5 s in a QEMU guest under TCG, and the session would then end
+  // without it (a FINAL_FLUSH_FAILED loss the test did not cause).
   Status Start(const perfetto::protos::TraceConfig& config) {
     if (!error_.empty()) return Status::Error(error_);
-    if (Status s = consumer_->EnableTracing(config); !s.ok()) return s;
+    perfetto::protos::TraceConfig patient = config;
+    const auto minute = static_cast<uint32_t>(ScaledTimeoutMs(60000));
+    if (!patient.has_flush_timeout_ms()) patient.set_flush_timeout_ms(minute);
+    if (!patient.has_data_source_stop_timeout_ms()) patient.set_data_source_stop_timeout_ms(minute);
+    if (Status s = consumer_->EnableTracing(patient); !s.ok()) return s;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ScaledTimeoutMs(60000));
     while (probes_->running_instances() + probes_->start_errors().size() < 1) {
       if (std::chrono::steady_clock::now() > deadline) return Status::Error("the data source did not start");
