@@ -221,16 +221,20 @@ std::unique_ptr<TraceBuffer> TraceBuffer::Create(size_t size_bytes, FillPolicy p
   void* ring = mmap(nullptr, size, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (ring == MAP_FAILED) return nullptr;
-  // Huge pages where the kernel allows them: a ring of 4 KiB pages larger than
-  // the TLB reach costs a page walk per page on every lap. A hint only, and
-  // not for the first lap, which the service faults in up front (Prefault):
-  // a huge page there can make that fault wait for the kernel to compact
-  // memory (transparent_hugepage/defrag "madvise", the default), 16-20 ms in
-  // one start of two on a 2-CPU VM against 1.3 ms for 4 KiB pages. The first
-  // lap's 4 MiB of small pages is within the TLB's reach.
-  constexpr size_t kHugePage = 2u << 20;
-  const size_t huge_from = (first_lap + kHugePage - 1) / kHugePage * kHugePage;
-  if (size >= huge_from + kHugePage) madvise(static_cast<uint8_t*>(ring) + huge_from, size - huge_from, MADV_HUGEPAGE);
+  // Huge pages where the kernel allows them (a hint only), the first lap
+  // included. A ring of 4 KiB pages larger than the TLB reach costs a page
+  // walk per page on every lap. At rest, where a commit comes a minute or
+  // more after the last, a hypervisor that shadows the guest's page tables
+  // (PVM, as on this project's CI machines) faults again on each small page
+  // it has dropped meanwhile, and it keeps huge ones: 1 MiB of chunks copied
+  // in a minute after the last copy took 2.2-2.5 ms with small pages, 1.2-1.7
+  // ms with huge ones (docs/PERFORMANCE.md, "Sluice at rest"). 2749761 left
+  // the first lap small after a start waited 16-20 ms for its up-front fault
+  // (Prefault); measured again (15 starts each), huge pages fault a 4 MiB lap
+  // in faster (median 0.26 ms, 0.80 small) and waited 9.9 ms once, with no
+  // compaction stall: a start may pay that once, where small pages pay at
+  // every commit at rest.
+  if (size >= (2u << 20)) madvise(ring, size, MADV_HUGEPAGE);
   return std::unique_ptr<TraceBuffer>(
       new TraceBuffer(static_cast<uint8_t*>(ring), size, first_lap, policy));
 }
