@@ -373,36 +373,55 @@ class StopOnSignals {
 // large free, so later large blocks come from the heap too). Without this the
 // daemon would hold tens of MiB it no longer uses. malloc_trim (which also
 // releases free pages inside the heap) runs when more than kFreeBytesToTrim
-// of it is free. A check comes a second after work: each check sets no timer
-// but waits for the loop's next work (EventLoop::RunOnNextRound) and checks a
-// second after that, so a busy loop is checked about once a second and an
-// idle one never (nothing is freed while nothing runs). At rest a recorder
-// flushes every few minutes, and the daemon wakes once after each round for
-// this (a doubling back-off, then a 64 s timer, woke it for nothing between
-// rounds; a second check to find the loop idle woke it once more a round).
-// Lives as long as the loop runs.
+// of it is free.
+//
+// When: a second after the service did work that frees much (a producer or
+// consumer gone, a session freed, a read of its buffers:
+// TracingService::heap_release_events()), and then once a second while such
+// work goes on. Each round the loop wakes for looks at that count (one
+// load); no timer is set otherwise. Commits, all an idle recorder's daemon
+// sees, free next to nothing: a check a second after each of them was a
+// wake-up of its own, 0.15-1.3 ms at rest on this project's machines, of
+// which the heap walk (mallinfo2) was ~0.1 ms (docs/PERFORMANCE.md, "Sluice
+// at rest"). Lives as long as the loop runs.
 class TrimFreeHeap {
  public:
-  static constexpr uint32_t kPeriodMs = 1000;
+  static constexpr uint32_t kDelayMs = 1000;
   static constexpr size_t kFreeBytesToTrim = 2u << 20;
-  explicit TrimFreeHeap(EventLoop* loop) : loop_(loop), alive_(std::make_shared<bool>(true)) { Schedule(); }
+  TrimFreeHeap(EventLoop* loop, const TracingService* service)
+      : loop_(loop), service_(service), alive_(std::make_shared<bool>(true)), seen_(service->heap_release_events()) {
+    WatchNextRound();
+  }
   ~TrimFreeHeap() { *alive_ = false; }
 
  private:
-  void Schedule() {
-    loop_->PostDelayedTask(
-        [this, alive = alive_] {
-          if (!*alive) return;
-          if (mallinfo2().fordblks > kFreeBytesToTrim) malloc_trim(0);
-          loop_->RunOnNextRound([this, alive] {
-            if (*alive) Schedule();
-          });
-        },
-        kPeriodMs);
+  void WatchNextRound() {
+    loop_->RunOnNextRound([this, alive = alive_] {
+      if (!*alive) return;
+      const uint64_t events = service_->heap_release_events();
+      // While a check is due, the events since are the check's: it runs
+      // after them. Those after it set the next.
+      if (events != seen_ && !check_due_) {
+        seen_ = events;
+        check_due_ = true;
+        loop_->PostDelayedTask(
+            [this, alive] {
+              if (!*alive) return;
+              check_due_ = false;
+              seen_ = service_->heap_release_events();  // This check runs after them all.
+              if (mallinfo2().fordblks > kFreeBytesToTrim) malloc_trim(0);
+            },
+            kDelayMs);
+      }
+      WatchNextRound();
+    });
   }
 
   EventLoop* const loop_;
+  const TracingService* const service_;
   std::shared_ptr<bool> alive_;
+  uint64_t seen_;           // heap_release_events() that a check set or done covers.
+  bool check_due_ = false;  // A check is set and has not run yet.
 };
 
 // Runs the service until a stop signal on `sfd` ends the loop.
@@ -421,7 +440,7 @@ void Serve(const SluicedArgs& args, const std::string& sockets_from, int sfd) {
   const IpcServerOptions& ipc = args.ipc;
   {
     StopOnSignals stop(&loop, &service, sfd);
-    TrimFreeHeap trim(&loop);
+    TrimFreeHeap trim(&loop, &service);
     auto where = [&sockets_from](int fd, const std::string& path) {
       return fd >= 0 ? "fd " + std::to_string(fd) + " from " + sockets_from : path;
     };

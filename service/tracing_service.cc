@@ -122,6 +122,7 @@ void TracingService::DisconnectProducer(ProducerId id) {
   ApplyDeferredCommitsLocked();  // Its last commits, before the scrape.
   ConnectedProducer* p = FindProducerLocked(id);
   if (!p) return;
+  heap_release_events_.fetch_add(1, std::memory_order_relaxed);
   // What the producer completed but never committed goes into the trace
   // (not for a producer dropped for its faults: nothing of it is read).
   const uint64_t writer_unknown = p->kicked ? 0 : ScrapeProducerLocked(p, nullptr);

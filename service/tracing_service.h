@@ -287,6 +287,13 @@ class TracingService : public ProducerHost {
 
   ServiceState QueryServiceState();
   ServiceStats GetServiceStats();
+  // How many times the service did work that leaves freed heap worth giving
+  // back: a producer gone, a consumer gone, a session freed, a read of a
+  // session's buffers. sluiced checks its heap a second after this changes
+  // (TrimFreeHeap in sluiced_main.cc), not after every commit: at rest each
+  // wake-up of an idle daemon costs up to a millisecond on a machine that
+  // shadows page tables (docs/PERFORMANCE.md, "Sluice at rest"). Any thread.
+  uint64_t heap_release_events() const { return heap_release_events_.load(std::memory_order_relaxed); }
   // Tests: runs `fn` holding the service mutex (as a preempted holder would).
   void RunWithServiceLockForTesting(const std::function<void()>& fn);
   // The longest lap of any buffer (TraceBuffer::lap_size()).
@@ -747,6 +754,10 @@ class TracingService : public ProducerHost {
   // after that store, then sees the push. Weaker orders would let the task
   // read a stale false and leave the commit queued until the next holder.
   std::atomic<bool> deferred_task_posted_{false};
+  // Written by the thread holding mu_, read by any thread without it
+  // (heap_release_events()). Relaxed: a count whose change is all a reader
+  // looks for; it orders no other memory, and the reader acts a second later.
+  std::atomic<uint64_t> heap_release_events_{0};
 
   std::mutex mu_;  // Guards everything below.
   std::map<ProducerId, std::unique_ptr<ConnectedProducer>> producers_;

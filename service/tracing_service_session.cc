@@ -100,6 +100,7 @@ void TracingService::RemoveConsumer(ConsumerId consumer) {
   std::unique_lock<std::mutex> lock(mu_);
   ApplyDeferredCommitsLocked();
   if (TracingSession* s = SessionForConsumerLocked(consumer)) OrphanSessionLocked(s);
+  heap_release_events_.fetch_add(1, std::memory_order_relaxed);
   consumers_.erase(consumer);
   consumer_peers_.erase(consumer);
   stats_.consumers_connected = consumers_.size();
@@ -626,6 +627,7 @@ void TracingService::FreeSessionLocked(TracingSession* s) {
   for (FlushRequestId fid : flushes) CompleteFlushLocked(fid, false);
   FreeBuffersLocked(s);
   sessions_.erase(s->id);
+  heap_release_events_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void TracingService::FreeBuffersLocked(TracingSession* s) {
@@ -857,6 +859,7 @@ Status TracingService::ReadBuffers(ConsumerId consumer, std::vector<std::string>
     return Status::Error("sluiced writes this session into its file (it was detached): "
                          "wait for its end and read the file");
   *more = ReadPacketsLocked(s, packets, nullptr, max_bytes);
+  heap_release_events_.fetch_add(1, std::memory_order_relaxed);  // Its answer, once sent.
   return Status::Ok();
 }
 
