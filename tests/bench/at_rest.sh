@@ -35,7 +35,11 @@
 #     (per_cpu/cpuN/stats: written is entries + overrun + read events). A
 #     recorder that reads at the buffer's watermark may read nothing in a
 #     window and pay for it after: compare CPU where both read alike, or per
-#     event read.
+#     event read. "all written" is the window's CPU per event read times the
+#     events written in it: what reading every event the window wrote costs
+#     a second, the long-run rate at rest. A window of a few minutes holds
+#     one to three wake-ups a CPU, so its CPU moves by a third with where
+#     they fell; this figure does not.
 # and over the whole run, from start to exit, the CPU of every recorder
 # process (the children's times of this shell, taken as each is reaped) and
 # what of it came after the window ("after": the stop, and threads that
@@ -52,8 +56,9 @@
 #   sluice-daemon-ring  the same with --ring
 #   trace-cmd           trace-cmd record -b 2048 -e (each event) -o F
 # Printed: one line per run, then the medians per mode (CPU in the window and
-# over the whole run), then the wake-ups,
-# CPU and page faults per second of each thread (medians) for the sluice modes.
+# over the whole run), each sluice mode against trace-cmd in the same round,
+# then the wake-ups, CPU and page faults per second of each thread (medians)
+# for the sluice modes.
 set -u
 
 REPS=${REPS:-3}
@@ -247,10 +252,11 @@ report() {
       -v written=$(( w1 - w0 )) -v read=$(( r1 - r0 )) -v w="$WINDOW" -v whole="$whole_ms" -v upto="$upto_ms" \
       -v pids=$(( lastpid1 - lastpid0 )) -v run_s="$run_s" '
     { cpu += $2; wk += $3 }
-    END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d  events written %d read %d  us/k read %s  whole run %.1f ms, after the window %.1f  new pids/s %s  over %.1f s\n",
+    END { printf "%-20s %d  ctxt/s %6d  cpu %.4f ms/s  wake-ups %.2f /s  rc %d  events written %d read %d  us/k read %s  whole run %.1f ms, after the window %.1f  new pids/s %s  over %.1f s  all written %s ms/s\n",
                  mode, rep, ctxt, cpu, wk, rc, written, read,
                  (read > 0 ? sprintf("%.1f", cpu * w * 1e6 / read) : "-"), whole, whole - upto,
-                 (pids >= 0 ? sprintf("%.2f", pids / w) : "-"), run_s }' \
+                 (pids >= 0 ? sprintf("%.2f", pids / w) : "-"), run_s,
+                 (read > 0 ? sprintf("%.4f", cpu * written / read) : "-") }' \
     "$dir/threads"
   sed "s/^/$mode $rep /" "$dir/threads" >>"$WORK/all-threads"
   # What the trace says of its readers: how full a buffer got, and whether
@@ -297,15 +303,25 @@ for rep in $(seq "$REPS"); do round "$rep"; done | tee "$WORK/runs"
 
 echo "# medians of $REPS (window ${WINDOW}s after ${SETTLE}s; $SLUICE_DIR)"
 awk '{ m = $1; c[m, ++n[m]] = $6; w[m, n[m]] = $9; x[m, n[m]] = $4; r[m, n[m]] = $17; a[m, n[m]] = $23; s[m, n[m]] = $28
-    r_s[m, n[m]] = $23 / $33; p[m, n[m]] = $31 }
+    r_s[m, n[m]] = $23 / $33; p[m, n[m]] = $31; e[m, n[m]] = $37 }
   function med(a, m, k,   i, j, t, v) {
     for (i = 1; i <= k; i++) v[i] = a[m, i] + 0
     for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
     return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
   }
-  END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  events read %d  whole run %.1f ms (%.4f ms/s), after the window %.1f  (machine: %d context switches/s, %.2f new pids/s)\n",
+  END { for (m in n) printf "%-20s cpu %.4f ms/s  wake-ups %.2f /s  events read %d  whole run %.1f ms (%.4f ms/s), after the window %.1f  (machine: %d context switches/s, %.2f new pids/s)  all written %.4f ms/s\n",
                             m, med(c, m, n[m]), med(w, m, n[m]), med(r, m, n[m]), med(a, m, n[m]), med(r_s, m, n[m]),
-                            med(s, m, n[m]), med(x, m, n[m]), med(p, m, n[m]) }' "$WORK/runs" | sort
+                            med(s, m, n[m]), med(x, m, n[m]), med(p, m, n[m]), med(e, m, n[m]) }' "$WORK/runs" | sort
+# Each sluice mode against trace-cmd, run by run (in turn, the same
+# round): the window's CPU, and the same read every event written (the
+# long-run cost at rest, free of how many wake-ups fell in the window).
+awk '$1 == "trace-cmd" { tc_c[$2] = $6; tc_e[$2] = $37; tcs++; next }
+     { mode[++k] = $1; rep[k] = $2; c[k] = $6; e[k] = $37 }
+     END { if (k == 0 || tcs == 0) exit
+           print "# against trace-cmd in the same round: window CPU, all written"
+           for (i = 1; i <= k; i++) if (rep[i] in tc_c)
+             printf "%-20s %d  %.2fx  %s\n", mode[i], rep[i], c[i] / tc_c[rep[i]],
+                    (e[i] != "-" && tc_e[rep[i]] != "-" && tc_e[rep[i]] > 0 ? sprintf("%.2fx", e[i] / tc_e[rep[i]]) : "-") }' "$WORK/runs"
 echo "# per second, each thread's wake-ups, CPU and minor faults (medians; threads of one name summed per run)"
 awk '{ k = $1 " " $3; c[k, $2] += $4; w[k, $2] += $5; f[k, $2] += $6; reps[k] = reps[k] " " $2 }
   function med(list,   v, n, i, j, t) {

@@ -9,12 +9,14 @@
 //       asleep (not timed). <huge> 1: MADV_HUGEPAGE on the region, 0: 4 KiB
 //       pages. <idle s> 0 is the warm baseline; 60 is about what a recorder
 //       at rest leaves between two commits.
-//   BM_CommitCopyAfterIdle/<via scratch>/<idle s>  the service's side of a
-//       commit at rest: 1 MiB of 32 KiB chunks, just written through one
-//       mapping of a memfd (the producer's, not timed), copied out of
-//       another mapping of it (the service's) into a huge-page ring, either
-//       through a 32 KiB scratch (<via scratch> 1: ReadChunkUntrusted, then
-//       TraceBuffer::CopyChunkUntrusted) or directly (0: one copy).
+//   BM_CommitCopyAfterIdle/<read>/<idle s>  the service's side of a commit
+//       at rest: 1 MiB of 32 KiB chunks, just written through one mapping of
+//       a memfd (the producer's, not timed), copied into a huge-page ring
+//       from the service's own mapping of it through a 32 KiB scratch
+//       (<read> 1: ReadChunkUntrusted, then TraceBuffer::CopyChunkUntrusted),
+//       from that mapping directly (0: one copy), or by pread(2) of the
+//       memfd into the scratch (2: the kernel reads the pages through its
+//       own mapping, so the service's is never touched; a syscall a chunk).
 //
 // On bare metal the four agree within noise. Under a hypervisor that shadows
 // the guest's page tables (PVM) and a kernel that ages pages (DAMON), small
@@ -81,7 +83,8 @@ BENCHMARK(BM_CopyIntoRingAfterIdle)
     ->Unit(benchmark::kMicrosecond);
 
 void BM_CommitCopyAfterIdle(benchmark::State& state) {
-  const bool via_scratch = state.range(0) != 0;
+  enum Read { kMappingOnce = 0, kMappingViaScratch = 1, kPreadViaScratch = 2 };
+  const auto read = static_cast<Read>(state.range(0));
   const auto idle = std::chrono::seconds(state.range(1));
   constexpr size_t kSmb = 8u << 20;  // sluice-probes' default.
   constexpr size_t kChunk = 32u << 10;
@@ -92,11 +95,11 @@ void BM_CommitCopyAfterIdle(benchmark::State& state) {
   }
   auto* producer = static_cast<uint8_t*>(mmap(nullptr, kSmb, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
   auto* service = static_cast<uint8_t*>(mmap(nullptr, kSmb, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-  close(fd);
   void* ring_mapping = nullptr;
   uint8_t* ring = MapRegion(kRegion, /*huge=*/true, &ring_mapping);
   if (producer == MAP_FAILED || service == MAP_FAILED || ring == nullptr) {
     state.SkipWithError("mmap failed");
+    close(fd);
     return;
   }
   // A lap of the SMB done: every page written by the producer and read by
@@ -111,8 +114,15 @@ void BM_CommitCopyAfterIdle(benchmark::State& state) {
     const auto start = std::chrono::steady_clock::now();
     for (size_t done = 0; done < kCopy; done += kChunk) {
       const uint8_t* chunk = service + smb_offset + done;
-      if (via_scratch) {
+      if (read == kMappingViaScratch) {
         memcpy(scratch.data(), chunk, kChunk);
+        chunk = scratch.data();
+      } else if (read == kPreadViaScratch) {
+        const off_t at = static_cast<off_t>(smb_offset + done);
+        if (pread(fd, scratch.data(), kChunk, at) != static_cast<ssize_t>(kChunk)) {
+          state.SkipWithError("pread failed");
+          break;
+        }
         chunk = scratch.data();
       }
       memcpy(ring + ring_offset + done, chunk, kChunk);
@@ -126,10 +136,11 @@ void BM_CommitCopyAfterIdle(benchmark::State& state) {
   munmap(producer, kSmb);
   munmap(service, kSmb);
   munmap(ring_mapping, kRegion + kHugePage);
+  close(fd);
 }
 BENCHMARK(BM_CommitCopyAfterIdle)
-    ->ArgsProduct({{1, 0}, {0, 60}})
-    ->ArgNames({"via_scratch", "idle_s"})
+    ->ArgsProduct({{1, 0, 2}, {0, 60}})
+    ->ArgNames({"read", "idle_s"})
     ->Iterations(3)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
