@@ -205,9 +205,12 @@ TracingService::BufferEntry* TracingService::WritableBufferLocked(ConnectedProdu
   return nullptr;
 }
 
-void TracingService::MoveChunkLocked(ConnectedProducer* p, uint32_t page, uint32_t chunk, BufferId target) {
+void TracingService::MoveChunkLocked(ConnectedProducer* p, uint32_t page, uint32_t chunk, BufferId target,
+                                     int memfd) {
   ChunkCopy copy;
-  ChunkReadResult r = ReadChunkUntrusted(&p->abi, page, chunk, scratch_.get(), kMaxPageSize, &copy);
+  ChunkReadResult r = ReadChunkUntrusted(&p->abi, page, chunk, scratch_.get(), kMaxPageSize, &copy, memfd);
+  if (memfd >= 0 && r != ChunkReadResult::kNotComplete && r != ChunkReadResult::kBadIndex)
+    stats_.chunks_read_by_pread++;
   if (r == ChunkReadResult::kNotComplete) {
     // Benign when the service scraped the chunk already (disconnect or end
     // of session) and the producer's commit arrives afterwards.
@@ -435,9 +438,15 @@ void TracingService::DeferredCommits::Clear() {
 void TracingService::CommitDataLocked(ProducerId id, const CommitDataRequest& request) {
   ConnectedProducer* p = FindProducerLocked(id);
   if (!p || p->kicked) return;
+  // After an idle spell, by pread (TracingServiceOptions::cold_commit_after_ms),
+  // unless the producer has just written the chunks through our own mapping.
+  const auto now = std::chrono::steady_clock::now();
+  const bool cold = now - p->last_commit >= std::chrono::milliseconds(options_.cold_commit_after_ms);
+  p->last_commit = now;
+  const int memfd = cold && p->shm && !p->in_this_process ? p->shm->fd() : -1;
   // Moves before patches: a patch may target a chunk moved by this request.
   for (const ChunkToMove& m : request.chunks_to_move) {
-    MoveChunkLocked(p, m.page, m.chunk, m.target_buffer);
+    MoveChunkLocked(p, m.page, m.chunk, m.target_buffer, memfd);
     if (p->kicked) return;
   }
   if (!request.chunks_to_patch.empty()) ApplyPatchesLocked(p, request.chunks_to_patch);

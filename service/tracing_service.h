@@ -60,6 +60,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -123,6 +124,12 @@ struct TracingServiceOptions {
   uint32_t max_buffers_per_session = 64;
   // A producer with this many ABI/protocol violations is disconnected.
   uint32_t abi_violations_before_disconnect = 64;
+  // A commit that comes this long after its producer's last one has its
+  // chunks read by pread(2) of the SMB's memfd, not out of the service's
+  // mapping (ReadChunkUntrusted: at rest that mapping's pages have been
+  // idle that long, and may fault again in the host when touched; warm,
+  // pread costs more). A producer's first commit counts as one after idle.
+  uint32_t cold_commit_after_ms = 30000;
   // One line per event worth logging (producer connect/disconnect, refused
   // producers, dropped connections). Default: silent.
   std::function<void(const std::string&)> log;
@@ -157,6 +164,9 @@ struct ServiceStats {
   uint64_t chunks_lost_writer_unknown = 0;
   uint64_t chunks_moved = 0;
   uint64_t bytes_moved = 0;
+  // Chunks copied out of an SMB by pread(2): commits after an idle spell
+  // (TracingServiceOptions::cold_commit_after_ms).
+  uint64_t chunks_read_by_pread = 0;
   // CommitData calls that found mu_ taken and were applied by the thread
   // that held it (TracingService::CommitData): how often a producer thread
   // would have waited for the service.
@@ -335,6 +345,11 @@ class TracingService : public ProducerHost {
     std::set<BufferId> allowed_buffers;
     uint64_t violations = 0;
     uint32_t machine_id = 0;  // ProducerOptions.machine_id.
+    // When its last CommitData was applied (steady clock); epoch: none yet.
+    std::chrono::steady_clock::time_point last_commit{};
+    // It runs in this process, so it writes its chunks through the very
+    // mapping the service reads them from: never read by pread.
+    bool in_this_process = false;
     bool kicked = false;  // Disconnected for faults; inputs ignored.
     bool not_reading = false;  // Being dropped by the IPC layer (not reading).
   };
@@ -525,7 +540,9 @@ class TracingService : public ProducerHost {
   // The buffer `target` if `producer` may write into it, else null (and
   // counts the discard unless the buffer belonged to an ended session).
   BufferEntry* WritableBufferLocked(ConnectedProducer* producer, BufferId target, bool* expired);
-  void MoveChunkLocked(ConnectedProducer* producer, uint32_t page, uint32_t chunk, BufferId target);
+  // `memfd`: the SMB's file to pread the chunk from, or -1 (the mapping).
+  void MoveChunkLocked(ConnectedProducer* producer, uint32_t page, uint32_t chunk, BufferId target,
+                       int memfd);
   // MoveChunkLocked's second half: the chunk is in scratch_ (header, then
   // payload), read from the SMB or copied from a relay, with `result`.
   void StoreChunkCopyLocked(ConnectedProducer* producer, ChunkReadResult result,

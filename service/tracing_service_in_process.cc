@@ -105,6 +105,7 @@ StatusOr<std::unique_ptr<ProducerEndpoint>> TracingService::ConnectProducer(
   p->name = options.name.substr(0, 256);
   p->uid = peer.uid;
   p->pid = peer.pid;
+  p->in_this_process = peer.pid == getpid();
   p->endpoint = endpoint;
   p->machine_id = options.machine_id;
   p->shm = std::move(shm.value());

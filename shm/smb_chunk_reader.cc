@@ -1,5 +1,7 @@
 #include "shm/smb_chunk_reader.h"
 
+#include <unistd.h>
+
 #include <cstring>
 
 namespace sluice {
@@ -31,8 +33,27 @@ bool ValidateFragmentsUntrusted(const uint8_t* payload, uint32_t size, uint16_t 
   return true;
 }
 
+// Copies `size` bytes of the mapping at `src` into dst by pread(2) of
+// `memfd` (see ReadChunkUntrusted), or out of the mapping if that fails or
+// comes up short: the SMB cannot shrink (sealed), so a short read is a
+// misuse, not a producer's doing, and the mapping has the same bytes.
+static void CopyChunkBytes(const SharedMemoryAbi& abi, const uint8_t* src, uint32_t size, int memfd,
+                           uint8_t* dst) {
+  if (memfd >= 0) {
+    const off_t offset = static_cast<off_t>(src - abi.start());
+    uint32_t done = 0;
+    while (done < size) {
+      const ssize_t n = pread(memfd, dst + done, size - done, offset + done);
+      if (n <= 0) break;  // EINTR included: the mapping finishes the copy.
+      done += static_cast<uint32_t>(n);
+    }
+    if (done == size) return;
+  }
+  memcpy(dst, src, size);
+}
+
 ChunkReadResult ReadChunkUntrusted(SharedMemoryAbi* abi, uint32_t page, uint32_t chunk,
-                                   uint8_t* dst, uint32_t dst_capacity, ChunkCopy* out) {
+                                   uint8_t* dst, uint32_t dst_capacity, ChunkCopy* out, int memfd) {
   PageLayout layout;
   switch (abi->TryAcquireChunkForReading(page, chunk, &layout)) {
     case SharedMemoryAbi::AcquireResult::kBadIndex: return ChunkReadResult::kBadIndex;
@@ -44,7 +65,7 @@ ChunkReadResult ReadChunkUntrusted(SharedMemoryAbi* abi, uint32_t page, uint32_t
   if (chunk_size < sizeof(ChunkHeader) || chunk_size > dst_capacity) {
     result = ChunkReadResult::kBadIndex;
   } else {
-    memcpy(dst, abi->chunk_begin(page, layout, chunk), chunk_size);
+    CopyChunkBytes(*abi, abi->chunk_begin(page, layout, chunk), chunk_size, memfd, dst);
   }
   abi->ReleaseChunkAsFree(page, chunk);
   if (result != ChunkReadResult::kOk) return result;

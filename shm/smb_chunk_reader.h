@@ -34,8 +34,20 @@ struct ChunkCopy {
 // least ChunkSizeFor(page size, kDiv1) bytes; on return dst holds the header
 // followed by the payload. On every result except kBadIndex/kNotComplete the
 // chunk has been freed in the SMB (a bad chunk is dropped, not kept).
+//
+// `memfd`, if not -1, is the file `abi` maps whole from offset 0: the copy
+// is then a pread(2) of it (the mapping still holds the chunk's state), and
+// a copy out of the mapping only if that read comes up short. The kernel
+// copies through its own mapping of the pages, never the caller's. Why: on
+// a hypervisor that shadows page tables, with the guest ageing its pages,
+// a 4 KiB page of the caller's mapping left idle for a minute faults again
+// in the host when next touched; 1 MiB of chunks copied a minute after the
+// last took 854 us out of the mapping and 299 us by pread, but warm 86 and
+// 219 us (page_refault_bench, docs/PERFORMANCE.md "Sluice at rest"). So the
+// service reads by pread only a commit that comes after a long idle spell.
 ChunkReadResult ReadChunkUntrusted(SharedMemoryAbi* abi, uint32_t page, uint32_t chunk,
-                                   uint8_t* dst, uint32_t dst_capacity, ChunkCopy* out);
+                                   uint8_t* dst, uint32_t dst_capacity, ChunkCopy* out,
+                                   int memfd = -1);
 
 // Validates a chunk already copied (header + payload, `chunk_size` bytes),
 // as ReadChunkUntrusted does after its copy: a relayed chunk arrives as

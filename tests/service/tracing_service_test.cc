@@ -829,6 +829,72 @@ TEST_F(TracingServiceTest, DiscardPolicyCountsDiscardedChunks) {
   producer.Detach();
 }
 
+// A commit after an idle spell is copied out of the SMB by pread(2) of its
+// memfd (TracingServiceOptions::cold_commit_after_ms; 0 here: every commit),
+// for a producer in another process (a pid not ours, as sluiced sees its
+// producers); the trace is the same as through the mapping.
+TEST_F(TracingServiceTest, CommitsAfterAnIdleSpellAreReadByPreadIntact) {
+  TracingServiceOptions options;
+  options.cold_commit_after_ms = 0;
+  StartService(options);
+  TestProducer producer;
+  PeerCredentials peer;
+  peer.uid = getuid();
+  peer.pid = getpid() == 1 ? 2 : 1;
+  int fd = -1;
+  auto conn = service_->ConnectProducer(&producer, ProducerOptions{"other-process"}, peer, &fd);
+  ASSERT_TRUE(conn.ok()) << conn.status().message();
+  producer.Attach(std::move(conn.value()));
+  DataSourceDescriptor d;
+  d.name = "test.ds";
+  d.will_notify_on_stop = true;
+  producer.connection()->RegisterDataSource(d);
+  std::unique_ptr<ConsumerEndpoint> consumer = service_->ConnectConsumer();
+  ASSERT_TRUE(consumer->EnableTracing(MakeConfig(4096, "test.ds")).ok());
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  constexpr uint32_t kPackets = 2000;
+  {
+    std::unique_ptr<TraceWriter> writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+    for (uint32_t seq = 0; seq < kPackets; seq++) testing::WriteTestPacket(writer.get(), {1, 0, seq});
+    writer->Flush();
+  }
+  StopAndWait(consumer.get());
+  TraceSummary s = Summarize(ReadAllPackets(consumer.get()));
+  ASSERT_EQ(s.seqs.size(), 1u);
+  const std::vector<uint32_t>& seqs = s.seqs.begin()->second;
+  ASSERT_EQ(seqs.size(), kPackets);
+  for (uint32_t i = 0; i < kPackets; i++) ASSERT_EQ(seqs[i], i);
+  const ServiceStats stats = service_->GetServiceStats();
+  EXPECT_GT(stats.chunks_read_by_pread, 0u);
+  EXPECT_EQ(stats.chunks_read_by_pread, stats.chunks_moved);
+  EXPECT_EQ(stats.abi_violations, 0u);
+  producer.Detach();
+}
+
+// A producer in this process writes through the service's own mapping, just
+// touched: never read by pread, however long since its last commit.
+TEST_F(TracingServiceTest, AProducerInThisProcessIsNotReadByPread) {
+  TracingServiceOptions options;
+  options.cold_commit_after_ms = 0;
+  StartService(options);
+  TestProducer producer;
+  ConnectProducer(&producer);
+  std::unique_ptr<ConsumerEndpoint> consumer = service_->ConnectConsumer();
+  ASSERT_TRUE(consumer->EnableTracing(MakeConfig(4096, "test.ds")).ok());
+  TestProducer::Started started;
+  ASSERT_TRUE(producer.WaitForStart(&started));
+  {
+    std::unique_ptr<TraceWriter> writer = producer.arbiter()->CreateTraceWriter(started.config.target_buffer());
+    for (uint32_t seq = 0; seq < 500; seq++) testing::WriteTestPacket(writer.get(), {1, 0, seq});
+    writer->Flush();
+  }
+  StopAndWait(consumer.get());
+  const ServiceStats stats = service_->GetServiceStats();
+  EXPECT_GT(stats.chunks_moved, 0u);
+  EXPECT_EQ(stats.chunks_read_by_pread, 0u);
+}
+
 TEST_F(TracingServiceTest, ProducerUidAllowlist) {
   TracingServiceOptions options;
   options.producer_uid_allowlist = {12345};
