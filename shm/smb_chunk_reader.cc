@@ -37,6 +37,10 @@ bool ValidateFragmentsUntrusted(const uint8_t* payload, uint32_t size, uint16_t 
 // `memfd` (see ReadChunkUntrusted), or out of the mapping if that fails or
 // comes up short: the SMB cannot shrink (sealed), so a short read is a
 // misuse, not a producer's doing, and the mapping has the same bytes.
+// Ordering: the kernel reads the pages on this thread, after the acquire
+// that took the chunk (TryAcquireChunkForReading) in program order, as the
+// memcpy would; so it sees what the producer released with
+// MarkChunkComplete. The same physical pages, whichever mapping.
 static void CopyChunkBytes(const SharedMemoryAbi& abi, const uint8_t* src, uint32_t size, int memfd,
                            uint8_t* dst) {
   if (memfd >= 0) {
