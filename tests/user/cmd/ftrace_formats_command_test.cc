@@ -33,7 +33,8 @@ TEST(FtraceFormatsCommandTest, AcceptsRootOrEventsDir) {
 }
 
 TEST(FtraceFormatsCommandTest, DescribesLayoutAndMapping) {
-  FtraceFormatTable table = testing::LoadTreeOrDie(testing::kTree34);
+  FtraceFormatTable table;
+  ASSERT_TRUE(testing::LoadTree(testing::kTree34, &table));
   std::string text = DescribeFtraceFormats(table, {"sched/sched_switch", "kgsl"});
   EXPECT_NE(text.find("commit @8 size 4, data @12 size 4084"), std::string::npos) << text;
   EXPECT_NE(text.find("time_stamp 31 (not listed)"), std::string::npos);
@@ -62,8 +63,8 @@ TEST(FtraceFormatsCommandTest, RunsOnEveryTree) {
 // A tree copied off a device without its header files (issue: the 3.10
 // tree without header_event was refused).
 TEST(FtraceFormatsCommandTest, RunsOnATreeWithoutHeaderFiles) {
-  const std::string scratch = ::testing::TempDir() + "/sluice_formats_cmd_headerless";
-  std::filesystem::remove_all(scratch);
+  const testing::ScratchDir scratch_dir("sluice_formats_cmd_headerless");
+  const std::string& scratch = scratch_dir.path();
   std::filesystem::copy("../shared/kernel-formats/android_flounder_lte_LRX16F_3.10.40", scratch,
                         std::filesystem::copy_options::recursive);
   std::filesystem::remove(scratch + "/events/header_event");
@@ -75,7 +76,6 @@ TEST(FtraceFormatsCommandTest, RunsOnATreeWithoutHeaderFiles) {
     EXPECT_NE(out.find("commit @8 size 8, data @16 size 4080"), std::string::npos) << out;
     std::filesystem::remove(scratch + "/events/header_page");  // Then without both.
   }
-  std::filesystem::remove_all(scratch);
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ TEST(FtraceCompactSchedTest, FormatsOfEveryTree) {
                {testing::kTree44, true}, {testing::kTreeHost, true}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.tree);
-    FtraceFormatTable table = testing::LoadTreeOrDie(c.tree);
+    FtraceFormatTable table;
+    ASSERT_TRUE(testing::LoadTree(c.tree, &table));
     std::string why;
     CompactSchedFormat f = CompactSchedFormat::FromTable(table, &why);
     EXPECT_TRUE(f.switch_valid) << why;
@@ -31,7 +32,8 @@ TEST(FtraceCompactSchedTest, FormatsOfEveryTree) {
 }
 
 TEST(FtraceCompactSchedTest, InternsByContentUpToTheNul) {
-  FtraceFormatTable table = testing::LoadTreeOrDie(testing::kTreeHost);
+  FtraceFormatTable table;
+  ASSERT_TRUE(testing::LoadTree(testing::kTreeHost, &table));
   CompactSchedFormat f = CompactSchedFormat::FromTable(table);
   ASSERT_TRUE(f.switch_valid);
   auto buf = std::make_unique<CompactSchedBuffer>();
@@ -85,7 +87,8 @@ TEST(FtraceCompactSchedTest, InternsByContentUpToTheNul) {
 // holds within a bundle only, and alternating comms still get their own
 // entries.
 TEST(FtraceCompactSchedTest, RepeatedCommsKeepTheirIndexWithinABundleOnly) {
-  FtraceFormatTable table = testing::LoadTreeOrDie(testing::kTreeHost);
+  FtraceFormatTable table;
+  ASSERT_TRUE(testing::LoadTree(testing::kTreeHost, &table));
   CompactSchedFormat f = CompactSchedFormat::FromTable(table);
   ASSERT_TRUE(f.switch_valid);
   auto buf = std::make_unique<CompactSchedBuffer>();

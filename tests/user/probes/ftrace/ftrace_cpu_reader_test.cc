@@ -43,7 +43,7 @@ class RoomLimitedWriter : public HeapTraceWriter {
 class FtraceCpuReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    formats_ = testing::LoadTreeOrDie(testing::kTreeHost);
+    ASSERT_TRUE(testing::LoadTree(testing::kTreeHost, &formats_));
     page_size_ = formats_.header().page_size();
     const testing::CapturedPages captured =
         testing::LoadCapturedPages("tests/data/ftrace/sluice_capture_light_cpu0.hex");

@@ -239,7 +239,8 @@ TEST(FtraceFormatTest, MissingTreeIsAnErrorThatSaysWhy) {
 // tree, copied without header_event, without header_page, and without both,
 // gives the header the whole tree gives, and the same events.
 TEST(FtraceFormatTest, TreesWithoutHeaderFilesGiveTheSameLayout) {
-  const std::string scratch = ::testing::TempDir() + "/sluice_headerless_trees";
+  const testing::ScratchDir scratch_dir("sluice_headerless_trees");
+  const std::string& scratch = scratch_dir.path();
   for (const char* tree : {kTree34, kTree310, kTree44, kTreeHost}) {
     auto whole = FtraceFormatTable::LoadAll(tree, nullptr);
     ASSERT_TRUE(whole.ok()) << whole.status().message();
@@ -278,12 +279,11 @@ TEST(FtraceFormatTest, TreesWithoutHeaderFilesGiveTheSameLayout) {
       EXPECT_NE(some->FindByName("sched", "sched_switch"), nullptr);
     }
   }
-  std::filesystem::remove_all(scratch);
 }
 
 TEST(FtraceFormatTest, ATreeWithNothingToTellTheWordSizeIsRefused) {
-  const std::string scratch = ::testing::TempDir() + "/sluice_headerless_tiny";
-  std::filesystem::remove_all(scratch);
+  const testing::ScratchDir scratch_dir("sluice_headerless_tiny");
+  const std::string& scratch = scratch_dir.path();
   // sched_process_free has no long (sched_switch's prev_state is one).
   std::filesystem::create_directories(scratch + "/sched/sched_process_free");
   std::filesystem::copy_file(std::string(kTree310) + "/sched/sched_process_free/format",
@@ -296,7 +296,6 @@ TEST(FtraceFormatTest, ATreeWithNothingToTellTheWordSizeIsRefused) {
   t = FtraceFormatTable::LoadAll(scratch, nullptr, FtraceFormatTable::Headers::kAssumeIfMissing);
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_TRUE(t->header().header_event_assumed);
-  std::filesystem::remove_all(scratch);
 }
 
 }  // namespace

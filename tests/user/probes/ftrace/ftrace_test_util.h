@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -32,12 +33,36 @@ inline constexpr const char* kTree44 =
     "../shared/kernel-formats/android_walleye_OPM5.171019.017.A1_4.4.88/events";
 inline constexpr const char* kTreeHost = "tests/data/kernel-formats/host-6.18/events";
 
-inline FtraceFormatTable LoadTreeOrDie(const char* dir) {
+// Loads a whole format tree into *out. Callers ASSERT_TRUE the result, so
+// that a missing tree (../shared not beside the clone) fails the test with
+// the path in the message instead of crashing it on a null lookup later.
+inline ::testing::AssertionResult LoadTree(const char* dir, FtraceFormatTable* out) {
   auto t = FtraceFormatTable::LoadAll(dir, nullptr);
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  if (!t.ok()) return FtraceFormatTable();
-  return std::move(*t);
+  if (!t.ok())
+    return ::testing::AssertionFailure() << dir << ": " << t.status().message()
+                                         << " (tests run from the project root, ../shared beside it)";
+  *out = std::move(*t);
+  return ::testing::AssertionSuccess();
 }
+
+// A scratch folder under the test's temp dir, emptied when made and removed
+// when the test leaves it, failed or not (a copy of a missing tree throws).
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name) : path_(::testing::TempDir() + "/" + name) {
+    std::filesystem::remove_all(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // Builds one record of `format`: fixed fields set by name, __data_loc /
 // __rel_loc strings appended after the fixed part.
