@@ -2,8 +2,15 @@
 // headers, layouts, states, chunk headers and packet sizes are all garbage.
 // The reader must reject what is invalid without reading out of bounds.
 //
-// Input: byte 0 picks the page size (4..64 KiB), bytes 1..8 are commit
-// entries' indices, the rest is the SMB's contents (zero-padded to 2 pages).
+// Input: byte 0 picks the page size (4..64 KiB, its low 4 bits) and how the
+// chunks are copied (its high 4 bits: 0 out of the mapping, k > 0 by pread(2)
+// of a memfd holding the first k/15 of the SMB, as sluiced reads a commit
+// after an idle spell; short of 15/15 the pread comes up short and the copy
+// falls back to the mapping), bytes 1..8 are commit entries' indices, the
+// rest is the SMB's contents (zero-padded to 2 pages).
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -22,11 +29,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   memcpy(smb.data(), data + 9, body < smb.size() ? body : smb.size());
   sluice::SharedMemoryAbi abi(smb.data(), static_cast<uint32_t>(smb.size()), page_size);
   std::vector<uint8_t> copy(sluice::kMaxPageSize);
+  int memfd = -1;
+  if (const uint32_t fifteenths = data[0] >> 4; fifteenths > 0) {
+    memfd = memfd_create("smb_reader_fuzzer", MFD_CLOEXEC);
+    if (memfd < 0) return 0;
+    const size_t held = smb.size() * fifteenths / 15;
+    if (write(memfd, smb.data(), held) != static_cast<ssize_t>(held)) {
+      close(memfd);
+      return 0;
+    }
+  }
 
   auto read = [&](uint32_t page, uint32_t chunk) {
     sluice::ChunkCopy out;
     if (sluice::ReadChunkUntrusted(&abi, page, chunk, copy.data(),
-                                   static_cast<uint32_t>(copy.size()), &out) ==
+                                   static_cast<uint32_t>(copy.size()), &out, memfd) ==
         sluice::ChunkReadResult::kOk) {
       uint64_t sum = 0;
       sluice::ForEachFragment(copy.data() + sizeof(sluice::ChunkHeader), out.payload_size,
@@ -42,5 +59,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // ... and every chunk of every page, as a scrape after a producer died.
   for (uint32_t p = 0; p < num_pages; p++)
     for (uint32_t c = 0; c < sluice::kMaxChunksPerPage; c++) read(p, c);
+  if (memfd >= 0) close(memfd);
   return 0;
 }
