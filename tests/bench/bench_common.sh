@@ -34,10 +34,28 @@ bench_restore_tracefs() {
 # What bench_restore_tracefs puts back, as one comparable text.
 bench_tracefs_state() {
   local f
-  for f in tracing_on buffer_size_kb trace_clock buffer_percent current_tracer; do
+  for f in tracing_on trace_clock buffer_percent current_tracer; do
     [ -r "$T/$f" ] && echo "$f: $(cat "$T/$f")"
   done
+  echo "buffer_size_kb: $(bench_buffer_size_kb)"
   sed 's/^/set_event: /' "$T"/set_event | sort
+}
+# buffer_size_kb as the size the buffer has once expanded. A root buffer
+# unused since boot reads "7 (expanded: 1408)"; the first recorder expands
+# it for good, and writing 1408 back gives whole pages of header_page's data
+# size (354 x 4080 bytes, read back as 1410): the same buffer, shown so.
+bench_buffer_size_kb() {
+  local text kb data
+  text=$(cat "$T"/buffer_size_kb)
+  case $text in
+    *"(expanded: "*)
+      kb=${text##*expanded: }
+      kb=${kb%%)*}
+      data=$(sed -n 's/.*field: char data;.*size:\([0-9]*\);.*/\1/p' "$T"/events/header_page)
+      [ -n "$data" ] && kb=$(((kb * 1024 + data - 1) / data * data / 1024))
+      echo "$kb" ;;
+    *) echo "$text" ;;
+  esac
 }
 
 # trace-cmd 3.1.6 insists on writing /proc/sys/kernel/ftrace_enabled and on
