@@ -16,6 +16,7 @@
 #include <cstring>
 #include <vector>
 
+#include "shm/base/scoped_fd.h"
 #include "shm/shm_abi.h"
 #include "shm/smb_chunk_reader.h"
 
@@ -29,21 +30,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   memcpy(smb.data(), data + 9, body < smb.size() ? body : smb.size());
   sluice::SharedMemoryAbi abi(smb.data(), static_cast<uint32_t>(smb.size()), page_size);
   std::vector<uint8_t> copy(sluice::kMaxPageSize);
-  int memfd = -1;
+  sluice::ScopedFd memfd;
   if (const uint32_t fifteenths = data[0] >> 4; fifteenths > 0) {
-    memfd = memfd_create("smb_reader_fuzzer", MFD_CLOEXEC);
-    if (memfd < 0) return 0;
+    memfd.reset(memfd_create("smb_reader_fuzzer", MFD_CLOEXEC));
+    if (!memfd.valid()) return 0;
     const size_t held = smb.size() * fifteenths / 15;
-    if (write(memfd, smb.data(), held) != static_cast<ssize_t>(held)) {
-      close(memfd);
-      return 0;
-    }
+    if (write(memfd.get(), smb.data(), held) != static_cast<ssize_t>(held)) return 0;
   }
 
   auto read = [&](uint32_t page, uint32_t chunk) {
     sluice::ChunkCopy out;
     if (sluice::ReadChunkUntrusted(&abi, page, chunk, copy.data(),
-                                   static_cast<uint32_t>(copy.size()), &out, memfd) ==
+                                   static_cast<uint32_t>(copy.size()), &out, memfd.get()) ==
         sluice::ChunkReadResult::kOk) {
       uint64_t sum = 0;
       sluice::ForEachFragment(copy.data() + sizeof(sluice::ChunkHeader), out.payload_size,
@@ -59,6 +57,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // ... and every chunk of every page, as a scrape after a producer died.
   for (uint32_t p = 0; p < num_pages; p++)
     for (uint32_t c = 0; c < sluice::kMaxChunksPerPage; c++) read(p, c);
-  if (memfd >= 0) close(memfd);
   return 0;
 }
